@@ -58,7 +58,9 @@ class TrainingAnswer(Section):
 
 
 class InferenceAnswer(Section):
-    requests_per_minute: float = Field(default=60.0, ge=0.001, le=10_000_000)
+    requests_per_minute: float | None = Field(
+        default=None, ge=0.001, le=10_000_000,
+        description="average request rate; unset = no throughput target (each option's capacity is reported)")
     input_tokens: int = Field(default=500, ge=1, le=10_000_000)
     output_tokens: int = Field(default=200, ge=1, le=10_000_000)
     concurrent_requests: int | None = Field(default=None, ge=1, le=1_000_000)
@@ -84,8 +86,12 @@ class BudgetAnswer(Section):
 class DeploymentAnswer(Section):
     where: Literal["cloud", "on_prem", "either"] = "either"
     providers: list[str] = Field(default_factory=lambda: list(ALL_PROVIDERS))
-    utilization: float = Field(default=0.5, ge=0.01, le=1,
-                               description="expected busy fraction (0.01-1), for rent vs buy")
+    utilization: float | None = Field(default=None, ge=0.01, le=1,
+                                      description="expected busy fraction (0.01-1), for rent vs buy; unset = from "
+                                                  "hours_per_month, or by stage")
+    hours_per_month: float | None = Field(default=None, ge=0.5, le=744,
+                                          description="hours a month the hardware is in use (rented, or busy when "
+                                                      "owned); unset = from utilization, or by stage")
     power_usd_per_kwh: float = Field(default=0.12, ge=0, le=10)
     pue: float = Field(default=1.3, ge=1, le=3, description="data-centre power usage effectiveness")
     lifetime_years: float = Field(default=3.0, ge=0.25, le=15, description="years the hardware is used")
@@ -107,7 +113,8 @@ class ConstraintsAnswer(Section):
     datacenter_only: bool = False
     ecc_required: bool = False
     vendors: list[str] = Field(default_factory=lambda: list(ALL_VENDORS))
-    max_gpus: int = Field(default=64, ge=1, le=100_000)
+    max_gpus: int | None = Field(default=None, ge=1, le=1_000_000,
+                                 description="most accelerators you would deploy; unset = as many as the job needs")
 
     @field_validator("vendors")
     @classmethod

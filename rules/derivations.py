@@ -32,9 +32,14 @@ from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import inference_memory, training_memory, weight_bytes
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_YEAR
+from gpuadvisor.rules.topology import per_gpu_offer, unsupported
+from gpuadvisor.rules.price_age import age_months, as_of_label
+from gpuadvisor.rules.usage import Usage, usage_of, usage_profile, usage_values
 
 Fact = Mapping[str, Any]
 HOURS_PER_MONTH = 730.0
+LARGE_CLUSTER_GPUS = 1000
+"""From this size a training cluster is a procurement project of its own (reserved capacity, a fabric)."""
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
 DEFAULT_FINETUNE_TOKENS_B = 0.1
 
@@ -68,6 +73,7 @@ class Derivations:
         self.catalog = catalog
         self.base_factors = Factors.from_values({a.id: a.value for a in catalog.assumptions.values()})
         self.cheapest_rent = _cheapest_rent_per_gpu_hour(catalog)
+        self.usage_values = usage_values(catalog)
         self._prices: dict[tuple[str, str], tuple[InstancePrice, str] | None] = {}  # catalog-derived, see _price
 
     def table(self) -> dict[str, Callback]:
@@ -140,16 +146,18 @@ class Derivations:
             "framework": a("framework.name"), "where": a("deployment.where"),
             "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
             "models_per_gpu": int(a("inference.models_per_gpu")), "weights_precision": wprec.id,
-            "kv_precision": kprec.id, "moe": model.get("moe", False), "utilization": float(a("deployment.utilization")),
+            "kv_precision": kprec.id, "moe": model.get("moe", False),
+            "hours_per_month_given": a("deployment.hours_per_month"),
+            "utilization_given": a("deployment.utilization"),
             "capex_usd": a("budget.capex_usd"), "hourly_usd": a("budget.hourly_usd"),
             "monthly_usd": a("budget.monthly_usd"), "current_util": a("current.gpu_utilization"),
             "datacenter_only": bool(a("constraints.datacenter_only")),
             "ecc_required": bool(a("constraints.ecc_required")),
             "spot": bool(a("deployment.spot")), "allow_marketplace": bool(a("deployment.allow_marketplace")),
             "pue": float(a("deployment.pue")), "power_usd_per_kwh": float(a("deployment.power_usd_per_kwh")),
-            "lifetime_years": float(a("deployment.lifetime_years")), "max_gpus": int(a("constraints.max_gpus")),
+            "lifetime_years": float(a("deployment.lifetime_years")), "max_gpus": a("constraints.max_gpus"),
             "vendors": list(a("constraints.vendors")), "providers": list(a("deployment.providers")),
-            "requests_per_minute": float(a("inference.requests_per_minute")),
+            "requests_per_minute": a("inference.requests_per_minute"),
             "input_tokens": int(a("inference.input_tokens")), "output_tokens": int(a("inference.output_tokens")),
             "min_tps_user": a("inference.min_tokens_per_s_per_user"), "ttft_max_s": a("inference.ttft_max_s"),
             "latency_p95_s": a("inference.latency_p95_s"), "deadline_days": float(a("training.deadline_days")),
@@ -158,6 +166,8 @@ class Derivations:
             "lora_rank": int(a("finetune.lora_rank")),
             "tokens_b": tokens_b, "tokens_default": tokens_default,
         }
+        fact["utilization"] = usage_profile(str(workload), str(fact["stage"]), fact["hours_per_month_given"],
+                                            fact["utilization_given"], self.usage_values).utilization
         what = {"inference": "Serving", "training": "Training from scratch", "finetune": f"Fine-tuning ({method})"}
         fact["text"] = (f"{what[str(workload)]} {model['name']} ({fact['params_b']:.2f}B parameters) in {wprec.name}, "
                         f"context {fact['context']:,}, batch {batch}"
@@ -202,14 +212,24 @@ class Derivations:
                               f"× {context:,} tokens × {seqs} sequences = {per_seq * seqs / GB:,.1f} GB"})
 
     def demand(self, ctx: RuleContext, work: Fact) -> None:
-        rpm, out = float(work["requests_per_minute"]), int(work["output_tokens"])
+        """S10: the tokens/s the traffic needs, or, with no request rate given, no throughput target at all: the
+        fleet is sized for the requests in flight and each option reports its capacity (never an invented load)."""
+        rpm, out = work.get("requests_per_minute"), int(work["output_tokens"])
         burst = self.base_factors.burst_headroom
-        needed = rpm * out / 60.0
+        concurrency = int(work["concurrency"])
+        if rpm is None:
+            ctx.conclude({"kind": "demand", "ref": "demand", "tokens_per_s": 0.0, "requests_per_s": 0.0,
+                          "concurrency": concurrency, "burst": burst, "target": False,
+                          "text": f"No throughput target given (inference.requests_per_minute): sized for "
+                                  f"{concurrency} request(s) in flight; each option's capacity is reported"})
+            return
+        needed = float(rpm) * out / 60.0
         ctx.conclude({"kind": "demand", "ref": "demand", "tokens_per_s": round(needed * (1 + burst), 3),
-                      "requests_per_s": round(rpm / 60.0, 4), "concurrency": int(work["concurrency"]), "burst": burst,
-                      "text": f"{rpm:,.0f} requests/min × {out} output tokens = {needed:,.0f} tokens/s; "
+                      "requests_per_s": round(float(rpm) / 60.0, 4), "concurrency": concurrency, "burst": burst,
+                      "target": True,
+                      "text": f"{float(rpm):,.0f} requests/min × {out} output tokens = {needed:,.0f} tokens/s; "
                               f"+{burst:.0%} burst headroom → plan {needed * (1 + burst):,.0f} tokens/s, "
-                              f"{work['concurrency']} requests in flight"})
+                              f"{concurrency} requests in flight"})
 
     def compute_need(self, ctx: RuleContext, params: Fact, work: Fact) -> None:
         tokens = float(work["tokens_b"]) * 1e9
@@ -291,12 +311,12 @@ class Derivations:
                 input_tokens=int(work["input_tokens"]), output_tokens=int(work["output_tokens"]),
                 context=int(work["context"]), min_tokens_per_s_per_user=work.get("min_tps_user"),
                 ttft_max_s=work.get("ttft_max_s"), latency_p95_s=work.get("latency_p95_s"),
-                max_gpus=int(work["max_gpus"]))
+                max_gpus=_i(work.get("max_gpus")))
             weights = self.catalog.precisions[str(work["weights_precision"])]
             kv = self.catalog.precisions[str(work["kv_precision"])]
             search = ctx.scratch[key] = InferenceSearch(arch_of(model), params_of(model), weights, kv, targets,
                                                         self.factors(work, ctx))
-        self._conclude_plan(ctx, a, search.plan(a, with_notes=False), work, search)
+        self._conclude_plan(ctx, a, search.plan(a, with_notes=False), work, search, float(demand["tokens_per_s"]))
 
     @reads_only
     def plan_training(self, ctx: RuleContext, acc: Fact, need: Fact, compute: Fact) -> None:
@@ -312,7 +332,7 @@ class Derivations:
                 seq=int(work["context"]), micro_batch=int(work["batch"]), deadline_days=float(work["deadline_days"]),
                 optimizer=work["optimizer"], zero_stage=None if zero == "auto" else int(zero),
                 checkpointing=bool(work["gradient_checkpointing"]), lora_rank=int(work["lora_rank"]),
-                max_gpus=int(work["max_gpus"]))
+                max_gpus=_i(work.get("max_gpus")))
             weights = self.catalog.precisions[str(work["weights_precision"])]
             search = ctx.scratch[key] = TrainingSearch(arch_of(model), params_of(model), weights, targets,
                                                        self.factors(work, ctx))
@@ -323,7 +343,7 @@ class Derivations:
         return found[0]
 
     def _conclude_plan(self, ctx: RuleContext, a: Accelerator, plan: Plan | NoFit, work: Fact,
-                       search: InferenceSearch | TrainingSearch) -> None:
+                       search: InferenceSearch | TrainingSearch, need_tps: float = 0.0) -> None:
         if isinstance(plan, NoFit):
             ctx.conclude({"kind": "ruled_out", "ref": f"out:{a.id}", "target": f"acc:{a.id}", "name": a.name,
                           "reason": plan.reason, "rule": ctx.rule.id, "text": plan.reason})
@@ -331,9 +351,12 @@ class Derivations:
         layout = f"TP {plan.tensor_parallel}" + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1
                                                  else "")
         if work["workload"] == "inference":
+            capacity = plan.capacity_tokens_per_s or 0.0
+            load = (f"capacity {capacity:,.0f} tokens/s = {capacity / need_tps:,.1f}× the {need_tps:,.0f} needed"
+                    if need_tps > 0 else f"capacity {capacity:,.0f} tokens/s")
             perf = (f"{plan.replicas} replica(s) of {layout}, batch {plan.batch_per_replica} each: "
                     f"{plan.tokens_per_s or 0:,.0f} tokens/s total, {plan.tokens_per_s_per_user or 0:,.1f} per user, "
-                    f"first token in {plan.ttft_s or 0:.2f} s")
+                    f"first token in {plan.ttft_s or 0:.2f} s; {load}")
         else:
             zero = f", ZeRO-{plan.zero_stage}" if plan.zero_stage else ""
             perf = (f"{layout}{zero}, data parallel {plan.replicas}: {plan.training_days or 0:,.1f} days "
@@ -348,6 +371,9 @@ class Derivations:
             "tokens_per_s_per_user": _r(plan.tokens_per_s_per_user),
             "ttft_s": _r(plan.ttft_s), "latency_s": _r(plan.latency_s), "training_days": _r(plan.training_days),
             "training_gpu_hours": _r(plan.training_gpu_hours),
+            "capacity_tokens_per_s": _r(plan.capacity_tokens_per_s),
+            "headroom": _r(plan.capacity_tokens_per_s / need_tps) if plan.capacity_tokens_per_s and need_tps > 0
+            else None, "desk_side": a.market in ("consumer", "workstation"),
             "meets_tpot": plan.meets_tpot, "meets_ttft": plan.meets_ttft, "meets_latency": plan.meets_latency,
             "meets_deadline": plan.meets_deadline, "within_max_gpus": plan.within_max_gpus,
             "interconnect_kind": link_kind(a, plan.tensor_parallel * max(
@@ -376,32 +402,63 @@ class Derivations:
     def price_rental(self, ctx: RuleContext, config: Fact, inst: Fact, work: Fact) -> None:
         i = self.catalog.instances[str(inst["key"])]
         a = self.catalog.accelerators[str(config["accelerator"])]
-        per_gpu_offer = i.accelerator_count == 1 and i.provider_kind != "hyperscaler"
-        if not per_gpu_offer and int(config["pipeline_parallel"]) == 1 \
-                and int(config["tensor_parallel"]) * int(config["pipeline_parallel"]) > i.accelerator_count:
-            return  # a model replica must fit inside one instance's NVLink domain; another instance type may
+        training = work["workload"] != "inference"
+        if unsupported(i, a, tensor_parallel=int(config["tensor_parallel"]),
+                       pipeline_parallel=int(config["pipeline_parallel"]), count=int(config["count"]),
+                       training=training):
+            return  # the offer's topology cannot host this layout (topology.py); another offer may
+        usage = self._usage(ctx)
         for pricing in ("on-demand", "spot"):
             found = self._price(i, pricing)
             if found is None:
                 continue
             price, sources = found
-            gpus_per_instance = 1 if per_gpu_offer else i.accelerator_count
-            cost = cloud_cost(price.usd_per_hour, gpus_per_instance, int(config["count"]),
-                              gpu_hours=_f(config.get("training_gpu_hours")),
-                              tokens_per_s=self._served_tps(ctx, work))
-            monthly = cost.usd_per_hour * (HOURS_PER_MONTH if work["workload"] == "inference" else
-                                           min(HOURS_PER_MONTH, float(config.get("training_days") or 0) * 24))
-            self._conclude_option(ctx, config, a, work, {
-                "purchase": False, "instance": f"{i.provider_name} {i.instance}", "instance_id": i.id,
-                "instances": cost.instances, "provider": i.provider, "provider_kind": i.provider_kind,
-                "pricing": pricing, "usd_per_hour": round(cost.usd_per_hour, 4),
-                "usd_per_run": _r(cost.usd_per_run), "usd_per_million_tokens": _r(cost.usd_per_million_tokens),
-                "usd_per_month": round(monthly, 2), "price_known": True, "price_as_of": price.as_of,
-                "price_source": sources, "provider_allowed": i.provider in work["providers"],
-                "over_hourly": work.get("hourly_usd") is not None and cost.usd_per_hour > float(work["hourly_usd"]),
-                "over_monthly": work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"]),
-            }, f"{cost.instances}× {i.provider_name} {i.instance} {pricing} at ${price.usd_per_hour:,.2f}/h "
-               f"(as of {price.as_of})", i)
+            gpus_per_instance = 1 if per_gpu_offer(i) else i.accelerator_count
+            cost = cloud_cost(price.usd_per_hour, gpus_per_instance, int(config["count"]))
+            hourly = cost.usd_per_hour
+            extra: dict[str, Any] = {
+                "purchase": False, "acquisition": "rent", "instance": f"{i.provider_name} {i.instance}",
+                "instance_id": i.id, "instances": cost.instances, "provider": i.provider,
+                "provider_name": i.provider_name, "instance_name": i.instance,
+                "provider_kind": i.provider_kind, "pricing": pricing, "usd_per_hour": round(hourly, 4),
+                "price_known": True, "price_as_of": price.as_of, "price_kind": pricing,
+                "price_age_months": age_months(price.as_of), "price_source": sources,
+                "provider_allowed": i.provider in work["providers"],
+                "over_hourly": work.get("hourly_usd") is not None and hourly > float(work["hourly_usd"]),
+            }
+            if training:
+                wall = float(config.get("training_days") or 0) * 24
+                run = hourly * usage.rented_hours_per_run(wall)
+                monthly = run if wall <= HOURS_PER_MONTH else run * HOURS_PER_MONTH / wall
+                extra.update({"usd_per_run": round(run, 4), "usd_per_month": round(monthly, 2),
+                              "usage_hours": round(usage.rented_hours_per_run(wall), 3)})
+            else:
+                billed = usage.rented_hours_per_month()
+                monthly = hourly * billed
+                extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(billed, 3),
+                              "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
+                                                                             work))})
+            extra["over_monthly"] = work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"])
+            label = (f"{cost.instances}× {i.provider_name} {i.instance} {pricing} at ${price.usd_per_hour:,.2f}/h "
+                     f"(as of {as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
+            self._conclude_option(ctx, config, a, work, extra, label, i)
+
+    def _usage(self, ctx: RuleContext) -> Usage:
+        """The consultation's usage (read as a premise: every price depends on it)."""
+        return usage_of(ctx.read("usage")[0][1])
+
+    @staticmethod
+    def _usage_words(usage: Usage, training: bool, extra: Mapping[str, Any]) -> str:
+        if training:
+            return f"billed {extra['usage_hours']:,.1f} h per run incl. {usage.session_overhead_hours:g} h set-up"
+        return f"billed {extra['usage_hours']:,.0f} h a month"
+
+    def _per_million(self, monthly: float, config: Fact, hours: float, work: Fact) -> float | None:
+        """$ per 1M tokens over the month: at the load described, or at full capacity when none was given."""
+        tps = self._served_tps(ctx=None, work=work) or _f(config.get("capacity_tokens_per_s"))
+        if not tps or hours <= 0:
+            return None
+        return monthly / (tps * 3600.0 * hours) * 1e6
 
     def _price(self, i: Instance, pricing: str) -> tuple[InstancePrice, str] | None:
         """The instance's current price of a type and its sources joined (read from the catalog once)."""
@@ -417,65 +474,74 @@ class Derivations:
         if not a.purchasable:
             return
         count = int(config["count"])
-        extra: dict[str, Any] = {"purchase": True, "instance": "purchase", "provider": "on-prem",
-                                 "provider_kind": "owned", "pricing": "purchase", "price_known": False,
-                                 "provider_allowed": True}
+        extra: dict[str, Any] = {"purchase": True, "acquisition": "buy", "instance": "purchase",
+                                 "provider": "on-prem", "provider_kind": "owned", "pricing": "purchase",
+                                 "price_known": False, "provider_allowed": True}
         label = f"buy {count}× {a.name}"
         price = a.purchase_price_usd
         if price is not None and a.tdp_w is not None:
+            usage = self._usage(ctx)
             f = self.factors(work, ctx)
-            util = float(work["utilization"])
+            util = usage.utilization
             training = work["workload"] != "inference"
-            owned = owned_cost(price.value, count, a.tdp_w.value, utilization=util,
-                               tokens_per_s=None if training else self._served_tps(ctx, work), factors=f)
-            hourly = owned.amortization_usd_per_hour + owned.power_usd_per_busy_hour
-            run = None
-            if training:
-                run = float(config.get("training_days") or 0) * 24 * hourly
+            owned = owned_cost(price.value, count, a.tdp_w.value, utilization=util, factors=f)
+            # a busy hour carries the amortization of the idle ones: price ÷ (lifetime hours × utilization) + power
+            hourly = owned.usd_per_busy_hour
             monthly = owned.amortization_usd_per_hour * HOURS_PER_MONTH + owned.power_usd_per_busy_hour * \
                 HOURS_PER_MONTH * util
             rent = self.cheapest_rent.get(a.id)
             be = break_even_utilization(price.value, a.tdp_w.value, rent, factors=f) if rent else None
             lifetime_power = owned.power_usd_per_busy_hour * util * f.hardware_lifetime_years * HOURS_PER_YEAR
+            kind = getattr(price, "kind", None) or ("street" if price.approximate else "msrp")
             extra.update({
                 "price_known": True, "capex_usd": round(owned.capex_usd, 2), "usd_per_hour": round(hourly, 4),
-                "usd_per_run": _r(run), "usd_per_million_tokens": _r(owned.usd_per_million_tokens),
-                "usd_per_month": round(monthly, 2), "price_as_of": price.as_of,
-                "price_source": ", ".join(price.sources),
+                "usd_per_month": round(monthly, 2), "price_as_of": price.as_of, "price_kind": kind,
+                "price_age_months": age_months(price.as_of), "price_source": ", ".join(price.sources),
                 "power_share": round(lifetime_power / owned.capex_usd, 4),
                 "over_capex": work.get("capex_usd") is not None and owned.capex_usd > float(work["capex_usd"]),
                 "over_monthly": work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"]),
             })
+            if training:
+                extra["usd_per_run"] = _r(float(config.get("training_days") or 0) * 24 * hourly)
+            else:
+                extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util,
+                                                                       work))
             if be is not None:
                 extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
             elif rent:
                 extra.update({"break_even_utilization": 1.0, "buy_pays_off": False})
-            label += (f" at ~${price.value:,.0f} each ({'approximate, ' if price.approximate else ''}as of "
-                      f"{price.as_of})")
+            label += (f" at ~${price.value:,.0f} each ({kind}, {as_of_label(price.as_of)}); busy {util:.0%} of "
+                      f"the time")
         self._conclude_option(ctx, config, a, work, extra, label, None)
 
-    def _served_tps(self, ctx: RuleContext, work: Fact) -> float | None:
-        if work["workload"] != "inference":
+    def _served_tps(self, ctx: RuleContext | None, work: Fact) -> float | None:
+        """The tokens/s the described traffic needs (S10), or None: training, or no request rate given."""
+        rpm = work.get("requests_per_minute")
+        if work["workload"] != "inference" or rpm is None:
             return None
-        return float(work["requests_per_minute"]) * float(work["output_tokens"]) / 60.0
+        return float(rpm) * float(work["output_tokens"]) / 60.0
 
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
                          label: str, inst: Instance | None) -> None:
         key = "buy" if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
+        gpu_hours = _f(config.get("training_gpu_hours"))
         fact = {
             "kind": "option", "ref": f"opt:{a.id}:{key}", "config": config["ref"], "accelerator": a.id,
             "accelerator_name": a.name, "count": config["count"], "nodes": config["nodes"],
             "tensor_parallel": config["tensor_parallel"], "market": a.market, "vendor": a.vendor, "ecc": a.ecc,
             "software_stack": a.software_stack, "interconnect_kind": a.interconnect_kind,
             "training_days": config.get("training_days"), "tokens_per_s": config.get("tokens_per_s"),
+            "capacity_tokens_per_s": config.get("capacity_tokens_per_s"), "headroom": config.get("headroom"),
             "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
+            "stage": work["stage"], "large_cluster": int(config["count"]) >= LARGE_CLUSTER_GPUS,
+            "gpu_hours": gpu_hours,
             "over_capex": False, "over_hourly": False, "over_monthly": False, **extra,
         }
         metric = ""
-        if fact.get("usd_per_million_tokens") is not None:
-            metric = f": ${fact['usd_per_million_tokens']:,.3f} per 1M tokens"
-        elif fact.get("usd_per_run") is not None:
+        if fact.get("usd_per_run") is not None:
             metric = f": ${fact['usd_per_run']:,.0f} per run"
+        elif fact.get("usd_per_month") is not None:
+            metric = f": ${fact['usd_per_month']:,.2f} a month"
         fact["text"] = label + metric
         ctx.conclude({k: v for k, v in fact.items() if v is not None})
 
@@ -537,3 +603,7 @@ def _r(x: float | None, nd: int = 4) -> float | None:
 
 def _f(x: Any) -> float | None:
     return None if x is None else float(x)
+
+
+def _i(x: Any) -> int | None:
+    return None if x is None else int(x)

@@ -31,11 +31,14 @@ from gpuadvisor.rules.sizing.speed import (
     training_time,
 )
 from gpuadvisor.rules.sizing.units import GB
+from gpuadvisor.rules.topology import FAST_LINKS, cluster_limit, link_domain, replica_limit
 
 MAX_BATCH_PER_REPLICA = 256
 """vLLM's default max_num_seqs: a replica schedules at most this many sequences at once."""
 POWERS = (1, 2, 4, 8, 16, 32, 64)
-NVLINK_LIKE = {"nvlink", "infinity-fabric", "ici", "neuronlink", "unified"}
+NVLINK_LIKE = FAST_LINKS
+NO_CAP = 1 << 20
+"""The GPU count searched when the user sets no maximum: the job's own needs decide the size."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,8 @@ class ServingTargets:
     min_tokens_per_s_per_user: float | None
     ttft_max_s: float | None
     latency_p95_s: float | None
-    max_gpus: int
+    max_gpus: int | None
+    """Only when the user sets one: the cluster is sized by the job, not capped by a default."""
 
     @property
     def mean_kv_length(self) -> int:
@@ -70,7 +74,7 @@ class TrainingTargets:
     zero_stage: int | None
     checkpointing: bool
     lora_rank: int
-    max_gpus: int
+    max_gpus: int | None
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class Plan:
     bound: Literal["bandwidth", "compute"]
     throttled: bool
     tokens_per_s: float | None = None
+    capacity_tokens_per_s: float | None = None
+    """Serving: the most tokens/s the configuration delivers (every replica at its largest fitting batch)."""
     tokens_per_s_per_user: float | None = None
     ttft_s: float | None = None
     latency_s: float | None = None
@@ -120,13 +126,6 @@ class NoFit:
     reason: str
 
 
-def link_domain(acc: Accelerator) -> int:
-    """How many of these accelerators share the fast interconnect (1 when there is none)."""
-    if acc.interconnect_kind not in NVLINK_LIKE:
-        return 1
-    return acc.interconnect_domain or acc.max_per_node
-
-
 def link_kind(acc: Accelerator, group: int) -> str:
     """The interconnect a tensor-parallel group of `group` GPUs talks over: beyond the NVLink domain it is PCIe."""
     return acc.interconnect_kind if group <= link_domain(acc) else "pcie"
@@ -146,8 +145,10 @@ def _flash(acc: Accelerator) -> bool:
 
 
 def _parallel_layouts(acc: Accelerator, limit: int) -> list[tuple[int, int]]:
-    """(tp, pp) per model replica, cheapest communication first: TP inside a node, then pipeline across nodes."""
+    """(tp, pp) per model replica, cheapest communication first: TP inside a node, then pipeline across nodes.
+    Desk-side cards keep a replica inside one workstation (topology.replica_limit)."""
     node = acc.max_per_node
+    limit = min(limit, replica_limit(acc))
     layouts = [(tp, 1) for tp in POWERS if tp <= node and tp <= limit]
     top = layouts[-1][0] if layouts else 1
     layouts += [(top, pp) for pp in POWERS[1:] if top * pp <= limit]
@@ -161,6 +162,7 @@ class _Candidate(NamedTuple):
     pp: int
     replicas: int
     batch: int
+    fit: int
     throttle: float
     gpus: int
     per_user: float
@@ -218,7 +220,7 @@ class InferenceSearch:
         weights, t, factors = self.weights, self.t, self.factors
         capacity = acc.memory_gb.value * GB
         flash = _flash(acc)
-        search_limit = max(t.max_gpus, 8 * acc.max_per_node)
+        search_limit = t.max_gpus if t.max_gpus is not None else 8 * acc.max_per_node
         candidates: list[_Candidate] = []
         devices: dict[bool, Device] = {}
         for tp, pp in _parallel_layouts(acc, search_limit):
@@ -238,15 +240,16 @@ class InferenceSearch:
             ttft = self._prefill.seconds(device, tp) + step_seconds
             latency = ttft + t.output_tokens / per_user
             candidates.append(_Candidate(
-                tp, pp, replicas, batch, throttle, count, per_user, ttft, latency,
+                tp, pp, replicas, batch, fit, throttle, count, per_user, ttft, latency,
                 meets_tpot=t.min_tokens_per_s_per_user is None or per_user >= t.min_tokens_per_s_per_user,
                 meets_ttft=t.ttft_max_s is None or ttft <= t.ttft_max_s,
                 meets_latency=t.latency_p95_s is None or latency <= t.latency_p95_s,
-                within_max_gpus=count <= t.max_gpus, mem=mem, speed=speed, device=device))
+                within_max_gpus=t.max_gpus is None or count <= t.max_gpus, mem=mem, speed=speed, device=device))
             if _settled(candidates):
                 break
         if not candidates:
-            return NoFit(acc.id, _no_fit_reason(acc, search_limit, "the weights and one sequence's KV cache"))
+            return NoFit(acc.id, _no_fit_reason(acc, min(search_limit, replica_limit(acc)),
+                                                "the weights and one sequence's KV cache"))
         meeting = [c for c in candidates if c.meets_tpot and c.meets_ttft and c.meets_latency and c.within_max_gpus]
         c = min(meeting or candidates, key=lambda c: (c.gpus, c.tp * c.pp))
         return self._plan(acc, c, capacity, flash, with_notes)
@@ -270,6 +273,7 @@ class InferenceSearch:
             capacity_gb=acc.memory_gb.value,
             fits_single_gpu=c.tp * c.pp == 1 or self.memory(1, 1, flash).fits(1, capacity),
             bound=bound, throttled=c.throttle < 1.0, tokens_per_s=c.batch / step_seconds * c.throttle * c.replicas,
+            capacity_tokens_per_s=c.fit / c.speed.seconds(c.fit) * c.throttle * c.replicas,
             tokens_per_s_per_user=c.per_user, ttft_s=c.ttft, latency_s=c.latency, meets_tpot=c.meets_tpot,
             meets_ttft=c.meets_ttft, meets_latency=c.meets_latency, within_max_gpus=c.within_max_gpus,
             notes=(*memory.notes, *step_notes, *pre_notes),
@@ -427,8 +431,23 @@ def _largest_fitting_batch(mem: InferenceMemoryCurve, capacity: float, upper: in
 
 
 def _no_fit_reason(acc: Accelerator, limit: int, what: str) -> str:
-    return (f"{acc.name} ({acc.memory_gb.value:g} GB): {what} do not fit even split over {limit} GPUs "
-            f"with the required headroom")
+    where = (f"over the {limit} GPUs one workstation holds" if limit == acc.max_per_node and limit < NO_CAP
+             else f"over {limit:,} GPUs")
+    return f"{acc.name} ({acc.memory_gb.value:g} GB): {what} do not fit even split {where} with the required headroom"
+
+
+def _whole_nodes(n: int, node: int) -> int:
+    """A GPU count a job is deployed with: a power of two inside one node, whole nodes beyond."""
+    if n <= node:
+        return next(c for c in sorted({*POWERS, node}) if n <= c <= node)
+    return math.ceil(n / node) * node
+
+
+def _whole_nodes_below(cap: int, node: int) -> int:
+    """The largest deployable count (see `_whole_nodes`) not above `cap`."""
+    if cap >= node:
+        return cap // node * node
+    return max(c for c in POWERS if c <= cap)
 
 
 def _training_counts(acc: Accelerator, limit: int) -> tuple[int, ...]:
@@ -539,24 +558,25 @@ class TrainingSearch:
             return NoFit(acc.id, f"{acc.name}: no published dense training throughput to size the run with")
         capacity = acc.memory_gb.value * GB
         flash = _flash(acc)
-        limit = max(t.max_gpus, 8)
-        search_limit = max(limit, 4096)
+        cap = min(t.max_gpus if t.max_gpus is not None else NO_CAP, cluster_limit(acc))
         method = t.flops_factor
-        counts = _training_counts(acc, search_limit)
+        counts = _training_counts(acc, cap)
         first_fit = next(((n, found) for n in counts if (found := self._fit(n, acc, flash, capacity)) is not None),
                          None)
         if first_fit is None:
-            return NoFit(acc.id, _no_fit_reason(acc, search_limit, "the weights, gradients and optimizer states"))
+            return NoFit(acc.id, _no_fit_reason(acc, cap, "the weights, gradients and optimizer states"))
         n_mem = first_fit[0]
         one = training_time(params.active, t.tokens, gpus=1, peak_tflops=peak, method=method, factors=factors,
                             with_notes=False)
         n_deadline = math.ceil(one.wall_hours / 24.0 / t.deadline_days) if t.deadline_days > 0 else 1
-        wanted = max(n_mem, n_deadline)
-        n = next((c for c in counts if c >= wanted), counts[-1])
-        if n > limit >= n_mem:  # the deadline asks for more than allowed: use the most allowed and report the miss
-            n = max(c for c in counts if c <= limit)
+        node = acc.max_per_node
+        n = min(_whole_nodes(max(n_mem, n_deadline), node), _whole_nodes_below(cap, node))
+        n = max(n, n_mem)  # the deadline may ask for more than allowed: use the most allowed and report the miss
         chosen = self._fit(n, acc, flash, capacity) if n != n_mem else first_fit[1]
-        if chosen is None:  # more GPUs always fit when fewer did; guard anyway
+        while chosen is None and n + node <= cap:  # a count whose layouts do not divide evenly: one node more
+            n += node
+            chosen = self._fit(n, acc, flash, capacity)
+        if chosen is None:
             n, chosen = first_fit
         par = chosen
         mem = self.memory(par, flash, with_notes=with_notes)
@@ -571,7 +591,7 @@ class TrainingSearch:
             memory=mem, capacity_gb=acc.memory_gb.value, fits_single_gpu=n_mem == 1, bound="compute",
             throttled=throttled, training_days=days, training_gpu_hours=tt.gpu_hours * slowdown,
             tokens_per_s=tt.tokens_per_s / slowdown, meets_deadline=days <= t.deadline_days,
-            within_max_gpus=n <= t.max_gpus, notes=(*mem.notes, *tt.notes),
+            within_max_gpus=t.max_gpus is None or n <= t.max_gpus, notes=(*mem.notes, *tt.notes),
         )
 
 

@@ -35,6 +35,9 @@ from gpuadvisor.rules.result import (
 )
 
 RUNNERS_UP = 10
+MAX_COST_SCORE = 120.0
+"""The cost score of an option that costs nothing or next to nothing (free tier, hardware you own): 20 points above
+the cheapest paid option, so advice (penalties, limits) can still order such options."""
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 Fact = Mapping[str, Any]
 
@@ -48,8 +51,9 @@ def _targets(option: Fact) -> tuple[str, ...]:
 
 
 def _metric(option: Fact, workload: str) -> float | None:
-    """$ per 1M tokens (inference) or per run; None when the option has no finite figure to rank by."""
-    value = option.get("usd_per_million_tokens" if workload == "inference" else "usd_per_run")
+    """What the user pays for their use: $ a month for serving and interactive use (at the hours they use it), $ per
+    run for training; None when the option has no finite figure to rank by."""
+    value = option.get("usd_per_month" if workload == "inference" else "usd_per_run")
     if value is None or not math.isfinite(float(value)):
         return None
     return float(value)
@@ -109,14 +113,17 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     survivors: list[tuple[int, dict[str, Any], float]] = []
     for fid, opt in idx.options:
         metric = _metric(opt, workload)
-        if not idx.vetoes_of(opt) and metric is not None and metric > 0:
+        if not idx.vetoes_of(opt) and metric is not None and metric >= 0:
             survivors.append((fid, opt, metric))
     ranked: list[tuple[int, dict[str, Any], float, list[tuple[str, float, str]], int]] = []
     if survivors:
-        best_fid, best_opt, best = min(survivors, key=lambda s: (s[2], str(s[1]["ref"])))
+        # the reference is the cheapest option that costs something; free and already-owned options score up to
+        # MAX_COST_SCORE (nothing is cheaper than free, but "free" must not erase every other difference)
+        paid = [s for s in survivors if s[2] > 0] or survivors
+        best_fid, best_opt, best = min(paid, key=lambda s: (s[2], str(s[1]["ref"])))
         for fid, opt, metric in survivors:
-            base = 100.0 * best / metric
-            unit = "per 1M tokens" if workload == "inference" else "per run"
+            base = MAX_COST_SCORE if metric <= 0 else min(MAX_COST_SCORE, 100.0 * best / metric)
+            unit = "a month" if workload == "inference" else "per run"
             # (label, points, rule): ScoreItems are built only for the options the result lists
             items = [(f"cost ${metric:,.4g} {unit} vs cheapest ${best:,.4g}", round(base, 2), "RANK")]
             adj = idx.adjustments_of(opt)
@@ -157,11 +164,14 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
     details = idx.cons.attachment(cfg_fid) or {}
     b = details["breakdown"]
     instance = None
-    if not opt["purchase"]:
-        inst = catalog.instances[str(opt["instance_id"])]
-        instance = InstanceRef(id=inst.id, provider=inst.provider_name, name=inst.instance,
-                               pricing=opt["pricing"], as_of=str(opt["price_as_of"]), count=int(opt["instances"]))
-        title = f"{opt['count']}× {acc.name} — {inst.provider_name} {inst.instance} ({opt['pricing']})"
+    acquisition = str(opt.get("acquisition") or ("buy" if opt["purchase"] else "rent"))
+    if acquisition in ("rent", "free"):
+        instance = InstanceRef(id=str(opt["instance_id"]), provider=str(opt.get("provider_name") or opt["provider"]),
+                               name=str(opt.get("instance_name") or opt["instance"]), pricing=opt["pricing"],
+                               as_of=opt.get("price_as_of"), count=int(opt["instances"]))
+        title = f"{opt['count']}× {acc.name} — {opt['instance']} ({opt['pricing']})"
+    elif acquisition == "own":
+        title = f"Your own {opt['count']}× {acc.name}"
     else:
         title = f"Buy {opt['count']}× {acc.name}"
     capacity = acc.memory_gb.value
@@ -175,14 +185,18 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
         accelerator=AcceleratorRef(id=acc.id, name=acc.name, memory_gb=capacity, vendor=acc.vendor, market=acc.market),
         count=int(opt["count"]), nodes=int(cfg["nodes"]), tensor_parallel=int(cfg["tensor_parallel"]),
         pipeline_parallel=int(cfg["pipeline_parallel"]), replicas=int(cfg["replicas"]), instance=instance,
-        purchase=bool(opt["purchase"]), fits=True, memory_gb_per_gpu=float(cfg["memory_gb_per_gpu"]), memory=memory,
+        purchase=bool(opt["purchase"]), acquisition=acquisition, fits=True, memory_gb_per_gpu=float(cfg["memory_gb_per_gpu"]), memory=memory,
         bound=cfg["bound"], tokens_per_s=cfg.get("tokens_per_s") if workload == "inference" else None,
         tokens_per_s_per_user=cfg.get("tokens_per_s_per_user"), ttft_s=cfg.get("ttft_s"),
+        capacity_tokens_per_s=cfg.get("capacity_tokens_per_s") if workload == "inference" else None,
+        headroom=cfg.get("headroom") if workload == "inference" else None,
         training_days=cfg.get("training_days"), training_gpu_hours=cfg.get("training_gpu_hours"),
         cost=Cost(usd_per_hour=opt.get("usd_per_hour"), usd_per_run=opt.get("usd_per_run"),
                   usd_per_million_tokens=opt.get("usd_per_million_tokens"), capex_usd=opt.get("capex_usd"),
                   usd_per_month=opt.get("usd_per_month"), price_as_of=opt.get("price_as_of"),
-                  price_source=opt.get("price_source"), break_even_utilization=opt.get("break_even_utilization")),
+                  price_source=opt.get("price_source"), price_kind=opt.get("price_kind"),
+                  price_age_months=opt.get("price_age_months"), usage_hours=opt.get("usage_hours"),
+                  break_even_utilization=opt.get("break_even_utilization")),
         score=score,
         score_breakdown=[ScoreItem(label=label, points=points, rule=rule) for label, points, rule in items],
         warnings=warn_ids, notes=list(details.get("notes", [])),
@@ -202,6 +216,18 @@ def _warnings(idx: _Index, shown_targets: set[str], recs: list[Recommendation]) 
             groups[key] = (fid, w, [])
         if target and target in by_option:
             groups[key][2].append(by_option[target])
+    # a heuristic's score adjustment is also shown as advice on the options it concerns: advice is visible, and
+    # it moves the ranking instead of vetoing an answer
+    for target in sorted(shown_targets):
+        for fid, adj in idx.adjustments.get(target, []):
+            points = float(adj["points"])
+            key = (str(adj["rule"]), str(adj["reason"]))
+            if key not in groups:
+                groups[key] = (fid, {"heuristic": adj.get("heuristic"), "rule": adj["rule"], "category": "advice",
+                                     "severity": "warning" if points <= -10 else "info",
+                                     "message": f"{adj['reason']} ({points:+g} points)"}, [])
+            if target in by_option:
+                groups[key][2].append(by_option[target])
     out = [Warning(id=str(w.get("heuristic") or w["rule"]), rule=str(w["rule"]), category=w["category"],
                    severity=w["severity"], message=str(w["message"]), options=sorted(set(opts)),
                    why=idx.explainer.chain(fid, idx.explained)) for fid, w, opts in groups.values()]

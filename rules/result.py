@@ -55,8 +55,8 @@ class InstanceRef(Out):
     id: str
     provider: str
     name: str
-    pricing: Literal["on-demand", "spot"]
-    as_of: str = Field(description="date the price was read")
+    pricing: Literal["on-demand", "spot", "free"]
+    as_of: str | None = Field(default=None, description="date the price was read; null = the source gives none")
     count: int = Field(description="instances of this type needed")
 
 
@@ -68,6 +68,11 @@ class Cost(Out):
     usd_per_month: float | None = None
     price_as_of: str | None = Field(default=None, description="date of the price used")
     price_source: str | None = None
+    price_kind: str | None = Field(default=None, description="on-demand, spot, msrp, street, used, system-share, "
+                                                              "estimate, free, owned")
+    price_age_months: int | None = Field(default=None, description="months since price_as_of; null when undated")
+    usage_hours: float | None = Field(default=None, description="hours billed: a month (serving, interactive) or "
+                                                                "one run (training), set-up included")
     break_even_utilization: float | None = Field(
         default=None, description="purchase only: utilization above which buying beats the cheapest rental")
 
@@ -105,12 +110,16 @@ class Recommendation(Out):
     replicas: int
     instance: InstanceRef | None
     purchase: bool
+    acquisition: Literal["rent", "buy", "free", "own"] = Field(
+        default="rent", description="rent by the hour, buy, a free notebook tier, or hardware you already own")
     fits: bool
     memory_gb_per_gpu: float
     memory: MemoryBreakdown
     bound: Literal["bandwidth", "compute"]
     tokens_per_s: float | None = Field(default=None, description="aggregate tokens/s (inference)")
     tokens_per_s_per_user: float | None = None
+    capacity_tokens_per_s: float | None = Field(default=None, description="most tokens/s the option serves")
+    headroom: float | None = Field(default=None, description="capacity ÷ the tokens/s needed (when a load is given)")
     ttft_s: float | None = None
     training_days: float | None = None
     training_gpu_hours: float | None = None

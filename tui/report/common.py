@@ -157,8 +157,10 @@ def summary(result: RecommendResult) -> str:
     if p.kv_cache_gb > 0:
         needs.append(f"{gb(p.kv_cache_gb)} of KV cache")
     joined = ", ".join(needs[:-1]) + f" and {needs[-1]}" if len(needs) > 1 else needs[0]
-    if p.required_tokens_per_s is not None:
+    if p.required_tokens_per_s:
         joined += f" to serve {rate(p.required_tokens_per_s)}"
+    elif p.required_tokens_per_s is not None:
+        joined += " (no throughput target given: each option's capacity is shown)"
     if p.training_flops is not None:
         joined += f", and {p.training_flops:.2e} FLOPs of compute"
     bound = "memory bandwidth" if p.bound == "bandwidth" else "compute"
