@@ -220,7 +220,8 @@ class InferenceSearch:
         weights, t, factors = self.weights, self.t, self.factors
         capacity = acc.memory_gb.value * GB
         flash = _flash(acc)
-        search_limit = t.max_gpus if t.max_gpus is not None else 8 * acc.max_per_node
+        # searched beyond a user's maximum too, so a plan that needs more can say how many (C.max-gpus)
+        search_limit = max(t.max_gpus or 0, 8 * acc.max_per_node)
         candidates: list[_Candidate] = []
         devices: dict[bool, Device] = {}
         for tp, pp in _parallel_layouts(acc, search_limit):

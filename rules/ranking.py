@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
@@ -17,6 +17,7 @@ from gpuadvisor.rules.answers import Answers
 from gpuadvisor.rules.engine import Consultation
 from gpuadvisor.rules.engine.gcpause import paused_gc
 from gpuadvisor.rules.explain import Explainer
+from gpuadvisor.rules.feasibility import candidates, checked
 from gpuadvisor.rules.how import how_entries
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
@@ -101,13 +102,15 @@ class _Index:
 
 
 def build_result(cons: Consultation, answers: Answers, resolved: Resolved, catalog: Catalog, *,
-                 top: int = 5) -> RecommendResult:
+                 top: int = 5, feasible: Callable[[Answers], bool] | None = None) -> RecommendResult:
+    """The published result. `feasible(answers)` re-runs a consultation; when given, every "to make it feasible"
+    suggestion is checked with it before it is shown."""
     with paused_gc():  # thousands of short-lived explanation lines, no reference cycles (see gcpause)
-        return _build_result(cons, answers, resolved, catalog, top)
+        return _build_result(cons, answers, resolved, catalog, top, feasible)
 
 
 def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, catalog: Catalog,
-                  top: int) -> RecommendResult:
+                  top: int, feasible: Callable[[Answers], bool] | None) -> RecommendResult:
     idx = _Index(cons, catalog)
     workload = str(idx.one["workload"][1].get("workload", answers.workload))
     survivors: list[tuple[int, dict[str, Any], float]] = []
@@ -151,7 +154,7 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
         recommendations=recs[:top], runners_up=recs[top:],
         warnings=warnings, ruled_out=_ruled_out(cons, idx, catalog, shown), how=how_entries(cons),
-        to_make_feasible=[] if recs else _to_make_feasible(idx, answers),
+        to_make_feasible=[] if recs else _to_make_feasible(idx, answers, feasible),
         assumptions=_assumptions(catalog), knowledge=_knowledge(catalog, recs), rules_fired=len(cons.fired),
     )
 
@@ -285,31 +288,29 @@ def _heuristic(cons: Consultation, rule_id: str) -> str | None:
     return (rule.heuristic or None) if rule else None
 
 
-def _to_make_feasible(idx: _Index, answers: Answers) -> list[str]:
-    rules = {str(v["rule"]) for vs in idx.vetoes.values() for _, v in vs}
-    rules |= {str(f["rule"]) for _, f in idx.cons.of_kind("ruled_out")}
-    tips: list[str] = []
+def _to_make_feasible(idx: _Index, answers: Answers, feasible: Callable[[Answers], bool] | None) -> list[str]:
+    """The binding constraints with their numbers, cheapest first, each re-checked when `feasible` is given."""
+    ruled: list[tuple[Fact, Fact, set[str]]] = []
+    for _, opt in idx.options:
+        rules = {str(v["rule"]) for _, v in idx.vetoes_of(opt)}
+        if rules:
+            ruled.append((opt, idx.configs.get(str(opt["config"]), (0, {}))[1], rules))
+    no_fit = bool(idx.cons.of_kind("ruled_out")) and not idx.configs
     weights = idx.one["weights"][1]
-    if any(r.startswith("H1") for r in rules) or "C.max-gpus" in rules:
-        if weights and float(weights.get("bits", 16)) >= 8:
-            tips.append("Quantize the weights (precision.weights = \"awq\" or \"int4\"): 4-bit weights need about a "
-                        "quarter of 16-bit memory.")
-        tips.append(f"Allow more GPUs (constraints.max_gpus, now {answers.constraints.max_gpus}).")
-    if rules & {"B.capex", "B.hourly", "B.monthly"}:
-        tips.append("Raise the budget ([budget]) or choose a smaller or quantized model.")
-    if rules & {"SLA.per-user", "SLA.ttft", "SLA.latency"}:
-        tips.append("Relax the service levels (inference.min_tokens_per_s_per_user, ttft_max_s, latency_p95_s) or use "
-                    "a smaller or quantized model.")
-    if "D.deadline" in rules:
-        tips.append("Extend training.deadline_days, allow more GPUs, or train on fewer tokens.")
-    kv = idx.one["kv_cache"][1]
-    if kv and float(kv.get("gb_total", 0)) > float(weights.get("gb", 0) or 0):
-        tips.append("Shorten the context (precision.context_tokens) or store the KV cache in FP8 "
-                    "(precision.kv_cache = \"fp8\").")
-    if rules & {"C.vendor", "C.provider", "C.datacenter-only", "C.ecc", "C.spot", "C.marketplace"}:
-        tips.append("Loosen the constraints that ruled options out ([constraints], deployment.providers).")
-    return tips or ["No option could be costed: add prices for your hardware in a knowledge overlay "
-                    "(`gpuadvisor kb path`)."]
+    usage = (idx.cons.of_kind("usage") or [(0, {})])[0][1]
+    found = candidates(ruled, answers, usage, no_fit or not ruled, float(weights.get("bits", 16) or 16))
+    if feasible is not None:
+        tips = checked(found, answers, feasible)
+    else:
+        tips = [s.text for s in sorted(found, key=lambda s: s.cost)]
+    if tips:
+        return tips
+    rules = sorted({r for _, _, rs in ruled for r in rs})
+    if rules:
+        return [f"No single change to your answers makes a plan feasible; the options were ruled out by "
+                f"{', '.join(rules)} (see 'Ruled out' for each one's numbers)."]
+    return ["No option could be costed: add prices for your hardware in a knowledge overlay "
+            "(`gpuadvisor kb path`), or allow renting (deployment.where = \"either\")."]
 
 
 def _defaults(answers: Answers, resolved: Resolved) -> list[str]:

@@ -15,6 +15,8 @@ _SESSION_HOME = Path(tempfile.mkdtemp(prefix="gpuadvisor-tests-"))
 os.environ.setdefault("GPUADVISOR_CACHE_DIR", str(_SESSION_HOME / "cache"))
 os.environ.setdefault("GPUADVISOR_DATA_DIR", str(_SESSION_HOME / "data"))
 os.environ["GPUADVISOR_CONFIG_DIR"] = str(_SESSION_HOME / "config-empty")
+# Price ages ("23 months old") are measured from today: tests and recorded consultations fix the day.
+os.environ.setdefault("GPUADVISOR_TODAY", "2026-11-25")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -83,10 +83,11 @@ def test_every_rule_out_and_warning_has_a_reason_and_a_chain(advisor: Advisor) -
         assert o.reason and o.rule and o.why and o.why[0].depth == 0
     for w in r.warnings:
         assert w.message and w.why and w.severity in {"info", "warning", "critical"}
-    # 70B at FP16 needs more than one 24 GB card: consumer cards that cannot fit at all are ruled out by H1 or
-    # by the GPU limit, with the figures in the reason
+    # 70B at FP16 needs more than one 24 GB card: eight L4s hold it (TP 8 in one server) but stream too slowly for
+    # the per-user speed asked, so the SLA rules them out, with the figures in the reason
     by_family = {o.family: o for o in r.ruled_out}
-    assert "nvidia-l4" in by_family and by_family["nvidia-l4"].rule in {"H1.inference", "C.max-gpus"}
+    assert "nvidia-l4" in by_family and by_family["nvidia-l4"].rule in {"H1.inference", "SLA.per-user"}
+    assert "tokens/s per user" in by_family["nvidia-l4"].reason
 
 
 def test_kv_cache_of_the_70b_example_matches_document_002(advisor: Advisor) -> None:
