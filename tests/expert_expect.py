@@ -10,6 +10,10 @@ Conventions (documented here because the key list is terse):
 - `warnings_any`: a warning id matches a heuristic id when it equals it or continues with a non-digit (so "H1" does
   not match "H13", but "H13" matches "H13" and "H13a").
 - Regexes are searched (`re.search`); `message_any` is case-insensitive, id regexes are as written (ids are lower case).
+
+Keys added by our own suite (tests/data/expert_cases.toml documents them too):
+- `top3_instance_none` regex: none of the top 3 is a rental whose instance id or provider matches (case-insensitive).
+- `top3_no_spot` bool: true = none of the top 3 is a spot rental; false = at least one of them is.
 """
 
 from __future__ import annotations
@@ -126,6 +130,33 @@ def _min_tokens_per_s(result: Result, tps: Any) -> str | None:
     return f"min_tokens_per_s: options below {tps} tok/s: {bad}" if bad else None
 
 
+def _top3_instance_none(result: Result, pattern: Any) -> str | None:
+    top = _recs(result)[:3]
+    if not top:
+        return _none_msg("top3_instance_none")
+    bad = [_label(r) for r in top if r.get("instance") is not None
+           and (re.search(pattern, str(r["instance"]["id"]), re.IGNORECASE)
+                or re.search(pattern, str(r["instance"].get("provider", "")), re.IGNORECASE))]
+    return f"top3_instance_none: top-3 rentals match /{pattern}/i: {bad}" if bad else None
+
+
+def _is_spot(rec: Mapping[str, Any]) -> bool:
+    inst = rec.get("instance")
+    return inst is not None and inst.get("pricing") == "spot"
+
+
+def _top3_no_spot(result: Result, want: Any) -> str | None:
+    top = _recs(result)[:3]
+    if not top:
+        return _none_msg("top3_no_spot")
+    spot = [_label(r) for r in top if _is_spot(r)]
+    if want and spot:
+        return f"top3_no_spot: top-3 options on spot: {spot}"
+    if not want and not spot:
+        return "top3_no_spot: expected a spot rental in the top 3, found none"
+    return None
+
+
 def heuristic_matches(warning_id: str, heuristic: str) -> bool:
     """'H13' matches H13 and H13a-style ids, never H130 or (for 'H1') H13."""
     if not warning_id.startswith(heuristic):
@@ -163,6 +194,8 @@ CHECKS: dict[str, Check] = {
     "min_tokens_per_s": _min_tokens_per_s,
     "warnings_any": _warnings_any,
     "message_any": _message_any,
+    "top3_instance_none": _top3_instance_none,
+    "top3_no_spot": _top3_no_spot,
 }
 
 

@@ -10,11 +10,13 @@ from tests.expert_expect import CHECKS, check, describe, heuristic_matches, top3
 
 
 def rec(rank: int, acc: str, count: int = 1, *, memory_gb: float = 80.0, rental: bool = True,
-        tokens_per_s: float | None = 100.0, title: str = "", score: float = 1.0) -> dict[str, Any]:
+        tokens_per_s: float | None = 100.0, title: str = "", score: float = 1.0, provider: str = "cloud",
+        pricing: str = "on-demand") -> dict[str, Any]:
     return {
         "rank": rank, "title": title or f"{count}× {acc}", "count": count, "score": score,
         "accelerator": {"id": acc, "memory_gb": memory_gb},
-        "instance": {"id": f"cloud-{acc}", "count": 1, "pricing": "on-demand"} if rental else None,
+        "instance": {"id": f"{provider}-{acc}", "provider": provider.title(), "count": 1, "pricing": pricing}
+        if rental else None,
         "purchase": not rental, "tokens_per_s": tokens_per_s,
     }
 
@@ -25,7 +27,7 @@ def result(*recs: dict[str, Any], feasible: bool = True, warnings: list[tuple[st
             "warnings": [{"id": i, "message": m} for i, m in (warnings or [])]}
 
 
-THREE = result(rec(1, "nvidia-l4", 1, memory_gb=24), rec(2, "nvidia-a10g", 2, memory_gb=24),
+THREE = result(rec(1, "nvidia-l4", 1, memory_gb=24), rec(2, "nvidia-a10g", 2, memory_gb=24, provider="runpod"),
                rec(3, "nvidia-h100-sxm5", 8, memory_gb=80, rental=False), rec(4, "nvidia-rtx-4090", 1, memory_gb=24))
 
 # key -> (value that THREE satisfies, value that THREE violates)
@@ -42,7 +44,9 @@ CASES: dict[str, tuple[Any, Any]] = {
     "min_total_memory_gb": (24, 48),                # 1 × 24 GB is the smallest total
     "min_tokens_per_s": (100, 101),
     "warnings_any": (["H13"], ["H15", "H16"]),
-    "message_any": ("(?i)FREE NOTEBOOK", "colab"),
+    "message_any": ("FREE NOTEBOOK", "colab"),
+    "top3_instance_none": ("vast|lambda", "RUNPOD"),  # matched against instance id and provider, any case
+    "top3_no_spot": (True, False),
 }
 
 
@@ -105,3 +109,17 @@ def test_description_names_case_source_and_top3() -> None:
     assert "3. nvidia-h100-sxm5 count=8 instance=purchase" in text
     assert "nvidia-rtx-4090" not in text
     assert top3_summary(result(feasible=False)) == ["(no recommendations)"]
+
+
+def test_spot_keys() -> None:
+    spot = result(rec(1, "nvidia-h100-sxm5"), rec(2, "nvidia-a100-sxm-80gb", pricing="spot"))
+    assert check(spot, {"top3_no_spot": False}) == []
+    assert check(spot, {"top3_no_spot": True}) != []
+    assert check(spot, {"top3_instance_none": "vast"}) == []
+
+
+def test_instance_provider_is_matched_as_well_as_id() -> None:
+    data = result(rec(1, "nvidia-h100-sxm", provider="vast"))
+    assert check(data, {"top3_instance_none": "vast"}) != []
+    bought = result(rec(1, "nvidia-rtx-4090", rental=False))
+    assert check(bought, {"top3_instance_none": ".*"}) == []  # purchases have no instance
