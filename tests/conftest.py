@@ -19,6 +19,12 @@ os.environ["GPUADVISOR_CONFIG_DIR"] = str(_SESSION_HOME / "config-empty")
 os.environ.setdefault("GPUADVISOR_TODAY", "2026-11-25")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker of the expert cases, so a run can leave them out while the decision model catches up."""
+    config.addinivalue_line("markers", "expert: a published expert case run through the real consultation "
+                                       "(deselect with -m 'not expert')")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Remove the session's scratch home (cache and data dirs) so test runs leave nothing in /tmp."""
     shutil.rmtree(_SESSION_HOME, ignore_errors=True)

@@ -1,0 +1,241 @@
+"""Expectation checker for expert cases (`../shared/expert-cases.toml`, `tests/data/expert_cases.toml`).
+
+A case's `expect` table is checked against a consultation result as printed by
+`gpuadvisor recommend --format json` (a plain dict). The keys are the ones documented at the top of the shared file;
+this module is the single place that says what each key means, so the shared and our own cases are judged alike.
+
+Conventions (documented here because the key list is terse):
+- "top 3" = the first three recommendations; "every recommendation" = all recommendations in the result.
+- Keys about recommendations fail when there are none: an expectation about the options cannot hold of no options.
+- `warnings_any`: a warning id matches a heuristic id when it equals it or continues with a non-digit (so "H1" does
+  not match "H13", but "H13" matches "H13" and "H13a").
+- Regexes are searched (`re.search`); `message_any` is case-insensitive, id regexes are as written (ids are lower case).
+
+Keys added by our own suite (tests/data/expert_cases.toml documents them too):
+- `top3_instance_none` regex: none of the top 3 is a rental whose instance id or provider matches (case-insensitive).
+- `top3_no_spot` bool: true = none of the top 3 is a spot rental; false = at least one of them is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+Result = Mapping[str, Any]
+Check = Callable[[Result, Any], str | None]
+
+
+def _recs(result: Result) -> list[Mapping[str, Any]]:
+    return list(result.get("recommendations") or [])
+
+
+def _acc_id(rec: Mapping[str, Any]) -> str:
+    return str(rec["accelerator"]["id"])
+
+
+def _label(rec: Mapping[str, Any]) -> str:
+    inst = rec.get("instance")
+    where = f"{inst['id']}×{inst['count']}" if inst else "purchase"
+    return f"#{rec.get('rank')} {rec['count']}× {_acc_id(rec)} ({where})"
+
+
+def _none_msg(key: str) -> str:
+    return f"{key}: no recommendations"
+
+
+def _feasible(result: Result, want: Any) -> str | None:
+    got = bool(result.get("feasible"))
+    return None if got == bool(want) else f"feasible: expected {bool(want)}, got {got}"
+
+
+def _top_any(result: Result, pattern: Any) -> str | None:
+    top = _recs(result)[:3]
+    if not top:
+        return _none_msg("top_any")
+    if any(re.search(pattern, _acc_id(r)) for r in top):
+        return None
+    return f"top_any: no top-3 accelerator matches /{pattern}/ (got {[_acc_id(r) for r in top]})"
+
+
+def _top1_not(result: Result, pattern: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("top1_not")
+    return f"top1_not: rank 1 {_acc_id(recs[0])} matches /{pattern}/" if re.search(pattern, _acc_id(recs[0])) else None
+
+
+def _top3_none(result: Result, pattern: Any) -> str | None:
+    top = _recs(result)[:3]
+    if not top:
+        return _none_msg("top3_none")
+    bad = [_label(r) for r in top if re.search(pattern, _acc_id(r))]
+    return f"top3_none: top-3 options match /{pattern}/: {bad}" if bad else None
+
+
+def _top1_rental(result: Result, want: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("top1_rental")
+    got = recs[0].get("instance") is not None
+    return None if got == bool(want) else f"top1_rental: expected {bool(want)}, rank 1 is {_label(recs[0])}"
+
+
+def _top1_purchase(result: Result, want: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("top1_purchase")
+    got = bool(recs[0].get("purchase"))
+    return None if got == bool(want) else f"top1_purchase: expected {bool(want)}, rank 1 is {_label(recs[0])}"
+
+
+def _top1_max_count(result: Result, n: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("top1_max_count")
+    return None if recs[0]["count"] <= n else f"top1_max_count: rank 1 uses {recs[0]['count']} > {n}"
+
+
+def _top3_max_count(result: Result, n: Any) -> str | None:
+    top = _recs(result)[:3]
+    if not top:
+        return _none_msg("top3_max_count")
+    bad = [_label(r) for r in top if r["count"] > n]
+    return f"top3_max_count: top-3 options use more than {n}: {bad}" if bad else None
+
+
+def _min_count(result: Result, n: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("min_count")
+    bad = [_label(r) for r in recs if r["count"] < n]
+    return f"min_count: options use fewer than {n}: {bad}" if bad else None
+
+
+def _min_total_memory_gb(result: Result, gb: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("min_total_memory_gb")
+    bad = [f"{_label(r)} = {r['count'] * r['accelerator']['memory_gb']:g} GB" for r in recs
+           if r["count"] * r["accelerator"]["memory_gb"] < gb]
+    return f"min_total_memory_gb: options below {gb} GB: {bad}" if bad else None
+
+
+def _min_tokens_per_s(result: Result, tps: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("min_tokens_per_s")
+    bad = [f"{_label(r)} = {r.get('tokens_per_s')} tok/s" for r in recs
+           if r.get("tokens_per_s") is None or r["tokens_per_s"] < tps]
+    return f"min_tokens_per_s: options below {tps} tok/s: {bad}" if bad else None
+
+
+def _top3_instance_none(result: Result, pattern: Any) -> str | None:
+    top = _recs(result)[:3]
+    if not top:
+        return _none_msg("top3_instance_none")
+    bad = [_label(r) for r in top if r.get("instance") is not None
+           and (re.search(pattern, str(r["instance"]["id"]), re.IGNORECASE)
+                or re.search(pattern, str(r["instance"].get("provider", "")), re.IGNORECASE))]
+    return f"top3_instance_none: top-3 rentals match /{pattern}/i: {bad}" if bad else None
+
+
+def _is_spot(rec: Mapping[str, Any]) -> bool:
+    inst = rec.get("instance")
+    return inst is not None and inst.get("pricing") == "spot"
+
+
+def _top3_no_spot(result: Result, want: Any) -> str | None:
+    top = _recs(result)[:3]
+    if not top:
+        return _none_msg("top3_no_spot")
+    spot = [_label(r) for r in top if _is_spot(r)]
+    if want and spot:
+        return f"top3_no_spot: top-3 options on spot: {spot}"
+    if not want and not spot:
+        return "top3_no_spot: expected a spot rental in the top 3, found none"
+    return None
+
+
+def heuristic_matches(warning_id: str, heuristic: str) -> bool:
+    """'H13' matches H13 and H13a-style ids, never H130 or (for 'H1') H13."""
+    if not warning_id.startswith(heuristic):
+        return False
+    rest = warning_id[len(heuristic):]
+    return not rest or not rest[0].isdigit()
+
+
+def _warnings_any(result: Result, ids: Any) -> str | None:
+    got = [str(w["id"]) for w in result.get("warnings") or []]
+    if any(heuristic_matches(w, h) for w in got for h in ids):
+        return None
+    return f"warnings_any: none of {list(ids)} among warnings {got}"
+
+
+def _message_any(result: Result, pattern: Any) -> str | None:
+    texts = [str(w.get("message", "")) for w in result.get("warnings") or []]
+    texts += [str(r.get("title", "")) for r in _recs(result)]
+    if any(re.search(pattern, t, re.IGNORECASE) for t in texts):
+        return None
+    return f"message_any: no warning message or option title matches /{pattern}/i"
+
+
+CHECKS: dict[str, Check] = {
+    "feasible": _feasible,
+    "top_any": _top_any,
+    "top1_not": _top1_not,
+    "top3_none": _top3_none,
+    "top1_rental": _top1_rental,
+    "top1_purchase": _top1_purchase,
+    "top1_max_count": _top1_max_count,
+    "top3_max_count": _top3_max_count,
+    "min_count": _min_count,
+    "min_total_memory_gb": _min_total_memory_gb,
+    "min_tokens_per_s": _min_tokens_per_s,
+    "warnings_any": _warnings_any,
+    "message_any": _message_any,
+    "top3_instance_none": _top3_instance_none,
+    "top3_no_spot": _top3_no_spot,
+}
+
+
+def unknown_keys(expect: Mapping[str, Any]) -> list[str]:
+    """Expectation keys this checker does not know (a typo must fail, not pass silently)."""
+    return sorted(set(expect) - set(CHECKS))
+
+
+def check(result: Result, expect: Mapping[str, Any]) -> list[str]:
+    """Every failed expectation, one line each; empty when the result satisfies them all."""
+    failures = [f"unknown expectation key {k!r}" for k in unknown_keys(expect)]
+    for key, want in expect.items():
+        if key in CHECKS:
+            problem = CHECKS[key](result, want)
+            if problem:
+                failures.append(problem)
+    return failures
+
+
+def top3_summary(result: Result) -> list[str]:
+    """The first three recommendations as (id, count, instance, score) lines, for failure messages."""
+    lines = []
+    for r in _recs(result)[:3]:
+        inst = r.get("instance")
+        inst_text = f"{inst['id']} ×{inst['count']} ({inst['pricing']})" if inst else "purchase"
+        lines.append(f"{r.get('rank')}. {_acc_id(r)} count={r['count']} instance={inst_text} "
+                     f"score={r.get('score', float('nan')):.3g}")
+    return lines or ["(no recommendations)"]
+
+
+def describe(case_id: str, source: str, result: Result, failures: Sequence[str]) -> str:
+    """A failure message that makes the case diagnosable without re-running it."""
+    lines = [f"expert case {case_id!r} failed", f"  source: {source}", "  failures:"]
+    lines += [f"    - {f}" for f in failures]
+    lines.append(f"  feasible: {result.get('feasible')}")
+    lines.append("  top 3 (id, count, instance, score):")
+    lines += [f"    {t}" for t in top3_summary(result)]
+    hints = result.get("to_make_feasible") or []
+    if hints:
+        lines.append(f"  to_make_feasible: {list(hints)[:3]}")
+    warn_ids = [w.get("id") for w in result.get("warnings") or []]
+    lines.append(f"  warnings: {warn_ids}")
+    return "\n".join(lines)

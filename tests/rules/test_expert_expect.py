@@ -1,0 +1,125 @@
+"""The expert-case expectation checker: each key passes on a result that satisfies it and fails on one that does not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.expert_expect import CHECKS, check, describe, heuristic_matches, top3_summary
+
+
+def rec(rank: int, acc: str, count: int = 1, *, memory_gb: float = 80.0, rental: bool = True,
+        tokens_per_s: float | None = 100.0, title: str = "", score: float = 1.0, provider: str = "cloud",
+        pricing: str = "on-demand") -> dict[str, Any]:
+    return {
+        "rank": rank, "title": title or f"{count}× {acc}", "count": count, "score": score,
+        "accelerator": {"id": acc, "memory_gb": memory_gb},
+        "instance": {"id": f"{provider}-{acc}", "provider": provider.title(), "count": 1, "pricing": pricing}
+        if rental else None,
+        "purchase": not rental, "tokens_per_s": tokens_per_s,
+    }
+
+
+def result(*recs: dict[str, Any], feasible: bool = True, warnings: list[tuple[str, str]] | None = None
+           ) -> dict[str, Any]:
+    return {"feasible": feasible, "recommendations": list(recs),
+            "warnings": [{"id": i, "message": m} for i, m in (warnings or [])]}
+
+
+THREE = result(rec(1, "nvidia-l4", 1, memory_gb=24), rec(2, "nvidia-a10g", 2, memory_gb=24, provider="runpod"),
+               rec(3, "nvidia-h100-sxm5", 8, memory_gb=80, rental=False), rec(4, "nvidia-rtx-4090", 1, memory_gb=24))
+
+# key -> (value that THREE satisfies, value that THREE violates)
+CASES: dict[str, tuple[Any, Any]] = {
+    "feasible": (True, False),
+    "top_any": ("h100", "mi300"),
+    "top1_not": ("h100|a100", "l4$"),
+    "top3_none": ("mi300|rtx-", "a10g"),           # rtx-4090 is rank 4: outside the top 3
+    "top1_rental": (True, False),
+    "top1_purchase": (False, True),
+    "top1_max_count": (1, 0),
+    "top3_max_count": (8, 2),
+    "min_count": (1, 2),
+    "min_total_memory_gb": (24, 48),                # 1 × 24 GB is the smallest total
+    "min_tokens_per_s": (100, 101),
+    "warnings_any": (["H13"], ["H15", "H16"]),
+    "message_any": ("FREE NOTEBOOK", "colab"),
+    "top3_instance_none": ("vast|lambda", "RUNPOD"),  # matched against instance id and provider, any case
+    "top3_no_spot": (True, False),
+}
+
+
+def test_every_documented_key_has_a_unit_test() -> None:
+    assert set(CASES) == set(CHECKS)
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_key_passes_and_fails(key: str) -> None:
+    good, bad = CASES[key]
+    data = dict(THREE, warnings=[{"id": "H13", "message": "Use a free notebook first"}, {"id": "W5", "message": "x"}])
+    assert check(data, {key: good}) == []
+    failures = check(data, {key: bad})
+    assert len(failures) == 1 and failures[0].startswith(key)
+
+
+@pytest.mark.parametrize("key", sorted(set(CASES) - {"feasible", "warnings_any", "message_any"}))
+def test_keys_about_recommendations_fail_without_any(key: str) -> None:
+    good, _ = CASES[key]
+    assert check(result(feasible=False), {key: good}) == [f"{key}: no recommendations"]
+
+
+def test_message_matches_option_titles_case_insensitively() -> None:
+    data = result(rec(1, "cpu", title="Free notebook GPU (Colab T4)"))
+    assert check(data, {"message_any": "colab|kaggle"}) == []
+    assert check(data, {"message_any": "FREE NOTEBOOK"}) == []
+    assert check(data, {"message_any": "kaggle"}) != []
+
+
+def test_tokens_per_s_missing_counts_as_failure() -> None:
+    assert check(result(rec(1, "nvidia-l4", tokens_per_s=None)), {"min_tokens_per_s": 1}) != []
+
+
+def test_memory_is_count_times_memory() -> None:
+    data = result(rec(1, "nvidia-h100-sxm5", 8, memory_gb=80))      # 640 GB
+    assert check(data, {"min_total_memory_gb": 640}) == []
+    assert check(data, {"min_total_memory_gb": 641}) != []
+
+
+@pytest.mark.parametrize(("wid", "heuristic", "matches"), [
+    ("H13", "H13", True), ("H13a", "H13", True), ("H13-prototype", "H13", True),
+    ("H13", "H1", False), ("H130", "H13", False), ("W5", "H13", False), ("H1", "H13", False),
+])
+def test_heuristic_id_prefix(wid: str, heuristic: str, matches: bool) -> None:
+    assert heuristic_matches(wid, heuristic) is matches
+
+
+def test_unknown_key_fails() -> None:
+    assert check(THREE, {"top_one": "h100"}) == ["unknown expectation key 'top_one'"]
+
+
+def test_failures_are_all_reported() -> None:
+    assert len(check(THREE, {"feasible": False, "top1_purchase": True, "min_count": 2})) == 3
+
+
+def test_description_names_case_source_and_top3() -> None:
+    text = describe("case-x", "a model card", THREE, ["top_any: ..."])
+    assert "case-x" in text and "a model card" in text
+    assert "1. nvidia-l4 count=1 instance=cloud-nvidia-l4 ×1 (on-demand) score=1" in text
+    assert "3. nvidia-h100-sxm5 count=8 instance=purchase" in text
+    assert "nvidia-rtx-4090" not in text
+    assert top3_summary(result(feasible=False)) == ["(no recommendations)"]
+
+
+def test_spot_keys() -> None:
+    spot = result(rec(1, "nvidia-h100-sxm5"), rec(2, "nvidia-a100-sxm-80gb", pricing="spot"))
+    assert check(spot, {"top3_no_spot": False}) == []
+    assert check(spot, {"top3_no_spot": True}) != []
+    assert check(spot, {"top3_instance_none": "vast"}) == []
+
+
+def test_instance_provider_is_matched_as_well_as_id() -> None:
+    data = result(rec(1, "nvidia-h100-sxm", provider="vast"))
+    assert check(data, {"top3_instance_none": "vast"}) != []
+    bought = result(rec(1, "nvidia-rtx-4090", rental=False))
+    assert check(bought, {"top3_instance_none": ".*"}) == []  # purchases have no instance
