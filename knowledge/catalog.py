@@ -81,7 +81,7 @@ class Catalog:
         for inst in self.instances.values():
             for kind in {p.type for p in inst.price}:
                 current = inst.current_price(kind)
-                if current is not None:
+                if current is not None and current.as_of_date is not None:
                     dates.append(current.as_of_date)
         for acc in self.accelerators.values():
             if acc.purchase_price_usd is not None:

@@ -57,7 +57,7 @@ SHIPPED_FILES = (
 )
 OPTIONAL_SHIPPED: frozenset[str] = frozenset()
 """Shipped files allowed to be missing (none in a release: a missing file means a broken install)."""
-_SOURCE_LISTS = ("sources", "memory_sources", "config_sources")
+_SOURCE_LISTS = ("sources", "memory_sources", "config_sources", "topology_sources")
 
 
 # ----------------------------------------------------------------------------------------------------------------

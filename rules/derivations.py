@@ -396,12 +396,12 @@ class Derivations:
                 "instances": cost.instances, "provider": i.provider, "provider_kind": i.provider_kind,
                 "pricing": pricing, "usd_per_hour": round(cost.usd_per_hour, 4),
                 "usd_per_run": _r(cost.usd_per_run), "usd_per_million_tokens": _r(cost.usd_per_million_tokens),
-                "usd_per_month": round(monthly, 2), "price_known": True, "price_as_of": price.as_of,
+                "usd_per_month": round(monthly, 2), "price_known": True, "price_as_of": price.as_of_text,
                 "price_source": sources, "provider_allowed": i.provider in work["providers"],
                 "over_hourly": work.get("hourly_usd") is not None and cost.usd_per_hour > float(work["hourly_usd"]),
                 "over_monthly": work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"]),
             }, f"{cost.instances}× {i.provider_name} {i.instance} {pricing} at ${price.usd_per_hour:,.2f}/h "
-               f"(as of {price.as_of})", i)
+               f"(as of {price.as_of_text})", i)
 
     def _price(self, i: Instance, pricing: str) -> tuple[InstancePrice, str] | None:
         """The instance's current price of a type and its sources joined (read from the catalog once)."""
