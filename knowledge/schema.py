@@ -228,6 +228,54 @@ class Instance(Strict):
         return max(prices, key=lambda p: p.as_of_date or date.min) if prices else None
 
 
+class FreeTier(Strict):
+    """A free notebook GPU (Colab, Kaggle, SageMaker Studio Lab): no price, but session and quota limits.
+
+    Why a separate kind: a student's best option is often "the free notebook", whose limits are hours, not dollars.
+    """
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
+    name: str
+    provider: str = Field(pattern=r"^[a-z0-9][a-z0-9\-]*$")
+    provider_name: str
+    accelerator: str
+    accelerator_count: int = Field(default=1, ge=1)
+    session_hours: float = Field(gt=0, le=168)
+    """Longest continuous session (the runtime is reset after it)."""
+    weekly_hours: float | None = Field(default=None, gt=0, le=168)
+    """Accelerator quota per week; None when the provider publishes none (dynamic limits)."""
+    daily_hours: float | None = Field(default=None, gt=0, le=24)
+    """Accelerator quota per (rolling) 24 hours, where published."""
+    guaranteed: bool
+    """False when the provider says a GPU may not be available (Colab free tier)."""
+    ram_gb: float | None = Field(default=None, gt=0)
+    as_of: str | None = None
+    """Date the limits were published or read, from the source; None when the source is undated."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+    @field_validator("as_of")
+    @classmethod
+    def _date(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_as_of(v)
+        return v
+
+    @model_validator(mode="after")
+    def _limits(self) -> FreeTier:
+        if self.daily_hours is not None and self.session_hours > self.daily_hours:
+            raise ValueError(f"session_hours {self.session_hours} exceeds daily_hours {self.daily_hours}")
+        if self.weekly_hours is not None and self.session_hours > self.weekly_hours:
+            raise ValueError(f"session_hours {self.session_hours} exceeds weekly_hours {self.weekly_hours}")
+        return self
+
+    def hours_per_week(self) -> float | None:
+        """Accelerator hours a week at most: the weekly quota, else 7 x the daily quota, else None (unpublished)."""
+        if self.weekly_hours is not None:
+            return self.weekly_hours
+        return 7 * self.daily_hours if self.daily_hours is not None else None
+
+
 class MoE(Strict):
     """Mixture-of-experts feed-forward layers."""
 
