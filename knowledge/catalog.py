@@ -16,6 +16,7 @@ from gpuadvisor.knowledge.schema import (
     Accelerator,
     Assumption,
     Document,
+    FreeTier,
     Instance,
     Model,
     Precision,
@@ -23,7 +24,8 @@ from gpuadvisor.knowledge.schema import (
     parse_as_of,
 )
 
-EntryKind = Literal["accelerator", "instance", "model", "precision", "assumption", "document", "source"]
+EntryKind = Literal["accelerator", "instance", "model", "precision", "assumption", "document", "source",
+                    "free_tier"]
 OverlayStatus = Literal["overridden", "added"]
 
 
@@ -62,6 +64,8 @@ class Catalog:
     """Per kind ('accelerator', ...): ids of shipped entries a user overlay changed."""
     added: dict[str, frozenset[str]] = field(default_factory=dict)
     """Per kind: ids a user overlay added."""
+    free_tiers: dict[str, FreeTier] = field(default_factory=dict)
+    """Free notebook GPUs (Colab, Kaggle, SageMaker Studio Lab) by id: session and quota limits, no price."""
 
     def overlay_status(self, kind: EntryKind, entry_id: str) -> OverlayStatus | None:
         """'overridden' or 'added' when a user overlay touched this entry, else None."""
@@ -81,7 +85,7 @@ class Catalog:
         for inst in self.instances.values():
             for kind in {p.type for p in inst.price}:
                 current = inst.current_price(kind)
-                if current is not None:
+                if current is not None and current.as_of_date is not None:
                     dates.append(current.as_of_date)
         for acc in self.accelerators.values():
             if acc.purchase_price_usd is not None:

@@ -31,6 +31,7 @@ from gpuadvisor.knowledge.schema import (
     Accelerator,
     Assumption,
     Document,
+    FreeTier,
     Instance,
     Model,
     Precision,
@@ -44,6 +45,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "precision": Precision,
     "assumption": Assumption,
     "document": Document,
+    "free_tier": FreeTier,
 }
 SOURCE = "source"
 META_KEYS = frozenset({"schema_version", "compiled"})
@@ -54,10 +56,11 @@ SHIPPED_FILES = (
     "precisions.toml",
     "assumptions.toml",
     "documents.toml",
+    "free_tiers.toml",
 )
 OPTIONAL_SHIPPED: frozenset[str] = frozenset()
 """Shipped files allowed to be missing (none in a release: a missing file means a broken install)."""
-_SOURCE_LISTS = ("sources", "memory_sources", "config_sources")
+_SOURCE_LISTS = ("sources", "memory_sources", "config_sources", "topology_sources")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -225,10 +228,10 @@ def _check_refs(raw: _Raw, sources: Mapping[str, Any], accelerators: Mapping[str
         if isinstance(ref, str) and ref not in sources:
             sink.add(f"{raw.where(loc)}: {raw.kind} '{raw.entry_id}': {_fmt_loc(loc)}: unknown source id '{ref}'"
                      f"{_hint(str(ref), list(sources))}; define it in a [[source]] table")
-    if raw.kind == "instance":
+    if raw.kind in ("instance", "free_tier"):
         acc = raw.data.get("accelerator")
         if acc not in accelerators:
-            sink.add(f"{raw.where(('accelerator',))}: instance '{raw.entry_id}': accelerator: unknown accelerator "
+            sink.add(f"{raw.where(('accelerator',))}: {raw.kind} '{raw.entry_id}': accelerator: unknown accelerator "
                      f"'{acc}'{_hint(str(acc), list(accelerators))}")
 
 
@@ -380,6 +383,7 @@ def _catalog(state: _State) -> Catalog:
         version=f"{_package_version()}+kb.{digest}",
         overridden={k: frozenset(ids) for k, ids in state.overridden.items()},
         added={k: frozenset(ids) for k, ids in state.added.items()},
+        free_tiers=table("free_tier"),
     )
 
 

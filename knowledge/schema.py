@@ -149,12 +149,13 @@ ProviderKind = Literal["hyperscaler", "specialist", "marketplace", "user"]
 
 
 class InstancePrice(Strict):
-    """One dated list price of a cloud instance."""
+    """One list price of a cloud instance, with the date its source gives (None = the source is undated)."""
 
     type: PriceType
     usd_per_hour: float = Field(gt=0)
     usd_per_accelerator_hour: float | None = Field(default=None, gt=0)
-    as_of: str
+    as_of: str | None = None
+    """'YYYY-MM-DD' or 'YYYY-MM' (free text may follow); None when the source gives no date — never a guessed date."""
     sources: list[str] = Field(min_length=1)
     tier: str | None = None
     derived: bool = False
@@ -162,13 +163,20 @@ class InstancePrice(Strict):
 
     @field_validator("as_of")
     @classmethod
-    def _date(cls, v: str) -> str:
-        parse_as_of(v)
+    def _date(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_as_of(v)
         return v
 
     @property
-    def as_of_date(self) -> date:
-        return parse_as_of(self.as_of)
+    def as_of_date(self) -> date | None:
+        """The date the price was read, or None for an undated price."""
+        return parse_as_of(self.as_of) if self.as_of is not None else None
+
+    @property
+    def as_of_text(self) -> str:
+        """`as_of` for display: the date text, or 'undated'."""
+        return self.as_of or "undated"
 
 
 class Instance(Strict):
@@ -185,13 +193,87 @@ class Instance(Strict):
     accelerator_memory_gb_each: float | None = None
     interconnect: str | None = None
     memory_sources: list[str] = []
+    fast_domain: int | None = Field(default=None, ge=1)
+    """Accelerators that can form one fast-interconnect domain (NVLink/NVSwitch, Infinity Fabric, TPU ICI, NeuronLink)
+    with this offer: 1 for a single-GPU VM, a per-GPU listing or PCIe-only cards; 8 for an HGX/OAM 8-GPU node; 72 for
+    a GB200/GB300 NVL72 offer even when one instance is a 4-GPU tray; a TPU slice's ICI size. None = derive it
+    (`domain`). A tensor-parallel group must fit inside it."""
+    cluster: bool = False
+    """The provider rents multi-node clusters of this instance on a high-speed network (InfiniBand, EFA, RoCE, TPU
+    pod slices), so multi-node training or serving can be planned on it."""
+    internode_gbs: float | None = Field(default=None, gt=0)
+    """Network bandwidth per node in GB/s (bytes, e.g. 3,200 Gbps EFA = 400 GB/s), where published."""
+    topology_sources: list[str] = []
+    """Sources for accelerator_count, fast_domain, cluster and internode_gbs."""
     notes: str | None = None
     price: list[InstancePrice] = Field(min_length=1)
 
+    @model_validator(mode="after")
+    def _topology(self) -> Instance:
+        if self.internode_gbs is not None and not self.cluster:
+            raise ValueError("internode_gbs is set but cluster = false (a per-node network bandwidth only matters "
+                             "for multi-node clusters)")
+        return self
+
+    def domain(self, acc: Accelerator) -> int:
+        """Accelerators one tensor-parallel group may span on this offer: `fast_domain`, else
+        min(accelerator_count, the accelerator's interconnect_domain) (1 for parts without a fast interconnect)."""
+        if self.fast_domain is not None:
+            return self.fast_domain
+        return min(self.accelerator_count, acc.interconnect_domain or 1)
+
     def current_price(self, kind: str) -> InstancePrice | None:
-        """The newest price of a type ('on-demand', 'spot'), or None when none is published."""
+        """The newest price of a type ('on-demand', 'spot'), or None when none is published (undated = oldest)."""
         prices = [p for p in self.price if p.type == kind]
-        return max(prices, key=lambda p: p.as_of_date) if prices else None
+        return max(prices, key=lambda p: p.as_of_date or date.min) if prices else None
+
+
+class FreeTier(Strict):
+    """A free notebook GPU (Colab, Kaggle, SageMaker Studio Lab): no price, but session and quota limits.
+
+    Why a separate kind: a student's best option is often "the free notebook", whose limits are hours, not dollars.
+    """
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
+    name: str
+    provider: str = Field(pattern=r"^[a-z0-9][a-z0-9\-]*$")
+    provider_name: str
+    accelerator: str
+    accelerator_count: int = Field(default=1, ge=1)
+    session_hours: float = Field(gt=0, le=168)
+    """Longest continuous session (the runtime is reset after it)."""
+    weekly_hours: float | None = Field(default=None, gt=0, le=168)
+    """Accelerator quota per week; None when the provider publishes none (dynamic limits)."""
+    daily_hours: float | None = Field(default=None, gt=0, le=24)
+    """Accelerator quota per (rolling) 24 hours, where published."""
+    guaranteed: bool
+    """False when the provider says a GPU may not be available (Colab free tier)."""
+    ram_gb: float | None = Field(default=None, gt=0)
+    as_of: str | None = None
+    """Date the limits were published or read, from the source; None when the source is undated."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+    @field_validator("as_of")
+    @classmethod
+    def _date(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_as_of(v)
+        return v
+
+    @model_validator(mode="after")
+    def _limits(self) -> FreeTier:
+        if self.daily_hours is not None and self.session_hours > self.daily_hours:
+            raise ValueError(f"session_hours {self.session_hours} exceeds daily_hours {self.daily_hours}")
+        if self.weekly_hours is not None and self.session_hours > self.weekly_hours:
+            raise ValueError(f"session_hours {self.session_hours} exceeds weekly_hours {self.weekly_hours}")
+        return self
+
+    def hours_per_week(self) -> float | None:
+        """Accelerator hours a week at most: the weekly quota, else 7 x the daily quota, else None (unpublished)."""
+        if self.weekly_hours is not None:
+            return self.weekly_hours
+        return 7 * self.daily_hours if self.daily_hours is not None else None
 
 
 class MoE(Strict):

@@ -745,7 +745,7 @@ def _costs(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: 
                 instance=inst.id, provider=inst.provider_name, name=inst.instance, pricing=kind,  # type: ignore[arg-type]
                 gpus_per_instance=inst.accelerator_count, instances=c.instances, usd_per_hour=c.usd_per_hour,
                 usd_per_gpu_hour=c.usd_per_gpu_hour, usd_per_run=c.usd_per_run, usd_per_million_tokens=per_m,
-                as_of=offer.as_of, price_sources=list(offer.sources)))
+                as_of=offer.as_of_text, price_sources=list(offer.sources)))
             if kind == "on-demand":
                 cheapest_rent = c.usd_per_gpu_hour if cheapest_rent is None else min(cheapest_rent, c.usd_per_gpu_hour)
     if result.costs:

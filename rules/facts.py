@@ -99,9 +99,9 @@ def instance_fact(i: Instance) -> dict[str, Any]:
     od, spot = i.current_price("on-demand"), i.current_price("spot")
     parts = [f"{i.provider_name} {i.instance}: {i.accelerator_count}× {i.accelerator}"]
     if od:
-        parts.append(f"${od.usd_per_hour:,.2f}/h on-demand (as of {od.as_of})")
+        parts.append(f"${od.usd_per_hour:,.2f}/h on-demand (as of {od.as_of_text})")
     if spot:
-        parts.append(f"${spot.usd_per_hour:,.2f}/h spot (as of {spot.as_of})")
+        parts.append(f"${spot.usd_per_hour:,.2f}/h spot (as of {spot.as_of_text})")
     return {
         "kind": "instance", "ref": f"inst:{i.id}", "key": i.id, "provider": i.provider,
         "provider_kind": i.provider_kind, "accelerator": i.accelerator, "count": i.accelerator_count,

@@ -41,18 +41,9 @@ def cluster_limit(acc: Accelerator) -> int:
 
 
 def instance_domain(inst: Instance, acc: Accelerator) -> int:
-    """Accelerators of an offer that can form one fast domain.
-
-    Uses the offer's own `fast_domain` when the knowledge base records it; otherwise a per-GPU listing of a
-    specialist or marketplace is a single GPU (nothing says the GPUs you rent are on one board), and a whole instance
-    shares the accelerator's fast domain up to its size.
-    """
-    recorded = getattr(inst, "fast_domain", None)
-    if recorded is not None:
-        return int(recorded)
-    if inst.accelerator_count == 1:
-        return 1
-    return min(inst.accelerator_count, link_domain(acc))
+    """Accelerators of an offer that can form one fast domain (the offer's `fast_domain`, else derived from the
+    instance size and the accelerator's domain: see `Instance.domain`)."""
+    return inst.domain(acc) if acc.interconnect_kind in FAST_LINKS else 1
 
 
 def per_gpu_offer(inst: Instance) -> bool:
@@ -67,10 +58,7 @@ def node_gpus(inst: Instance, acc: Accelerator) -> int:
 
 def clustered(inst: Instance) -> bool:
     """Whether the provider joins several of these instances with a cluster network (multi-node jobs)."""
-    recorded = getattr(inst, "cluster", None)
-    if recorded is not None:
-        return bool(recorded)
-    return inst.provider_kind == "hyperscaler" and inst.accelerator_count >= 8
+    return inst.cluster
 
 
 def unsupported(inst: Instance, acc: Accelerator, *, tensor_parallel: int, pipeline_parallel: int, count: int,

@@ -181,7 +181,7 @@ def _price_cell(p: InstancePrice | None) -> str:
     if p is None:
         return ""
     tier = f", {p.tier}" if p.tier else ""
-    return f"{p.usd_per_hour:,.2f} ({_as_of(p.as_of)}{tier})"
+    return f"{p.usd_per_hour:,.2f} ({_as_of(p.as_of_text)}{tier})"
 
 
 def _instance_row(i: Instance) -> list[str]:
