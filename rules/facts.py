@@ -27,6 +27,9 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                     "bf16_support", "fp8_support", "fp4_support", "int8_support", "flagship"),
     "instance": ("key", "provider", "provider_kind", "accelerator", "count", "on_demand_usd_per_hour",
                  "spot_usd_per_hour"),
+    "free_tier": ("key", "provider", "accelerator", "count", "session_hours", "monthly_quota_hours",
+                  "quota_published", "guaranteed"),
+    "owned": ("accelerator", "count"),
     # profile (derived from answers and the model)
     "workload": ("workload", "method", "stage", "params_b", "active_b", "batch", "context", "concurrency",
                  "framework", "where", "checkpointing", "sensitive_data", "models_per_gpu", "weights_precision",
@@ -62,7 +65,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                "tokens_per_s", "memory_utilization", "flagship", "over_capex", "over_hourly", "over_monthly",
                "price_known", "provider_allowed", "instance_id", "instances", "price_as_of", "price_source",
                "acquisition", "price_kind", "price_age_months", "capacity_tokens_per_s", "headroom", "usage_hours",
-               "large_cluster", "gpu_hours", "stage", "provider_name", "instance_name"),
+               "large_cluster", "gpu_hours", "stage", "provider_name", "instance_name", "within_free_limits",
+               "free_limit", "guaranteed", "quota_published", "multi_session"),
     # conclusions of the generic actions
     "warning": ("rule", "heuristic", "category", "severity", "message", "target"),
     "veto": ("rule", "heuristic", "target", "reason"),

@@ -1,0 +1,161 @@
+"""Options that are not a GPU purchase or a GPU-hour: free notebook GPUs and the hardware the user already owns.
+
+A free notebook (Colab, Kaggle, SageMaker Studio Lab) costs nothing but has limits measured in hours: a session ends
+after a few hours, a week or a day has a quota, and a GPU may not be available at all. Hardware the user owns costs
+only its power: its price is spent already. Both are priced here as options like any other, so the same ranking,
+constraints and WHY chains apply; what they cannot do (serve a production endpoint from a notebook, run longer than
+the quota) is a constraint with its numbers, and what they do less well is advice with a score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.schema import FreeTier
+from gpuadvisor.rules.engine import Callback, RuleContext
+from gpuadvisor.rules.engine.actions import reads_only
+from gpuadvisor.rules.usage import HOURS_PER_MONTH, Usage, usage_of
+
+Fact = Mapping[str, Any]
+WEEKS_PER_MONTH = 52.0 / 12.0
+
+
+def free_tier_fact(t: FreeTier) -> dict[str, Any]:
+    """The scalar view of a free notebook tier that rules test."""
+    quota = monthly_quota_hours(t)
+    limits = [f"{t.session_hours:g} h per session"]
+    if t.weekly_hours:
+        limits.append(f"{t.weekly_hours:g} h a week")
+    if t.daily_hours:
+        limits.append(f"{t.daily_hours:g} h a day")
+    if quota is None:
+        limits.append("quota unpublished")
+    return {
+        "kind": "free_tier", "ref": f"free:{t.id}", "key": t.id, "provider": t.provider,
+        "accelerator": t.accelerator, "count": t.accelerator_count, "session_hours": t.session_hours,
+        "monthly_quota_hours": quota if quota is not None else 0.0, "quota_published": quota is not None,
+        "guaranteed": t.guaranteed,
+        "text": f"{t.name}: {t.accelerator_count}× {t.accelerator} free, {', '.join(limits)}"
+                + ("" if t.guaranteed else ", a GPU is not guaranteed"),
+    }
+
+
+def monthly_quota_hours(t: FreeTier) -> float | None:
+    """GPU hours a month the tier allows: the weekly quota, else the daily one; None when unpublished."""
+    if t.weekly_hours:
+        return t.weekly_hours * WEEKS_PER_MONTH
+    if t.daily_hours:
+        return t.daily_hours * 30.0
+    return None
+
+
+def owned_fact(accelerator: str, name: str, count: int) -> dict[str, Any]:
+    """The hardware the user already has (answers current.gpu / current.gpu_count), as an input fact."""
+    return {"kind": "owned", "ref": f"owned:{accelerator}", "accelerator": accelerator, "count": count,
+            "text": f"You already have {count}× {name} (current.gpu)"}
+
+
+class AlternativeRules:
+    """The callbacks of rules S9.free and S9.own."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def table(self) -> dict[str, Callback]:
+        return {"price_free_tier": self.price_free_tier, "price_owned": self.price_owned}
+
+    def _usage(self, ctx: RuleContext) -> Usage:
+        return usage_of(ctx.read("usage")[0][1])
+
+    @reads_only
+    def price_free_tier(self, ctx: RuleContext, config: Fact, tier: Fact, work: Fact) -> None:
+        t = self.catalog.free_tiers[str(tier["key"])]
+        if int(config["count"]) > t.accelerator_count:
+            return  # the plan needs more GPUs than the notebook gives
+        usage = self._usage(ctx)
+        training = work["workload"] != "inference"
+        quota = monthly_quota_hours(t)
+        limit = ""
+        if training:
+            hours = float(config.get("training_days") or 0) * 24
+            sessions = max(1, math.ceil(hours / t.session_hours))
+            if quota is not None and hours > quota:
+                limit = (f"the run takes {hours:,.1f} GPU-hours; {t.name} allows about {quota:,.0f} a month")
+            elif sessions > 1 and not work.get("checkpointing", True):
+                limit = (f"the run takes {hours:,.1f} h but a session ends after {t.session_hours:g} h, and the job "
+                         "does not checkpoint to resume (training.checkpointing)")
+            use = f"one run of {hours:,.1f} h in {sessions} session(s) of at most {t.session_hours:g} h"
+        else:
+            hours = usage.hours_per_month
+            sessions = max(1, math.ceil(hours / t.session_hours))
+            if work["stage"] == "production":
+                limit = (f"a notebook session is not a server: it ends after {t.session_hours:g} h and has no "
+                         "service endpoint, so production serving cannot run on it")
+            elif quota is not None and hours > quota:
+                limit = f"you plan {hours:,.0f} h a month; {t.name} allows about {quota:,.0f}"
+            use = f"{hours:,.0f} h a month in sessions of at most {t.session_hours:g} h"
+        ctx.conclude({
+            "kind": "option", "ref": f"opt:{config['accelerator']}:free:{t.id}", "config": config["ref"],
+            "accelerator": config["accelerator"], "accelerator_name": config["accelerator_name"],
+            "count": config["count"], "nodes": config["nodes"], "tensor_parallel": config["tensor_parallel"],
+            "market": config["market"], "vendor": config["vendor"], "ecc": config["ecc"],
+            "software_stack": config["software_stack"], "interconnect_kind": config["interconnect_kind"],
+            **{k: config[k] for k in ("training_days", "tokens_per_s", "capacity_tokens_per_s", "headroom")
+               if config.get(k) is not None},
+            "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
+            "stage": work["stage"], "large_cluster": False,
+            "purchase": False, "acquisition": "free", "instance": t.name, "instance_id": t.id,
+            "provider_name": t.provider_name, "instance_name": t.name, "instances": 1, "provider": t.provider,
+            "provider_kind": "free", "pricing": "free", "usd_per_hour": 0.0, "usd_per_month": 0.0,
+            **({"usd_per_run": 0.0} if training else {"usd_per_million_tokens": 0.0}),
+            "usage_hours": round(hours, 3), "price_known": True, "price_kind": "free", "provider_allowed": True,
+            "over_capex": False, "over_hourly": False, "over_monthly": False,
+            "within_free_limits": not limit, "free_limit": limit, "guaranteed": t.guaranteed,
+            "quota_published": quota is not None, "multi_session": sessions > 1,
+            **({"price_as_of": t.as_of} if t.as_of else {}),
+            "text": f"{t.name}: free; {use}" + (f" — {limit}" if limit else ""),
+        })
+
+    @reads_only
+    def price_owned(self, ctx: RuleContext, config: Fact, own: Fact, work: Fact) -> None:
+        a = self.catalog.accelerators[str(config["accelerator"])]
+        have, need = int(own["count"]), int(config["count"])
+        if need > have:
+            ctx.conclude({"kind": "warning", "rule": ctx.rule.id, "heuristic": "", "category": "advice",
+                          "severity": "info", "target": "",
+                          "message": f"Your {have}× {a.name} cannot run this: the smallest configuration needs "
+                                     f"{need} of them ({config['memory_gb_per_gpu']:,.1f} GB each)."})
+            return
+        usage = self._usage(ctx)
+        f = work
+        watts = a.tdp_w.value if a.tdp_w else 0.0
+        power = watts * need / 1000.0 * float(f["pue"]) * float(f["power_usd_per_kwh"])
+        training = work["workload"] != "inference"
+        if training:
+            hours = float(config.get("training_days") or 0) * 24
+            costs: dict[str, Any] = {"usd_per_run": round(power * hours, 4), "usd_per_month": round(
+                power * min(hours, HOURS_PER_MONTH), 2)}
+        else:
+            hours = usage.hours_per_month
+            costs = {"usd_per_month": round(power * hours, 2)}
+        ctx.conclude({
+            "kind": "option", "ref": f"opt:{a.id}:own", "config": config["ref"], "accelerator": a.id,
+            "accelerator_name": a.name, "count": need, "nodes": config["nodes"],
+            "tensor_parallel": config["tensor_parallel"], "market": a.market, "vendor": a.vendor, "ecc": a.ecc,
+            "software_stack": a.software_stack, "interconnect_kind": a.interconnect_kind,
+            **{k: config[k] for k in ("training_days", "tokens_per_s", "capacity_tokens_per_s", "headroom")
+               if config.get(k) is not None},
+            "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
+            "stage": work["stage"], "large_cluster": False,
+            "purchase": False, "acquisition": "own", "instance": "your own hardware", "instance_id": "own",
+            "instances": 1, "provider": "own", "provider_kind": "owned", "pricing": "owned",
+            "usd_per_hour": round(power, 4), **costs, "usage_hours": round(hours, 3), "price_known": True,
+            "price_kind": "owned", "provider_allowed": True, "over_capex": False, "over_hourly": False,
+            "over_monthly": work.get("monthly_usd") is not None and costs["usd_per_month"] > float(
+                work["monthly_usd"]),
+            "text": f"Your own {need}× {a.name}: already paid for; power only, {watts * need:,.0f} W × "
+                    f"{f['pue']:g} PUE × ${float(f['power_usd_per_kwh']):g}/kWh = ${power:,.3f}/h",
+        })
