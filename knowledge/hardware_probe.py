@@ -259,8 +259,10 @@ def parse_amd_smi(text: str) -> list[tuple[str, float | None]]:
     for gpu in doc:
         if not isinstance(gpu, dict):
             continue
-        asic = gpu.get("asic") if isinstance(gpu.get("asic"), dict) else {}
-        vram = gpu.get("vram") if isinstance(gpu.get("vram"), dict) else {}
+        asic = gpu.get("asic")
+        asic = asic if isinstance(asic, dict) else {}
+        vram = gpu.get("vram")
+        vram = vram if isinstance(vram, dict) else {}
         size = vram.get("size", vram.get("vram_size"))
         out.append((str(asic.get("market_name", "")).strip(), _amd_size(size)))
     return out
@@ -397,7 +399,7 @@ def _apple(table: NameTable, part_memory: Mapping[str, float], runner: Runner, t
     memory = _number(lines[1], 1 / 2**30)
     cores = int(lines[2]) if len(lines) > 2 and lines[2].isdigit() else None
     device = _device(lines[0], memory, "apple", table, part_memory, cores)
-    configurable = any(e.memory == "configurable" for e in table.candidates(lines[0]))
+    configurable = any(e.id == device.accelerator and e.memory == "configurable" for e in table.entries)
     return Detection((device,), "sysctl", tuple(tried), lines[0], memory, configurable)
 
 
