@@ -9,6 +9,7 @@ never fails a consultation: when nothing is found `current.gpu` is left unset an
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.hardware_probe import Detection, detect, part_memory_of
@@ -36,21 +37,38 @@ def resolve_auto_gpu(answers: Answers, catalog: Catalog,
     return apply_detection(answers, detection), detection
 
 
+def detected_answers(detection: Detection) -> dict[str, Any]:
+    """The `current.*` answers a detection stands for, by dotted key (only `current.detection` when nothing was
+    found). The questionnaire offers these as the defaults of its current-GPU questions."""
+    out: dict[str, Any] = {}
+    primary = detection.primary
+    if primary is not None:
+        device, count = primary
+        if device.accelerator:
+            out["current.gpu"] = device.accelerator
+        out["current.gpu_count"] = min(count, 256)
+        out["current.gpu_name"] = device.name
+        if device.memory_gb and (device.accelerator is None or detection.memory_configurable):
+            out["current.gpu_memory_gb"] = device.memory_gb
+    out["current.detection"] = detection.summary()
+    return out
+
+
+_DETECTED_ONLY = {"gpu", "gpu_name", "detection"}
+"""Keys detection always sets; the others (count, memory) keep what the user gave."""
+
+
 def apply_detection(answers: Answers, detection: Detection) -> Answers:
     """Write a detection into the answers. What the user gave besides `gpu` (a count, a memory size) wins."""
     data = answers.given()
     current = dict(data.get("current", {}))
     current.pop("gpu", None)
-    primary = detection.primary
-    if primary is not None:
-        device, count = primary
-        if device.accelerator:
-            current["gpu"] = device.accelerator
-        current.setdefault("gpu_count", min(count, 256))
-        current["gpu_name"] = device.name
-        if device.memory_gb and (device.accelerator is None or detection.memory_configurable):
-            current.setdefault("gpu_memory_gb", device.memory_gb)
-    current["detection"] = detection.summary()
+    for dotted, value in detected_answers(detection).items():
+        leaf = dotted.removeprefix("current.")
+        if leaf in _DETECTED_ONLY:
+            current[leaf] = value
+        else:
+            current.setdefault(leaf, value)
     data["current"] = current
     return Answers.model_validate(data)
 
