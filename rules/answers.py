@@ -122,10 +122,21 @@ class ConstraintsAnswer(Section):
         return [p.strip().lower() for p in v]
 
 
-class CurrentAnswer(Section):
-    """What the user runs today, if anything (used by the low-utilization warning W8)."""
+AUTO_GPU = "auto"
+"""`current.gpu = "auto"`: detect the GPUs of this machine before the consultation (see rules/current_gpu.py)."""
 
-    gpu: str | None = None
+
+class CurrentAnswer(Section):
+    """The GPUs the user already has, if any (also used by the low-utilization warning W8)."""
+
+    gpu: str | None = Field(default=None, description='knowledge-base accelerator you already have, or "auto" to '
+                                                      "detect this machine's")
+    gpu_count: int | None = Field(default=None, ge=1, le=256, description="how many of them")
+    gpu_memory_gb: float | None = Field(default=None, gt=0, le=100_000,
+                                        description="memory per GPU, GB (for a part the knowledge base does not "
+                                                    "know, or one sold in several memory sizes)")
+    gpu_name: str | None = Field(default=None, description="the name the machine reports (set by detection)")
+    detection: str | None = Field(default=None, description="what detection found (set by current.gpu = \"auto\")")
     gpu_utilization: float | None = Field(default=None, ge=0, le=1, description="observed busy fraction, 0-1")
 
 

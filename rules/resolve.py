@@ -40,6 +40,8 @@ class Resolved:
 
 
 def resolve(answers: Answers, catalog: Catalog) -> Resolved:
+    from gpuadvisor.rules.current_gpu import detection_note
+
     notes: list[str] = []
     model = _model(answers, catalog, notes)
     weights = _weights(answers, catalog, notes)
@@ -47,6 +49,9 @@ def resolve(answers: Answers, catalog: Catalog) -> Resolved:
     if "kv_cache" not in kv.uses:
         raise InputError(f"precision.kv_cache = {answers.precision.kv_cache!r}: {kv.name} is not a KV-cache format "
                          f"(use fp16, bf16, fp8 or int8)")
+    note = detection_note(answers)
+    if note:
+        notes.append(note)
     return Resolved(model=model, weights=weights, kv_cache=kv, notes=notes)
 
 

@@ -24,7 +24,13 @@ from textual.worker import get_current_worker
 
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.commands_palette import AdvisorCommands
-from gpuadvisor.tui.messages import CatalogFailed, CatalogLoaded, ConsultationFailed, ConsultationReady
+from gpuadvisor.tui.messages import (
+    CatalogFailed,
+    CatalogLoaded,
+    ConsultationFailed,
+    ConsultationReady,
+    HardwareDetected,
+)
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import AnswerState
 from gpuadvisor.tui.screens.welcome import WelcomeScreen
@@ -39,12 +45,20 @@ LIGHT_THEME = "textual-light"
 
 ConsultFn = Callable[["Answers", Any], "RecommendResult"]
 CatalogFn = Callable[[], Any]
+DetectFn = Callable[[Any], Any]
+"""catalog → knowledge.hardware_probe.Detection (a seam: tests pass a fixed detection)."""
 
 
 def _engine_consult(answers: Answers, catalog: Any) -> RecommendResult:
     from gpuadvisor.rules.consult import consult
 
     return consult(answers, catalog)
+
+
+def _machine_detection(catalog: Any) -> Any:
+    from gpuadvisor.rules.current_gpu import detect_for
+
+    return detect_for(catalog)
 
 
 def _shipped_catalog() -> Any:
@@ -84,8 +98,9 @@ class GpuAdvisorApp(App[None]):
 
     def __init__(self, answers: Answers | None = None, *, theme: str | None = None,
                  consult_fn: ConsultFn | None = None, catalog_fn: CatalogFn | None = None,
-                 today: date | None = None) -> None:
-        """`consult_fn`, `catalog_fn` and `today` (the date in report names and headers) are seams for tests."""
+                 today: date | None = None, detect_fn: DetectFn | None = None) -> None:
+        """`consult_fn`, `catalog_fn`, `detect_fn` (this machine's GPUs) and `today` (the date in report names and
+        headers) are seams for tests."""
         super().__init__()
         self.today = today
         self.state = AnswerState.from_answers(answers) if answers is not None else AnswerState()
@@ -94,6 +109,12 @@ class GpuAdvisorApp(App[None]):
         self._consult_fn = consult_fn or _engine_consult
         self._catalog_fn = catalog_fn or _shipped_catalog
         self.catalog: Any | None = None
+        self._detect_fn = detect_fn or _machine_detection
+        self.detection: Any | None = None
+        """What hardware detection found (knowledge.hardware_probe.Detection), once its worker reported."""
+        self._detected: dict[str, Any] = {}
+        self._detect_into_state = answers is None
+        """Detected GPUs are the default of a new questionnaire, never added to answers loaded from a file."""
         self.catalog_error: str | None = None
         self._catalog_lock = threading.Lock()
         self._loaded_catalog: Any | None = None
@@ -156,6 +177,27 @@ class GpuAdvisorApp(App[None]):
         if not self._loading_started:
             self._loading_started = True
             self._load_catalog()
+            self._detect_hardware()
+
+    @work(thread=True, exit_on_error=False, group="detect", description="Detecting this machine's GPUs")
+    def _detect_hardware(self) -> None:
+        """Ask the machine for its GPUs (each tool has a 2 s timeout); a failure only means "not detected"."""
+        try:
+            detection = self._detect_fn(self.get_catalog())
+        except Exception as exc:  # detection must never take the app down
+            self.log.warning(f"hardware detection failed: {exc!r}")
+            return
+        self.post_message(HardwareDetected(detection))
+
+    @on(HardwareDetected)
+    def _hardware_detected(self, message: HardwareDetected) -> None:
+        from gpuadvisor.rules.current_gpu import detected_answers
+
+        self.detection = message.detection
+        self._detected = detected_answers(message.detection)
+        if self._detect_into_state:
+            self.state.detected = dict(self._detected)
+        self._notify_screens("hardware_ready")
 
     @work(thread=True, exit_on_error=False, group="catalog", description="Loading the knowledge base")
     def _load_catalog(self) -> None:
@@ -322,6 +364,7 @@ class GpuAdvisorApp(App[None]):
         except AdvisorError as exc:
             return str(exc)
         self.state = AnswerState.from_answers(answers)
+        self._detect_into_state = False
         self.result = None
         self._pop_to(self.screen_stack[0])
         self.show_results(self.state)
@@ -331,7 +374,8 @@ class GpuAdvisorApp(App[None]):
     def action_new_consultation(self) -> None:
         from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 
-        self.state = AnswerState()
+        self.state = AnswerState(detected=dict(self._detected))
+        self._detect_into_state = True
         self.result = self.previous = self.answers = None
         self._pop_to(self.screen_stack[0])
         self.push_screen(QuestionnaireScreen(self.state))

@@ -20,6 +20,13 @@ class CatalogLoaded(Message):
 
 
 @dataclass
+class HardwareDetected(Message):
+    """Hardware detection finished (knowledge.hardware_probe.Detection), found something or not."""
+
+    detection: Any
+
+
+@dataclass
 class CatalogFailed(Message):
     error: str
 

@@ -12,12 +12,15 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.hardware_probe import Detection
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.tui.app import GpuAdvisorApp
 
 TODAY = date(2026, 1, 15)
 """Report names and headers carry a date: fixed so snapshots and file names are reproducible."""
 THEME = "textual-dark"
+NO_GPU = Detection(tried=("nvidia-smi: not found", "amd-smi: not found", "rocm-smi: not found"))
+"""What detection finds on a machine without GPU tools: the same on every machine the tests run on."""
 
 
 @pytest.fixture(autouse=True)
@@ -36,6 +39,7 @@ def catalog() -> Catalog:
 def make_app(catalog: Catalog, answers: Any = None, **kwargs: Any) -> GpuAdvisorApp:
     """The real app on the shipped catalog, with a fixed theme and date."""
     kwargs.setdefault("theme", THEME)
+    kwargs.setdefault("detect_fn", lambda _catalog: NO_GPU)  # the test machine's own GPUs must not show
     return GpuAdvisorApp(answers, catalog_fn=lambda: catalog, today=TODAY, **kwargs)
 
 

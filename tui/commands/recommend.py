@@ -41,6 +41,9 @@ ANSWER_FLAGS: dict[str, tuple[tuple[str, ...], Any, str]] = {
     "utilization": (("deployment", "utilization"), float, "expected busy fraction 0-1 (rent vs buy)"),
     "framework": (("framework", "name"), str, "pytorch | jax | tensorflow | other"),
     "max_gpus": (("constraints", "max_gpus"), int, "most accelerators you would deploy"),
+    "current_gpu": (("current", "gpu"), str, "the GPU you already have: a knowledge-base name, or auto to detect "
+                                             "this machine's"),
+    "current_gpu_count": (("current", "gpu_count"), int, "how many of the GPU you already have"),
 }
 
 
@@ -120,6 +123,7 @@ def _convert(name: str, raw: str, kind: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor.rules.consult import consult
+    from gpuadvisor.rules.current_gpu import resolve_auto_gpu, wants_detection
     from gpuadvisor.tui.report import default_filename, format_for_path, normalize_format, render, save_report
 
     if args.top < 1:
@@ -133,7 +137,14 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--save and --output: give one (--save picks the default name in this directory)")
     if args.save and not args.format:
         fmt = "md"
-    result = consult(answers_from(args), top=args.top)
+    answers = answers_from(args)
+    if wants_detection(answers):  # detected before the consultation, and said on stderr (never an error)
+        from gpuadvisor.rules.consult import get_advisor
+
+        answers, detection = resolve_auto_gpu(answers, get_advisor().catalog)
+        if detection is not None:
+            print(f"gpuadvisor: {detection.summary()}", file=sys.stderr)
+    result = consult(answers, top=args.top)
     saving = bool(args.output or args.save)
     text = render(result, fmt, why=args.why or fmt != "text" or saving)
     if saving:

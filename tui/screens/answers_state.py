@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
     from gpuadvisor.rules.answers import Answers
 
+NONE = "none"
+"""Typed as the current GPU: no GPU of one's own (and no detected default)."""
 GLOBAL = ""
 """Error key of a problem that concerns several answers (a contradiction between them)."""
 
@@ -75,9 +77,17 @@ class AnswerState:
     extra: dict[str, Any] = field(default_factory=dict)
     model_id: str | None = None
     """Knowledge-base id the model entry resolved to (so an ambiguous loose name cannot change meaning later)."""
+    detected: dict[str, Any] = field(default_factory=dict)
+    """`current.*` answers the GPUs detected on this machine stand for (rules/current_gpu.detected_answers): the
+    defaults of the current-GPU questions, applied while the current-GPU entry is left empty."""
 
     def copy(self) -> AnswerState:
-        return AnswerState(dict(self.raw), dict(self.extra), self.model_id)
+        return AnswerState(dict(self.raw), dict(self.extra), self.model_id, dict(self.detected))
+
+    def uses_detection(self) -> bool:
+        """The current-GPU entry is empty and detection found a GPU: the detected answers apply."""
+        entry = str(self.raw.get("current.gpu") or "").strip()
+        return not entry and "current.gpu_name" in self.detected and "current.gpu" not in self.extra
 
     # --- raw -> answers dict ------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -102,8 +112,17 @@ class AnswerState:
                 text = number_text(str(value))
                 if text:
                     _put(data, q.key, text)
+            elif q.kind == "text":
+                text = str(value).strip()
+                if text and text.lower() != NONE:
+                    _put(data, q.key, text)
             else:
                 _put(data, q.key, value)
+        if self.uses_detection():
+            for dotted, value in self.detected.items():
+                if dotted == "current.gpu_count" and number_text(str(self.raw.get(dotted) or "")):
+                    continue  # a count the user typed wins over the detected one
+                _put(data, dotted, value)
         return data
 
     def validate(self) -> tuple[Answers | None, dict[str, str]]:
@@ -174,6 +193,24 @@ def errors_by_question(exc: ValidationError) -> dict[str, str]:
             key = GLOBAL
         out.setdefault(key, f"{dotted}: {msg}" if dotted else msg)
     return out
+
+
+def detected_hint(key: str, detected: Mapping[str, Any]) -> str | None:
+    """The placeholder a current-GPU question shows for what was detected (None: keep its usual one)."""
+    if not detected:
+        return None
+    found = "current.gpu_name" in detected
+    if key == "current.gpu":
+        if not found:
+            return "none detected (empty: none)"
+        gpu = detected.get("current.gpu")
+        if gpu:
+            return f"detected: {gpu}"
+        memory = detected.get("current.gpu_memory_gb")
+        return f"detected: unknown {detected['current.gpu_name']}" + (f" ({memory:g} GB)" if memory else "")
+    if key == "current.gpu_count" and found:
+        return f"detected: {detected['current.gpu_count']}"
+    return None
 
 
 def default_text(q: Question, raw: Mapping[str, Any] | None = None) -> str:

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Static
 
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState
+from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, detected_hint
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
 from gpuadvisor.tui.screens.model_lookup import ModelLookup, lookup_model
 from gpuadvisor.tui.screens.questions import Step, applicable_steps
@@ -130,6 +130,7 @@ default shown in grey. Each answer is checked as you type and a problem is named
         raw = self.state.raw
         widgets = [QuestionField(q, raw.get(q.key), q.why_for(raw), raw) for q in visible]
         await fields.mount_all(widgets)
+        self._render_detection()
         self._render_errors()
         self._render_lookup()
         target = next((w for w in widgets if w.question.key == focus_key), widgets[0] if widgets else None)
@@ -179,6 +180,22 @@ default shown in grey. Each answer is checked as you type and a problem is named
             self._validate()
             self._render_lookup()
             self._render_errors()
+
+    def hardware_ready(self) -> None:
+        """The machine's GPUs were detected: show them as the current-GPU default (the state already holds them)."""
+        self._render_detection()
+        if self.step.review:
+            self.call_later(self.show_step, self.step_id)
+
+    def _render_detection(self) -> None:
+        detected = self.state.detected
+        summary = detected.get("current.detection")
+        for field in self.query(QuestionField):
+            hint = detected_hint(field.question.key, detected)
+            if hint is None:
+                continue
+            why = field.question.why_for(self.state.raw)
+            field.set_hint(hint, f"{why} ({summary})" if summary and field.question.key == "current.gpu" else why)
 
     def step_errors(self, step: Step) -> dict[str, str]:
         """Problems that block leaving `step` (its own fields and contradictions between answers)."""

@@ -10,11 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["radio", "select", "int", "float", "bool", "model", "multi"]
+Kind = Literal["radio", "select", "int", "float", "bool", "model", "multi", "text"]
 Raw = Mapping[str, object]
 """What the user entered, by dotted answers key: text for number fields, the value for choices and switches."""
 
 TEXT_KINDS: frozenset[str] = frozenset({"int", "float", "model"})
+"""Number and model entries kept as typed text (`text` questions are free text and kept as they are)."""
 
 
 @dataclass(frozen=True)
@@ -252,6 +253,13 @@ STEPS: tuple[Step, ...] = (
                       Choice("other", "Other"))),
             Question("constraints.max_gpus", "At most this many GPUs", "int",
                      "Multi-node jobs need InfiniBand-class networking between nodes (000, H21).", unit="GPUs"),
+            Question("current.gpu", "GPUs you already have", "text",
+                     "Hardware you own is the option to beat before buying or renting more; left empty, the GPUs "
+                     "detected on this machine are used.",
+                     example="e.g. nvidia-rtx-4090 (empty: none)"),
+            Question("current.gpu_count", "How many of them", "int",
+                     "A model that fits across the cards you have needs no new hardware at all.",
+                     unit="GPUs", example="e.g. 2 (empty: 1)"),
         ),
     ),
     Step("review", "Review", "Review", "Check the answers, then get the results.", review=True),

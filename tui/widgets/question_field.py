@@ -61,7 +61,7 @@ class QuestionField(Vertical):
         """What the control shows at first: the entry, else the default (choices) or empty text."""
         if value is not None:
             return value
-        if q.kind in {"int", "float", "model"}:
+        if q.kind in {"int", "float", "model", "text"}:
             return ""
         if q.kind == "multi":
             return list(self._default(q.key) or [])
@@ -142,6 +142,14 @@ class QuestionField(Vertical):
         if isinstance(control, Input):
             control.value = text
             control.cursor_position = len(text)
+
+    def set_hint(self, placeholder: str | None, why: str) -> None:
+        """Show another default (placeholder) and why-line, e.g. once the machine's GPUs are detected."""
+        control = self.query_one(f"#{self.question.input_id}")
+        if placeholder is not None and isinstance(control, Input):
+            control.placeholder = placeholder
+        self._why = why
+        self.query_one(".question-why", Static).update(f"why: {why}")
 
     def focus_control(self) -> None:
         self.query_one(f"#{self.question.input_id}").focus()

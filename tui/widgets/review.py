@@ -15,9 +15,11 @@ from gpuadvisor.tui.screens.questions import TEXT_KINDS, Question, applicable_st
 def answer_text(q: Question, state: AnswerState) -> Text:
     """The entry as the user sees it; the default (dimmed, marked "default") when nothing was entered."""
     value = state.raw.get(q.key)
-    given = value is not None and not (q.kind in TEXT_KINDS and not str(value).strip())
+    given = value is not None and not ((q.kind in TEXT_KINDS or q.kind == "text") and not str(value).strip())
     if not given:
         value = default_value(q.key, state.raw)
+        if state.uses_detection() and q.key in state.detected:
+            return Text(f"{state.detected[q.key]}  (detected)", style="dim")
     if q.choices and not isinstance(value, list):
         labels = {c.value: c.label for c in q.choices}
         shown = labels.get(value, str(value)) if isinstance(value, str | int) else str(value)
