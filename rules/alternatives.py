@@ -114,7 +114,7 @@ class AlternativeRules:
             "usage_hours": round(hours, 3), "price_known": True, "price_kind": "free", "provider_allowed": True,
             "over_capex": False, "over_hourly": False, "over_monthly": False,
             "within_free_limits": not limit, "free_limit": limit, "guaranteed": t.guaranteed,
-            "quota_published": quota is not None, "multi_session": sessions > 1,
+            "quota_published": quota is not None, "multi_session": training and sessions > 1,
             **({"price_as_of": t.as_of} if t.as_of else {}),
             "text": f"{t.name}: free; {use}" + (f" — {limit}" if limit else ""),
         })

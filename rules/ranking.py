@@ -357,7 +357,7 @@ def _knowledge(catalog: Catalog, recs: list[Recommendation]) -> KnowledgeOut:
     dates: dict[str, str] = {}
     for r in recs:
         if r.instance is not None:
-            dates[r.instance.id] = r.instance.as_of
+            dates[r.instance.id] = r.instance.as_of or "undated"
         elif r.cost.price_as_of:
             dates[f"purchase:{r.accelerator.id}"] = r.cost.price_as_of
     files = [{"file": f.path.name, "sha256": f.sha256, "overlay": f.overlay, "entries": dict(f.counts)}

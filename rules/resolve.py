@@ -11,8 +11,8 @@ from pathlib import Path
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
-from gpuadvisor.knowledge.lookup import find_model, find_precision
-from gpuadvisor.knowledge.schema import Architecture, Precision
+from gpuadvisor.knowledge.lookup import find_accelerator, find_model, find_precision
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.answers import Answers, contextual_defaults
 
 DEFAULT_MODEL = "llama-3.1-8b"
@@ -37,6 +37,9 @@ class Resolved:
     kv_cache: Precision
     notes: list[str] = field(default_factory=list)
     """Defaults chosen by resolution itself (e.g. the model, or NF4 for QLoRA), listed with the answers' defaults."""
+    owned: tuple[Accelerator, int] | None = None
+    """The knowledge-base part and count of current.gpu, the hardware the user already has (None: none, or a part
+    the knowledge base does not know)."""
 
 
 def resolve(answers: Answers, catalog: Catalog) -> Resolved:
@@ -52,7 +55,23 @@ def resolve(answers: Answers, catalog: Catalog) -> Resolved:
     note = detection_note(answers)
     if note:
         notes.append(note)
-    return Resolved(model=model, weights=weights, kv_cache=kv, notes=notes)
+    return Resolved(model=model, weights=weights, kv_cache=kv, notes=notes, owned=_owned(answers, catalog, notes))
+
+
+def _owned(answers: Answers, catalog: Catalog, notes: list[str]) -> tuple[Accelerator, int] | None:
+    """current.gpu as a knowledge-base part; an unknown part is named in the notes, never replaced by a guess."""
+    c = answers.current
+    name = (c.gpu or "").strip()
+    if not name or name.lower() in {"auto", "none"}:
+        return None
+    if name in catalog.accelerators:
+        return catalog.accelerators[name], c.gpu_count or 1
+    try:
+        acc = find_accelerator(catalog, name)
+    except AdvisorError as exc:
+        notes.append(f"current.gpu = {name!r}: not offered as your own hardware ({exc})")
+        return None
+    return acc, c.gpu_count or 1
 
 
 def _model(answers: Answers, catalog: Catalog, notes: list[str]) -> ResolvedModel:
