@@ -120,9 +120,10 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
             survivors.append((fid, opt, metric))
     ranked: list[tuple[int, dict[str, Any], float, list[tuple[str, float, str]], int]] = []
     if survivors:
-        # the reference is the cheapest option that costs something; free and already-owned options score up to
+        # the reference is the cheapest option one pays to rent or buy; free and already-owned options score up to
         # MAX_COST_SCORE (nothing is cheaper than free, but "free" must not erase every other difference)
-        paid = [s for s in survivors if s[2] > 0] or survivors
+        paid = ([s for s in survivors if s[2] > 0 and s[1].get("acquisition", "rent") in ("rent", "buy")]
+                or [s for s in survivors if s[2] > 0] or survivors)
         best_fid, best_opt, best = min(paid, key=lambda s: (s[2], str(s[1]["ref"])))
         for fid, opt, metric in survivors:
             base = MAX_COST_SCORE if metric <= 0 else min(MAX_COST_SCORE, 100.0 * best / metric)
