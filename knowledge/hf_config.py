@@ -13,6 +13,7 @@ problem with the file becomes an `InputError` naming the file and the field.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,7 +80,7 @@ class _Fields:
         value = self.data.get(key)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
             raise self.fail(f"field {key!r} must be a positive number, got {_show(value)}")
         return float(value)
 
