@@ -34,6 +34,10 @@ FFN = ("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
 KV_HEADS = ("num_key_value_heads", "n_head_kv", "num_kv_heads")
 VOCAB = ("vocab_size", "padded_vocab_size")
 POSITIONS = ("max_position_embeddings", "n_positions", "seq_length", "max_seq_len")
+EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+EXPERTS_PER_TOKEN = ("num_experts_per_tok", "num_experts_per_token", "moe_top_k")
+EXPERT_FFN = ("moe_intermediate_size", "expert_intermediate_size")
+SHARED_EXPERTS = ("n_shared_experts", "num_shared_experts")
 
 
 @dataclass(frozen=True)
@@ -355,11 +359,29 @@ def _generic(f: _Fields) -> dict[str, Any]:
         "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": f.optional("head_dim"),
         "max_position_embeddings": f.optional(*POSITIONS), "tie_word_embeddings": f.flag("tie_word_embeddings", False),
         "attention_bias": attention_bias, "attention_output_bias": attention_bias,
-        "mlp_bias": f.flag("mlp_bias", bias),
+        "mlp_bias": f.flag("mlp_bias", bias), "moe": _generic_moe(f, ffn),
     }
 
 
+def _generic_moe(f: _Fields, ffn: int) -> MoE | None:
+    """Experts under their common names, so an unknown MoE is not silently sized as a dense model."""
+    experts = f.optional(*EXPERTS)
+    if experts is None or experts < 2:
+        return None
+    return MoE(num_experts=experts, experts_per_token=f.integer(*EXPERTS_PER_TOKEN),
+               num_shared_experts=f.optional(*SHARED_EXPERTS) or 0,
+               expert_intermediate_size=f.optional(*EXPERT_FFN) or ffn,
+               shared_expert_intermediate_size=f.optional("shared_expert_intermediate_size"))
+
+
 def _deepseek(f: _Fields, router_bias: bool) -> dict[str, Any]:
+    # MoEGate creates e_score_correction_bias (one per routed expert) only for topk_method "noaux_tc" (V3's
+    # auxiliary-loss-free balancing); V2's greedy / group_limited_greedy routers have none. Absent: the type's default.
+    topk = f.data.get("topk_method")
+    if topk is not None:
+        if not isinstance(topk, str):
+            raise f.fail(f"field 'topk_method' must be a string, got {_show(topk)}")
+        router_bias = topk == "noaux_tc"
     arch = {**_common(f), "tie_word_embeddings": f.flag("tie_word_embeddings", False),
             "attention_bias": f.flag("attention_bias", False)}
     arch["mla"] = MLA(q_lora_rank=f.optional("q_lora_rank"), kv_lora_rank=f.integer("kv_lora_rank"),
@@ -400,7 +422,7 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "opt": _opt,
     "mpt": _mpt,
     "deepseek_v2": lambda f: _deepseek(f, router_bias=False),
-    "deepseek_v3": lambda f: _deepseek(f, router_bias=True),  # MoEGate has e_score_correction_bias
+    "deepseek_v3": lambda f: _deepseek(f, router_bias=True),
 }
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(_READERS)
 
@@ -420,9 +442,11 @@ def _generic_reader(f: _Fields) -> dict[str, Any]:
 def _generic_note(model_type: str | None, f: _Fields) -> str:
     read = ", ".join(f"{key} <- {name}" for key, name in f.read.items())
     kind = "no model_type" if model_type is None else f"model_type {model_type!r} is not one of the known types"
+    moe = " Experts are read as gated MLPs with a bias-free router in every layer." if f.optional(*EXPERTS) else ""
     return (f"{kind}; read through the common field aliases ({read}) as a Llama-like decoder (gated MLP, "
             "RMSNorm, rotary positions, no biases unless attention_bias/mlp_bias/bias say so, head untied unless "
-            "tie_word_embeddings). The parameter count is only right if the architecture really is built that way.")
+            f"tie_word_embeddings).{moe} The parameter count is only right if the architecture really is built that "
+            "way (per-head q/k norms, for one, are not counted).")
 
 
 def _build(reader: Callable[[_Fields], dict[str, Any]], f: _Fields) -> Architecture:

@@ -200,6 +200,35 @@ def test_unknown_types_with_common_aliases(config: dict[str, Any], intermediate:
         assert arch.kv_heads == 2
 
 
+def test_unknown_moe_is_not_read_as_dense() -> None:
+    # Qwen3-30B-A3B's shapes under a type the reader does not know: 128 experts of 768, 8 per token
+    config = {"model_type": "qwen3_moe_fork", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+              "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+              "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768}
+    result = architecture_from_config(config)
+    moe = result.architecture.moe
+    assert moe is not None and (moe.num_experts, moe.experts_per_token, moe.expert_intermediate_size) == (128, 8, 768)
+    # Qwen3-30B-A3B checkpoint: 30,532,122,624 (sum of its tensor shapes; GGUF general.parameter_count, public
+    # llama-bench tables). The generic reading misses only the per-head q/k RMSNorms
+    # (2 x 128 per layer), which the note says it does not count.
+    assert count_parameters(result.architecture).total == 30_532_122_624 - 48 * 2 * 128
+    assert "Experts are read as gated MLPs" in result.notes[0] and "q/k norms" in result.notes[0]
+    with pytest.raises(InputError, match="'num_experts_per_tok' or 'num_experts_per_token' or 'moe_top_k'"):
+        architecture_from_config({**config, "num_experts_per_tok": None})
+
+
+def test_deepseek_router_bias_follows_topk_method() -> None:
+    base = json.loads((CONFIGS / "deepseek-v3.json").read_text())
+    v3 = count_parameters(architecture_from_config(base).architecture)
+    greedy = architecture_from_config({**base, "topk_method": "greedy"}).architecture
+    assert greedy.moe is not None and not greedy.moe.router_bias
+    assert v3.total - count_parameters(greedy).total == 58 * 256  # e_score_correction_bias, noaux_tc only
+    v2_with_noaux = architecture_from_config({**base, "model_type": "deepseek_v2"}).architecture
+    assert v2_with_noaux.moe is not None and v2_with_noaux.moe.router_bias
+    with pytest.raises(InputError, match="'topk_method' must be a string"):
+        architecture_from_config({**base, "topk_method": 3})
+
+
 def test_missing_model_type_with_aliases_is_read() -> None:
     result = architecture_from_config({"vocab_size": 32000, "d_model": 512, "n_heads": 8, "n_layers": 4,
                                        "ffn_dim": 2048})
@@ -314,7 +343,8 @@ KEYS = st.sampled_from(["model_type", "vocab_size", "hidden_size", "intermediate
                         "new_decoder_architecture", "multi_query", "num_kv_heads", "q_lora_rank", "moe_layer_freq",
                         "n_embed", "d_model", "n_heads", "n_layers", "num_layers", "ffn_dim", "expansion_ratio",
                         "word_embed_proj_dim", "do_layer_norm_before", "enable_bias", "no_bias", "attn_config",
-                        "max_seq_len", "seq_length", "padded_vocab_size", "ffn_hidden_size", "n_head_kv"])
+                        "max_seq_len", "seq_length", "padded_vocab_size", "ffn_hidden_size", "n_head_kv",
+                        "num_experts", "moe_top_k", "topk_method", "n_shared_experts"])
 BASES = {"gpt2": "gpt2.json", "falcon": "falcon-7b.json", "RefinedWeb": "falcon-40b-refinedweb.json",
          "RefinedWebModel": "falcon-7b.json", "mixtral": "mixtral-8x7b.json", "deepseek_v2": "deepseek-v3.json",
          "deepseek_v3": "deepseek-v3.json", "gemma2": "gemma-2-2b.json", "gpt_bigcode": "gpt2.json",
