@@ -470,8 +470,9 @@ def architecture_from_config(data: Mapping[str, Any], source: str = "config.json
     arch = _build(reader or _generic_reader, fields)
     if reader is None:
         notes.append(_generic_note(model_type, fields))
-    if (data.get("num_nextn_predict_layers") or 0) > 0:
-        notes.append(f"{data['num_nextn_predict_layers']} multi-token-prediction layer(s) in the checkpoint are "
+    mtp = fields.optional("num_nextn_predict_layers")
+    if mtp:
+        notes.append(f"{mtp} multi-token-prediction layer(s) in the checkpoint are "
                      "not counted: they serve training and optional speculative decoding, not normal inference.")
     if arch.moe is not None and arch.moe.experts_per_token > arch.moe.num_experts:
         raise InputError(f"{source}: num_experts_per_tok ({arch.moe.experts_per_token}) exceeds the number of "

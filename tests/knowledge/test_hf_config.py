@@ -311,6 +311,7 @@ def test_not_utf8(tmp_path: Path) -> None:
     ({"num_hidden_layers": 0}, "num_hidden_layers"),
     ({"tie_word_embeddings": "yes"}, "'tie_word_embeddings' must be true or false"),
     ({"model_type": 7}, "'model_type' must be a string"),
+    ({"num_nextn_predict_layers": {}}, "'num_nextn_predict_layers' must be an integer"),
 ])
 def test_bad_values(patch: dict[str, Any], expected: str) -> None:
     base = json.loads((CONFIGS / "llama-3.1-8b.json").read_text())
