@@ -24,8 +24,6 @@ from pydantic import ValidationError
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.schema import MLA, Architecture, MoE
 
-LLAMA_LIKE_FIELDS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
-
 # The names families use for the same quantity; the first one present (and not null) wins.
 LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads")
@@ -449,16 +447,6 @@ def _generic_note(model_type: str | None, f: _Fields) -> str:
             "way (per-head q/k norms, for one, are not counted).")
 
 
-def _build(reader: Callable[[_Fields], dict[str, Any]], f: _Fields) -> Architecture:
-    """Run `reader` and validate its result; pydantic errors (also from the MoE/MLA it builds) name the field."""
-    try:
-        return Architecture(**reader(f))
-    except ValidationError as exc:
-        part = "" if exc.title == "Architecture" else f"{exc.title.lower()}."  # MoE/MLA built by the readers
-        problems = "; ".join(_problem(tuple(f"{part}{p}" for p in e["loc"]), e["msg"]) for e in exc.errors())
-        raise InputError(f"{f.source}: inconsistent config: {problems}") from None
-
-
 def architecture_from_config(data: Mapping[str, Any], source: str = "config.json") -> HFConfig:
     """Map an already-parsed config object; `source` names it in error messages."""
     model_type = data.get("model_type")
@@ -466,9 +454,16 @@ def architecture_from_config(data: Mapping[str, Any], source: str = "config.json
     if model_type is not None and not isinstance(model_type, str):
         raise InputError(f"{source}: field 'model_type' must be a string, got {_show(model_type)}")
     reader = _READERS.get(model_type) if model_type else None
+    known = reader is not None
+    reader = reader or _generic_reader
     fields = _Fields(data, source, str(model_type))
-    arch = _build(reader or _generic_reader, fields)
-    if reader is None:
+    try:
+        arch = Architecture(**reader(fields))
+    except ValidationError as exc:
+        part = "" if exc.title == "Architecture" else f"{exc.title.lower()}."  # MoE/MLA built by the readers
+        problems = "; ".join(_problem(tuple(f"{part}{p}" for p in e["loc"]), e["msg"]) for e in exc.errors())
+        raise InputError(f"{source}: inconsistent config: {problems}") from None
+    if not known:
         notes.append(_generic_note(model_type, fields))
     mtp = fields.optional("num_nextn_predict_layers")
     if mtp:
