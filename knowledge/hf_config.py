@@ -223,6 +223,24 @@ def _gpt2(f: _Fields) -> dict[str, Any]:
     }
 
 
+def _phi(f: _Fields) -> dict[str, Any]:
+    # PhiDecoderLayer (Phi-1/1.5/2): one input_layernorm shared by attention and MLP in parallel; q/k/v/dense and
+    # fc1/fc2 all biased; final_layernorm; untied lm_head with a bias.
+    if f.flag("qk_layernorm", False):
+        raise f.fail("field 'qk_layernorm' = true is not supported (per-head LayerNorms on q and k)")
+    return {**_common(f), "tie_word_embeddings": f.flag("tie_word_embeddings", False), "mlp": "plain",
+            "norm": "layernorm", "norms_per_layer": 1, "parallel_attention": True, "attention_bias": True,
+            "attention_output_bias": True, "mlp_bias": True, "lm_head_bias": True}
+
+
+def _starcoder2(f: _Fields) -> dict[str, Any]:
+    # Starcoder2: GQA with q/k/v/o biased when use_bias (default), c_fc/c_proj plain MLP likewise, LayerNorms with
+    # bias, tied embeddings by default.
+    bias = f.flag("use_bias", True)
+    return {**_common(f), "tie_word_embeddings": f.flag("tie_word_embeddings", True), "mlp": "plain",
+            "norm": "layernorm", "attention_bias": bias, "attention_output_bias": bias, "mlp_bias": bias}
+
+
 def _gpt_bigcode(f: _Fields) -> dict[str, Any]:
     # GPT-2 layout; with multi_query (the default) c_attn projects to hidden + 2 x head_dim: one shared K/V head.
     return {**_gpt2(f), "num_key_value_heads": 1 if f.flag("multi_query", True) else None}
@@ -412,6 +430,8 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "falcon": _falcon,
     "RefinedWeb": lambda f: _falcon(f, new_arch_default=True),  # Falcon-40B's original remote-code config
     "RefinedWebModel": _falcon,  # Falcon-7B's original remote-code config
+    "phi": _phi,
+    "starcoder2": _starcoder2,
     "gpt2": _gpt2,
     "gpt_bigcode": _gpt_bigcode,
     "gptj": _gptj,

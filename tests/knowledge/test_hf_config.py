@@ -154,6 +154,35 @@ def test_mpt_names_alibi_and_bias_free_layernorm() -> None:
         architecture_from_config({**base, "expansion_ratio": "4"})
 
 
+@pytest.mark.parametrize(("shape", "total"), [
+    # microsoft/phi-2: Hub count 2,779,683,840 (also printed by PEFT as "all params" in many public notebooks)
+    ({"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 32}, 2_779_683_840),
+    # microsoft/phi-1_5: model.num_parameters() = 1,418,270,720 in public write-ups
+    ({"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24}, 1_418_270_720),
+])
+def test_phi_parallel_block_and_lm_head_bias(shape: dict[str, int], total: int) -> None:
+    config = {"model_type": "phi", "vocab_size": 51200, "num_attention_heads": 32, "num_key_value_heads": 32,
+              "max_position_embeddings": 2048, "partial_rotary_factor": 0.4, "qk_layernorm": False,
+              "tie_word_embeddings": False, **shape}
+    arch = architecture_from_config(config).architecture
+    assert (arch.norms_per_layer, arch.lm_head_bias, arch.mlp, arch.norm) == (1, True, "plain", "layernorm")
+    assert count_parameters(arch).total == total
+    with pytest.raises(InputError, match="'qk_layernorm'"):
+        architecture_from_config({**config, "qk_layernorm": True})
+
+
+def test_starcoder2_biases_and_gqa() -> None:
+    # bigcode/starcoder2-3b shapes; hand count: q and o 3072 x 3072, k and v 3072 x 256 (2 KV heads of 128), all
+    # biased; c_fc/c_proj 3072 x 12288 with biases; two LayerNorms with bias per layer; final norm; tied.
+    config = {"model_type": "starcoder2", "vocab_size": 49152, "hidden_size": 3072, "intermediate_size": 12288,
+              "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2, "use_bias": True}
+    arch = architecture_from_config(config).architecture
+    attention = 2 * 3072 * 3072 + 2 * 3072 * 256 + (3072 + 2 * 256) + 3072
+    mlp = 2 * 3072 * 12288 + 12288 + 3072
+    assert count_parameters(arch).total == 49152 * 3072 + 30 * (attention + mlp + 4 * 3072) + 2 * 3072
+    assert count_parameters(arch).total == 3_030_371_328
+
+
 def test_gpt_bigcode_multi_query() -> None:
     # bigcode/gpt_bigcode-santacoder shapes: c_attn projects to 2048 + 2 x 128 (one shared K/V head), with biases.
     config = {"model_type": "gpt_bigcode", "vocab_size": 49280, "n_embd": 2048, "n_layer": 24, "n_head": 16,
@@ -330,8 +359,8 @@ def test_deepseek_bad_moe_fields() -> None:
 
 
 def test_supported_types_listed() -> None:
-    assert {"llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "phi3", "falcon", "gpt2", "gpt_bigcode",
-            "gptj", "gpt_neox", "bloom", "opt", "mpt", "deepseek_v3"} <= set(SUPPORTED_MODEL_TYPES)
+    assert {"llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "phi3", "phi", "starcoder2", "falcon", "gpt2",
+            "gpt_bigcode", "gptj", "gpt_neox", "bloom", "opt", "mpt", "deepseek_v3"} <= set(SUPPORTED_MODEL_TYPES)
 
 
 JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(), st.text(max_size=3),
