@@ -322,13 +322,20 @@ def _mpt(f: _Fields) -> dict[str, Any]:
     no_bias = f.flag("no_bias", True)
     positions = f.integer("max_seq_len", default=2048)
     learned = not alibi and f.flag("learned_pos_emb", True)
+    # kv_n_heads only matters for grouped-query attention (llm-foundry writes a default of 1 into every config)
+    kind = attn.data.get("attn_config.attn_type")
+    kv: int | None = None
+    if kind == "multiquery_attention":
+        kv = 1
+    elif kind == "grouped_query_attention":
+        kv = attn.integer("attn_config.kv_n_heads")
     return {
         "vocab_size": f.integer("vocab_size"),
         "hidden_size": hidden,
         "intermediate_size": round(f.number("expansion_ratio", 4) * hidden),
         "num_hidden_layers": f.integer("n_layers", "num_hidden_layers"),
         "num_attention_heads": f.integer("n_heads", "num_attention_heads"),
-        "num_key_value_heads": attn.optional("attn_config.kv_n_heads"),
+        "num_key_value_heads": kv,
         "max_position_embeddings": positions,
         "learned_position_embeddings": positions if learned else 0,
         "tie_word_embeddings": f.flag("tie_word_embeddings", True),

@@ -148,6 +148,13 @@ def test_mpt_names_alibi_and_bias_free_layernorm() -> None:
     base = json.loads((CONFIGS / "mpt-7b.json").read_text())
     learned = architecture_from_config({**base, "attn_config": {"alibi": False}}).architecture
     assert count_parameters(learned).total - count_parameters(arch).total == 2048 * 4096  # wpe when not ALiBi
+    # llm-foundry writes kv_n_heads (default 1) into every attn_config; only grouped-query attention reads it
+    mha = architecture_from_config({**base, "attn_config": {"alibi": True, "kv_n_heads": 1}}).architecture
+    assert mha.kv_heads == 32
+    gqa = {"alibi": True, "attn_type": "grouped_query_attention", "kv_n_heads": 8}
+    assert architecture_from_config({**base, "attn_config": gqa}).architecture.kv_heads == 8
+    mqa = {"alibi": True, "attn_type": "multiquery_attention"}
+    assert architecture_from_config({**base, "attn_config": mqa}).architecture.kv_heads == 1
     with pytest.raises(InputError, match="'attn_config' must be an object"):
         architecture_from_config({**base, "attn_config": [1]})
     with pytest.raises(InputError, match="'expansion_ratio' must be a positive number"):
