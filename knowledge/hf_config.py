@@ -3,14 +3,17 @@
 Each supported ``model_type`` has its own field names and implicit conventions (GPT-2's ``n_embd``/``n_inner``,
 Falcon's ``multi_query``/``new_decoder_architecture``, DeepSeek's ``n_routed_experts``/``kv_lora_rank``…), and the
 parameter count depends on details the config only implies (Qwen2's QKV bias, Gemma's tied embeddings, Falcon's
-one shared LayerNorm). Every problem with the file becomes an `InputError` naming the file and the field; unknown
-model types are refused with the list of supported ones, except Llama-shaped configs, which are read as Llama with
-a note saying so.
+one shared LayerNorm, BLOOM's embedding LayerNorm, OPT's two offset position rows, GPT-J's LM-head bias). Known model
+types get their exact mapping. Any other model_type is read through the common field aliases (`n_layer`/`num_layers`,
+`n_head`, `n_embd`/`d_model`, `ffn_dim`/`n_inner`, `multi_query`, `n_head_kv`…) when every size is present, with a
+note naming the fields read and the structure assumed; otherwise it is refused with the missing field named. Every
+problem with the file becomes an `InputError` naming the file and the field.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +24,18 @@ from pydantic import ValidationError
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.schema import MLA, Architecture, MoE
 
-LLAMA_LIKE_FIELDS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
+# The names families use for the same quantity; the first one present (and not null) wins.
+LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads")
+HIDDEN = ("hidden_size", "n_embd", "n_embed", "d_model")
+FFN = ("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
+KV_HEADS = ("num_key_value_heads", "n_head_kv", "num_kv_heads")
+VOCAB = ("vocab_size", "padded_vocab_size")
+POSITIONS = ("max_position_embeddings", "n_positions", "seq_length", "max_seq_len")
+EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+EXPERTS_PER_TOKEN = ("num_experts_per_tok", "num_experts_per_token", "moe_top_k")
+EXPERT_FFN = ("moe_intermediate_size", "expert_intermediate_size")
+SHARED_EXPERTS = ("n_shared_experts", "num_shared_experts")
 
 
 @dataclass(frozen=True)
@@ -38,6 +52,8 @@ class _Fields:
 
     def __init__(self, data: Mapping[str, Any], source: str, model_type: str) -> None:
         self.data, self.source, self.model_type = data, source, model_type
+        self.read: dict[str, str] = {}
+        """Quantity (its first-listed name) → the config field or convention it was read from."""
 
     def fail(self, message: str) -> InputError:
         return InputError(f"{self.source}: {message}")
@@ -46,9 +62,9 @@ class _Fields:
         return self.data.get(key) is not None
 
     def integer(self, key: str, *aliases: str, default: int | None = None) -> int:
-        for name in (key, *aliases):
-            if name in self.data and self.data[name] is not None:
-                return self._as_int(name, self.data[name])
+        found = self.optional(key, *aliases)
+        if found is not None:
+            return found
         if default is not None:
             return default
         names = " or ".join(repr(n) for n in (key, *aliases))
@@ -57,8 +73,27 @@ class _Fields:
     def optional(self, key: str, *aliases: str) -> int | None:
         for name in (key, *aliases):
             if name in self.data and self.data[name] is not None:
-                return self._as_int(name, self.data[name])
+                value = self._as_int(name, self.data[name])
+                self.read[key] = name
+                return value
         return None
+
+    def number(self, key: str, default: float) -> float:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+            raise self.fail(f"field {key!r} must be a positive number, got {_show(value)}")
+        return float(value)
+
+    def section(self, key: str) -> _Fields:
+        """A nested object (MPT's attn_config); its errors name 'key.field'."""
+        value = self.data.get(key)
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            raise self.fail(f"field {key!r} must be an object, got {_show(value)}")
+        return _Fields({f"{key}.{k}": v for k, v in value.items()}, self.source, self.model_type)
 
     def flag(self, key: str, default: bool) -> bool:
         value = self.data.get(key)
@@ -188,7 +223,188 @@ def _gpt2(f: _Fields) -> dict[str, Any]:
     }
 
 
+def _phi(f: _Fields) -> dict[str, Any]:
+    # PhiDecoderLayer (Phi-1/1.5/2): one input_layernorm shared by attention and MLP in parallel; q/k/v/dense and
+    # fc1/fc2 all biased; final_layernorm; untied lm_head with a bias.
+    if f.flag("qk_layernorm", False):
+        raise f.fail("field 'qk_layernorm' = true is not supported (per-head LayerNorms on q and k)")
+    return {**_common(f), "tie_word_embeddings": f.flag("tie_word_embeddings", False), "mlp": "plain",
+            "norm": "layernorm", "norms_per_layer": 1, "parallel_attention": True, "attention_bias": True,
+            "attention_output_bias": True, "mlp_bias": True, "lm_head_bias": True}
+
+
+def _starcoder2(f: _Fields) -> dict[str, Any]:
+    # Starcoder2: GQA with q/k/v/o biased when use_bias (default), c_fc/c_proj plain MLP likewise, LayerNorms with
+    # bias, tied embeddings by default.
+    bias = f.flag("use_bias", True)
+    return {**_common(f), "tie_word_embeddings": f.flag("tie_word_embeddings", True), "mlp": "plain",
+            "norm": "layernorm", "attention_bias": bias, "attention_output_bias": bias, "mlp_bias": bias}
+
+
+def _gpt_bigcode(f: _Fields) -> dict[str, Any]:
+    # GPT-2 layout; with multi_query (the default) c_attn projects to hidden + 2 x head_dim: one shared K/V head.
+    return {**_gpt2(f), "num_key_value_heads": 1 if f.flag("multi_query", True) else None}
+
+
+def _gptj(f: _Fields) -> dict[str, Any]:
+    # GPTJBlock: one ln_1 shared by attention and MLP in parallel; q/k/v/out_proj without bias, fc_in/fc_out with;
+    # rotary positions; an untied lm_head with a bias.
+    hidden = f.integer("n_embd", "hidden_size")
+    return {
+        "vocab_size": f.integer("vocab_size"),
+        "hidden_size": hidden,
+        "intermediate_size": f.integer("n_inner", default=4 * hidden),
+        "num_hidden_layers": f.integer("n_layer", "num_hidden_layers"),
+        "num_attention_heads": f.integer("n_head", "num_attention_heads"),
+        "max_position_embeddings": f.optional("n_positions", "max_position_embeddings"),
+        "tie_word_embeddings": f.flag("tie_word_embeddings", False),
+        "mlp": "plain", "norm": "layernorm", "norms_per_layer": 1, "parallel_attention": True,
+        "mlp_bias": True, "lm_head_bias": True,
+    }
+
+
+def _gpt_neox(f: _Fields) -> dict[str, Any]:
+    # GPTNeoXLayer: input and post-attention LayerNorms (both, even with the parallel residual); query_key_value and
+    # dense biased unless attention_bias is false; MLP always biased; separate embed_out without bias.
+    bias = f.flag("attention_bias", True)
+    return {**_common(f), "tie_word_embeddings": f.flag("tie_word_embeddings", False),
+            "mlp": "plain", "norm": "layernorm", "parallel_attention": f.flag("use_parallel_residual", True),
+            "attention_bias": bias, "attention_output_bias": bias, "mlp_bias": True}
+
+
+def _bloom(f: _Fields) -> dict[str, Any]:
+    # BloomModel: word_embeddings_layernorm after the embedding, ALiBi (no position table), fused query_key_value
+    # and dense with biases, dense_h_to_4h / dense_4h_to_h of 4 x hidden (n_inner is ignored), tied LM head.
+    hidden = f.integer("hidden_size", "n_embed")
+    return {
+        "vocab_size": f.integer("vocab_size"),
+        "hidden_size": hidden,
+        "intermediate_size": 4 * hidden,
+        "num_hidden_layers": f.integer("n_layer", "num_hidden_layers"),
+        "num_attention_heads": f.integer("n_head", "num_attention_heads"),
+        "max_position_embeddings": f.optional("seq_length"),
+        "tie_word_embeddings": f.flag("tie_word_embeddings", True),
+        "mlp": "plain", "norm": "layernorm", "alibi": True, "embedding_norm": True,
+        "attention_bias": True, "attention_output_bias": True, "mlp_bias": True,
+    }
+
+
+def _opt(f: _Fields) -> dict[str, Any]:
+    # OPTLearnedPositionalEmbedding keeps 2 extra rows (offset 2); project_in/out when word_embed_proj_dim differs
+    # from hidden_size (350m); no final LayerNorm when do_layer_norm_before is false (350m, post-norm).
+    hidden = f.integer("hidden_size")
+    positions = f.integer("max_position_embeddings")
+    bias = f.flag("enable_bias", True)
+    affine = f.flag("layer_norm_elementwise_affine", True)
+    proj = f.optional("word_embed_proj_dim")
+    final = f.flag("do_layer_norm_before", True) and not f.flag("_remove_final_layer_norm", False)
+    return {
+        "vocab_size": f.integer("vocab_size"),
+        "hidden_size": hidden,
+        "intermediate_size": f.integer("ffn_dim"),
+        "num_hidden_layers": f.integer("num_hidden_layers"),
+        "num_attention_heads": f.integer("num_attention_heads"),
+        "max_position_embeddings": positions,
+        "learned_position_embeddings": positions + 2,
+        "tie_word_embeddings": f.flag("tie_word_embeddings", True),
+        "mlp": "plain", "norm": "layernorm", "norms_per_layer": 2 if affine else 0, "final_norm": final and affine,
+        "attention_bias": bias, "attention_output_bias": bias, "mlp_bias": bias,
+        "word_embed_proj_dim": proj if proj != hidden else None,
+    }
+
+
+def _mpt(f: _Fields) -> dict[str, Any]:
+    # MosaicML MPT: fused Wqkv and out_proj, up/down MLP of expansion_ratio x d_model, all bias-free with no_bias
+    # (LayerNorms included); ALiBi from attn_config, else a learned position table (learned_pos_emb); tied head.
+    hidden = f.integer("d_model", "hidden_size")
+    attn = f.section("attn_config")
+    alibi = attn.flag("attn_config.alibi", False)
+    no_bias = f.flag("no_bias", True)
+    positions = f.integer("max_seq_len", default=2048)
+    learned = not alibi and f.flag("learned_pos_emb", True)
+    # kv_n_heads only matters for grouped-query attention (llm-foundry writes a default of 1 into every config)
+    kind = attn.data.get("attn_config.attn_type")
+    kv: int | None = None
+    if kind == "multiquery_attention":
+        kv = 1
+    elif kind == "grouped_query_attention":
+        kv = attn.integer("attn_config.kv_n_heads")
+    return {
+        "vocab_size": f.integer("vocab_size"),
+        "hidden_size": hidden,
+        "intermediate_size": round(f.number("expansion_ratio", 4) * hidden),
+        "num_hidden_layers": f.integer("n_layers", "num_hidden_layers"),
+        "num_attention_heads": f.integer("n_heads", "num_attention_heads"),
+        "num_key_value_heads": kv,
+        "max_position_embeddings": positions,
+        "learned_position_embeddings": positions if learned else 0,
+        "tie_word_embeddings": f.flag("tie_word_embeddings", True),
+        "mlp": "plain", "norm": "layernorm", "layernorm_bias": not no_bias, "alibi": alibi,
+        "attention_bias": not no_bias, "attention_output_bias": not no_bias, "mlp_bias": not no_bias,
+    }
+
+
+def _ffn_size(f: _Fields, hidden: int) -> int:
+    """The MLP width under any of the common names; GPT-2's n_inner = null means 4 x hidden."""
+    found = f.optional(*FFN)
+    if found is not None:
+        return found
+    if f.data.get("expansion_ratio") is not None:
+        f.read[FFN[0]] = "expansion_ratio x hidden"
+        return round(f.number("expansion_ratio", 4) * hidden)
+    if "n_inner" in f.data:
+        f.read[FFN[0]] = "n_inner (null: 4 x hidden)"
+        return 4 * hidden
+    also = ", ".join(repr(n) for n in (*FFN[1:], "expansion_ratio"))
+    raise f.fail(f"field {FFN[0]!r} is missing (also looked for {also})")
+
+
+def _generic(f: _Fields) -> dict[str, Any]:
+    """Sizes under any common alias; structure Llama-like unless the config's own flags say otherwise."""
+    def need(names: tuple[str, ...]) -> int:
+        found = f.optional(*names)
+        if found is None:
+            also = ", ".join(repr(n) for n in names[1:])
+            raise f.fail(f"field {names[0]!r} is missing (also looked for {also})")
+        return found
+
+    vocab, layers, heads, hidden = need(VOCAB), need(LAYERS), need(HEADS), need(HIDDEN)
+    ffn = _ffn_size(f, hidden)
+    if f.flag("multi_query", False):
+        kv: int | None = 1
+        f.read[KV_HEADS[0]] = "multi_query (1 shared head)"
+    else:
+        kv = f.optional(*KV_HEADS)
+    bias = f.flag("bias", f.flag("use_bias", False))
+    attention_bias = f.flag("attention_bias", bias)
+    return {
+        "vocab_size": vocab, "hidden_size": hidden, "intermediate_size": ffn, "num_hidden_layers": layers,
+        "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": f.optional("head_dim"),
+        "max_position_embeddings": f.optional(*POSITIONS), "tie_word_embeddings": f.flag("tie_word_embeddings", False),
+        "attention_bias": attention_bias, "attention_output_bias": attention_bias,
+        "mlp_bias": f.flag("mlp_bias", bias), "moe": _generic_moe(f, ffn),
+    }
+
+
+def _generic_moe(f: _Fields, ffn: int) -> MoE | None:
+    """Experts under their common names, so an unknown MoE is not silently sized as a dense model."""
+    experts = f.optional(*EXPERTS)
+    if experts is None or experts < 2:
+        return None
+    return MoE(num_experts=experts, experts_per_token=f.integer(*EXPERTS_PER_TOKEN),
+               num_shared_experts=f.optional(*SHARED_EXPERTS) or 0,
+               expert_intermediate_size=f.optional(*EXPERT_FFN) or ffn,
+               shared_expert_intermediate_size=f.optional("shared_expert_intermediate_size"))
+
+
 def _deepseek(f: _Fields, router_bias: bool) -> dict[str, Any]:
+    # MoEGate creates e_score_correction_bias (one per routed expert) only for topk_method "noaux_tc" (V3's
+    # auxiliary-loss-free balancing); V2's greedy / group_limited_greedy routers have none. Absent: the type's default.
+    topk = f.data.get("topk_method")
+    if topk is not None:
+        if not isinstance(topk, str):
+            raise f.fail(f"field 'topk_method' must be a string, got {_show(topk)}")
+        router_bias = topk == "noaux_tc"
     arch = {**_common(f), "tie_word_embeddings": f.flag("tie_word_embeddings", False),
             "attention_bias": f.flag("attention_bias", False)}
     arch["mla"] = MLA(q_lora_rank=f.optional("q_lora_rank"), kv_lora_rank=f.integer("kv_lora_rank"),
@@ -221,11 +437,41 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "falcon": _falcon,
     "RefinedWeb": lambda f: _falcon(f, new_arch_default=True),  # Falcon-40B's original remote-code config
     "RefinedWebModel": _falcon,  # Falcon-7B's original remote-code config
+    "phi": _phi,
+    "starcoder2": _starcoder2,
     "gpt2": _gpt2,
+    "gpt_bigcode": _gpt_bigcode,
+    "gptj": _gptj,
+    "gpt_neox": _gpt_neox,
+    "bloom": _bloom,
+    "opt": _opt,
+    "mpt": _mpt,
     "deepseek_v2": lambda f: _deepseek(f, router_bias=False),
-    "deepseek_v3": lambda f: _deepseek(f, router_bias=True),  # MoEGate has e_score_correction_bias
+    "deepseek_v3": lambda f: _deepseek(f, router_bias=True),
 }
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(_READERS)
+
+
+def _generic_reader(f: _Fields) -> dict[str, Any]:
+    """The generic reader, its missing-field errors saying why a known-type mapping was not used."""
+    model_type = f.data.get("model_type")
+    try:
+        return _generic(f)
+    except InputError as exc:
+        what = "field 'model_type' is missing" if model_type is None else f"model_type {model_type!r} is not supported"
+        detail = str(exc).removeprefix(f"{f.source}: ")
+        raise InputError(f"{f.source}: {what} and the config cannot be read through the common field aliases: "
+                         f"{detail}; known model types: {', '.join(SUPPORTED_MODEL_TYPES)}") from None
+
+
+def _generic_note(model_type: str | None, f: _Fields) -> str:
+    read = ", ".join(f"{key} <- {name}" for key, name in f.read.items())
+    kind = "no model_type" if model_type is None else f"model_type {model_type!r} is not one of the known types"
+    moe = " Experts are read as gated MLPs with a bias-free router in every layer." if f.optional(*EXPERTS) else ""
+    return (f"{kind}; read through the common field aliases ({read}) as a Llama-like decoder (gated MLP, "
+            "RMSNorm, rotary positions, no biases unless attention_bias/mlp_bias/bias say so, head untied unless "
+            f"tie_word_embeddings).{moe} The parameter count is only right if the architecture really is built that "
+            "way (per-head q/k norms, for one, are not counted).")
 
 
 def architecture_from_config(data: Mapping[str, Any], source: str = "config.json") -> HFConfig:
@@ -235,20 +481,8 @@ def architecture_from_config(data: Mapping[str, Any], source: str = "config.json
     if model_type is not None and not isinstance(model_type, str):
         raise InputError(f"{source}: field 'model_type' must be a string, got {_show(model_type)}")
     reader = _READERS.get(model_type) if model_type else None
-    if reader is None:
-        if all(data.get(k) is not None for k in LLAMA_LIKE_FIELDS):
-            reader = _llama
-            notes.append(f"model_type {model_type!r} is not one of the known types; read as a Llama-like decoder "
-                         "(gated MLP, RMSNorm, no biases unless attention_bias/mlp_bias say so). The parameter "
-                         "count is only right if the architecture really is Llama-shaped.")
-        elif model_type is None:
-            raise InputError(f"{source}: field 'model_type' is missing and the config is not Llama-shaped "
-                             f"(needs {', '.join(LLAMA_LIKE_FIELDS)}); supported model types: "
-                             f"{', '.join(SUPPORTED_MODEL_TYPES)}")
-        else:
-            raise InputError(f"{source}: model_type {model_type!r} is not supported; supported model types: "
-                             f"{', '.join(SUPPORTED_MODEL_TYPES)} (or any config with the Llama fields "
-                             f"{', '.join(LLAMA_LIKE_FIELDS)})")
+    known = reader is not None
+    reader = reader or _generic_reader
     fields = _Fields(data, source, str(model_type))
     try:
         arch = Architecture(**reader(fields))
@@ -256,8 +490,11 @@ def architecture_from_config(data: Mapping[str, Any], source: str = "config.json
         part = "" if exc.title == "Architecture" else f"{exc.title.lower()}."  # MoE/MLA built by the readers
         problems = "; ".join(_problem(tuple(f"{part}{p}" for p in e["loc"]), e["msg"]) for e in exc.errors())
         raise InputError(f"{source}: inconsistent config: {problems}") from None
-    if (data.get("num_nextn_predict_layers") or 0) > 0:
-        notes.append(f"{data['num_nextn_predict_layers']} multi-token-prediction layer(s) in the checkpoint are "
+    if not known:
+        notes.append(_generic_note(model_type, fields))
+    mtp = fields.optional("num_nextn_predict_layers")
+    if mtp:
+        notes.append(f"{mtp} multi-token-prediction layer(s) in the checkpoint are "
                      "not counted: they serve training and optional speculative decoding, not normal inference.")
     if arch.moe is not None and arch.moe.experts_per_token > arch.moe.num_experts:
         raise InputError(f"{source}: num_experts_per_tok ({arch.moe.experts_per_token}) exceeds the number of "

@@ -319,7 +319,18 @@ class Architecture(Strict):
     mlp_bias: bool = False
     parallel_attention: bool = False
     learned_position_embeddings: int = Field(default=0, ge=0)
-    """Rows of a learned absolute position table (GPT-2: 1024); 0 for RoPE/ALiBi models."""
+    """Rows of a learned absolute position table (GPT-2: 1024; OPT: max positions + 2 offset rows); 0 for RoPE/ALiBi."""
+    alibi: bool = False
+    """ALiBi attention biases instead of a position table or RoPE (BLOOM, MPT): no parameters, noted in reports."""
+    embedding_norm: bool = False
+    """A norm right after the token embedding (BLOOM's word_embeddings_layernorm)."""
+    layernorm_bias: bool = True
+    """LayerNorms carry a bias as well as a weight (False: MPT's bias-free LayerNorm); ignored for RMSNorm."""
+    lm_head_bias: bool = False
+    """The output projection has a bias of vocab_size (GPT-J)."""
+    word_embed_proj_dim: int | None = Field(default=None, ge=1)
+    """Width of the token embedding when it differs from hidden_size (OPT-350m: 512), with bias-free
+    project_in/project_out matrices between the two."""
     max_position_embeddings: int | None = None
     moe: MoE | None = None
     mla: MLA | None = None

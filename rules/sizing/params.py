@@ -4,7 +4,9 @@ Weights memory, training memory and FLOP estimates all start from the parameter 
 publisher's checkpoint holds, not a rule of thumb like 12·layers·hidden². Every matrix and vector of the Hugging Face
 implementation is counted: attention projections (MHA/GQA/MQA or DeepSeek's multi-head latent attention), the MLP
 (gated: gate/up/down; plain: up/down), mixture-of-experts layers (routed experts, shared experts, router), biases,
-norms (RMSNorm: weight; LayerNorm: weight + bias), token and learned position embeddings, and an untied LM head.
+norms (RMSNorm: weight; LayerNorm: weight + bias unless bias-free), token and learned position embeddings (OPT's
+table has 2 offset rows; ALiBi has none), BLOOM's embedding LayerNorm, OPT-350m's embedding projections, and an
+untied LM head with its bias if any (GPT-J).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class ParameterCount:
     position_embedding: int
     """Learned absolute position table (GPT-2); 0 for RoPE models."""
     lm_head: int
-    """Output projection; 0 when tied to the token embedding."""
+    """Output projection (with its bias, if any); 0 when tied to the token embedding (a bias still counts)."""
     attention_per_layer: int
     """One layer's attention block, including its biases and (MLA) its latent norms."""
     mlp_per_layer_dense: int
@@ -41,14 +43,16 @@ class ParameterCount:
     router_per_layer: int
     """The router (gate) of one MoE layer, with its bias if any."""
     norms: int
-    """All norm parameters: per-layer norms times layers, plus the final norm."""
+    """All norm parameters: per-layer norms times layers, plus the final norm and any embedding norm."""
     dense_layers: int
     moe_layers: int
+    embedding_projections: int = 0
+    """project_in + project_out between a narrower token embedding and the hidden size (OPT-350m); else 0."""
 
     @property
     def non_embedding(self) -> int:
         """Parameters outside the token/position tables and the LM head (the 'N' of scaling-law papers)."""
-        return self.total - self.embedding - self.position_embedding - self.lm_head
+        return self.total - self.embedding - self.position_embedding - self.lm_head - self.embedding_projections
 
     @property
     def total_b(self) -> float:
@@ -99,7 +103,16 @@ def mlp_params(arch: Architecture, intermediate: int) -> int:
 
 
 def _norm_size(arch: Architecture) -> int:
-    return arch.hidden_size * (2 if arch.norm == "layernorm" else 1)
+    return arch.hidden_size * (2 if arch.norm == "layernorm" and arch.layernorm_bias else 1)
+
+
+def _embedding_parts(arch: Architecture) -> tuple[int, int, int]:
+    """(token embedding, LM head with its bias, embedding projections) for one model."""
+    width = arch.word_embed_proj_dim or arch.hidden_size
+    embedding = arch.vocab_size * width
+    lm_head = (0 if arch.tie_word_embeddings else embedding) + (arch.vocab_size if arch.lm_head_bias else 0)
+    projections = 2 * width * arch.hidden_size if width != arch.hidden_size else 0
+    return embedding, lm_head, projections
 
 
 def _moe_parts(arch: Architecture, moe: MoE) -> tuple[int, int, int]:
@@ -114,21 +127,20 @@ def _moe_parts(arch: Architecture, moe: MoE) -> tuple[int, int, int]:
 def count_parameters(arch: Architecture) -> ParameterCount:
     """Count every parameter of `arch`; total and per-token active (they differ only for MoE)."""
     layers = arch.num_hidden_layers
-    embedding = arch.vocab_size * arch.hidden_size
+    embedding, lm_head, projections = _embedding_parts(arch)
     position = arch.learned_position_embeddings * arch.hidden_size
-    lm_head = 0 if arch.tie_word_embeddings else embedding
     attention = attention_params(arch)
     norm = _norm_size(arch)
-    norms = layers * arch.norms_per_layer * norm + (norm if arch.final_norm else 0)
+    norms = (layers * arch.norms_per_layer + int(arch.final_norm) + int(arch.embedding_norm)) * norm
     dense_mlp = mlp_params(arch, arch.intermediate_size)
 
     moe = arch.moe
     if moe is None:
-        total = embedding + position + lm_head + norms + layers * (attention + dense_mlp)
+        total = embedding + projections + position + lm_head + norms + layers * (attention + dense_mlp)
         return ParameterCount(
             total=total, active=total, embedding=embedding, position_embedding=position, lm_head=lm_head,
             attention_per_layer=attention, mlp_per_layer_dense=dense_mlp, expert=0, shared_experts_per_layer=0,
-            router_per_layer=0, norms=norms, dense_layers=layers, moe_layers=0,
+            router_per_layer=0, norms=norms, dense_layers=layers, moe_layers=0, embedding_projections=projections,
         )
 
     if moe.first_dense_layers >= layers:
@@ -138,14 +150,14 @@ def count_parameters(arch: Architecture) -> ParameterCount:
     dense_layers = moe.first_dense_layers
     moe_layers = layers - dense_layers
     expert, shared, router = _moe_parts(arch, moe)
-    common = embedding + position + lm_head + norms + layers * attention + dense_layers * dense_mlp
+    common = embedding + projections + position + lm_head + norms + layers * attention + dense_layers * dense_mlp
     total = common + moe_layers * (moe.num_experts * expert + shared + router)
     active = common + moe_layers * (moe.experts_per_token * expert + shared + router)
     return ParameterCount(
         total=total, active=active, embedding=embedding, position_embedding=position, lm_head=lm_head,
         attention_per_layer=attention, mlp_per_layer_dense=dense_mlp if dense_layers else 0, expert=expert,
         shared_experts_per_layer=shared, router_per_layer=router, norms=norms, dense_layers=dense_layers,
-        moe_layers=moe_layers,
+        moe_layers=moe_layers, embedding_projections=projections,
     )
 
 
@@ -174,4 +186,6 @@ def describe(arch: Architecture) -> str:
         shared = f" + {moe.num_shared_experts} shared" if moe.num_shared_experts else ""
         dense = f", first {moe.first_dense_layers} layers dense" if moe.first_dense_layers else ""
         text += f", MoE {moe.experts_per_token} of {moe.num_experts} experts{shared}{dense}"
+    if arch.alibi:
+        text += ", ALiBi positions"
     return text

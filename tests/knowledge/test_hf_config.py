@@ -37,6 +37,17 @@ CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
     ("falcon-40b-refinedweb.json", 41_303_293_952, 41_303_293_952),
     # Hub and Keras Hub count of google/gemma-2-2b
     ("gemma-2-2b.json", 2_614_341_888, 2_614_341_888),
+    # bigscience/bloom model card: "176,247,271,424 parameters"
+    ("bloom-176b.json", 176_247_271_424, 176_247_271_424),
+    # bigscience/bloom-560m model card: "559,214,592 parameters" (bloomz-560m is its fine-tune, same shapes)
+    ("bloomz-560m.json", 559_214_592, 559_214_592),
+    # sum(p.numel()) of facebook/opt-125m and opt-350m as loaded by transformers (public measurement tables)
+    ("opt-125m.json", 125_239_296, 125_239_296),
+    ("opt-350m.json", 331_196_416, 331_196_416),
+    # EleutherAI/pythia-70m: "Official total params" 70,426,624 (Pythia suite table)
+    ("pythia-70m.json", 70_426_624, 70_426_624),
+    # EleutherAI/gpt-j-6b as loaded by transformers: 6,050,882,784 (lm_head bias included)
+    ("gpt-j-6b.json", 6_050_882_784, 6_050_882_784),
 ])
 def test_real_configs_give_official_counts(name: str, total: int, active: int) -> None:
     counts = count_parameters(load_hf_config(CONFIGS / name))
@@ -90,6 +101,185 @@ def test_llama_shaped_unknown_type_is_read_with_a_note() -> None:
     assert result.notes and "my_private_llama" in result.notes[0]
 
 
+def test_bloom_alibi_embedding_norm_and_4x_mlp() -> None:
+    arch = load_hf_config(CONFIGS / "bloom-176b.json")
+    assert (arch.num_hidden_layers, arch.num_attention_heads, arch.kv_heads, arch.hidden_size) == (70, 112, 112, 14336)
+    assert arch.alibi and arch.embedding_norm and arch.learned_position_embeddings == 0
+    assert arch.intermediate_size == 4 * 14336  # "n_inner": null is not read by BLOOM: always 4 x hidden
+    assert (arch.mlp, arch.norm, arch.tie_word_embeddings, arch.attention_bias, arch.mlp_bias) == (
+        "plain", "layernorm", True, True, True)
+    counts = count_parameters(arch)
+    assert counts.embedding == 3_596_615_680  # model card: "3,596,615,680 embedding parameters"
+    assert counts.position_embedding == 0 and counts.lm_head == 0
+
+
+def test_bloom_reads_n_embed_and_num_attention_heads() -> None:
+    arch = load_hf_config(CONFIGS / "bloomz-560m.json")  # the other spelling of the same fields
+    assert (arch.hidden_size, arch.num_attention_heads, arch.num_hidden_layers) == (1024, 16, 24)
+    assert arch.max_position_embeddings == 2048  # seq_length
+
+
+def test_opt_position_offset_projections_and_post_norm() -> None:
+    small = load_hf_config(CONFIGS / "opt-125m.json")
+    assert small.learned_position_embeddings == 2048 + 2 and small.final_norm
+    assert small.word_embed_proj_dim is None  # 768 = hidden_size: no projections
+    mid = load_hf_config(CONFIGS / "opt-350m.json")
+    assert (mid.word_embed_proj_dim, mid.final_norm, mid.intermediate_size) == (512, False, 4096)
+    assert count_parameters(mid).embedding_projections == 2 * 512 * 1024
+
+
+def test_gptj_and_neox_conventions() -> None:
+    gptj = load_hf_config(CONFIGS / "gpt-j-6b.json")
+    assert (gptj.intermediate_size, gptj.norms_per_layer, gptj.lm_head_bias) == (4 * 4096, 1, True)
+    assert not gptj.attention_bias and gptj.mlp_bias and not gptj.tie_word_embeddings
+    neox = load_hf_config(CONFIGS / "pythia-70m.json")
+    assert (neox.norms_per_layer, neox.attention_bias, neox.tie_word_embeddings) == (2, True, False)
+
+
+def test_mpt_names_alibi_and_bias_free_layernorm() -> None:
+    arch = load_hf_config(CONFIGS / "mpt-7b.json")
+    assert (arch.hidden_size, arch.num_attention_heads, arch.num_hidden_layers) == (4096, 32, 32)
+    assert arch.intermediate_size == 4 * 4096  # expansion_ratio
+    assert arch.alibi and arch.learned_position_embeddings == 0 and not arch.layernorm_bias
+    # Hand count: tied 50,432 x 4,096 embedding; per layer Wqkv + out_proj 4 x 4096^2, up/down 2 x 4096 x 16384,
+    # two bias-free LayerNorms; final norm. MosaicML: "6.7B".
+    per_layer = 4 * 4096**2 + 2 * 4096 * 16384 + 2 * 4096
+    assert count_parameters(arch).total == 50432 * 4096 + 32 * per_layer + 4096 == 6_649_286_656
+    base = json.loads((CONFIGS / "mpt-7b.json").read_text())
+    learned = architecture_from_config({**base, "attn_config": {"alibi": False}}).architecture
+    assert count_parameters(learned).total - count_parameters(arch).total == 2048 * 4096  # wpe when not ALiBi
+    # llm-foundry writes kv_n_heads (default 1) into every attn_config; only grouped-query attention reads it
+    mha = architecture_from_config({**base, "attn_config": {"alibi": True, "kv_n_heads": 1}}).architecture
+    assert mha.kv_heads == 32
+    gqa = {"alibi": True, "attn_type": "grouped_query_attention", "kv_n_heads": 8}
+    assert architecture_from_config({**base, "attn_config": gqa}).architecture.kv_heads == 8
+    mqa = {"alibi": True, "attn_type": "multiquery_attention"}
+    assert architecture_from_config({**base, "attn_config": mqa}).architecture.kv_heads == 1
+    with pytest.raises(InputError, match="'attn_config' must be an object"):
+        architecture_from_config({**base, "attn_config": [1]})
+    with pytest.raises(InputError, match="'expansion_ratio' must be a positive number"):
+        architecture_from_config({**base, "expansion_ratio": "4"})
+
+
+@pytest.mark.parametrize(("shape", "total"), [
+    # microsoft/phi-2: Hub count 2,779,683,840 (also printed by PEFT as "all params" in many public notebooks)
+    ({"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 32}, 2_779_683_840),
+    # microsoft/phi-1_5: model.num_parameters() = 1,418,270,720 in public write-ups
+    ({"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24}, 1_418_270_720),
+])
+def test_phi_parallel_block_and_lm_head_bias(shape: dict[str, int], total: int) -> None:
+    config = {"model_type": "phi", "vocab_size": 51200, "num_attention_heads": 32, "num_key_value_heads": 32,
+              "max_position_embeddings": 2048, "partial_rotary_factor": 0.4, "qk_layernorm": False,
+              "tie_word_embeddings": False, **shape}
+    arch = architecture_from_config(config).architecture
+    assert (arch.norms_per_layer, arch.lm_head_bias, arch.mlp, arch.norm) == (1, True, "plain", "layernorm")
+    assert count_parameters(arch).total == total
+    with pytest.raises(InputError, match="'qk_layernorm'"):
+        architecture_from_config({**config, "qk_layernorm": True})
+
+
+def test_starcoder2_biases_and_gqa() -> None:
+    # bigcode/starcoder2-3b shapes; hand count: q and o 3072 x 3072, k and v 3072 x 256 (2 KV heads of 128), all
+    # biased; c_fc/c_proj 3072 x 12288 with biases; two LayerNorms with bias per layer; final norm; tied.
+    config = {"model_type": "starcoder2", "vocab_size": 49152, "hidden_size": 3072, "intermediate_size": 12288,
+              "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2, "use_bias": True}
+    arch = architecture_from_config(config).architecture
+    attention = 2 * 3072 * 3072 + 2 * 3072 * 256 + (3072 + 2 * 256) + 3072
+    mlp = 2 * 3072 * 12288 + 12288 + 3072
+    assert count_parameters(arch).total == 49152 * 3072 + 30 * (attention + mlp + 4 * 3072) + 2 * 3072
+    assert count_parameters(arch).total == 3_030_371_328
+
+
+def test_gpt_bigcode_multi_query() -> None:
+    # bigcode/gpt_bigcode-santacoder shapes: c_attn projects to 2048 + 2 x 128 (one shared K/V head), with biases.
+    config = {"model_type": "gpt_bigcode", "vocab_size": 49280, "n_embd": 2048, "n_layer": 24, "n_head": 16,
+              "n_inner": 8192, "n_positions": 2048, "multi_query": True}
+    arch = architecture_from_config(config).architecture
+    assert arch.kv_heads == 1 and arch.learned_position_embeddings == 2048
+    attention = 2048 * (2048 + 256) + (2048 + 256) + 2048 * 2048 + 2048
+    mlp = 2 * 2048 * 8192 + 8192 + 2048
+    assert count_parameters(arch).total == 49280 * 2048 + 2048 * 2048 + 24 * (attention + mlp + 4 * 2048) + 2 * 2048
+
+
+def test_unknown_type_read_through_aliases_says_which_fields() -> None:
+    result = read_hf_config(CONFIGS / "unknown_aliases.json")
+    arch = result.architecture
+    assert (arch.num_hidden_layers, arch.hidden_size, arch.num_attention_heads, arch.kv_heads) == (24, 2048, 16, 1)
+    assert (arch.intermediate_size, arch.max_position_embeddings, arch.tie_word_embeddings) == (8192, 8192, True)
+    # Llama-like structure assumed: q 2048 x 2048, k and v 2048 x 128, o 2048 x 2048; gated MLP; two RMSNorms
+    per_layer = 2 * 2048 * 2048 + 2 * 2048 * 128 + 3 * 2048 * 8192 + 2 * 2048
+    assert count_parameters(arch).total == 49152 * 2048 + 24 * per_layer + 2048
+    note = result.notes[0]
+    assert "my_starcoder_fork" in note
+    for read in ("num_hidden_layers <- n_layer", "hidden_size <- n_embd", "num_attention_heads <- n_head",
+                 "intermediate_size <- ffn_dim", "num_key_value_heads <- multi_query"):
+        assert read in note
+
+
+@pytest.mark.parametrize(("config", "intermediate"), [
+    # MPT-style names under an unknown type: d_model, n_heads, n_layers, expansion_ratio
+    ({"d_model": 1024, "n_heads": 16, "n_layers": 8, "expansion_ratio": 4, "max_seq_len": 2048}, 4096),
+    # GPT-2 style: n_embd, n_head, n_layer and n_inner null = 4 x hidden
+    ({"n_embd": 768, "n_head": 12, "n_layer": 12, "n_inner": None, "n_positions": 1024}, 3072),
+    # Megatron/ChatGLM style: num_layers, ffn_hidden_size, padded_vocab_size, seq_length, n_head_kv-like GQA
+    ({"hidden_size": 4096, "num_attention_heads": 32, "num_layers": 28, "ffn_hidden_size": 13696,
+      "num_kv_heads": 2, "seq_length": 8192}, 13696),
+])
+def test_unknown_types_with_common_aliases(config: dict[str, Any], intermediate: int) -> None:
+    vocab = {"padded_vocab_size": 65024} if "num_layers" in config else {"vocab_size": 50257}
+    result = architecture_from_config({"model_type": "someone_elses", **vocab, **config})
+    arch = result.architecture
+    assert arch.intermediate_size == intermediate
+    assert arch.max_position_embeddings in (1024, 2048, 8192)
+    assert "someone_elses" in result.notes[0]
+    if "num_kv_heads" in config:
+        assert arch.kv_heads == 2
+
+
+def test_unknown_moe_is_not_read_as_dense() -> None:
+    # Qwen3-30B-A3B's shapes under a type the reader does not know: 128 experts of 768, 8 per token
+    config = {"model_type": "qwen3_moe_fork", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+              "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+              "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768}
+    result = architecture_from_config(config)
+    moe = result.architecture.moe
+    assert moe is not None and (moe.num_experts, moe.experts_per_token, moe.expert_intermediate_size) == (128, 8, 768)
+    # Qwen3-30B-A3B checkpoint: 30,532,122,624 (sum of its tensor shapes; GGUF general.parameter_count, public
+    # llama-bench tables). The generic reading misses only the per-head q/k RMSNorms
+    # (2 x 128 per layer), which the note says it does not count.
+    assert count_parameters(result.architecture).total == 30_532_122_624 - 48 * 2 * 128
+    assert "Experts are read as gated MLPs" in result.notes[0] and "q/k norms" in result.notes[0]
+    with pytest.raises(InputError, match="'num_experts_per_tok' or 'num_experts_per_token' or 'moe_top_k'"):
+        architecture_from_config({**config, "num_experts_per_tok": None})
+
+
+def test_deepseek_router_bias_follows_topk_method() -> None:
+    base = json.loads((CONFIGS / "deepseek-v3.json").read_text())
+    v3 = count_parameters(architecture_from_config(base).architecture)
+    greedy = architecture_from_config({**base, "topk_method": "greedy"}).architecture
+    assert greedy.moe is not None and not greedy.moe.router_bias
+    assert v3.total - count_parameters(greedy).total == 58 * 256  # e_score_correction_bias, noaux_tc only
+    v2_with_noaux = architecture_from_config({**base, "model_type": "deepseek_v2"}).architecture
+    assert v2_with_noaux.moe is not None and v2_with_noaux.moe.router_bias
+    with pytest.raises(InputError, match="'topk_method' must be a string"):
+        architecture_from_config({**base, "topk_method": 3})
+
+
+def test_missing_model_type_with_aliases_is_read() -> None:
+    result = architecture_from_config({"vocab_size": 32000, "d_model": 512, "n_heads": 8, "n_layers": 4,
+                                       "ffn_dim": 2048})
+    assert result.architecture.hidden_size == 512 and result.notes[0].startswith("no model_type")
+
+
+def test_unknown_type_missing_a_field_names_it() -> None:
+    message = _error(CONFIGS / "unknown_missing_heads.json")
+    assert "'my_encoder' is not supported" in message
+    assert "field 'num_attention_heads' is missing" in message and "'n_head'" in message and "'n_heads'" in message
+    config = {"model_type": "x", "vocab_size": 10, "n_embd": 64, "n_head": 4, "n_layer": 2}
+    with pytest.raises(InputError, match="'intermediate_size' is missing .*'ffn_dim'.*'expansion_ratio'"):
+        architecture_from_config(config)
+
+
 def test_qwen2_bias_is_implied() -> None:
     config = {"model_type": "qwen2", "vocab_size": 151936, "hidden_size": 896, "intermediate_size": 4864,
               "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2,
@@ -133,9 +323,9 @@ def test_wrong_type_is_named() -> None:
 
 
 def test_unsupported_type_lists_supported() -> None:
-    message = _error(CONFIGS / "unsupported.json")
-    assert "'mamba' is not supported" in message
-    assert all(t in message for t in ("llama", "mixtral", "gemma2", "falcon", "gpt2", "deepseek_v3"))
+    message = _error(CONFIGS / "unsupported.json")  # Mamba: d_model, n_layer, but no attention heads
+    assert "'mamba' is not supported" in message and "'num_attention_heads' is missing" in message
+    assert all(t in message for t in ("llama", "mixtral", "gemma2", "falcon", "gpt2", "deepseek_v3", "bloom", "opt"))
 
 
 def test_inconsistent_heads() -> None:
@@ -157,6 +347,7 @@ def test_not_utf8(tmp_path: Path) -> None:
     ({"num_hidden_layers": 0}, "num_hidden_layers"),
     ({"tie_word_embeddings": "yes"}, "'tie_word_embeddings' must be true or false"),
     ({"model_type": 7}, "'model_type' must be a string"),
+    ({"num_nextn_predict_layers": {}}, "'num_nextn_predict_layers' must be an integer"),
 ])
 def test_bad_values(patch: dict[str, Any], expected: str) -> None:
     base = json.loads((CONFIGS / "llama-3.1-8b.json").read_text())
@@ -175,8 +366,8 @@ def test_deepseek_bad_moe_fields() -> None:
 
 
 def test_supported_types_listed() -> None:
-    assert {"llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "phi3", "falcon", "gpt2",
-            "deepseek_v3"} <= set(SUPPORTED_MODEL_TYPES)
+    assert {"llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "phi3", "phi", "starcoder2", "falcon", "gpt2",
+            "gpt_bigcode", "gptj", "gpt_neox", "bloom", "opt", "mpt", "deepseek_v3"} <= set(SUPPORTED_MODEL_TYPES)
 
 
 JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(), st.text(max_size=3),
@@ -186,14 +377,20 @@ KEYS = st.sampled_from(["model_type", "vocab_size", "hidden_size", "intermediate
                         "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "num_local_experts",
                         "num_experts_per_tok", "n_routed_experts", "first_k_dense_replace", "kv_lora_rank",
                         "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "moe_intermediate_size",
-                        "new_decoder_architecture", "multi_query", "num_kv_heads", "q_lora_rank", "moe_layer_freq"])
+                        "new_decoder_architecture", "multi_query", "num_kv_heads", "q_lora_rank", "moe_layer_freq",
+                        "n_embed", "d_model", "n_heads", "n_layers", "num_layers", "ffn_dim", "expansion_ratio",
+                        "word_embed_proj_dim", "do_layer_norm_before", "enable_bias", "no_bias", "attn_config",
+                        "max_seq_len", "seq_length", "padded_vocab_size", "ffn_hidden_size", "n_head_kv",
+                        "num_experts", "moe_top_k", "topk_method", "n_shared_experts"])
 BASES = {"gpt2": "gpt2.json", "falcon": "falcon-7b.json", "RefinedWeb": "falcon-40b-refinedweb.json",
          "RefinedWebModel": "falcon-7b.json", "mixtral": "mixtral-8x7b.json", "deepseek_v2": "deepseek-v3.json",
-         "deepseek_v3": "deepseek-v3.json", "gemma2": "gemma-2-2b.json"}
+         "deepseek_v3": "deepseek-v3.json", "gemma2": "gemma-2-2b.json", "gpt_bigcode": "gpt2.json",
+         "gptj": "gpt-j-6b.json", "gpt_neox": "pythia-70m.json", "bloom": "bloom-176b.json",
+         "opt": "opt-350m.json", "mpt": "mpt-7b.json", "unknown": "unknown_aliases.json"}
 
 
 @settings(max_examples=300)
-@given(st.sampled_from(SUPPORTED_MODEL_TYPES), st.dictionaries(KEYS, JSON_VALUES, max_size=4))
+@given(st.sampled_from([*SUPPORTED_MODEL_TYPES, "unknown"]), st.dictionaries(KEYS, JSON_VALUES, max_size=4))
 def test_any_config_gives_an_architecture_or_an_input_error(model_type: str, changes: dict[str, Any]) -> None:
     """Whatever a valid config is changed into, the reader never lets a KeyError or TypeError through."""
     base = json.loads((CONFIGS / BASES.get(model_type, "llama-3.1-8b.json")).read_text())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from math import ceil
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -33,6 +35,16 @@ DEEPSEEK_V3 = Architecture(
     moe=MoE(num_experts=256, experts_per_token=8, num_shared_experts=1, expert_intermediate_size=2048,
             first_dense_layers=3, router_bias=True),
     mla=MLA(q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128))
+BLOOM = Architecture(vocab_size=250880, hidden_size=14336, intermediate_size=4 * 14336, num_hidden_layers=70,
+                     num_attention_heads=112, tie_word_embeddings=True, mlp="plain", norm="layernorm", alibi=True,
+                     embedding_norm=True, attention_bias=True, attention_output_bias=True, mlp_bias=True)
+OPT_350M = Architecture(vocab_size=50272, hidden_size=1024, intermediate_size=4096, num_hidden_layers=24,
+                        num_attention_heads=16, tie_word_embeddings=True, mlp="plain", norm="layernorm",
+                        final_norm=False, attention_bias=True, attention_output_bias=True, mlp_bias=True,
+                        learned_position_embeddings=2048 + 2, word_embed_proj_dim=512)
+GPTJ_6B = Architecture(vocab_size=50400, hidden_size=4096, intermediate_size=16384, num_hidden_layers=28,
+                       num_attention_heads=16, mlp="plain", norm="layernorm", norms_per_layer=1,
+                       parallel_attention=True, mlp_bias=True, lm_head_bias=True)
 DEEPSEEK_V2_LITE = Architecture(
     vocab_size=102400, hidden_size=2048, intermediate_size=10944, num_hidden_layers=27, num_attention_heads=16,
     num_key_value_heads=16,
@@ -139,6 +151,68 @@ def test_deepseek_v3_mla_and_moe_by_hand() -> None:
     assert round((c.active - c.embedding) / 1e9, 1) == 36.6
 
 
+def test_deepseek_v3_checkpoint_tensor_by_tensor() -> None:
+    """The Hub's count for deepseek-ai/DeepSeek-V3, 684,531,386,000, rebuilt from the tensor shapes: the 61-layer main
+    model, the multi-token-prediction layer 61 and the float32 block scales of the FP8 weights. Only with the
+    router's e_score_correction_bias (256 per MoE layer) does it come out exact."""
+    c = count_parameters(DEEPSEEK_V3)
+    h, vocab, experts = 7168, 129280, 256
+    moe_layer = c.attention_per_layer + 2 * h + experts * c.expert + c.shared_experts_per_layer + c.router_per_layer
+    # layer 61: one MoE decoder layer, enorm + hnorm + shared_head.norm, eh_proj (2h -> h, BF16), and its own
+    # copies of embed_tokens and shared_head.head
+    mtp = moe_layer + 3 * h + 2 * h * h + 2 * vocab * h
+
+    def scales(rows: int, cols: int) -> int:  # weight_scale_inv: one float32 per 128 x 128 block
+        return ceil(rows / 128) * ceil(cols / 128)
+
+    attention = (scales(1536, h) + scales(128 * 192, 1536) + scales(512 + 64, h) + scales(128 * 256, 512)
+                 + scales(h, 128 * 128))
+
+    def mlp(inner: int) -> int:
+        return 2 * scales(inner, h) + scales(h, inner)
+
+    fp8_scales = 62 * attention + 3 * mlp(18432) + 59 * (experts + 1) * mlp(2048)
+    assert c.total + mtp + fp8_scales == 684_531_386_000
+    # the router bias is what used to be missing: 58 MoE layers x 256 in the main model
+    assert 58 * (c.router_per_layer - h * experts) == 14_848
+
+
+def test_bloom_by_hand() -> None:
+    c = count_parameters(BLOOM)
+    h = 14336
+    assert c.attention_per_layer == 4 * h * h + 4 * h  # query_key_value + dense, with biases
+    assert c.mlp_per_layer_dense == 8 * h * h + 4 * h + h  # dense_h_to_4h + dense_4h_to_h, with biases
+    assert c.norms == (2 * 70 + 1 + 1) * 2 * h  # two per layer, ln_f, word_embeddings_layernorm
+    assert (c.position_embedding, c.lm_head) == (0, 0)  # ALiBi, tied head
+    assert c.total == 176_247_271_424  # bigscience/bloom model card
+    assert describe(BLOOM).endswith("ALiBi positions")
+
+
+def test_opt_350m_projections_offset_and_no_final_norm() -> None:
+    c = count_parameters(OPT_350M)
+    assert c.embedding == 50272 * 512  # the table is word_embed_proj_dim wide
+    assert c.embedding_projections == 2 * 512 * 1024  # project_in + project_out, no bias
+    assert c.position_embedding == 2050 * 1024  # 2,048 positions + OPT's offset of 2
+    assert c.norms == 24 * 2 * 2 * 1024  # no final LayerNorm (do_layer_norm_before false)
+    assert c.total == 331_196_416
+    assert c.non_embedding == c.total - 50272 * 512 - 2050 * 1024 - 2 * 512 * 1024
+
+
+def test_gptj_lm_head_bias() -> None:
+    c = count_parameters(GPTJ_6B)
+    assert c.lm_head == 50400 * 4096 + 50400
+    assert c.attention_per_layer == 4 * 4096 * 4096  # no attention biases
+    assert c.total == 6_050_882_784
+
+
+def test_bias_free_layernorm_counts_weight_only() -> None:
+    with_bias = count_parameters(BLOOM)
+    without = count_parameters(BLOOM.model_copy(update={"layernorm_bias": False}))
+    assert with_bias.norms == 2 * without.norms
+    # RMSNorm never has a bias, whatever layernorm_bias says
+    assert count_parameters(LLAMA2_7B.model_copy(update={"layernorm_bias": False})) == count_parameters(LLAMA2_7B)
+
+
 def test_mla_without_q_lora() -> None:
     c = count_parameters(DEEPSEEK_V2_LITE)
     q = 2048 * 16 * 192  # q_proj straight from hidden
@@ -189,7 +263,9 @@ def architectures(draw: st.DrawFn) -> Architecture:
         tie_word_embeddings=draw(st.booleans()), mlp=draw(st.sampled_from(["gated", "plain"])),
         norm=draw(st.sampled_from(["rmsnorm", "layernorm"])), norms_per_layer=draw(st.integers(0, 4)),
         attention_bias=draw(st.booleans()), attention_output_bias=draw(st.booleans()), mlp_bias=draw(st.booleans()),
-        learned_position_embeddings=draw(st.sampled_from([0, 1024, 2048])), moe=moe, mla=mla)
+        learned_position_embeddings=draw(st.sampled_from([0, 1024, 2048])), moe=moe, mla=mla,
+        embedding_norm=draw(st.booleans()), layernorm_bias=draw(st.booleans()), lm_head_bias=draw(st.booleans()),
+        word_embed_proj_dim=draw(st.none() | st.integers(1, 4096)))
 
 
 @given(architectures(), st.integers(1, 16))
@@ -203,9 +279,11 @@ def test_more_layers_more_parameters(arch: Architecture, extra: int) -> None:
 def test_tying_removes_exactly_vocab_times_hidden(arch: Architecture) -> None:
     untied = count_parameters(arch.model_copy(update={"tie_word_embeddings": False}))
     tied = count_parameters(arch.model_copy(update={"tie_word_embeddings": True}))
-    assert untied.total - tied.total == arch.vocab_size * arch.hidden_size
-    assert untied.active - tied.active == arch.vocab_size * arch.hidden_size
-    assert tied.lm_head == 0 and untied.lm_head == untied.embedding
+    width = arch.word_embed_proj_dim or arch.hidden_size
+    assert untied.total - tied.total == arch.vocab_size * width
+    assert untied.active - tied.active == arch.vocab_size * width
+    bias = arch.vocab_size if arch.lm_head_bias else 0
+    assert tied.lm_head == bias and untied.lm_head == untied.embedding + bias
 
 
 @given(architectures())
@@ -214,14 +292,15 @@ def test_breakdown_adds_up(arch: Architecture) -> None:
     per_layer = c.attention_per_layer * arch.num_hidden_layers + c.mlp_per_layer_dense * c.dense_layers
     if arch.moe is None:
         assert c.active == c.total
-        assert c.total == c.embedding + c.position_embedding + c.lm_head + c.norms + per_layer
+        assert c.total == (c.embedding + c.embedding_projections + c.position_embedding + c.lm_head + c.norms
+                           + per_layer)
     else:
         moe = arch.moe
         routed = c.moe_layers * (moe.num_experts - moe.experts_per_token) * c.expert
         assert c.total - c.active == routed  # only unused routed experts are inactive
-        assert c.total == (c.embedding + c.position_embedding + c.lm_head + c.norms + per_layer
-                           + c.moe_layers * (moe.num_experts * c.expert + c.shared_experts_per_layer
-                                             + c.router_per_layer))
+        assert c.total == (c.embedding + c.embedding_projections + c.position_embedding + c.lm_head + c.norms
+                           + per_layer + c.moe_layers * (moe.num_experts * c.expert + c.shared_experts_per_layer
+                                                            + c.router_per_layer))
     assert c.dense_layers + c.moe_layers == arch.num_hidden_layers
     assert 0 < c.active <= c.total
 

@@ -85,6 +85,35 @@ def test_model_config_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["model"]["source"] == "config.json"
 
 
+@pytest.mark.parametrize(("name", "total"), [
+    ("bloom-176b.json", 176_247_271_424),  # BLOOM: n_layer, n_head, ALiBi, word-embedding LayerNorm
+    ("bloomz-560m.json", 559_214_592),  # BLOOM with n_embed / num_attention_heads
+    ("opt-350m.json", 331_196_416),  # OPT: ffn_dim, 2 offset position rows, embedding projections
+    ("gpt-j-6b.json", 6_050_882_784),  # GPT-J: n_embd, n_inner null, LM-head bias
+    ("pythia-70m.json", 70_426_624),  # GPT-NeoX
+    ("mpt-7b.json", 6_649_286_656),  # MPT: d_model, n_heads, n_layers, expansion_ratio, bias-free
+    ("falcon-40b-refinedweb.json", 41_303_293_952),  # Falcon: n_head_kv, n_layer
+    ("gpt2.json", 124_439_808),  # GPT-2: n_embd, n_positions
+])
+def test_config_option_on_every_family(capsys: pytest.CaptureFixture[str], name: str, total: int) -> None:
+    d = run_json(capsys, "--config", str(CONFIGS / name))
+    assert d["parameters"]["total"] == total
+
+
+def test_config_with_unknown_type_notes_the_fields_read(capsys: pytest.CaptureFixture[str]) -> None:
+    d = run_json(capsys, "--config", str(CONFIGS / "unknown_aliases.json"))
+    assert d["model"]["attention"] == "MQA"  # multi_query
+    texts = " ".join(str(a) for a in d["assumptions"])
+    assert "my_starcoder_fork" in texts and "n_layer" in texts
+
+
+def test_config_missing_field_is_an_error_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "--config", str(CONFIGS / "unknown_missing_heads.json")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown_missing_heads.json" in err and "'num_attention_heads' is missing" in err
+    assert "Traceback" not in err
+
+
 def test_training_gpu_hours(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
                  "--gpus", "8", "--zero", "3", "--tokens", "1T")

@@ -33,7 +33,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     model = parser.add_argument_group("model (give one)")
     model.add_argument("--model", metavar="NAME", help="knowledge-base model, matched loosely (llama-3.1-8b)")
     model.add_argument("--params", metavar="SIZE", help="bare size, e.g. 70B, 7e9: sizes a Llama-3-like shape")
-    model.add_argument("--model-config", metavar="PATH", help="a Hugging Face config.json (or its directory)")
+    model.add_argument("--model-config", "--config", dest="model_config", metavar="PATH",
+                       help="a Hugging Face config.json (or its directory)")
     work = parser.add_argument_group("workload")
     work.add_argument("--workload", metavar="KIND", help="inference (default), training or finetune")
     work.add_argument("--method", metavar="M", help="full, lora (finetune default) or qlora")
