@@ -195,7 +195,7 @@ default shown in grey. Each answer is checked as you type and a problem is named
             if hint is None:
                 continue
             why = field.question.why_for(self.state.raw)
-            field.set_hint(hint, f"{why} ({summary})" if summary and field.question.key == "current.gpu" else why)
+            field.set_hint(hint, f"{why} · {summary}" if summary and field.question.key == "current.gpu" else why)
 
     def step_errors(self, step: Step) -> dict[str, str]:
         """Problems that block leaving `step` (its own fields and contradictions between answers)."""
