@@ -165,7 +165,8 @@ async def test_skip_logic_asks_only_what_applies(catalog: Catalog) -> None:
         assert shown_keys(pilot) == ["training.tokens_b", "training.deadline_days", "training.optimizer",
                                      "training.checkpointing"]
         await pilot.press("ctrl+n")
-        assert shown_keys(pilot) == ["budget.capex_usd", "budget.hourly_usd"]  # no monthly serving budget
+        # a monthly budget applies to training too: a run's cost is spread over the months it takes
+        assert shown_keys(pilot) == ["budget.capex_usd", "budget.hourly_usd", "budget.monthly_usd"]
         await pilot.press("ctrl+n")
         assert "deployment.spot" in shown_keys(pilot) and "deployment.power_usd_per_kwh" in shown_keys(pilot)
         await pilot.press("up", "enter")  # where: either → on premises (buy): no cloud questions

@@ -181,7 +181,8 @@ STEPS: tuple[Step, ...] = (
         (
             Question("inference.requests_per_minute", "Requests per minute", "float",
                      "Requests/min × tokens per request → tokens/s needed, plus burst headroom (002 Q4, S10).",
-                     unit="req/min", applies=_inference),
+                     unit="req/min", example="e.g. 600 (empty: no throughput target; each option's capacity is "
+                                             "shown)", applies=_inference),
             Question("inference.input_tokens", "Input tokens per request", "int",
                      "Long prompts raise prefill compute and the time to first token (002, S7).",
                      unit="tokens", applies=_inference),
@@ -223,7 +224,7 @@ STEPS: tuple[Step, ...] = (
                      unit="USD/h", example="e.g. 40 (empty: no limit)", applies=_may_rent),
             Question("budget.monthly_usd", "Monthly budget", "float",
                      "Sustained serving over months: rent vs buy turns on utilization (002 Q6, H15).",
-                     unit="USD/month", example="e.g. 10000 (empty: no limit)", applies=_inference),
+                     unit="USD/month", example="e.g. 50 (empty: no limit)"),
         ),
     ),
     Step(
@@ -233,9 +234,13 @@ STEPS: tuple[Step, ...] = (
                      "Above ~30–40% utilization over ~3 years buying wins; bursty work favours renting (002 Q6, H15).",
                      (Choice("cloud", "Rent in the cloud"), Choice("on_prem", "Buy (on premises)"),
                       Choice("either", "Either: compare both"))),
+            Question("deployment.hours_per_month", "Hours a month in use", "float",
+                     "Rentals bill the hours you use plus set-up per session; owned hardware costs the same idle or "
+                     "busy (002 Q6, H15).", unit="h/month",
+                     example="e.g. 20 (empty: 20 learning, 60 prototyping, 730 production)"),
             Question("deployment.utilization", "Expected utilization", "float",
                      "The busy fraction decides rent vs buy (002 Q6, H15).", unit="0–1",
-                     applies=_may_buy),
+                     example="e.g. 0.5 (empty: from hours a month, or 0.5 in production)", applies=_may_buy),
             Question("deployment.spot", "Use spot / preemptible prices", "bool",
                      "Spot capacity saves 60–90% but needs checkpointing (000, H16/W11).", applies=_may_rent),
             Question("deployment.sensitive_data", "The data is sensitive", "bool",
@@ -252,7 +257,8 @@ STEPS: tuple[Step, ...] = (
                      (Choice("pytorch", "PyTorch"), Choice("jax", "JAX"), Choice("tensorflow", "TensorFlow"),
                       Choice("other", "Other"))),
             Question("constraints.max_gpus", "At most this many GPUs", "int",
-                     "Multi-node jobs need InfiniBand-class networking between nodes (000, H21).", unit="GPUs"),
+                     "Multi-node jobs need InfiniBand-class networking between nodes (000, H21).", unit="GPUs",
+                     example="e.g. 64 (empty: as many as the job needs)"),
             Question("current.gpu", "GPUs you already have", "text",
                      "Hardware you own is the option to beat before buying or renting more; left empty, the GPUs "
                      "detected on this machine are used.",
