@@ -13,6 +13,7 @@ from importlib import metadata
 from typing import Any
 
 from gpuadvisor.rules.result import Cost, Recommendation, RecommendResult, ReportMeta, Warning
+from gpuadvisor.tui.widgets import format as fmt
 
 NA = "n/a"
 
@@ -170,6 +171,8 @@ def summary(result: RecommendResult) -> str:
 # --- options ---------------------------------------------------------------------------------------------------------
 def where(rec: Recommendation) -> str:
     """How the option is obtained: bought, or which instance on which cloud at which price type."""
+    if rec.acquisition == "own":
+        return "your own hardware"
     if rec.purchase or rec.instance is None:
         return "buy"
     inst = rec.instance
@@ -192,7 +195,7 @@ def layout(rec: Recommendation) -> str:
 def speed(rec: Recommendation) -> str:
     """The headline speed figure: tokens/s for inference, days for training."""
     if rec.training_days is not None:
-        return f"{rec.training_days:,.1f} days"
+        return fmt.duration_days(rec.training_days)
     if rec.tokens_per_s is not None:
         return rate(rec.tokens_per_s)
     return NA
@@ -204,10 +207,14 @@ def speed_items(rec: Recommendation) -> list[tuple[str, str]]:
         items.append(("Throughput (all replicas)", rate(rec.tokens_per_s)))
     if rec.tokens_per_s_per_user is not None:
         items.append(("Per user", rate(rec.tokens_per_s_per_user)))
+    if rec.capacity_tokens_per_s is not None:
+        items.append(("Capacity (largest batch)", rate(rec.capacity_tokens_per_s)))
+    if rec.headroom is not None:
+        items.append(("Headroom (capacity ÷ need)", f"{rec.headroom:,.1f}×"))
     if rec.ttft_s is not None:
         items.append(("Time to first token", f"{rec.ttft_s:,.2f} s"))
     if rec.training_days is not None:
-        items.append(("Training time", f"{rec.training_days:,.1f} days"))
+        items.append(("Training time", fmt.duration_days(rec.training_days)))
     if rec.training_gpu_hours is not None:
         items.append(("GPU-hours", f"{rec.training_gpu_hours:,.0f}"))
     return items
@@ -226,9 +233,14 @@ def cost_items(cost: Cost) -> list[tuple[str, str]]:
         items.append(("Per run", usd(cost.usd_per_run)))
     if cost.usd_per_million_tokens is not None:
         items.append(("Per million tokens", usd(cost.usd_per_million_tokens)))
+    if cost.usage_hours is not None:
+        items.append(("Hours billed", f"{cost.usage_hours:,.1f} h (set-up included)"))
     if cost.break_even_utilization is not None:
         items.append(("Buying beats renting above", f"{pct(cost.break_even_utilization)} utilization"))
-    items.append(("Price as of", cost.price_as_of or "unknown"))
+    if cost.price_kind:
+        items.append(("Price kind", cost.price_kind))
+    age = f" ({cost.price_age_months} months old)" if cost.price_age_months is not None else ""
+    items.append(("Price as of", (cost.price_as_of or "undated") + age))
     if cost.price_source:
         items.append(("Price source", cost.price_source))
     return items
@@ -243,8 +255,10 @@ def headline_cost(cost: Cost) -> str:
         parts.append(f"{usd(cost.usd_per_hour)}/h")
     if cost.usd_per_run is not None:
         parts.append(f"{usd(cost.usd_per_run)}/run")
-    if cost.usd_per_million_tokens is not None:
-        parts.append(f"{usd(cost.usd_per_million_tokens)}/M tok")
+    elif cost.usd_per_month is not None:
+        parts.append(f"{usd(cost.usd_per_month)}/month")
+    if cost.price_kind:
+        parts.append(fmt.price_label(cost.price_kind, cost.price_as_of, cost.price_age_months))
     return ", ".join(parts) or NA
 
 

@@ -66,6 +66,28 @@ def seconds(value: float | None) -> str:
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:,.1f} s"
 
 
+def duration_days(days: float | None) -> str:
+    """A run's wall time in the unit that reads best: `12 min`, `5.3 h`, `2.4 days`."""
+    if days is None:
+        return DASH
+    hours = days * 24
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{days:,.1f} days"
+
+
+def price_label(kind: str | None, as_of: str | None, age_months: int | None) -> str:
+    """What a price is and how old: `spot · 2 mo`, `msrp · 22 mo`, `street · undated`, `free`, `owned`."""
+    if kind in (None, "free", "owned"):
+        return kind or DASH
+    short = {"on-demand": "on-demand"}.get(kind, kind)
+    if not as_of:
+        return f"{short} · undated"
+    return f"{short} · {age_months} mo" if age_months is not None else f"{short} · {as_of}"
+
+
 def yes_no(value: bool) -> str:
     return "✔ yes" if value else "✖ no"
 

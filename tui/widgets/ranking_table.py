@@ -33,10 +33,10 @@ def columns_for(workload: str) -> list[Column]:
     common = [Column("mark", "", 1), Column("rank", "#", 3), Column("option", "Option", 0), Column("count", "GPUs", 5),
               Column("fits", "Fits", 5), Column("memory", "Mem/GPU", 8)]
     if workload == "inference":
-        extra = [Column("speed", "Tok/s", 6), Column("cost", "$/h", 7), Column("unit", "$/1M tok", 9)]
+        extra = [Column("speed", "Tok/s", 6), Column("cost", "$/month", 8), Column("unit", "$/h", 7)]
     else:
-        extra = [Column("speed", "Days", 6), Column("cost", "$/run", 7), Column("unit", "$/h", 7)]
-    return [*common, *extra, Column("score", "Score", 6), Column("move", "Δ", 4)]
+        extra = [Column("speed", "Time", 6), Column("cost", "$/run", 7), Column("unit", "$/h", 7)]
+    return [*common, *extra, Column("price", "Price", 6), Column("score", "Score", 6), Column("move", "Δ", 4)]
 
 
 VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD Radeon ", "AMD ", "Google ", "AWS ", "Intel ",
@@ -48,7 +48,8 @@ def short_title(rec: Recommendation) -> str:
     name = rec.accelerator.name
     for prefix in VENDOR_PREFIXES:
         name = name.removeprefix(prefix)
-    where = "buy" if rec.purchase else (rec.instance.provider if rec.instance is not None else "")
+    where = ("yours" if rec.acquisition == "own" else "buy" if rec.purchase
+             else (rec.instance.provider if rec.instance is not None else ""))
     spot = " spot" if rec.instance is not None and rec.instance.pricing == "spot" else ""
     return f"{name} · {where}{spot}" if where else name
 
@@ -57,17 +58,18 @@ def cells(rec: Recommendation, workload: str) -> dict[str, str]:
     """The text of each column for one option (purchases show their price where rentals show $/h)."""
     cost = rec.cost
     buy = f"buy {fmt.short_money(cost.capex_usd)}" if rec.purchase and cost.capex_usd is not None else None
-    if workload == "inference":
+    if workload == "inference":  # ranked by the cost of the month at the hours used
         speed = fmt.number(rec.tokens_per_s, 0)
-        main = buy or fmt.money(cost.usd_per_hour)
-        unit = fmt.money(cost.usd_per_million_tokens)
+        main = fmt.money(cost.usd_per_month)
+        unit = buy or fmt.money(cost.usd_per_hour)
     else:
-        speed = fmt.number(rec.training_days, 1)
+        speed = fmt.duration_days(rec.training_days)
         main = fmt.money(cost.usd_per_run) if cost.usd_per_run is not None else (buy or fmt.DASH)
         unit = buy if cost.usd_per_run is not None and buy else fmt.money(cost.usd_per_hour)
     return {
         "rank": str(rec.rank), "count": str(rec.count), "fits": "✔" if rec.fits else "✖ no",
         "memory": f"{rec.memory_gb_per_gpu:,.1f}", "speed": speed, "cost": main, "unit": unit,
+        "price": fmt.price_label(cost.price_kind, cost.price_as_of, cost.price_age_months),
         "score": f"{rec.score:.1f}",
     }
 
