@@ -148,7 +148,9 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     shown = {r.option for r in recs}
     # warnings about particular options are listed for the recommended ones; the plan-wide ones always
     shown_targets = {t for _, o, *_ in ranked[:top] for t in idx.targets(o)}
-    warnings = _warnings(idx, shown_targets, recs)
+    # score adjustments explain the order of every listed option, runners-up included (why an option sank)
+    listed_targets = {t for _, o, *_ in ranked[: top + RUNNERS_UP] for t in idx.targets(o)}
+    warnings = _warnings(idx, shown_targets, listed_targets, recs)
     return RecommendResult(
         answers=answers.given(), answers_effective=answers.model_dump(mode="json"),
         defaults_applied=_defaults(answers, resolved),
@@ -208,7 +210,8 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
     )
 
 
-def _warnings(idx: _Index, shown_targets: set[str], recs: list[Recommendation]) -> list[Warning]:
+def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
+              recs: list[Recommendation]) -> list[Warning]:
     by_option = {t: r.option for r in recs for t in (r.option, f"cfg:{r.accelerator.id}", f"acc:{r.accelerator.id}")}
     groups: dict[tuple[str, str], tuple[int, dict[str, Any], list[str]]] = {}
     for fid, w in idx.warnings:
@@ -222,7 +225,7 @@ def _warnings(idx: _Index, shown_targets: set[str], recs: list[Recommendation]) 
             groups[key][2].append(by_option[target])
     # a heuristic's score adjustment is also shown as advice on the options it concerns: advice is visible, and
     # it moves the ranking instead of vetoing an answer
-    for target in sorted(shown_targets):
+    for target in sorted(listed_targets):
         for fid, adj in idx.adjustments.get(target, []):
             points = float(adj["points"])
             key = (str(adj["rule"]), str(adj["reason"]))
