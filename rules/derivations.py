@@ -451,7 +451,7 @@ class Derivations:
             elif rent:
                 extra.update({"break_even_utilization": 1.0, "buy_pays_off": False})
             label += (f" at ~${price.value:,.0f} each ({'approximate, ' if price.approximate else ''}as of "
-                      f"{price.as_of})")
+                      f"{price.as_of_label})")
         self._conclude_option(ctx, config, a, work, extra, label, None)
 
     def _served_tps(self, ctx: RuleContext, work: Fact) -> float | None:

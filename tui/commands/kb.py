@@ -20,7 +20,7 @@ from gpuadvisor.knowledge.paths import CONFIG_ENV, data_dir, overlay_dir
 
 if TYPE_CHECKING:  # the catalog and its pydantic schema load only when a kb command runs, not at every start
     from gpuadvisor.knowledge.catalog import Catalog, EntryKind
-    from gpuadvisor.knowledge.schema import Accelerator, Assumption, Instance, InstancePrice, Model, Precision
+    from gpuadvisor.knowledge.schema import Accelerator, Assumption, Instance, InstancePrice, Model, Precision, Price
 
 LIST_KINDS: dict[str, EntryKind] = {
     "accelerators": "accelerator",
@@ -172,9 +172,14 @@ def _accelerator_row(a: Accelerator) -> list[str]:
     price = ""
     if a.purchase_price_usd is not None:
         p = a.purchase_price_usd
-        price = f"{'~' if p.approximate else ''}${p.value:,.0f} ({_as_of(p.as_of)})"
+        price = _purchase_price_cell(p)
     return [a.id, _clip(a.name), a.market, _num(a.memory_gb.value), _num(a.memory_bandwidth_gbs.value),
             _num(a.dense_tflops("bf16"), 1), _num(a.dense_tflops("fp8"), 1), price]
+
+
+def _purchase_price_cell(p: Price) -> str:
+    """'~$30,000 street, undated' or '$1,599 msrp, 2022-10': the kind and date travel with every price."""
+    return f"{'~' if p.approximate else ''}${p.value:,.0f} {p.kind}, {p.as_of_label}"
 
 
 def _price_cell(p: InstancePrice | None) -> str:
@@ -213,7 +218,7 @@ def _assumption_row(a: Assumption) -> list[str]:
 
 
 _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
-    "accelerator": (["id", "name", "market", "GB", "GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "price (as of)"],
+    "accelerator": (["id", "name", "market", "GB", "GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "price (kind, as of)"],
                     _accelerator_row),
     "instance": (["id", "provider", "accelerator", "n", "on-demand $/h (as of)", "spot $/h (as of)"], _instance_row),
     "model": (["id", "name", "family", "parameters", "layers", "hidden", "heads/kv", "hf repo"], _model_row),
