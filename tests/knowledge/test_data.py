@@ -110,7 +110,7 @@ def test_purchase_prices(shipped: Catalog) -> None:
     assert a["nvidia-l40s"].purchase_price_usd is not None and a["nvidia-l40s"].purchase_price_usd.value == 9000
     # No list price exists for these: documented estimates with their range, never a bare figure.
     b200 = a["nvidia-b200"].purchase_price_usd
-    assert b200 is not None and (b200.kind, b200.low, b200.high, b200.as_of) == ("estimate", 30000, 40000, "2024-10")
+    assert b200 is not None and (b200.kind, b200.low, b200.high, b200.as_of) == ("estimate", 35000, 40000, "2026-04")
     gaudi3 = a["intel-gaudi3"].purchase_price_usd  # Intel's $125,000 list price for an 8-card kit
     assert gaudi3 is not None and gaudi3.kind == "system-share" and gaudi3.value == 125000 / 8
     # Nobody gives a price for these: absent, not invented.

@@ -96,8 +96,8 @@ def test_every_price_has_kind_and_sources_and_estimates_say_where_the_range_come
             assert p.approximate, acc.id
         if p.kind == "estimate":
             assert p.notes, f"{acc.id}: an estimate must say where its range comes from"
-        if p.kind == "msrp":
-            assert p.as_of is not None, f"{acc.id}: a launch MSRP has a launch date"
+        if p.low is not None and p.high is not None:
+            assert p.low <= p.value <= p.high, acc.id
 
 
 def test_at_least_90_percent_of_purchasable_accelerators_are_priced(shipped: Catalog) -> None:
