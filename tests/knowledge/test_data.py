@@ -11,7 +11,9 @@ from gpuadvisor.knowledge.catalog import Catalog
 
 
 def test_counts(shipped: Catalog) -> None:
-    assert len(shipped.accelerators) == 45  # every device of the reference table
+    # the 45 devices of the reference table + 15 added for issue 10 (B300, GB300, RTX PRO 6000, RTX 50, DGX Spark,
+    # MI355X/MI350X, W7900, Apple M3 Ultra/M4 Max configurations, TPU7x)
+    assert len(shipped.accelerators) == 60
     assert len(shipped.instances) >= 40
     assert {"doc-000", "doc-001", "doc-002", "doc-003", "doc-004", "doc-reference"} <= set(shipped.documents)
     assert {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4", "gptq", "awq", "nf4", "bnb-int8",
@@ -92,7 +94,7 @@ def test_interconnect_fields_are_consistent(shipped: Catalog) -> None:
 def test_cloud_only_parts_cannot_be_bought(shipped: Catalog) -> None:
     cloud_only = {a.id for a in shipped.accelerators.values() if a.market == "cloud-only"}
     assert {"google-tpu-v4", "google-tpu-v5e", "google-tpu-v5p", "google-tpu-v6e", "aws-trainium",
-            "aws-trainium2", "aws-inferentia2", "nvidia-a10g"} == cloud_only
+            "aws-trainium2", "aws-inferentia2", "nvidia-a10g", "google-tpu7x"} == cloud_only
     assert all(not shipped.accelerators[i].purchasable for i in cloud_only)
 
 
