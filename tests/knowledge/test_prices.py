@@ -125,3 +125,15 @@ def test_every_unpriced_purchasable_part_says_why(shipped: Catalog) -> None:
     for acc_id in unpriced:
         acc = shipped.accelerators[acc_id]
         assert any("price" in u for u in acc.unverified), acc_id
+
+
+def test_an_estimate_without_its_range_is_refused_with_file_and_line(tmp_path: Path) -> None:
+    from gpuadvisor.knowledge.loader import validate_knowledge
+
+    overlay = tmp_path / "prices.toml"
+    overlay.write_text('[[accelerator]]\nid = "nvidia-h100-sxm5"\n'
+                       'purchase_price_usd = { value = 24500, kind = "estimate", sources = ["doc-002"] }\n')
+    report = validate_knowledge(user_dir=None, extra_files=[overlay])
+    assert report.catalog is None
+    assert report.errors == [f"{overlay}:3: accelerator 'nvidia-h100-sxm5': purchase_price_usd: a price of kind "
+                             "'estimate' needs 'low' and 'high' (the range its sources span)"]

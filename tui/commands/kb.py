@@ -2,6 +2,7 @@
 
     gpuadvisor kb path
     gpuadvisor kb list accelerators|instances|models|precisions|assumptions [--json]
+    gpuadvisor kb stale [--months 12] [--today YYYY-MM-DD]
     gpuadvisor kb validate [FILE ...]
 """
 
@@ -12,7 +13,9 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +42,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     lister = sub.add_parser("list", help="list the entries of one kind as a table (or JSON)")
     lister.add_argument("kind", choices=sorted(LIST_KINDS), help="what to list")
     lister.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    stale = sub.add_parser("stale", help="list the prices older than N months, and the undated ones")
+    stale.add_argument("--months", type=_positive_int, default=12, metavar="N",
+                       help="age in whole months from which a price counts as stale (default 12)")
+    stale.add_argument("--today", type=_iso_date, default=None, metavar="YYYY-MM-DD",
+                       help="the date to measure age from (default: today)")
     validator = sub.add_parser("validate", help="check the shipped files and overlays; every error as file:line")
     validator.add_argument("files", nargs="*", type=Path, metavar="FILE",
                            help="overlay files to check (default: the *.toml files in your overlay directory)")
@@ -49,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         return _path()
     if args.kb_action == "list":
         return _list(args.kind, as_json=args.json)
+    if args.kb_action == "stale":
+        return _stale(args.months, args.today or date.today())
     if args.kb_action == "validate":
         return _validate(args.files)
     args.kb_parser.print_help(sys.stderr)
@@ -97,6 +107,95 @@ def _validate(files: Sequence[Path]) -> int:
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# kb stale
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of months") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1 month")
+    return value
+
+
+def _iso_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+
+
+@dataclass(frozen=True)
+class PriceAge:
+    """One price in use with its age: a purchase price, or an instance's newest price of one type."""
+
+    what: str  # "purchase" or the instance price type ("on-demand", "spot", ...)
+    entry: str  # accelerator or instance id
+    price: str  # "$1,599 msrp" or "$55.04/h"
+    as_of: str | None
+    months: int | None  # None when undated
+
+
+def price_ages(catalog: Catalog, today: date) -> list[PriceAge]:
+    """Every price the advisor can use, with its age in whole months on `today` (None for an undated one)."""
+    from gpuadvisor.knowledge.schema import age_months
+
+    return [PriceAge(what, entry, price, as_of, age_months(as_of, today))
+            for what, entry, price, as_of in _prices_in_use(catalog)]
+
+
+def _prices_in_use(catalog: Catalog) -> Iterator[tuple[str, str, str, str | None]]:
+    for acc in catalog.accelerators.values():
+        p = acc.purchase_price_usd
+        if p is not None:
+            yield "purchase", acc.id, f"${p.value:,.0f} {p.kind}", p.as_of
+    for inst in catalog.instances.values():
+        for kind in sorted({p.type for p in inst.price}):
+            offer = _newest(p for p in inst.price if p.type == kind)
+            yield kind, inst.id, f"${offer.usd_per_hour:,.2f}/h", offer.as_of
+
+
+def _newest(prices: Iterator[InstancePrice]) -> InstancePrice:
+    """The newest dated price of one type; an undated one only when none of them is dated."""
+    candidates = list(prices)
+    dated = [p for p in candidates if _date_of(p.as_of) is not None]
+    return max(dated, key=lambda p: _date_of(p.as_of) or date.min) if dated else candidates[0]
+
+
+def _date_of(as_of: str | None) -> date | None:
+    """The date an `as_of` starts with ('2024-12' is 2024-12-01), or None when undated."""
+    from gpuadvisor.knowledge.schema import parse_as_of
+
+    return None if as_of is None else parse_as_of(as_of)
+
+
+def _stale(months: int, today: date) -> int:
+    from gpuadvisor.knowledge.loader import load_catalog
+
+    ages = price_ages(load_catalog(), today)
+    old = sorted((a for a in ages if a.months is not None and a.months >= months),
+                 key=lambda a: (-(a.months or 0), a.entry, a.what))
+    undated = sorted((a for a in ages if a.months is None), key=lambda a: (a.entry, a.what))
+    headers = ["price of", "id", "price", "as of", "age"]
+    print(f"Prices {months} months old or older on {today:%Y-%m-%d}:")
+    if old:
+        print(_table(headers, [[a.what, a.entry, a.price, _as_of(a.as_of), f"{a.months} months"] for a in old]))
+    else:
+        print("none")
+    print("\nUndated prices (their source gives no date; check them before relying on them):")
+    if undated:
+        print(_table(headers[:3], [[a.what, a.entry, a.price] for a in undated]))
+    else:
+        print("none")
+    print(f"\n{len(old)} of {len(ages)} prices are {months} months old or older; {len(undated)} undated. "
+          "Refresh them with an overlay (see `gpuadvisor kb path`).")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # kb list
 # ----------------------------------------------------------------------------------------------------------------
 
@@ -138,7 +237,10 @@ def _price_note(catalog: Catalog, kind: str) -> str:
     dates = catalog.price_dates()
     if kind not in ("accelerator", "instance") or dates is None:
         return ""
-    return f"; prices as of {dates.oldest:%Y-%m} to {dates.newest:%Y-%m-%d}, always check before buying"
+    undated = sum(1 for a in catalog.accelerators.values()
+                  if kind == "accelerator" and a.purchase_price_usd is not None and a.purchase_price_usd.as_of is None)
+    extra = f" ({undated} undated)" if undated else ""
+    return f"; prices as of {dates.oldest:%Y-%m} to {dates.newest:%Y-%m-%d}{extra}, always check before buying"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -154,8 +256,10 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
-def _as_of(text: str) -> str:
-    """The date part of an as_of ('2026-07-28', '2024-12 (rates valid until ...)' -> '2024-12')."""
+def _as_of(text: str | None) -> str:
+    """The date part of an as_of ('2026-07-28', '2024-12 (rates valid until ...)' -> '2024-12'); 'undated' for None."""
+    if text is None:
+        return "undated"
     m = re.match(r"\d{4}-\d{2}(?:-\d{2})?", text)
     return m[0] if m else text
 
@@ -179,7 +283,7 @@ def _accelerator_row(a: Accelerator) -> list[str]:
 
 def _purchase_price_cell(p: Price) -> str:
     """'~$30,000 street, undated' or '$1,599 msrp, 2022-10': the kind and date travel with every price."""
-    return f"{'~' if p.approximate else ''}${p.value:,.0f} {p.kind}, {p.as_of_label}"
+    return f"{'~' if p.approximate else ''}${p.value:,.0f} {p.kind}, {_as_of(p.as_of)}"
 
 
 def _price_cell(p: InstancePrice | None) -> str:
