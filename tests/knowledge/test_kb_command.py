@@ -165,11 +165,11 @@ def test_stale_bad_arguments(args: list[str], message: str, capsys: pytest.Captu
 
 def test_newest_price_prefers_a_dated_one_and_tolerates_undated() -> None:
     """Instance prices may become undated (`as_of = None`): the newest dated one is in use, else the undated one."""
+    from gpuadvisor.knowledge.freshness import newest_price
     from gpuadvisor.knowledge.schema import InstancePrice
-    from gpuadvisor.tui.commands.kb import _newest
 
     def offer(usd: float, as_of: str | None) -> InstancePrice:
         return InstancePrice.model_construct(type="on-demand", usd_per_hour=usd, as_of=as_of, sources=["doc-002"])
 
-    assert _newest(iter([offer(1, "2025-01"), offer(2, None), offer(3, "2026-02-01")])).usd_per_hour == 3
-    assert _newest(iter([offer(2, None)])).usd_per_hour == 2
+    assert newest_price([offer(1, "2025-01"), offer(2, None), offer(3, "2026-02-01")]).usd_per_hour == 3
+    assert newest_price([offer(2, None)]).usd_per_hour == 2

@@ -137,3 +137,17 @@ def test_an_estimate_without_its_range_is_refused_with_file_and_line(tmp_path: P
     assert report.catalog is None
     assert report.errors == [f"{overlay}:3: accelerator 'nvidia-h100-sxm5': purchase_price_usd: a price of kind "
                              "'estimate' needs 'low' and 'high' (the range its sources span)"]
+
+
+def test_price_ages(shipped: Catalog) -> None:
+    from gpuadvisor.knowledge.freshness import price_ages
+
+    ages = {(a.what, a.entry): a for a in price_ages(shipped, date(2026, 11, 25))}
+    assert ages["purchase", "nvidia-rtx-4090"].months == 49  # 2022-10-01 .. 2026-11-25
+    assert ages["purchase", "nvidia-rtx-5060-ti-16gb"].months == 19  # 2025-04-01 .. 2026-11-25
+    assert ages["purchase", "nvidia-h100-sxm5"].months is None  # undated document price
+    assert ages["on-demand", "aws-p5.48xlarge"].as_of == "2026-07-28"  # the newest price is the one in use
+    assert ages["on-demand", "aws-p5.48xlarge"].months == 3
+    priced = sum(1 for a in shipped.accelerators.values() if a.purchase_price_usd is not None)
+    types = sum(len({p.type for p in i.price}) for i in shipped.instances.values())
+    assert len(ages) == priced + types

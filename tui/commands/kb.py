@@ -13,8 +13,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,51 +127,8 @@ def _iso_date(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
 
 
-@dataclass(frozen=True)
-class PriceAge:
-    """One price in use with its age: a purchase price, or an instance's newest price of one type."""
-
-    what: str  # "purchase" or the instance price type ("on-demand", "spot", ...)
-    entry: str  # accelerator or instance id
-    price: str  # "$1,599 msrp" or "$55.04/h"
-    as_of: str | None
-    months: int | None  # None when undated
-
-
-def price_ages(catalog: Catalog, today: date) -> list[PriceAge]:
-    """Every price the advisor can use, with its age in whole months on `today` (None for an undated one)."""
-    from gpuadvisor.knowledge.schema import age_months
-
-    return [PriceAge(what, entry, price, as_of, age_months(as_of, today))
-            for what, entry, price, as_of in _prices_in_use(catalog)]
-
-
-def _prices_in_use(catalog: Catalog) -> Iterator[tuple[str, str, str, str | None]]:
-    for acc in catalog.accelerators.values():
-        p = acc.purchase_price_usd
-        if p is not None:
-            yield "purchase", acc.id, f"${p.value:,.0f} {p.kind}", p.as_of
-    for inst in catalog.instances.values():
-        for kind in sorted({p.type for p in inst.price}):
-            offer = _newest(p for p in inst.price if p.type == kind)
-            yield kind, inst.id, f"${offer.usd_per_hour:,.2f}/h", offer.as_of
-
-
-def _newest(prices: Iterator[InstancePrice]) -> InstancePrice:
-    """The newest dated price of one type; an undated one only when none of them is dated."""
-    candidates = list(prices)
-    dated = [p for p in candidates if _date_of(p.as_of) is not None]
-    return max(dated, key=lambda p: _date_of(p.as_of) or date.min) if dated else candidates[0]
-
-
-def _date_of(as_of: str | None) -> date | None:
-    """The date an `as_of` starts with ('2024-12' is 2024-12-01), or None when undated."""
-    from gpuadvisor.knowledge.schema import parse_as_of
-
-    return None if as_of is None else parse_as_of(as_of)
-
-
 def _stale(months: int, today: date) -> int:
+    from gpuadvisor.knowledge.freshness import price_ages
     from gpuadvisor.knowledge.loader import load_catalog
 
     ages = price_ages(load_catalog(), today)
