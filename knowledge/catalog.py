@@ -88,6 +88,6 @@ class Catalog:
                 if current is not None and current.as_of_date is not None:
                     dates.append(current.as_of_date)
         for acc in self.accelerators.values():
-            if acc.purchase_price_usd is not None:
+            if acc.purchase_price_usd is not None and acc.purchase_price_usd.as_of is not None:
                 dates.append(parse_as_of(acc.purchase_price_usd.as_of))
         return DateRange(min(dates), max(dates)) if dates else None

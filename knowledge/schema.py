@@ -61,20 +61,73 @@ def parse_as_of(text: str) -> date:
     return date(int(m[1]), int(m[2]), int(m[3] or 1))
 
 
+PriceKind = Literal["msrp", "street", "used", "system-share", "estimate"]
+"""msrp = launch list price; street = new-card retail; used = second-hand market; system-share = a published
+server/system price divided by its accelerators; estimate = a documented range from quotes, press or resellers."""
+
+
 class Price(Strict):
-    """A purchase price: approximate street price or launch MSRP, always dated."""
+    """A purchase price with its kind and, when its source gives one, its date.
+
+    `as_of` is None for an undated figure (a document that states a price without saying when): never stamp a
+    date nobody observed. An `estimate` carries the `low`/`high` range its sources span.
+    """
 
     value: float = Field(gt=0)
-    as_of: str
+    kind: PriceKind
+    as_of: str | None = None
     sources: list[str] = Field(min_length=1)
     approximate: bool = True
+    low: float | None = Field(default=None, gt=0)
+    high: float | None = Field(default=None, gt=0)
     notes: str | None = None
 
     @field_validator("as_of")
     @classmethod
-    def _date(cls, v: str) -> str:
-        parse_as_of(v)
+    def _date(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_as_of(v)
         return v
+
+    @model_validator(mode="after")
+    def _range(self) -> Price:
+        if self.kind == "estimate" and (self.low is None or self.high is None):
+            raise ValueError("a price of kind 'estimate' needs 'low' and 'high' (the range its sources span)")
+        if (self.low is None) != (self.high is None):
+            raise ValueError("give both 'low' and 'high', or neither")
+        if self.low is not None and self.high is not None and not self.low <= self.value <= self.high:
+            raise ValueError(f"value {self.value:g} must lie within low {self.low:g} .. high {self.high:g}")
+        return self
+
+    @property
+    def as_of_date(self) -> date | None:
+        return None if self.as_of is None else parse_as_of(self.as_of)
+
+    @property
+    def as_of_label(self) -> str:
+        """The date as shown to users ('2025-01', '2026-07-28'), or 'undated' when the source gives none."""
+        return as_of_label(self.as_of)
+
+    def age_months(self, today: date) -> int | None:
+        """Whole months from `as_of` to `today` (None when undated); a future date counts as 0."""
+        return age_months(self.as_of, today)
+
+
+def as_of_label(as_of: str | None) -> str:
+    """The date part of an `as_of` ('2024-12 (rates valid until ...)' -> '2024-12'), or 'undated' for None."""
+    if as_of is None:
+        return "undated"
+    m = _DATE_PREFIX.match(as_of)
+    return m[0] if m else as_of
+
+
+def age_months(as_of: str | None, today: date) -> int | None:
+    """Whole calendar months between an `as_of` and `today`, counting a partial month as not yet elapsed."""
+    if as_of is None:
+        return None
+    then = parse_as_of(as_of)
+    months = (today.year - then.year) * 12 + today.month - then.month - (today.day < then.day)
+    return max(months, 0)
 
 
 Vendor = Literal["nvidia", "amd", "google", "aws", "intel", "apple", "other"]

@@ -492,7 +492,7 @@ class Derivations:
             rent = self.cheapest_rent.get(a.id)
             be = break_even_utilization(price.value, a.tdp_w.value, rent, factors=f) if rent else None
             lifetime_power = owned.power_usd_per_busy_hour * util * f.hardware_lifetime_years * HOURS_PER_YEAR
-            kind = getattr(price, "kind", None) or ("street" if price.approximate else "msrp")
+            kind = price.kind
             extra.update({
                 "price_known": True, "capex_usd": round(owned.capex_usd, 2), "usd_per_hour": round(hourly, 4),
                 "usd_per_month": round(monthly, 2), "price_as_of": price.as_of, "price_kind": kind,

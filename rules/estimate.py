@@ -765,7 +765,7 @@ def _costs(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: 
     if gpu_hours is not None:
         run = owned.usd_per_busy_hour * gpu_hours / par.gpus
     result.owned = OwnedOut(
-        price_usd_each=price.value, price_as_of=price.as_of, capex_usd=owned.capex_usd, utilization=utilization,
+        price_usd_each=price.value, price_as_of=price.as_of_label, capex_usd=owned.capex_usd, utilization=utilization,
         usd_per_busy_hour=owned.usd_per_busy_hour, usd_per_million_tokens=owned.usd_per_million_tokens,
         usd_per_run=run,
         break_even_utilization=None if cheapest_rent is None else break_even_utilization(

@@ -11,7 +11,9 @@ from gpuadvisor.knowledge.catalog import Catalog
 
 
 def test_counts(shipped: Catalog) -> None:
-    assert len(shipped.accelerators) == 45  # every device of the reference table
+    # the 45 devices of the reference table + 15 added for issue 10 (B300, GB300, RTX PRO 6000, RTX 50, DGX Spark,
+    # MI355X/MI350X, W7900, Apple M3 Ultra/M4 Max configurations, TPU7x)
+    assert len(shipped.accelerators) == 60
     assert len(shipped.instances) >= 40
     assert {"doc-000", "doc-001", "doc-002", "doc-003", "doc-004", "doc-reference"} <= set(shipped.documents)
     assert {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4", "gptq", "awq", "nf4", "bnb-int8",
@@ -92,23 +94,30 @@ def test_interconnect_fields_are_consistent(shipped: Catalog) -> None:
 def test_cloud_only_parts_cannot_be_bought(shipped: Catalog) -> None:
     cloud_only = {a.id for a in shipped.accelerators.values() if a.market == "cloud-only"}
     assert {"google-tpu-v4", "google-tpu-v5e", "google-tpu-v5p", "google-tpu-v6e", "aws-trainium",
-            "aws-trainium2", "aws-inferentia2", "nvidia-a10g"} == cloud_only
+            "aws-trainium2", "aws-inferentia2", "nvidia-a10g", "google-tpu7x"} == cloud_only
     assert all(not shipped.accelerators[i].purchasable for i in cloud_only)
 
 
 def test_purchase_prices(shipped: Catalog) -> None:
     a = shipped.accelerators
     msrp = a["nvidia-rtx-4090"].purchase_price_usd
-    assert msrp is not None and (msrp.value, msrp.as_of, msrp.approximate) == (1599, "2022-10", False)
+    assert msrp is not None
+    assert (msrp.value, msrp.kind, msrp.as_of, msrp.approximate) == (1599, "msrp", "2022-10", False)
     street = a["nvidia-h100-sxm5"].purchase_price_usd
-    assert street is not None and street.value == 30000 and street.approximate
-    assert "doc-002" in street.sources and street.as_of == "2026-11"
+    assert street is not None and street.value == 30000 and street.approximate and street.kind == "street"
+    # doc-002 gives '$30,000 per card' and a $25k-35k range, and no date: undated, never stamped.
+    assert "doc-002" in street.sources and street.as_of is None and (street.low, street.high) == (25000, 35000)
     assert a["nvidia-a100-sxm-80gb"].purchase_price_usd is not None
     assert a["nvidia-a100-sxm-80gb"].purchase_price_usd.value == 12000
     assert a["nvidia-l40s"].purchase_price_usd is not None and a["nvidia-l40s"].purchase_price_usd.value == 9000
+    # No list price exists for these: documented estimates with their range, never a bare figure.
+    b200 = a["nvidia-b200"].purchase_price_usd
+    assert b200 is not None and (b200.kind, b200.low, b200.high, b200.as_of) == ("estimate", 35000, 40000, "2026-04")
+    gaudi3 = a["intel-gaudi3"].purchase_price_usd  # Intel's $125,000 list price for an 8-card kit
+    assert gaudi3 is not None and gaudi3.kind == "system-share" and gaudi3.value == 125000 / 8
     # Nobody gives a price for these: absent, not invented.
-    assert a["amd-mi300x"].purchase_price_usd is None
-    assert a["nvidia-b200"].purchase_price_usd is None
+    assert a["amd-mi325x"].purchase_price_usd is None
+    assert a["nvidia-b100"].purchase_price_usd is None
 
 
 def test_p5_price_history(shipped: Catalog) -> None:

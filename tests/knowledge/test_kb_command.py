@@ -35,10 +35,10 @@ def test_list_accelerators(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["id", "name", "market"]
     h100 = next(line for line in lines if line.startswith("nvidia-h100-sxm5 "))
-    assert "3,350" in h100 and "989.4" in h100 and "~$30,000 (2026-11)" in h100
+    assert "3,350" in h100 and "989.4" in h100 and "~$30,000 street, undated" in h100
     rtx = next(line for line in lines if line.startswith("nvidia-rtx-4090 "))
-    assert "165.2" in rtx and "$1,599 (2022-10)" in rtx and "~" not in rtx
-    assert "45 accelerators" in lines[-1]
+    assert "165.2" in rtx and "$1,599 msrp, 2022-10" in rtx and "~" not in rtx
+    assert "60 accelerators" in lines[-1]
 
 
 def test_list_instances_shows_newest_price_with_date(capsys: pytest.CaptureFixture[str]) -> None:
@@ -77,7 +77,7 @@ def test_list_models_and_precisions_tables(capsys: pytest.CaptureFixture[str]) -
 def test_validate_ok(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["kb", "validate"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("ok: 45 accelerators, ") and " instances, " in out
+    assert out.startswith("ok: 60 accelerators, ") and " instances, " in out
 
 
 def test_validate_given_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,3 +107,69 @@ def test_broken_overlay_is_a_clean_error(overlay_dir: Path, capsys: pytest.Captu
 def test_no_action_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["kb"]) == 2
     assert "validate" in capsys.readouterr().err
+
+
+def _stale_lines(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[list[str], list[str], str]:
+    assert main(["kb", "stale", "--today", "2026-11-25", *args]) == 0
+    out = capsys.readouterr().out
+    old, undated = out.split("Undated prices")
+    return old.splitlines(), undated.splitlines(), out
+
+
+def test_stale_lists_old_prices_with_their_age(capsys: pytest.CaptureFixture[str]) -> None:
+    old, undated, out = _stale_lines(capsys)
+    assert old[0] == "Prices 12 months old or older on 2026-11-25:"
+    rtx = next(line for line in old if " nvidia-rtx-4090 " in line)
+    # launch MSRP of October 2022: 4 years and 1 month before 2026-11-25
+    assert rtx.split()[0] == "purchase" and "$1,599 msrp" in rtx and "2022-10" in rtx and rtx.endswith("49 months")
+    a2 = next(line for line in old if line.startswith("on-demand ") and " gcp-a2-highgpu-1g " in line)
+    assert "$3.67/h" in a2 and "2025-03-06" in a2 and a2.endswith("20 months")  # 2025-03-06 .. 2026-11-25
+    # Only the newest price of each type is in use: p5's $98.32 (2025-03-14) was superseded by $55.04 (2026-07-28).
+    assert "98.32" not in out and not any(" aws-p5.48xlarge " in line and line.startswith("on-demand") for line in old)
+    # Old-first order.
+    ages = [int(line.split()[-2]) for line in old if line.endswith(" months")]
+    assert ages == sorted(ages, reverse=True) and ages[-1] >= 12
+    # The document-quoted prices have no date: listed apart, never aged.
+    h100 = next(line for line in undated if " nvidia-h100-sxm5 " in line)
+    assert "$30,000 street" in h100 and "months" not in h100
+    assert not any(" nvidia-h100-sxm5 " in line for line in old)
+    n_old = len([line for line in old if line.endswith(" months")])
+    n_undated = len([line for line in undated if line.startswith("purchase ")])
+    assert f"\n{n_old} of " in out and f"; {n_undated} undated." in out
+
+
+def test_stale_threshold(capsys: pytest.CaptureFixture[str]) -> None:
+    old, _, _ = _stale_lines(capsys, "--months", "24")
+    assert any(" nvidia-rtx-4090 " in line for line in old)  # 49 months
+    assert not any(" nvidia-rtx-5090 " in line for line in old)  # January 2025: 22 months
+
+
+def test_stale_sees_an_overlay_price(overlay_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (overlay_dir / "prices.toml").write_text(NEGOTIATED)  # p5 on-demand at $41.50, 2026-10-01
+    assert main(["kb", "stale", "--today", "2027-11-01"]) == 0
+    p5 = next(line for line in capsys.readouterr().out.splitlines()
+              if line.startswith("on-demand ") and " aws-p5.48xlarge " in line)
+    assert "$41.50/h" in p5 and p5.endswith("13 months")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--months", "0"], "argument --months: 0 is not at least 1 month"),
+    (["--months", "a year"], "argument --months: 'a year' is not a whole number of months"),
+    (["--today", "25/11/2026"], "argument --today: '25/11/2026' is not a date YYYY-MM-DD"),
+])
+def test_stale_bad_arguments(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["kb", "stale", *args])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_newest_price_prefers_a_dated_one_and_tolerates_undated() -> None:
+    """Instance prices may become undated (`as_of = None`): the newest dated one is in use, else the undated one."""
+    from gpuadvisor.knowledge.freshness import newest_price
+    from gpuadvisor.knowledge.schema import InstancePrice
+
+    def offer(usd: float, as_of: str | None) -> InstancePrice:
+        return InstancePrice.model_construct(type="on-demand", usd_per_hour=usd, as_of=as_of, sources=["doc-002"])
+
+    assert newest_price([offer(1, "2025-01"), offer(2, None), offer(3, "2026-02-01")]).usd_per_hour == 3
+    assert newest_price([offer(2, None)]).usd_per_hour == 2

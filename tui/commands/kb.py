@@ -2,6 +2,7 @@
 
     gpuadvisor kb path
     gpuadvisor kb list accelerators|instances|models|precisions|assumptions [--json]
+    gpuadvisor kb stale [--months 12] [--today YYYY-MM-DD]
     gpuadvisor kb validate [FILE ...]
 """
 
@@ -13,6 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +22,7 @@ from gpuadvisor.knowledge.paths import CONFIG_ENV, data_dir, overlay_dir
 
 if TYPE_CHECKING:  # the catalog and its pydantic schema load only when a kb command runs, not at every start
     from gpuadvisor.knowledge.catalog import Catalog, EntryKind
-    from gpuadvisor.knowledge.schema import Accelerator, Assumption, Instance, InstancePrice, Model, Precision
+    from gpuadvisor.knowledge.schema import Accelerator, Assumption, Instance, InstancePrice, Model, Precision, Price
 
 LIST_KINDS: dict[str, EntryKind] = {
     "accelerators": "accelerator",
@@ -39,6 +41,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     lister = sub.add_parser("list", help="list the entries of one kind as a table (or JSON)")
     lister.add_argument("kind", choices=sorted(LIST_KINDS), help="what to list")
     lister.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    stale = sub.add_parser("stale", help="list the prices older than N months, and the undated ones")
+    stale.add_argument("--months", type=_positive_int, default=12, metavar="N",
+                       help="age in whole months from which a price counts as stale (default 12)")
+    stale.add_argument("--today", type=_iso_date, default=None, metavar="YYYY-MM-DD",
+                       help="the date to measure age from (default: today)")
     validator = sub.add_parser("validate", help="check the shipped files and overlays; every error as file:line")
     validator.add_argument("files", nargs="*", type=Path, metavar="FILE",
                            help="overlay files to check (default: the *.toml files in your overlay directory)")
@@ -49,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
         return _path()
     if args.kb_action == "list":
         return _list(args.kind, as_json=args.json)
+    if args.kb_action == "stale":
+        return _stale(args.months, args.today or date.today())
     if args.kb_action == "validate":
         return _validate(args.files)
     args.kb_parser.print_help(sys.stderr)
@@ -97,6 +106,52 @@ def _validate(files: Sequence[Path]) -> int:
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# kb stale
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of months") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1 month")
+    return value
+
+
+def _iso_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+
+
+def _stale(months: int, today: date) -> int:
+    from gpuadvisor.knowledge.freshness import price_ages
+    from gpuadvisor.knowledge.loader import load_catalog
+
+    ages = price_ages(load_catalog(), today)
+    old = sorted((a for a in ages if a.months is not None and a.months >= months),
+                 key=lambda a: (-(a.months or 0), a.entry, a.what))
+    undated = sorted((a for a in ages if a.months is None), key=lambda a: (a.entry, a.what))
+    headers = ["price of", "id", "price", "as of", "age"]
+    print(f"Prices {months} months old or older on {today:%Y-%m-%d}:")
+    if old:
+        print(_table(headers, [[a.what, a.entry, a.price, _as_of(a.as_of), f"{a.months} months"] for a in old]))
+    else:
+        print("none")
+    print("\nUndated prices (their source gives no date; check them before relying on them):")
+    if undated:
+        print(_table(headers[:3], [[a.what, a.entry, a.price] for a in undated]))
+    else:
+        print("none")
+    print(f"\n{len(old)} of {len(ages)} prices are {months} months old or older; {len(undated)} undated. "
+          "Refresh them with an overlay (see `gpuadvisor kb path`).")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # kb list
 # ----------------------------------------------------------------------------------------------------------------
 
@@ -138,7 +193,10 @@ def _price_note(catalog: Catalog, kind: str) -> str:
     dates = catalog.price_dates()
     if kind not in ("accelerator", "instance") or dates is None:
         return ""
-    return f"; prices as of {dates.oldest:%Y-%m} to {dates.newest:%Y-%m-%d}, always check before buying"
+    undated = sum(1 for a in catalog.accelerators.values()
+                  if kind == "accelerator" and a.purchase_price_usd is not None and a.purchase_price_usd.as_of is None)
+    extra = f" ({undated} undated)" if undated else ""
+    return f"; prices as of {dates.oldest:%Y-%m} to {dates.newest:%Y-%m-%d}{extra}, always check before buying"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -154,8 +212,10 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
-def _as_of(text: str) -> str:
-    """The date part of an as_of ('2026-07-28', '2024-12 (rates valid until ...)' -> '2024-12')."""
+def _as_of(text: str | None) -> str:
+    """The date part of an as_of ('2026-07-28', '2024-12 (rates valid until ...)' -> '2024-12'); 'undated' for None."""
+    if text is None:
+        return "undated"
     m = re.match(r"\d{4}-\d{2}(?:-\d{2})?", text)
     return m[0] if m else text
 
@@ -172,9 +232,14 @@ def _accelerator_row(a: Accelerator) -> list[str]:
     price = ""
     if a.purchase_price_usd is not None:
         p = a.purchase_price_usd
-        price = f"{'~' if p.approximate else ''}${p.value:,.0f} ({_as_of(p.as_of)})"
+        price = _purchase_price_cell(p)
     return [a.id, _clip(a.name), a.market, _num(a.memory_gb.value), _num(a.memory_bandwidth_gbs.value),
             _num(a.dense_tflops("bf16"), 1), _num(a.dense_tflops("fp8"), 1), price]
+
+
+def _purchase_price_cell(p: Price) -> str:
+    """'~$30,000 street, undated' or '$1,599 msrp, 2022-10': the kind and date travel with every price."""
+    return f"{'~' if p.approximate else ''}${p.value:,.0f} {p.kind}, {_as_of(p.as_of)}"
 
 
 def _price_cell(p: InstancePrice | None) -> str:
@@ -213,7 +278,7 @@ def _assumption_row(a: Assumption) -> list[str]:
 
 
 _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
-    "accelerator": (["id", "name", "market", "GB", "GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "price (as of)"],
+    "accelerator": (["id", "name", "market", "GB", "GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "price (kind, as of)"],
                     _accelerator_row),
     "instance": (["id", "provider", "accelerator", "n", "on-demand $/h (as of)", "spot $/h (as of)"], _instance_row),
     "model": (["id", "name", "family", "parameters", "layers", "hidden", "heads/kv", "hf repo"], _model_row),
