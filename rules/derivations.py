@@ -32,6 +32,7 @@ from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import inference_memory, training_memory, weight_bytes
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_YEAR
+from gpuadvisor.rules import topology
 from gpuadvisor.rules.topology import per_gpu_offer, unsupported
 from gpuadvisor.rules.price_age import age_months, as_of_label
 from gpuadvisor.rules.usage import Usage, usage_of, usage_profile, usage_values
@@ -484,7 +485,8 @@ class Derivations:
             f = self.factors(work, ctx)
             util = usage.utilization
             training = work["workload"] != "inference"
-            owned = owned_cost(price.value, count, a.tdp_w.value, utilization=util, factors=f)
+            each, bought, host_note = self._module_purchase(a, price.value, price.kind, count)
+            owned = owned_cost(each, count, a.tdp_w.value, utilization=util, factors=f)
             # a busy hour carries the amortization of the idle ones: price ÷ (lifetime hours × utilization) + power
             hourly = owned.usd_per_busy_hour
             monthly = owned.amortization_usd_per_hour * HOURS_PER_MONTH + owned.power_usd_per_busy_hour * \
@@ -510,9 +512,24 @@ class Derivations:
                 extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
             elif rent:
                 extra.update({"break_even_utilization": 1.0, "buy_pays_off": False})
-            label += (f" at ~${price.value:,.0f} each ({kind}, {as_of_label(price.as_of)}); busy {util:.0%} of "
-                      f"the time")
+            label += (f" at ~${price.value:,.0f} each ({kind}, {as_of_label(price.as_of)}){host_note}; busy "
+                      f"{util:.0%} of the time")
+            extra["units_bought"] = bought
         self._conclude_option(ctx, config, a, work, extra, label, None)
+
+    def _module_purchase(self, a: Accelerator, price: float, kind: str, count: int) -> tuple[float, int, str]:
+        """(cost per GPU used, GPUs bought, note). SXM/OAM modules only work on their baseboard inside a server:
+        priced alone, they are bought in whole boards of `max_per_node` plus a server host (assumption
+        sxm_server_host_usd); a system-share price already includes both."""
+        if not topology.module_part(a) or kind == "system-share":
+            return price, count, ""
+        node = a.max_per_node
+        nodes = math.ceil(count / node)
+        host = self.catalog.assumptions["sxm_server_host_usd"].value if \
+            "sxm_server_host_usd" in self.catalog.assumptions else 80000.0
+        total = price * nodes * node + host * nodes
+        return total / count, nodes * node, (f", bought as {nodes} whole {node}-GPU board(s) with a server host of "
+                                             f"~${host:,.0f} each")
 
     def _served_tps(self, ctx: RuleContext | None, work: Fact) -> float | None:
         """The tokens/s the described traffic needs (S10), or None: training, or no request rate given."""

@@ -30,6 +30,12 @@ def desk_side(acc: Accelerator) -> bool:
     return acc.market in DESK_SIDE_MARKETS
 
 
+def module_part(acc: Accelerator) -> bool:
+    """An SXM/OAM module or a superchip board: usable only on its baseboard inside a server, not as a card."""
+    form = acc.form_factor.upper()
+    return acc.market == "datacenter" and any(k in form for k in ("SXM", "OAM", "SUPERCHIP", "GB200", "GB300"))
+
+
 def replica_limit(acc: Accelerator) -> int:
     """Most GPUs one model replica may span: one workstation for desk-side cards, else a multi-node pipeline."""
     return acc.max_per_node if desk_side(acc) else UNLIMITED
