@@ -20,6 +20,7 @@ from gpuadvisor.rules.sizing.memory import (
     MemoryBreakdown,
     Parallelism,
     inference_memory,
+    split_weight_format,
     training_memory,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount
@@ -206,10 +207,11 @@ class InferenceSearch:
         key = (tp, pp, flash)
         curve = self._memory.get(key)
         if curve is None:
+            rest_bytes, experts = split_weight_format(self.arch, self.weights)
             curve = self._memory[key] = InferenceMemoryCurve(
-                self.arch, self.params, weight_bytes_per_param=self.weights.bytes_per_weight,
+                self.arch, self.params, weight_bytes_per_param=rest_bytes,
                 kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.context, par=Parallelism(tp=tp, pp=pp),
-                flash_attention=flash, factors=self.factors)
+                flash_attention=flash, factors=self.factors, experts=experts)
         return curve
 
     def plan(self, acc: Accelerator, with_notes: bool = True) -> Plan | NoFit:
@@ -394,9 +396,10 @@ def _fast_enough(step_seconds: float, t: ServingTargets, throttle: float) -> boo
 
 def _fits_single(arch: Architecture, params: ParameterCount, weights: Precision, kv: Precision, t: ServingTargets,
                  capacity: float, flash: bool, factors: Factors) -> bool:
-    return inference_memory(arch, params, weight_bytes_per_param=weights.bytes_per_weight,
+    rest_bytes, experts = split_weight_format(arch, weights)
+    return inference_memory(arch, params, weight_bytes_per_param=rest_bytes,
                             kv_bytes_per_value=kv.bytes_per_weight, context=t.context, batch=1,
-                            flash_attention=flash, factors=factors).fits(capacity)
+                            flash_attention=flash, factors=factors, experts=experts).fits(capacity)
 
 
 def _largest_fitting_batch(mem: InferenceMemoryCurve, capacity: float, upper: int, saturation: int) -> int:

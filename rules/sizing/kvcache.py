@@ -4,6 +4,9 @@ Standard attention (MHA/GQA/MQA) caches a key and a value vector per KV head per
     bytes/token = 2 × layers × kv_heads × head_dim × bytes_per_value.
 Multi-head latent attention (DeepSeek-V2/V3) caches one compressed latent plus the shared RoPE key per layer:
     bytes/token = layers × (kv_lora_rank + qk_rope_head_dim) × bytes_per_value.
+Local attention (sliding-window or chunked: Gemma 3's 5 local : 1 global, gpt-oss's alternating 128-token window,
+Mistral 7B v0.1) keeps at most `sliding_window` tokens in a local layer, so one sequence of `context` tokens holds
+    per-layer bytes × (global layers × context + local layers × min(context, sliding_window)).
 The documents' 70B example (002) omits the KV-head count from the formula but its ≈85 GB result matches 8 KV heads.
 """
 
@@ -51,6 +54,19 @@ def kv_bytes_per_token(arch: Architecture, bytes_per_value: float) -> float:
     return 2 * arch.num_hidden_layers * arch.kv_heads * arch.head_size * bytes_per_value
 
 
+def kv_bytes_per_sequence(arch: Architecture, bytes_per_value: float, context: int) -> float:
+    """Cache bytes of one sequence of `context` tokens: local layers stop growing at `sliding_window` tokens."""
+    if context <= 0:
+        raise ValueError("context must be positive")
+    per_token = kv_bytes_per_token(arch, bytes_per_value)
+    local = arch.local_layers
+    if not local or arch.sliding_window is None:
+        return per_token * context
+    per_layer = per_token / arch.num_hidden_layers
+    held = (arch.num_hidden_layers - local) * context + local * min(context, arch.sliding_window)
+    return per_layer * held
+
+
 def per_gpu_share(arch: Architecture, tp: int, pp: int) -> float:
     """Fraction of the cache one GPU holds.
 
@@ -72,7 +88,7 @@ def kv_cache(arch: Architecture, context: int, batch: int, bytes_per_value: floa
     if tp <= 0 or pp <= 0:
         raise ValueError("tp and pp must be positive")
     per_token = kv_bytes_per_token(arch, bytes_per_value)
-    total = per_token * context * batch
+    total = kv_bytes_per_sequence(arch, bytes_per_value, context) * batch
     kind = attention_kind(arch)
     if arch.mla is not None:
         formula = (f"MLA: layers {arch.num_hidden_layers} × (kv_lora_rank {arch.mla.kv_lora_rank} + rope "
@@ -80,8 +96,14 @@ def kv_cache(arch: Architecture, context: int, batch: int, bytes_per_value: floa
     else:
         formula = (f"{kind}: 2 × layers {arch.num_hidden_layers} × KV heads {arch.kv_heads} × head dim "
                    f"{arch.head_size} × {bytes_per_value:g} B")
+    local = arch.local_layers
+    if local and arch.sliding_window is not None:
+        span = (f"× context {context} on {arch.num_hidden_layers - local} global layers and × "
+                f"min(context, window {arch.sliding_window:,}) on {local} local layers")
+    else:
+        span = f"× context {context}"
     notes = (
-        Note("method.kv_cache", f"KV cache per token = {formula} = {per_token:,.0f} B; × context {context} "
+        Note("method.kv_cache", f"KV cache per token = {formula} = {per_token:,.0f} B; {span} "
              f"× batch {batch} (peak concurrency and maximum context, W5)", source="002 (S3)"),
     )
     return KVCache(kind=kind, bytes_per_value=bytes_per_value, bytes_per_token=per_token, context=context,

@@ -65,7 +65,15 @@ def attention_params(arch: Architecture) -> int:
     kv_out = arch.kv_heads * hd
     weights = hidden * q_out + 2 * hidden * kv_out + q_out * hidden
     biases = (q_out + 2 * kv_out if arch.attention_bias else 0) + (hidden if arch.attention_output_bias else 0)
-    return weights + biases
+    return weights + biases + _attention_extras(arch)
+
+
+def _attention_extras(arch: Architecture) -> int:
+    """Per-layer attention vectors beyond projections: q/k RMSNorm weights (Qwen3, Gemma 3), one sink logit per
+    head (gpt-oss)."""
+    qk_norm = 2 * arch.head_size if arch.qk_norm else 0
+    sinks = arch.num_attention_heads if arch.attention_sinks else 0
+    return qk_norm + sinks
 
 
 def _mla_params(arch: Architecture, mla: MLA) -> int:
@@ -111,6 +119,14 @@ def _moe_parts(arch: Architecture, moe: MoE) -> tuple[int, int, int]:
     return expert, shared, router
 
 
+def moe_layer_split(layers: int, moe: MoE) -> tuple[int, int]:
+    """(dense layers, MoE layers): the leading `first_dense_layers` are dense, then every
+    `interleave_moe_layer_step`-th layer is MoE (Llama 4 Maverick alternates dense and MoE layers)."""
+    rest = layers - moe.first_dense_layers
+    moe_layers = rest // moe.interleave_moe_layer_step
+    return layers - moe_layers, moe_layers
+
+
 def count_parameters(arch: Architecture) -> ParameterCount:
     """Count every parameter of `arch`; total and per-token active (they differ only for MoE)."""
     layers = arch.num_hidden_layers
@@ -135,8 +151,7 @@ def count_parameters(arch: Architecture) -> ParameterCount:
         raise ValueError(f"first_dense_layers {moe.first_dense_layers} leaves no MoE layer of {layers}")
     if moe.experts_per_token > moe.num_experts:
         raise ValueError(f"experts_per_token {moe.experts_per_token} exceeds num_experts {moe.num_experts}")
-    dense_layers = moe.first_dense_layers
-    moe_layers = layers - dense_layers
+    dense_layers, moe_layers = moe_layer_split(layers, moe)
     expert, shared, router = _moe_parts(arch, moe)
     common = embedding + position + lm_head + norms + layers * attention + dense_layers * dense_mlp
     total = common + moe_layers * (moe.num_experts * expert + shared + router)
@@ -169,9 +184,13 @@ def describe(arch: Architecture) -> str:
         kv = f"{arch.kv_heads} KV head{'s' if arch.kv_heads > 1 else ''}"
         heads = f"{arch.num_attention_heads} heads / {kv} ({kind}), head dim {arch.head_size}"
     text = f"{arch.num_hidden_layers} layers, hidden {arch.hidden_size}, {heads}"
+    if arch.sliding_window is not None and arch.local_layers:
+        text += f", {arch.local_layers} local layers (window {arch.sliding_window:,})"
     if arch.moe is not None:
         moe = arch.moe
         shared = f" + {moe.num_shared_experts} shared" if moe.num_shared_experts else ""
         dense = f", first {moe.first_dense_layers} layers dense" if moe.first_dense_layers else ""
+        if moe.interleave_moe_layer_step > 1:
+            dense += f", every {moe.interleave_moe_layer_step}th layer MoE"
         text += f", MoE {moe.experts_per_token} of {moe.num_experts} experts{shared}{dense}"
     return text

@@ -24,7 +24,7 @@ from typing import Literal
 
 from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
-from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_token
+from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence
 from gpuadvisor.rules.sizing.memory import embedding_params
 from gpuadvisor.rules.sizing.params import ParameterCount
 from gpuadvisor.rules.sizing.units import GB, SECONDS_PER_HOUR, TFLOPS
@@ -154,7 +154,7 @@ class DecodeCurve:
         self.context = context
         self._dense_weight_bytes = (weight_bytes_per_step(params, arch, 1, bytes_per_weight, embedding_bytes)
                                     if arch.moe is None else None)
-        self._kv_per_token = kv_bytes_per_token(arch, kv_bytes_per_value)
+        self._kv_per_token = kv_bytes_per_sequence(arch, kv_bytes_per_value, context)  # one sequence's cache read
         self._layers = arch.num_hidden_layers
         self._matmul = _active_matmul_params(params)
         qk, v = _attention_dims(arch)
@@ -201,7 +201,7 @@ class DecodeCurve:
         w_bytes = self._dense_weight_bytes
         if w_bytes is None:
             w_bytes = weight_bytes_per_step(self.params, self.arch, batch, self.bytes_per_weight, self.embedding_bytes)
-        kv_bytes = batch * self.context * self._kv_per_token
+        kv_bytes = batch * self._kv_per_token
         total_bytes = w_bytes + kv_bytes
         flops = 2.0 * batch * self._matmul + 2.0 * batch * self._layers * self.context * self._qkv
         tp = self.tp
