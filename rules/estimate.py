@@ -629,22 +629,23 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
     device = _device_checked(acc, weights_p.compute, ctx)
     emb = embedding_bytes(weights_p)
     prompt = req.input_tokens or context
+    w_bytes, experts = split_weight_format(arch, weights_p)
 
     def run(f: Factors) -> tuple[float, float, float]:
-        step = decode_step(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight,
+        step = decode_step(arch, params, device, bytes_per_weight=w_bytes,
                            kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp,
-                           pp=par.pp, embedding_bytes=emb, factors=f)
-        ttft = prefill(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight, prompt_tokens=prompt,
-                       tp=par.tp, embedding_bytes=emb, factors=f).seconds
+                           pp=par.pp, embedding_bytes=emb, factors=f, experts=experts)
+        ttft = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
+                       tp=par.tp, embedding_bytes=emb, factors=f, experts=experts).seconds
         return step.tokens_per_s * par.dp, ttft, step.step_seconds
 
-    step = decode_step(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight,
+    step = decode_step(arch, params, device, bytes_per_weight=w_bytes,
                        kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp, pp=par.pp,
-                       embedding_bytes=emb, factors=factors)
-    pre_batch = prefill(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight, prompt_tokens=prompt,
-                        batch=batch, tp=par.tp, embedding_bytes=emb, factors=factors)
-    ttft = prefill(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight, prompt_tokens=prompt,
-                   tp=par.tp, embedding_bytes=emb, factors=factors)
+                       embedding_bytes=emb, factors=factors, experts=experts)
+    pre_batch = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
+                        batch=batch, tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts)
+    ttft = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
+                   tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts)
     ctx.notes.extend(step.notes)
     ctx.notes.extend(pre_batch.notes)
     slow, fast = factor_bounds(catalog, factors)
@@ -672,8 +673,7 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
                             f"({step.comm_seconds / step.step_seconds:.0%} of the step); NVLink parts avoid this")
     if par.tp > 1 and result.fits is not None and par.dp == 1:
         single = replace(par, tp=1)
-        rest_bytes, experts = split_weight_format(arch, weights_p)
-        if inference_memory(arch, params, weight_bytes_per_param=rest_bytes,
+        if inference_memory(arch, params, weight_bytes_per_param=w_bytes,
                             kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, par=single,
                             embedding_bytes=emb, factors=factors, experts=experts).fits(acc.memory_gb.value * GB):
             ctx.warnings.append("H6: the model fits one GPU; one GPU per replica avoids tensor-parallel "

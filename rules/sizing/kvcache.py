@@ -67,6 +67,26 @@ def kv_bytes_per_sequence(arch: Architecture, bytes_per_value: float, context: i
     return per_layer * held
 
 
+def attended_tokens(arch: Architecture, context: int) -> int:
+    """Key positions all layers together hold (and a new token attends to) at `context`: local layers stop at
+    `sliding_window`. Equals layers × context for full-attention models."""
+    local = arch.local_layers
+    if not local or arch.sliding_window is None:
+        return arch.num_hidden_layers * context
+    return (arch.num_hidden_layers - local) * context + local * min(context, arch.sliding_window)
+
+
+def causal_attention_pairs(arch: Architecture, tokens: int) -> int:
+    """Query-key pairs of a causal prefill of `tokens`, summed over layers, counted as s² per full layer (the
+    prefill FLOP formula's convention); a local layer of window w < s attends 2·w·s − w² pairs on that scale."""
+    full = tokens * tokens
+    local = arch.local_layers
+    window = arch.sliding_window
+    if not local or window is None or tokens <= window:
+        return arch.num_hidden_layers * full
+    return (arch.num_hidden_layers - local) * full + local * (2 * window * tokens - window * window)
+
+
 def per_gpu_share(arch: Architecture, tp: int, pp: int) -> float:
     """Fraction of the cache one GPU holds.
 
