@@ -182,8 +182,11 @@ class Derivations:
         n_bytes = weight_bytes(params_of(model), rest_bytes, embedding, experts)
         ctx.conclude({"kind": "weights", "ref": "weights", "bytes": round(n_bytes), "gb": _gb(n_bytes),
                       "precision": p.id, "bits": p.bits_per_weight,
-                      "text": f"Weights: {params['total']:,} parameters × {p.bytes_per_weight:g} bytes ({p.name}) = "
-                              f"{n_bytes / GB:,.1f} GB"})
+                      "text": (f"Weights: {params['total']:,} parameters × {p.bytes_per_weight:g} bytes ({p.name}) = "
+                               f"{n_bytes / GB:,.1f} GB" if experts is None else
+                               f"Weights as published: {experts.params:,} routed-expert parameters × "
+                               f"{p.bytes_per_weight:g} bytes ({p.name}) + {params['total'] - experts.params:,} "
+                               f"others × {rest_bytes:g} bytes (bf16) = {n_bytes / GB:,.1f} GB")})
 
     def kv_cache(self, ctx: RuleContext, model: Fact, prec: Fact, work: Fact) -> None:
         arch = arch_of(model)

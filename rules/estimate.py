@@ -452,6 +452,8 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
 
     # precisions
     default_precision = "nf4" if method == "qlora" else "bf16"
+    if not training and arch.expert_weights_format is not None:
+        default_precision = arch.expert_weights_format  # serve the checkpoint as published (gpt-oss: MXFP4 experts)
     weights_p = _precision(catalog, "--precision", req.precision or default_precision)
     if req.precision is None:
         ctx.defaults.append(f"precision = {weights_p.id}")
