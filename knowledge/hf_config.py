@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.knowledge.schema import MLA, Architecture, MoE
+from gpuadvisor.knowledge.schema import MLA, Architecture, Indexer, MoE
 
 LLAMA_LIKE_FIELDS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
 
@@ -276,8 +276,9 @@ _WINDOWED = ("mistral", "mixtral", "gemma2", "gemma3", "gemma3_text", "gpt_oss",
 def attention_layout(data: Mapping[str, Any], model_type: str, source: str = "config.json") -> dict[str, Any]:
     """The fields added for late-2025 models, read from any config whatever its reader: local attention
     (sliding_window with layer_types or a per-type pattern; Llama 4's attention_chunk_size), gpt-oss's attention
-    sinks and MXFP4 experts, and the q/k norms of Qwen3 and Gemma 3. Multimodal configs are read from text_config.
-    Qwen2/Qwen3 windows only count with use_sliding_window = true; they are then taken to apply to every layer."""
+    sinks and MXFP4 experts, the q/k norms of Qwen3 and Gemma 3, DeepSeek-V3.2's indexer. Multimodal configs are
+    read from text_config. Qwen2/Qwen3 windows only count with use_sliding_window = true; they are then taken to
+    apply to every layer."""
     text = data.get("text_config")
     cfg: Mapping[str, Any] = text if isinstance(text, Mapping) else data
     kind = str(cfg.get("model_type") or model_type)
@@ -307,6 +308,9 @@ def attention_layout(data: Mapping[str, Any], model_type: str, source: str = "co
         out["attention_sinks"] = True
     if kind in _QK_NORM:
         out["qk_norm"] = True
+    if f.has("index_n_heads"):  # DeepSeek-V3.2 sparse attention
+        out["indexer"] = Indexer(index_n_heads=f.integer("index_n_heads"), index_head_dim=f.integer("index_head_dim"),
+                                 index_topk=f.integer("index_topk"))
     quant = cfg.get("quantization_config") or data.get("quantization_config")
     if isinstance(quant, Mapping) and quant.get("quant_method") == "mxfp4":
         out["expert_weights_format"] = "mxfp4"  # gpt-oss: experts MXFP4, modules_to_not_convert stay bf16

@@ -220,6 +220,15 @@ class MLA(Strict):
     v_head_dim: int
 
 
+class Indexer(Strict):
+    """DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2): per layer it scores every cached token with
+    its own small FP8 key cache and lets MLA attend to the `index_topk` best."""
+
+    index_n_heads: int = Field(ge=1)
+    index_head_dim: int = Field(ge=1)
+    index_topk: int = Field(ge=1)
+
+
 class Architecture(Strict):
     """Transformer shape fields, named as in Hugging Face config.json where one exists."""
 
@@ -255,6 +264,8 @@ class Architecture(Strict):
     sliding_window_pattern: int | None = Field(default=None, ge=1)
     """Every n-th layer is global, the others local (Gemma 3: 6, i.e. 5 local : 1 global; layer i is global when
     (i + 1) % n == 0). With `sliding_window` and neither field, every layer is local (Mistral 7B v0.1)."""
+    indexer: Indexer | None = None
+    """DeepSeek-V3.2's sparse-attention indexer (needs `mla` with a q_lora_rank)."""
     expert_weights_format: str | None = None
     """Precision id (precisions.toml) the publisher ships the routed experts' weight matrices in when it differs
     from the other tensors (gpt-oss: "mxfp4"; attention, router, embeddings, biases and norms stay bf16)."""
@@ -264,6 +275,8 @@ class Architecture(Strict):
         if self.layer_types is not None and len(self.layer_types) != self.num_hidden_layers:
             raise ValueError(f"layer_types lists {len(self.layer_types)} layers, num_hidden_layers is "
                              f"{self.num_hidden_layers}")
+        if self.indexer is not None and (self.mla is None or not self.mla.q_lora_rank):
+            raise ValueError("indexer (DeepSeek sparse attention) needs mla with q_lora_rank")
         if self.sliding_window is None and (self.sliding_window_pattern is not None or (
                 self.layer_types is not None and any(t != "full_attention" for t in self.layer_types))):
             raise ValueError("local attention layers (layer_types / sliding_window_pattern) need sliding_window")

@@ -50,8 +50,18 @@ def kv_bytes_per_token(arch: Architecture, bytes_per_value: float) -> float:
     if bytes_per_value <= 0:
         raise ValueError("bytes_per_value must be positive")
     if arch.mla is not None:
-        return arch.num_hidden_layers * (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * bytes_per_value
+        latent = arch.num_hidden_layers * (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * bytes_per_value
+        return latent + indexer_bytes_per_token(arch)
     return 2 * arch.num_hidden_layers * arch.kv_heads * arch.head_size * bytes_per_value
+
+
+def indexer_bytes_per_token(arch: Architecture) -> int:
+    """DeepSeek-V3.2's indexer key cache, all layers: one FP8 key of index_head_dim plus an FP32 scale per 128
+    values, whatever the KV-cache format (the reference implementation's k_cache and k_scale_cache)."""
+    ix = arch.indexer
+    if ix is None:
+        return 0
+    return arch.num_hidden_layers * (ix.index_head_dim + 4 * -(-ix.index_head_dim // 128))
 
 
 def kv_bytes_per_sequence(arch: Architecture, bytes_per_value: float, context: int) -> float:
@@ -113,6 +123,8 @@ def kv_cache(arch: Architecture, context: int, batch: int, bytes_per_value: floa
     if arch.mla is not None:
         formula = (f"MLA: layers {arch.num_hidden_layers} × (kv_lora_rank {arch.mla.kv_lora_rank} + rope "
                    f"{arch.mla.qk_rope_head_dim}) × {bytes_per_value:g} B")
+        if arch.indexer is not None:
+            formula += f" + sparse-attention indexer keys {indexer_bytes_per_token(arch):,} B (FP8)"
     else:
         formula = (f"{kind}: 2 × layers {arch.num_hidden_layers} × KV heads {arch.kv_heads} × head dim "
                    f"{arch.head_size} × {bytes_per_value:g} B")

@@ -59,7 +59,7 @@ class ParameterCount:
 def attention_params(arch: Architecture) -> int:
     """Parameters of one attention block (standard or MLA)."""
     if arch.mla is not None:
-        return _mla_params(arch, arch.mla)
+        return _mla_params(arch, arch.mla) + _indexer_params(arch)
     hidden, hd = arch.hidden_size, arch.head_size
     q_out = arch.num_attention_heads * hd
     kv_out = arch.kv_heads * hd
@@ -96,6 +96,16 @@ def _mla_params(arch: Architecture, mla: MLA) -> int:
     if arch.attention_bias:  # modeling_deepseek.py: attention_bias applies to q_a_proj, kv_a_proj_with_mqa, o_proj
         bias = (mla.q_lora_rank or 0) + mla.kv_lora_rank + mla.qk_rope_head_dim + hidden
     return q + kv_a + kv_b + o + bias
+
+
+def _indexer_params(arch: Architecture) -> int:
+    """DeepSeek-V3.2's lightning indexer, as in its inference/model.py: wq_b (q_lora_rank → heads·dim), wk (hidden →
+    dim), k_norm (LayerNorm: weight and bias), weights_proj (hidden → heads); no biases on the projections."""
+    ix, mla = arch.indexer, arch.mla
+    if ix is None or mla is None or not mla.q_lora_rank:
+        return 0
+    d, n = ix.index_head_dim, ix.index_n_heads
+    return mla.q_lora_rank * n * d + arch.hidden_size * d + 2 * d + arch.hidden_size * n
 
 
 def mlp_params(arch: Architecture, intermediate: int) -> int:

@@ -225,3 +225,13 @@ def test_attention_layout_of_gpt_oss_and_gemma3() -> None:
     assert attention_layout({"model_type": "phi3", "sliding_window": 2047}, "phi3") == {}
     with pytest.raises(InputError, match="layer_types"):
         attention_layout({**oss, "layer_types": ["local"] * 24}, "gpt_oss")
+
+
+def test_deepseek_v32_config_reads_its_indexer() -> None:
+    from gpuadvisor.knowledge.hf_config import attention_layout
+
+    cfg = {"model_type": "deepseek_v32", "index_n_heads": 64, "index_head_dim": 128, "index_topk": 2048}
+    ix = attention_layout(cfg, "deepseek_v32")["indexer"]
+    assert (ix.index_n_heads, ix.index_head_dim, ix.index_topk) == (64, 128, 2048)
+    with pytest.raises(InputError, match="index_topk"):
+        attention_layout({**cfg, "index_topk": "all"}, "deepseek_v32")

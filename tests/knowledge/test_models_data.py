@@ -29,6 +29,7 @@ REQUIRED = [
     "llama-3.3-70b", "llama-4-scout", "llama-4-maverick", "qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-8b",
     "qwen3-14b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b", "gpt-oss-120b", "deepseek-v3.1",
     "gemma-3-1b", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "mistral-small-3.1-24b", "phi-4", "kimi-k2",
+    "deepseek-v3.2",
 ]
 
 
@@ -164,7 +165,19 @@ EXACT_2025 = {
     "kimi-k2": ("Kimi K2", 1_026_408_232_448, 32_861_500_928),
     # active: DeepSeek's 36.6B (rounded) + the 926,679,040-parameter input embedding; this is the exact count
     "deepseek-v3.1": ("deepseek-v3.1", 671_026_419_200, 37_552_297_472),
+    # V3 + 61 lightning indexers of 13,959,424 (Hub: V3.2-Exp 685,396,921,376 = V3's 684,531,386,000 + 62 indexers
+    # incl. the MTP layer's + 51,088 FP8 block scales)
+    "deepseek-v3.2": ("DeepSeek-V3.2-Exp", 671_877_944_064, 38_403_822_336),
 }
+
+
+def test_deepseek_v32_indexer_reconciles_with_the_hub() -> None:
+    v3 = count_parameters(BY_ID["deepseek-v3.1"].architecture)
+    v32 = count_parameters(BY_ID["deepseek-v3.2"].architecture)
+    indexer = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64  # wq_b, wk, k_norm (LayerNorm), weights_proj
+    assert indexer == 13_959_424 and v32.total - v3.total == 61 * indexer
+    scales = 62 * ((64 * 128 // 128) * (1536 // 128) + (7168 // 128))  # 128 x 128 FP8 block scales of wq_b and wk
+    assert 684_531_386_000 + 62 * indexer + scales == 685_396_921_376
 
 
 @pytest.mark.parametrize("model_id", sorted(EXACT_2025))

@@ -137,6 +137,19 @@ def test_attention_spans() -> None:
     assert causal_attention_pairs(GPT_OSS_120B, 100) == 36 * 100**2
 
 
+def test_deepseek_v32_indexer_keys_add_to_the_mla_cache() -> None:
+    from gpuadvisor.knowledge.schema import Indexer
+
+    v32 = DEEPSEEK_V3.model_copy(update={"indexer": Indexer(index_n_heads=64, index_head_dim=128, index_topk=2048)})
+    # MLA latent 61 x (512 + 64) x 2 B = 70,272 B, plus 61 x (128 B FP8 key + 4 B FP32 scale) = 8,052 B
+    assert kv_bytes_per_token(DEEPSEEK_V3, 2) == 70_272
+    assert kv_bytes_per_token(v32, 2) == 70_272 + 8_052
+    assert "indexer keys 8,052 B" in kv_cache(v32, 1024, 1, 2).notes[0].text
+    with pytest.raises(ValueError, match="needs mla"):
+        LLAMA_70B.model_validate({**LLAMA_70B.model_dump(), "indexer": {"index_n_heads": 64, "index_head_dim": 128,
+                                                                          "index_topk": 2048}})
+
+
 def test_layer_types_are_validated() -> None:
     with pytest.raises(ValueError, match="layer_types lists 2 layers"):
         Architecture(vocab_size=10, hidden_size=8, intermediate_size=8, num_hidden_layers=3, num_attention_heads=2,
