@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.knowledge.schema import MLA, Architecture, MoE
+from gpuadvisor.knowledge.schema import MLA, Architecture, Indexer, MoE
 
 # The names families use for the same quantity; the first one present (and not null) wins.
 LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
@@ -485,7 +485,7 @@ def architecture_from_config(data: Mapping[str, Any], source: str = "config.json
     reader = reader or _generic_reader
     fields = _Fields(data, source, str(model_type))
     try:
-        arch = Architecture(**reader(fields))
+        arch = Architecture(**{**reader(fields), **attention_layout(data, str(model_type), source)})
     except ValidationError as exc:
         part = "" if exc.title == "Architecture" else f"{exc.title.lower()}."  # MoE/MLA built by the readers
         problems = "; ".join(_problem(tuple(f"{part}{p}" for p in e["loc"]), e["msg"]) for e in exc.errors())
@@ -500,6 +500,58 @@ def architecture_from_config(data: Mapping[str, Any], source: str = "config.json
         raise InputError(f"{source}: num_experts_per_tok ({arch.moe.experts_per_token}) exceeds the number of "
                          f"experts ({arch.moe.num_experts})")
     return HFConfig(architecture=arch, model_type=str(model_type), notes=notes)
+
+
+_GLOBAL_EVERY = {"gemma2": 2, "gemma3": 6, "gemma3_text": 6, "llama4": 4, "llama4_text": 4}
+"""Every n-th layer is global when a config names a window but no layer_types (HF's defaults per model type)."""
+_QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text")
+_WINDOWED = ("mistral", "mixtral", "gemma2", "gemma3", "gemma3_text", "gpt_oss", "llama4", "llama4_text", "qwen2",
+             "qwen2_moe", "qwen3", "qwen3_moe")
+"""Types whose sliding_window the reference implementation applies; others (e.g. phi3) only via layer_types."""
+
+
+def attention_layout(data: Mapping[str, Any], model_type: str, source: str = "config.json") -> dict[str, Any]:
+    """The fields added for late-2025 models, read from any config whatever its reader: local attention
+    (sliding_window with layer_types or a per-type pattern; Llama 4's attention_chunk_size), gpt-oss's attention
+    sinks and MXFP4 experts, the q/k norms of Qwen3 and Gemma 3, DeepSeek-V3.2's indexer. Multimodal configs are
+    read from text_config. Qwen2/Qwen3 windows only count with use_sliding_window = true; they are then taken to
+    apply to every layer."""
+    text = data.get("text_config")
+    cfg: Mapping[str, Any] = text if isinstance(text, Mapping) else data
+    kind = str(cfg.get("model_type") or model_type)
+    f = _Fields(cfg, source, kind)
+    out: dict[str, Any] = {}
+    window = f.optional("sliding_window")
+    if kind.startswith("llama4"):
+        window = f.optional("attention_chunk_size")
+    if kind.startswith("qwen") and not f.flag("use_sliding_window", False):
+        window = None
+    if kind not in _WINDOWED and cfg.get("layer_types") is None:
+        window = None
+    if window:
+        out["sliding_window"] = window
+        layer_types = cfg.get("layer_types")
+        if layer_types is not None:
+            allowed = ("full_attention", "sliding_attention", "chunked_attention")
+            if not isinstance(layer_types, list) or any(t not in allowed for t in layer_types):
+                raise f.fail(f"field 'layer_types' must be a list of {', '.join(allowed)}")
+            out["layer_types"] = list(layer_types)
+        else:
+            every = f.optional("sliding_window_pattern", "_sliding_window_pattern", "no_rope_layer_interval")
+            every = every or _GLOBAL_EVERY.get(kind)
+            if every:
+                out["sliding_window_pattern"] = every
+    if kind == "gpt_oss":
+        out["attention_sinks"] = True
+    if kind in _QK_NORM:
+        out["qk_norm"] = True
+    if f.has("index_n_heads"):  # DeepSeek-V3.2 sparse attention
+        out["indexer"] = Indexer(index_n_heads=f.integer("index_n_heads"), index_head_dim=f.integer("index_head_dim"),
+                                 index_topk=f.integer("index_topk"))
+    quant = cfg.get("quantization_config") or data.get("quantization_config")
+    if isinstance(quant, Mapping) and quant.get("quant_method") == "mxfp4":
+        out["expert_weights_format"] = "mxfp4"  # gpt-oss: experts MXFP4, modules_to_not_convert stay bf16
+    return out
 
 
 def read_hf_config(path: Path) -> HFConfig:

@@ -340,6 +340,9 @@ class MoE(Strict):
     first_dense_layers: int = Field(default=0, ge=0)
     """Leading layers with a dense MLP of `intermediate_size` (DeepSeek's first_k_dense_replace)."""
     router_bias: bool = False
+    interleave_moe_layer_step: int = Field(default=1, ge=1)
+    """Every n-th layer (after the leading dense ones) is MoE, the others have a dense MLP of `intermediate_size`
+    (Llama 4 Maverick: 2, layers 1, 3, 5, ...; HF: layer i is MoE when (i + 1) % step == 0). 1 = all MoE."""
 
 
 class MLA(Strict):
@@ -350,6 +353,15 @@ class MLA(Strict):
     qk_nope_head_dim: int
     qk_rope_head_dim: int
     v_head_dim: int
+
+
+class Indexer(Strict):
+    """DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2): per layer it scores every cached token with
+    its own small FP8 key cache and lets MLA attend to the `index_topk` best."""
+
+    index_n_heads: int = Field(ge=1)
+    index_head_dim: int = Field(ge=1)
+    index_topk: int = Field(ge=1)
 
 
 class Architecture(Strict):
@@ -387,6 +399,49 @@ class Architecture(Strict):
     max_position_embeddings: int | None = None
     moe: MoE | None = None
     mla: MLA | None = None
+    qk_norm: bool = False
+    """RMSNorm weights (head_dim each) on queries and keys in every layer (Qwen3, Gemma 3, OLMo 2)."""
+    attention_sinks: bool = False
+    """One learned sink logit per attention head per layer (gpt-oss), a parameter the attention softmax adds."""
+    sliding_window: int | None = Field(default=None, ge=1)
+    """Tokens a local (sliding-window or chunked) attention layer attends to, so at most what its KV cache holds."""
+    layer_types: list[Literal["full_attention", "sliding_attention", "chunked_attention"]] | None = None
+    """Per-layer attention kind, as in HF config.json (gpt-oss); overrides `sliding_window_pattern`."""
+    sliding_window_pattern: int | None = Field(default=None, ge=1)
+    """Every n-th layer is global, the others local (Gemma 3: 6, i.e. 5 local : 1 global; layer i is global when
+    (i + 1) % n == 0). With `sliding_window` and neither field, every layer is local (Mistral 7B v0.1)."""
+    indexer: Indexer | None = None
+    """DeepSeek-V3.2's sparse-attention indexer (needs `mla` with a q_lora_rank)."""
+    expert_weights_format: str | None = None
+    """Precision id (precisions.toml) the publisher ships the routed experts' weight matrices in when it differs
+    from the other tensors (gpt-oss: "mxfp4"; attention, router, embeddings, biases and norms stay bf16)."""
+
+    @model_validator(mode="after")
+    def _layer_types(self) -> Architecture:
+        if self.layer_types is not None and len(self.layer_types) != self.num_hidden_layers:
+            raise ValueError(f"layer_types lists {len(self.layer_types)} layers, num_hidden_layers is "
+                             f"{self.num_hidden_layers}")
+        if self.indexer is not None and (self.mla is None or not self.mla.q_lora_rank):
+            raise ValueError("indexer (DeepSeek sparse attention) needs mla with q_lora_rank")
+        if self.sliding_window is None and (self.sliding_window_pattern is not None or (
+                self.layer_types is not None and any(t != "full_attention" for t in self.layer_types))):
+            raise ValueError("local attention layers (layer_types / sliding_window_pattern) need sliding_window")
+        return self
+
+    def is_local_layer(self, layer: int) -> bool:
+        """Whether layer `layer` (0-based) attends only to the last `sliding_window` tokens."""
+        if self.sliding_window is None:
+            return False
+        if self.layer_types is not None:
+            return self.layer_types[layer] != "full_attention"
+        if self.sliding_window_pattern is not None:
+            return (layer + 1) % self.sliding_window_pattern != 0
+        return True
+
+    @property
+    def local_layers(self) -> int:
+        """Number of layers whose KV cache is capped at `sliding_window` tokens."""
+        return sum(self.is_local_layer(i) for i in range(self.num_hidden_layers))
 
     @model_validator(mode="after")
     def _heads(self) -> Architecture:

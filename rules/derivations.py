@@ -28,8 +28,8 @@ from gpuadvisor.rules.planning import (
 )
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, owned_cost
 from gpuadvisor.rules.sizing.factors import Factors
-from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_token
-from gpuadvisor.rules.sizing.memory import inference_memory, training_memory, weight_bytes
+from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
+from gpuadvisor.rules.sizing.memory import inference_memory, split_weight_format, training_memory, weight_bytes
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_YEAR
 from gpuadvisor.rules import topology
@@ -188,18 +188,23 @@ class Derivations:
         _, model = self._model(ctx)
         p = self.catalog.precisions[str(prec["key"])]
         embedding = 2.0 if p.library == "bitsandbytes" else None
-        n_bytes = weight_bytes(params_of(model), p.bytes_per_weight, embedding)
+        arch = arch_of(model)
+        rest_bytes, experts = split_weight_format(arch, p)
+        n_bytes = weight_bytes(params_of(model), rest_bytes, embedding, experts)
         ctx.conclude({"kind": "weights", "ref": "weights", "bytes": round(n_bytes), "gb": _gb(n_bytes),
                       "precision": p.id, "bits": p.bits_per_weight,
-                      "text": f"Weights: {params['total']:,} parameters × {p.bytes_per_weight:g} bytes ({p.name}) = "
-                              f"{n_bytes / GB:,.1f} GB"})
+                      "text": (f"Weights: {params['total']:,} parameters × {p.bytes_per_weight:g} bytes ({p.name}) = "
+                               f"{n_bytes / GB:,.1f} GB" if experts is None else
+                               f"Weights as published: {experts.params:,} routed-expert parameters × "
+                               f"{p.bytes_per_weight:g} bytes ({p.name}) + {params['total'] - experts.params:,} "
+                               f"others × {rest_bytes:g} bytes (bf16) = {n_bytes / GB:,.1f} GB")})
 
     def kv_cache(self, ctx: RuleContext, model: Fact, prec: Fact, work: Fact) -> None:
         arch = arch_of(model)
         p = self.catalog.precisions[str(prec["key"])]
         per_token = kv_bytes_per_token(arch, p.bytes_per_weight)
         seqs, context = int(work["concurrency"]), int(work["context"])
-        per_seq = per_token * context
+        per_seq = kv_bytes_per_sequence(arch, p.bytes_per_weight, context)  # local layers capped at their window
         kind = attention_kind(arch)
         formula = (f"layers {arch.num_hidden_layers} × (latent {arch.mla.kv_lora_rank} + rope "
                    f"{arch.mla.qk_rope_head_dim})"
@@ -210,7 +215,10 @@ class Derivations:
                       "context": context,
                       "text": f"KV cache ({kind}): {formula} × {p.bytes_per_weight:g} B = {per_token:,.0f} B per "
                               "token; "
-                              f"× {context:,} tokens × {seqs} sequences = {per_seq * seqs / GB:,.1f} GB"})
+                              f"× {context:,} tokens"
+                              + (f" ({arch.local_layers} local layers hold at most {arch.sliding_window:,})"
+                                 if arch.local_layers else "")
+                              + f" × {seqs} sequences = {per_seq * seqs / GB:,.1f} GB"})
 
     def demand(self, ctx: RuleContext, work: Fact) -> None:
         """S10: the tokens/s the traffic needs, or, with no request rate given, no throughput target at all: the
@@ -261,9 +269,10 @@ class Derivations:
     def memory_inference(self, ctx: RuleContext, weights: Fact, kv: Fact, work: Fact) -> None:
         _, model = self._model(ctx)
         wp, kp = self.catalog.precisions[str(weights["precision"])], self.catalog.precisions[str(work["kv_precision"])]
-        mem = inference_memory(arch_of(model), params_of(model), weight_bytes_per_param=wp.bytes_per_weight,
+        rest_bytes, experts = split_weight_format(arch_of(model), wp)
+        mem = inference_memory(arch_of(model), params_of(model), weight_bytes_per_param=rest_bytes,
                                kv_bytes_per_value=kp.bytes_per_weight, context=int(work["context"]),
-                               batch=int(work["concurrency"]), factors=self.factors(work, ctx))
+                               batch=int(work["concurrency"]), factors=self.factors(work, ctx), experts=experts)
         self._conclude_need(ctx, "inference", mem, float(weights["gb"]))
 
     def memory_training(self, ctx: RuleContext, params: Fact, model: Fact, work: Fact) -> None:

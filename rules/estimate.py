@@ -20,12 +20,13 @@ from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, owned_cost, serving_capacity
 from gpuadvisor.rules.sizing.factors import Factors, Note
-from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_token
+from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import (
     MemoryBreakdown,
     Parallelism,
     inference_memory,
     lora_parameters,
+    split_weight_format,
     training_memory,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
@@ -451,6 +452,8 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
 
     # precisions
     default_precision = "nf4" if method == "qlora" else "bf16"
+    if not training and arch.expert_weights_format is not None:
+        default_precision = arch.expert_weights_format  # serve the checkpoint as published (gpt-oss: MXFP4 experts)
     weights_p = _precision(catalog, "--precision", req.precision or default_precision)
     if req.precision is None:
         ctx.defaults.append(f"precision = {weights_p.id}")
@@ -507,9 +510,11 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
             checkpointing=checkpointing, flash_attention=flash, lora_rank=lora_rank, factors=factors)
     else:
         assert kv_p is not None
-        mem = inference_memory(arch, params, weight_bytes_per_param=weights_p.bytes_per_weight,
+        rest_bytes, experts = split_weight_format(arch, weights_p)
+        mem = inference_memory(arch, params, weight_bytes_per_param=rest_bytes,
                                kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, par=par,
-                               embedding_bytes=embedding_bytes(weights_p), flash_attention=flash, factors=factors)
+                               embedding_bytes=embedding_bytes(weights_p), flash_attention=flash, factors=factors,
+                               experts=experts)
     ctx.notes.extend(mem.notes)
     if not flash and acc is not None:
         ctx.warnings.append(f"H9: {acc.name} does not run FlashAttention-2 (compute capability < 8.0): "
@@ -536,7 +541,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     if kv_p is not None:
         per_token = kv_bytes_per_token(arch, kv_p.bytes_per_weight)
         result.kv_cache_bytes_per_token = per_token
-        result.kv_cache_gb = per_token * context * batch * par.dp / GB
+        result.kv_cache_gb = kv_bytes_per_sequence(arch, kv_p.bytes_per_weight, context) * batch * par.dp / GB
     if acc is not None and result.fits is False:
         ctx.warnings.append(f"H1: does not fit: needs {mem.total / GB:.1f} GB per GPU, {acc.name} has "
                             f"{acc.memory_gb.value:g} GB of which {mem.usable(acc.memory_gb.value * GB) / GB:.1f} GB "
@@ -626,22 +631,23 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
     device = _device_checked(acc, weights_p.compute, ctx)
     emb = embedding_bytes(weights_p)
     prompt = req.input_tokens or context
+    w_bytes, experts = split_weight_format(arch, weights_p)
 
     def run(f: Factors) -> tuple[float, float, float]:
-        step = decode_step(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight,
+        step = decode_step(arch, params, device, bytes_per_weight=w_bytes,
                            kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp,
-                           pp=par.pp, embedding_bytes=emb, factors=f)
-        ttft = prefill(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight, prompt_tokens=prompt,
-                       tp=par.tp, embedding_bytes=emb, factors=f).seconds
+                           pp=par.pp, embedding_bytes=emb, factors=f, experts=experts)
+        ttft = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
+                       tp=par.tp, embedding_bytes=emb, factors=f, experts=experts).seconds
         return step.tokens_per_s * par.dp, ttft, step.step_seconds
 
-    step = decode_step(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight,
+    step = decode_step(arch, params, device, bytes_per_weight=w_bytes,
                        kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp, pp=par.pp,
-                       embedding_bytes=emb, factors=factors)
-    pre_batch = prefill(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight, prompt_tokens=prompt,
-                        batch=batch, tp=par.tp, embedding_bytes=emb, factors=factors)
-    ttft = prefill(arch, params, device, bytes_per_weight=weights_p.bytes_per_weight, prompt_tokens=prompt,
-                   tp=par.tp, embedding_bytes=emb, factors=factors)
+                       embedding_bytes=emb, factors=factors, experts=experts)
+    pre_batch = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
+                        batch=batch, tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts)
+    ttft = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
+                   tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts)
     ctx.notes.extend(step.notes)
     ctx.notes.extend(pre_batch.notes)
     slow, fast = factor_bounds(catalog, factors)
@@ -669,9 +675,9 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
                             f"({step.comm_seconds / step.step_seconds:.0%} of the step); NVLink parts avoid this")
     if par.tp > 1 and result.fits is not None and par.dp == 1:
         single = replace(par, tp=1)
-        if inference_memory(arch, params, weight_bytes_per_param=weights_p.bytes_per_weight,
+        if inference_memory(arch, params, weight_bytes_per_param=w_bytes,
                             kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, par=single,
-                            embedding_bytes=emb, factors=factors).fits(acc.memory_gb.value * GB):
+                            embedding_bytes=emb, factors=factors, experts=experts).fits(acc.memory_gb.value * GB):
             ctx.warnings.append("H6: the model fits one GPU; one GPU per replica avoids tensor-parallel "
                                 "communication (use --tp 1 and --gpus for replicas)")
     if step.bound == "compute":

@@ -20,6 +20,7 @@ from gpuadvisor.rules.sizing.memory import (
     MemoryBreakdown,
     Parallelism,
     inference_memory,
+    split_weight_format,
     training_memory,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount
@@ -191,16 +192,18 @@ class InferenceSearch:
         self._saturation = math.ceil(factors.prefill_chunk_tokens / t.context)
         self._memory: dict[tuple[int, int, bool], InferenceMemoryCurve] = {}
         self._speed: DecodeCurve | None = None  # the model's decode constants; `split` per device and layout
-        self._prefill = PrefillModel(arch, params, bytes_per_weight=weights.bytes_per_weight,
-                                     prompt_tokens=min(t.input_tokens, t.context), factors=factors)
+        self._bytes_per_weight, self._experts = split_weight_format(arch, weights)  # gpt-oss: MXFP4 experts
+        self._prefill = PrefillModel(arch, params, bytes_per_weight=self._bytes_per_weight,
+                                     prompt_tokens=min(t.input_tokens, t.context), factors=factors,
+                                     experts=self._experts)
         self._notes: dict[tuple[object, ...], tuple[Note, ...]] = {}  # decode and prefill notes, equal across GPUs
 
     def speed(self, device: Device, tp: int, pp: int) -> DecodeCurve:
         """Decode speed of the model on `device` split `tp` × `pp` (at the average KV length)."""
         if self._speed is None:
-            self._speed = DecodeCurve(self.arch, self.params, device, bytes_per_weight=self.weights.bytes_per_weight,
+            self._speed = DecodeCurve(self.arch, self.params, device, bytes_per_weight=self._bytes_per_weight,
                                       kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.mean_kv_length,
-                                      tp=tp, pp=pp, factors=self.factors)
+                                      tp=tp, pp=pp, factors=self.factors, experts=self._experts)
             return self._speed
         return self._speed.split(device, tp, pp)
 
@@ -209,9 +212,9 @@ class InferenceSearch:
         curve = self._memory.get(key)
         if curve is None:
             curve = self._memory[key] = InferenceMemoryCurve(
-                self.arch, self.params, weight_bytes_per_param=self.weights.bytes_per_weight,
+                self.arch, self.params, weight_bytes_per_param=self._bytes_per_weight,
                 kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.context, par=Parallelism(tp=tp, pp=pp),
-                flash_attention=flash, factors=self.factors)
+                flash_attention=flash, factors=self.factors, experts=self._experts)
         return curve
 
     def plan(self, acc: Accelerator, with_notes: bool = True) -> Plan | NoFit:
@@ -399,9 +402,10 @@ def _fast_enough(step_seconds: float, t: ServingTargets, throttle: float) -> boo
 
 def _fits_single(arch: Architecture, params: ParameterCount, weights: Precision, kv: Precision, t: ServingTargets,
                  capacity: float, flash: bool, factors: Factors) -> bool:
-    return inference_memory(arch, params, weight_bytes_per_param=weights.bytes_per_weight,
+    rest_bytes, experts = split_weight_format(arch, weights)
+    return inference_memory(arch, params, weight_bytes_per_param=rest_bytes,
                             kv_bytes_per_value=kv.bytes_per_weight, context=t.context, batch=1,
-                            flash_attention=flash, factors=factors).fits(capacity)
+                            flash_attention=flash, factors=factors, experts=experts).fits(capacity)
 
 
 def _largest_fitting_batch(mem: InferenceMemoryCurve, capacity: float, upper: int, saturation: int) -> int:

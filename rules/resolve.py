@@ -47,7 +47,7 @@ def resolve(answers: Answers, catalog: Catalog) -> Resolved:
 
     notes: list[str] = []
     model = _model(answers, catalog, notes)
-    weights = _weights(answers, catalog, notes)
+    weights = _published_weights(answers, catalog, model, notes) or _weights(answers, catalog, notes)
     kv = _lookup_precision(catalog, answers.precision.kv_cache, "precision.kv_cache")
     if "kv_cache" not in kv.uses:
         raise InputError(f"precision.kv_cache = {answers.precision.kv_cache!r}: {kv.name} is not a KV-cache format "
@@ -110,6 +110,17 @@ def _lookup_precision(catalog: Catalog, name: str, field_name: str) -> Precision
         return find_precision(catalog, name)
     except AdvisorError as exc:
         raise InputError(f"{field_name}: {exc}") from None
+
+
+def _published_weights(answers: Answers, catalog: Catalog, model: ResolvedModel,
+                       notes: list[str]) -> Precision | None:
+    """Serving a model published with its routed experts in a format of their own (gpt-oss: MXFP4) defaults to that
+    checkpoint rather than a bf16 copy; None when the user chose a format, or trains, or the model has none."""
+    native = model.architecture.expert_weights_format
+    if native is None or answers.workload != "inference" or "weights" in answers.precision.model_fields_set:
+        return None
+    notes.append(f"precision.weights = {native} (default: {model.name} is published with its experts in {native})")
+    return _lookup_precision(catalog, native, "precision.weights")
 
 
 def _weights(answers: Answers, catalog: Catalog, notes: list[str]) -> Precision:

@@ -4,6 +4,9 @@ Standard attention (MHA/GQA/MQA) caches a key and a value vector per KV head per
     bytes/token = 2 × layers × kv_heads × head_dim × bytes_per_value.
 Multi-head latent attention (DeepSeek-V2/V3) caches one compressed latent plus the shared RoPE key per layer:
     bytes/token = layers × (kv_lora_rank + qk_rope_head_dim) × bytes_per_value.
+Local attention (sliding-window or chunked: Gemma 3's 5 local : 1 global, gpt-oss's alternating 128-token window,
+Mistral 7B v0.1) keeps at most `sliding_window` tokens in a local layer, so one sequence of `context` tokens holds
+    per-layer bytes × (global layers × context + local layers × min(context, sliding_window)).
 The documents' 70B example (002) omits the KV-head count from the formula but its ≈85 GB result matches 8 KV heads.
 """
 
@@ -47,8 +50,51 @@ def kv_bytes_per_token(arch: Architecture, bytes_per_value: float) -> float:
     if bytes_per_value <= 0:
         raise ValueError("bytes_per_value must be positive")
     if arch.mla is not None:
-        return arch.num_hidden_layers * (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * bytes_per_value
+        latent = arch.num_hidden_layers * (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * bytes_per_value
+        return latent + indexer_bytes_per_token(arch)
     return 2 * arch.num_hidden_layers * arch.kv_heads * arch.head_size * bytes_per_value
+
+
+def indexer_bytes_per_token(arch: Architecture) -> int:
+    """DeepSeek-V3.2's indexer key cache, all layers: one FP8 key of index_head_dim plus an FP32 scale per 128
+    values, whatever the KV-cache format (the reference implementation's k_cache and k_scale_cache)."""
+    ix = arch.indexer
+    if ix is None:
+        return 0
+    return arch.num_hidden_layers * (ix.index_head_dim + 4 * -(-ix.index_head_dim // 128))
+
+
+def kv_bytes_per_sequence(arch: Architecture, bytes_per_value: float, context: int) -> float:
+    """Cache bytes of one sequence of `context` tokens: local layers stop growing at `sliding_window` tokens."""
+    if context <= 0:
+        raise ValueError("context must be positive")
+    per_token = kv_bytes_per_token(arch, bytes_per_value)
+    local = arch.local_layers
+    if not local or arch.sliding_window is None:
+        return per_token * context
+    per_layer = per_token / arch.num_hidden_layers
+    held = (arch.num_hidden_layers - local) * context + local * min(context, arch.sliding_window)
+    return per_layer * held
+
+
+def attended_tokens(arch: Architecture, context: int) -> int:
+    """Key positions all layers together hold (and a new token attends to) at `context`: local layers stop at
+    `sliding_window`. Equals layers × context for full-attention models."""
+    local = arch.local_layers
+    if not local or arch.sliding_window is None:
+        return arch.num_hidden_layers * context
+    return (arch.num_hidden_layers - local) * context + local * min(context, arch.sliding_window)
+
+
+def causal_attention_pairs(arch: Architecture, tokens: int) -> int:
+    """Query-key pairs of a causal prefill of `tokens`, summed over layers, counted as s² per full layer (the
+    prefill FLOP formula's convention); a local layer of window w < s attends 2·w·s − w² pairs on that scale."""
+    full = tokens * tokens
+    local = arch.local_layers
+    window = arch.sliding_window
+    if not local or window is None or tokens <= window:
+        return arch.num_hidden_layers * full
+    return (arch.num_hidden_layers - local) * full + local * (2 * window * tokens - window * window)
 
 
 def per_gpu_share(arch: Architecture, tp: int, pp: int) -> float:
@@ -72,16 +118,24 @@ def kv_cache(arch: Architecture, context: int, batch: int, bytes_per_value: floa
     if tp <= 0 or pp <= 0:
         raise ValueError("tp and pp must be positive")
     per_token = kv_bytes_per_token(arch, bytes_per_value)
-    total = per_token * context * batch
+    total = kv_bytes_per_sequence(arch, bytes_per_value, context) * batch
     kind = attention_kind(arch)
     if arch.mla is not None:
         formula = (f"MLA: layers {arch.num_hidden_layers} × (kv_lora_rank {arch.mla.kv_lora_rank} + rope "
                    f"{arch.mla.qk_rope_head_dim}) × {bytes_per_value:g} B")
+        if arch.indexer is not None:
+            formula += f" + sparse-attention indexer keys {indexer_bytes_per_token(arch):,} B (FP8)"
     else:
         formula = (f"{kind}: 2 × layers {arch.num_hidden_layers} × KV heads {arch.kv_heads} × head dim "
                    f"{arch.head_size} × {bytes_per_value:g} B")
+    local = arch.local_layers
+    if local and arch.sliding_window is not None:
+        span = (f"× context {context} on {arch.num_hidden_layers - local} global layers and × "
+                f"min(context, window {arch.sliding_window:,}) on {local} local layers")
+    else:
+        span = f"× context {context}"
     notes = (
-        Note("method.kv_cache", f"KV cache per token = {formula} = {per_token:,.0f} B; × context {context} "
+        Note("method.kv_cache", f"KV cache per token = {formula} = {per_token:,.0f} B; {span} "
              f"× batch {batch} (peak concurrency and maximum context, W5)", source="002 (S3)"),
     )
     return KVCache(kind=kind, bytes_per_value=bytes_per_value, bytes_per_token=per_token, context=context,

@@ -28,10 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gpuadvisor.knowledge.schema import Architecture
+from gpuadvisor.knowledge.schema import Architecture, Precision
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
-from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_token, kv_cache, per_gpu_share
-from gpuadvisor.rules.sizing.params import ParameterCount
+from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence, kv_cache, per_gpu_share
+from gpuadvisor.rules.sizing.params import ParameterCount, moe_layer_split
 from gpuadvisor.rules.sizing.units import GB
 
 Method = Literal["full", "lora", "qlora"]
@@ -120,12 +120,47 @@ def embedding_params(params: ParameterCount) -> int:
     return params.embedding + params.position_embedding + params.lm_head
 
 
-def weight_bytes(params: ParameterCount, bytes_per_weight: float, embedding_bytes: float | None = None) -> float:
+@dataclass(frozen=True)
+class ExpertFormat:
+    """Routed experts' weight matrices stored in a format of their own (gpt-oss: MXFP4 experts, bf16 elsewhere)."""
+
+    params: int
+    """Parameters in that format: every routed expert's weight matrices (their biases stay 16-bit)."""
+    bytes_per_weight: float
+    precision: str
+
+
+def expert_matrix_params(arch: Architecture) -> int:
+    """Weight-matrix parameters of all routed experts of all MoE layers (no biases, shared experts or router)."""
+    moe = arch.moe
+    if moe is None:
+        return 0
+    _, moe_layers = moe_layer_split(arch.num_hidden_layers, moe)
+    matrices = 3 if arch.mlp == "gated" else 2
+    return moe_layers * moe.num_experts * matrices * arch.hidden_size * moe.expert_intermediate_size
+
+
+def split_weight_format(arch: Architecture, precision: Precision) -> tuple[float, ExpertFormat | None]:
+    """(bytes per weight of the non-expert tensors, the experts' own format or None) when weights are `precision`.
+
+    Picking the format a publisher ships the routed experts in (Architecture.expert_weights_format: gpt-oss's
+    "mxfp4") means the checkpoint as published: experts in that format, attention, router, embeddings, biases and
+    norms in bf16 (2 bytes). Any other choice stores every tensor in the chosen format, as before."""
+    native = arch.expert_weights_format
+    if arch.moe is None or native is None or precision.id != native:
+        return precision.bytes_per_weight, None
+    return 2.0, ExpertFormat(expert_matrix_params(arch), precision.bytes_per_weight, precision.id)
+
+
+def weight_bytes(params: ParameterCount, bytes_per_weight: float, embedding_bytes: float | None = None,
+                 experts: ExpertFormat | None = None) -> float:
     """All resident weights (every expert of an MoE, W13): linear layers at `bytes_per_weight` (scale overhead
-    included in the precision's effective bits), embeddings/LM head at `embedding_bytes` (default: the same)."""
+    included in the precision's effective bits), embeddings/LM head at `embedding_bytes` (default: the same),
+    and, per-tensor mixed precision, the routed experts' matrices at `experts.bytes_per_weight`."""
     emb = embedding_params(params)
-    return (params.total - emb) * bytes_per_weight + emb * (bytes_per_weight if embedding_bytes is None
-                                                             else embedding_bytes)
+    own = experts.params * experts.bytes_per_weight if experts is not None else 0.0
+    rest = params.total - emb - (experts.params if experts is not None else 0)
+    return rest * bytes_per_weight + own + emb * (bytes_per_weight if embedding_bytes is None else embedding_bytes)
 
 
 def _linear_shapes(arch: Architecture) -> list[tuple[int, int, int]]:
@@ -159,8 +194,8 @@ def _linear_shapes(arch: Architecture) -> list[tuple[int, int, int]]:
     if moe is None:
         mlp(arch.intermediate_size, layers)
     else:
-        moe_layers = layers - moe.first_dense_layers
-        mlp(arch.intermediate_size, moe.first_dense_layers)
+        dense_layers, moe_layers = moe_layer_split(layers, moe)
+        mlp(arch.intermediate_size, dense_layers)
         mlp(moe.expert_intermediate_size, moe_layers * moe.num_experts)
         shared = moe.shared_expert_intermediate_size or moe.expert_intermediate_size
         mlp(shared, moe_layers * moe.num_shared_experts)
@@ -184,7 +219,8 @@ def mlp_width(arch: Architecture) -> int:
         return arch.intermediate_size
     shared = (moe.shared_expert_intermediate_size or moe.expert_intermediate_size) * moe.num_shared_experts
     routed = moe.experts_per_token * moe.expert_intermediate_size + shared
-    return max(routed, arch.intermediate_size if moe.first_dense_layers else 0)
+    has_dense = moe.first_dense_layers or moe.interleave_moe_layer_step > 1
+    return max(routed, arch.intermediate_size if has_dense else 0)
 
 
 def _attention_widths(arch: Architecture) -> tuple[int, int, int]:
@@ -262,22 +298,23 @@ class InferenceMemoryCurve:
     """
 
     __slots__ = ("arch", "params", "weight_bytes_per_param", "kv_bytes_per_value", "context", "par",
-                 "embedding_bytes", "flash_attention", "factors", "_weights", "_kv_per_sequence", "_share",
+                 "embedding_bytes", "flash_attention", "factors", "experts", "_weights", "_kv_per_sequence", "_share",
                  "_chunk", "_act_per_token", "_score_factor", "_runtime", "_totals", "_notes")
 
     def __init__(self, arch: Architecture, params: ParameterCount, *, weight_bytes_per_param: float,
                  kv_bytes_per_value: float, context: int, par: Parallelism | None = None,
                  embedding_bytes: float | None = None, flash_attention: bool = True,
-                 factors: Factors = DEFAULT_FACTORS) -> None:
+                 factors: Factors = DEFAULT_FACTORS, experts: ExpertFormat | None = None) -> None:
         if context <= 0:
             raise ValueError("context and batch must be positive")
         par = par or Parallelism()
         self.arch, self.params, self.par, self.factors = arch, params, par, factors
         self.weight_bytes_per_param, self.kv_bytes_per_value = weight_bytes_per_param, kv_bytes_per_value
         self.context, self.embedding_bytes, self.flash_attention = context, embedding_bytes, flash_attention
-        self._weights = weight_bytes(params, weight_bytes_per_param, embedding_bytes) / par.model_shards
+        self.experts = experts
+        self._weights = weight_bytes(params, weight_bytes_per_param, embedding_bytes, experts) / par.model_shards
         # kv_cache(): per_token × context × batch × per-GPU share, in that order
-        self._kv_per_sequence = kv_bytes_per_token(arch, kv_bytes_per_value) * context
+        self._kv_per_sequence = kv_bytes_per_sequence(arch, kv_bytes_per_value, context)
         self._share = per_gpu_share(arch, par.tp, par.pp)
         # inference_activation_bytes(), its batch-independent parts
         self._chunk = int(factors.prefill_chunk_tokens)
@@ -328,10 +365,19 @@ class InferenceMemoryCurve:
         if found is not None:
             return found
         factors, params, par = self.factors, self.params, self.par
+        experts = self.experts
+        if experts is None:
+            weights_note = Note("method.weights", f"Weights = {params.total:,} parameters × "
+                                f"{self.weight_bytes_per_param:g} B (all experts resident, W13; quantization scales "
+                                "included in the format's effective bits)", source="S1 (002, 003)")
+        else:
+            weights_note = Note("method.weights", f"Weights, per-tensor mixed precision as published: "
+                                f"{experts.params:,} routed-expert matrix parameters × {experts.bytes_per_weight:g} B "
+                                f"({experts.precision}, scales included) + {params.total - experts.params:,} other "
+                                f"parameters × {self.weight_bytes_per_param:g} B (attention, router, embeddings, "
+                                "biases, norms; all experts resident, W13)", source="S1 (002, 003); model config")
         notes = (
-            Note("method.weights", f"Weights = {params.total:,} parameters × {self.weight_bytes_per_param:g} B "
-                 "(all experts resident, W13; quantization scales included in the format's effective bits)",
-                 source="S1 (002, 003)"),
+            weights_note,
             *kv_cache(self.arch, self.context, batch, self.kv_bytes_per_value, tp=par.tp, pp=par.pp).notes,
             Note("method.inference_activations", "Inference activations are transient: one layer's tensors for "
                  "a prefill chunk, plus fp32 logits of the last position"
@@ -347,7 +393,8 @@ class InferenceMemoryCurve:
 def inference_memory(arch: Architecture, params: ParameterCount, *, weight_bytes_per_param: float,
                      kv_bytes_per_value: float, context: int, batch: int, par: Parallelism | None = None,
                      embedding_bytes: float | None = None, flash_attention: bool = True,
-                     factors: Factors = DEFAULT_FACTORS, with_notes: bool = True) -> MemoryBreakdown:
+                     factors: Factors = DEFAULT_FACTORS, with_notes: bool = True,
+                     experts: ExpertFormat | None = None) -> MemoryBreakdown:
     """Serving memory per GPU: weights + KV cache (context × batch) + transient activations + runtime (S2).
 
     `with_notes=False` skips writing the explanatory notes (a configuration search evaluates many candidates and
@@ -356,7 +403,8 @@ def inference_memory(arch: Architecture, params: ParameterCount, *, weight_bytes
         raise ValueError("context and batch must be positive")
     curve = InferenceMemoryCurve(arch, params, weight_bytes_per_param=weight_bytes_per_param,
                                  kv_bytes_per_value=kv_bytes_per_value, context=context, par=par,
-                                 embedding_bytes=embedding_bytes, flash_attention=flash_attention, factors=factors)
+                                 embedding_bytes=embedding_bytes, flash_attention=flash_attention, factors=factors,
+                                 experts=experts)
     return curve.breakdown(batch, with_notes)
 
 

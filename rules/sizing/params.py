@@ -63,13 +63,21 @@ class ParameterCount:
 def attention_params(arch: Architecture) -> int:
     """Parameters of one attention block (standard or MLA)."""
     if arch.mla is not None:
-        return _mla_params(arch, arch.mla)
+        return _mla_params(arch, arch.mla) + _indexer_params(arch)
     hidden, hd = arch.hidden_size, arch.head_size
     q_out = arch.num_attention_heads * hd
     kv_out = arch.kv_heads * hd
     weights = hidden * q_out + 2 * hidden * kv_out + q_out * hidden
     biases = (q_out + 2 * kv_out if arch.attention_bias else 0) + (hidden if arch.attention_output_bias else 0)
-    return weights + biases
+    return weights + biases + _attention_extras(arch)
+
+
+def _attention_extras(arch: Architecture) -> int:
+    """Per-layer attention vectors beyond projections: q/k RMSNorm weights (Qwen3, Gemma 3), one sink logit per
+    head (gpt-oss)."""
+    qk_norm = 2 * arch.head_size if arch.qk_norm else 0
+    sinks = arch.num_attention_heads if arch.attention_sinks else 0
+    return qk_norm + sinks
 
 
 def _mla_params(arch: Architecture, mla: MLA) -> int:
@@ -92,6 +100,16 @@ def _mla_params(arch: Architecture, mla: MLA) -> int:
     if arch.attention_bias:  # modeling_deepseek.py: attention_bias applies to q_a_proj, kv_a_proj_with_mqa, o_proj
         bias = (mla.q_lora_rank or 0) + mla.kv_lora_rank + mla.qk_rope_head_dim + hidden
     return q + kv_a + kv_b + o + bias
+
+
+def _indexer_params(arch: Architecture) -> int:
+    """DeepSeek-V3.2's lightning indexer, as in its inference/model.py: wq_b (q_lora_rank → heads·dim), wk (hidden →
+    dim), k_norm (LayerNorm: weight and bias), weights_proj (hidden → heads); no biases on the projections."""
+    ix, mla = arch.indexer, arch.mla
+    if ix is None or mla is None or not mla.q_lora_rank:
+        return 0
+    d, n = ix.index_head_dim, ix.index_n_heads
+    return mla.q_lora_rank * n * d + arch.hidden_size * d + 2 * d + arch.hidden_size * n
 
 
 def mlp_params(arch: Architecture, intermediate: int) -> int:
@@ -124,6 +142,14 @@ def _moe_parts(arch: Architecture, moe: MoE) -> tuple[int, int, int]:
     return expert, shared, router
 
 
+def moe_layer_split(layers: int, moe: MoE) -> tuple[int, int]:
+    """(dense layers, MoE layers): the leading `first_dense_layers` are dense, then every
+    `interleave_moe_layer_step`-th layer is MoE (Llama 4 Maverick alternates dense and MoE layers)."""
+    rest = layers - moe.first_dense_layers
+    moe_layers = rest // moe.interleave_moe_layer_step
+    return layers - moe_layers, moe_layers
+
+
 def count_parameters(arch: Architecture) -> ParameterCount:
     """Count every parameter of `arch`; total and per-token active (they differ only for MoE)."""
     layers = arch.num_hidden_layers
@@ -147,8 +173,7 @@ def count_parameters(arch: Architecture) -> ParameterCount:
         raise ValueError(f"first_dense_layers {moe.first_dense_layers} leaves no MoE layer of {layers}")
     if moe.experts_per_token > moe.num_experts:
         raise ValueError(f"experts_per_token {moe.experts_per_token} exceeds num_experts {moe.num_experts}")
-    dense_layers = moe.first_dense_layers
-    moe_layers = layers - dense_layers
+    dense_layers, moe_layers = moe_layer_split(layers, moe)
     expert, shared, router = _moe_parts(arch, moe)
     common = embedding + projections + position + lm_head + norms + layers * attention + dense_layers * dense_mlp
     total = common + moe_layers * (moe.num_experts * expert + shared + router)
@@ -181,10 +206,14 @@ def describe(arch: Architecture) -> str:
         kv = f"{arch.kv_heads} KV head{'s' if arch.kv_heads > 1 else ''}"
         heads = f"{arch.num_attention_heads} heads / {kv} ({kind}), head dim {arch.head_size}"
     text = f"{arch.num_hidden_layers} layers, hidden {arch.hidden_size}, {heads}"
+    if arch.sliding_window is not None and arch.local_layers:
+        text += f", {arch.local_layers} local layers (window {arch.sliding_window:,})"
     if arch.moe is not None:
         moe = arch.moe
         shared = f" + {moe.num_shared_experts} shared" if moe.num_shared_experts else ""
         dense = f", first {moe.first_dense_layers} layers dense" if moe.first_dense_layers else ""
+        if moe.interleave_moe_layer_step > 1:
+            dense += f", every {moe.interleave_moe_layer_step}th layer MoE"
         text += f", MoE {moe.experts_per_token} of {moe.num_experts} experts{shared}{dense}"
     if arch.alibi:
         text += ", ALiBi positions"

@@ -24,8 +24,8 @@ from typing import Literal
 
 from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
-from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_token
-from gpuadvisor.rules.sizing.memory import embedding_params
+from gpuadvisor.rules.sizing.kvcache import attended_tokens, causal_attention_pairs, kv_bytes_per_sequence
+from gpuadvisor.rules.sizing.memory import ExpertFormat, embedding_params
 from gpuadvisor.rules.sizing.params import ParameterCount
 from gpuadvisor.rules.sizing.units import GB, SECONDS_PER_HOUR, TFLOPS
 
@@ -65,19 +65,25 @@ def expected_distinct_experts(num_experts: int, experts_per_token: int, batch: i
 
 
 def weight_bytes_per_step(params: ParameterCount, arch: Architecture, batch: int, bytes_per_weight: float,
-                          embedding_bytes: float | None = None) -> float:
+                          embedding_bytes: float | None = None, experts: ExpertFormat | None = None) -> float:
     """Weight bytes one decode step reads: everything but the input embedding table (a row lookup); the LM head
-    (or the tied table used as one); for MoE only the experts the batch's tokens touch."""
+    (or the tied table used as one); for MoE only the experts the batch's tokens touch, their matrices at
+    `experts.bytes_per_weight` when the routed experts have a format of their own (gpt-oss: MXFP4)."""
     emb_b = bytes_per_weight if embedding_bytes is None else embedding_bytes
     linear = float(params.total - embedding_params(params))
     lm_head = params.lm_head if params.lm_head else params.embedding
     moe = arch.moe
+    own = 0.0
     if moe is not None:
         all_experts = params.moe_layers * moe.num_experts * params.expert
-        touched = params.moe_layers * expected_distinct_experts(moe.num_experts, moe.experts_per_token,
-                                                                batch) * params.expert
+        distinct = expected_distinct_experts(moe.num_experts, moe.experts_per_token, batch)
+        touched = params.moe_layers * distinct * params.expert
         linear = linear - all_experts + touched
-    return linear * bytes_per_weight + lm_head * emb_b
+        if experts is not None:
+            matrices = experts.params * distinct / moe.num_experts
+            linear -= matrices
+            own = matrices * experts.bytes_per_weight
+    return linear * bytes_per_weight + lm_head * emb_b + own
 
 
 def _active_matmul_params(params: ParameterCount) -> int:
@@ -139,22 +145,25 @@ class DecodeCurve:
     """
 
     __slots__ = ("arch", "params", "device", "bytes_per_weight", "kv_bytes_per_value", "context", "tp", "pp",
-                 "embedding_bytes", "factors", "_dense_weight_bytes", "_kv_per_token", "_layers", "_matmul",
+                 "embedding_bytes", "factors", "experts", "_attended", "_dense_weight_bytes", "_kv_per_token",
+                 "_layers", "_matmul",
                  "_qkv", "_mem_den", "_comp_den", "_overhead", "_two_layers", "_hidden", "_ar_latency", "_ar_coef",
                  "_link_den", "_pp_comm", "_cache", "_seconds")
 
     def __init__(self, arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                  kv_bytes_per_value: float, context: int, tp: int = 1, pp: int = 1,
-                 embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS) -> None:
+                 embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS,
+                 experts: ExpertFormat | None = None) -> None:
         if context < 1 or tp < 1 or pp < 1:
             raise ValueError("context, batch, tp and pp must be positive")
         self.arch, self.params, self.device, self.factors = arch, params, device, factors
         self.bytes_per_weight, self.kv_bytes_per_value, self.embedding_bytes = (bytes_per_weight, kv_bytes_per_value,
                                                                                embedding_bytes)
-        self.context = context
+        self.context, self.experts = context, experts
+        self._attended = attended_tokens(arch, context)  # key positions one new token attends to, all layers
         self._dense_weight_bytes = (weight_bytes_per_step(params, arch, 1, bytes_per_weight, embedding_bytes)
                                     if arch.moe is None else None)
-        self._kv_per_token = kv_bytes_per_token(arch, kv_bytes_per_value)
+        self._kv_per_token = kv_bytes_per_sequence(arch, kv_bytes_per_value, context)  # one sequence's cache read
         self._layers = arch.num_hidden_layers
         self._matmul = _active_matmul_params(params)
         qk, v = _attention_dims(arch)
@@ -200,10 +209,11 @@ class DecodeCurve:
             raise ValueError("context, batch, tp and pp must be positive")
         w_bytes = self._dense_weight_bytes
         if w_bytes is None:
-            w_bytes = weight_bytes_per_step(self.params, self.arch, batch, self.bytes_per_weight, self.embedding_bytes)
-        kv_bytes = batch * self.context * self._kv_per_token
+            w_bytes = weight_bytes_per_step(self.params, self.arch, batch, self.bytes_per_weight, self.embedding_bytes,
+                                            self.experts)
+        kv_bytes = batch * self._kv_per_token
         total_bytes = w_bytes + kv_bytes
-        flops = 2.0 * batch * self._matmul + 2.0 * batch * self._layers * self.context * self._qkv
+        flops = 2.0 * batch * self._matmul + 2.0 * batch * self._attended * self._qkv
         tp = self.tp
         bytes_gpu, flops_gpu = total_bytes / tp, flops / tp
         t_mem = bytes_gpu / self._mem_den
@@ -260,6 +270,7 @@ class DecodeCurve:
 
 
 _MODEL_SLOTS = ("arch", "params", "factors", "bytes_per_weight", "kv_bytes_per_value", "embedding_bytes", "context",
+                "experts", "_attended",
                 "_dense_weight_bytes", "_kv_per_token", "_layers", "_matmul", "_qkv", "_overhead", "_two_layers",
                 "_hidden")
 """What `DecodeCurve.split` shares: every slot that `_set_split` does not set."""
@@ -268,7 +279,7 @@ _MODEL_SLOTS = ("arch", "params", "factors", "bytes_per_weight", "kv_bytes_per_v
 def decode_step(arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                 kv_bytes_per_value: float, context: int, batch: int = 1, tp: int = 1, pp: int = 1,
                 embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS,
-                with_notes: bool = True) -> DecodeStep:
+                with_notes: bool = True, experts: ExpertFormat | None = None) -> DecodeStep:
     """Time and throughput of one decode step (S6, S7; H3 at small batch, H4 at large batch).
 
     `with_notes=False` skips the explanatory notes (for searches that explain only the step they keep); a search
@@ -276,7 +287,8 @@ def decode_step(arch: Architecture, params: ParameterCount, device: Device, *, b
     if context < 1 or batch < 1 or tp < 1 or pp < 1:
         raise ValueError("context, batch, tp and pp must be positive")
     curve = DecodeCurve(arch, params, device, bytes_per_weight=bytes_per_weight, kv_bytes_per_value=kv_bytes_per_value,
-                        context=context, tp=tp, pp=pp, embedding_bytes=embedding_bytes, factors=factors)
+                        context=context, tp=tp, pp=pp, embedding_bytes=embedding_bytes, factors=factors,
+                        experts=experts)
     return curve.step(batch, with_notes)
 
 
@@ -301,7 +313,8 @@ class PrefillModel:
     __slots__ = ("factors", "prompt_tokens", "batch", "tokens", "flops", "w_bytes", "layers", "t_over", "message")
 
     def __init__(self, arch: Architecture, params: ParameterCount, *, bytes_per_weight: float, prompt_tokens: int,
-                 batch: int = 1, embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS) -> None:
+                 batch: int = 1, embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS,
+                 experts: ExpertFormat | None = None) -> None:
         if prompt_tokens < 1 or batch < 1:
             raise ValueError("prompt_tokens, batch and tp must be positive")
         self.factors, self.prompt_tokens, self.batch = factors, prompt_tokens, batch
@@ -310,9 +323,9 @@ class PrefillModel:
         lm_head = params.lm_head if params.lm_head else params.embedding
         per_token = 2.0 * (_active_matmul_params(params) - lm_head)
         qk, v = _attention_dims(arch)
-        attention = batch * layers * (qk + v) * float(prompt_tokens) ** 2  # causal: half of 2·s²·(qk+v)
+        attention = batch * (qk + v) * float(causal_attention_pairs(arch, prompt_tokens))  # causal: half of 2·s²·(qk+v)
         self.flops = per_token * tokens + attention + 2.0 * lm_head * batch
-        self.w_bytes = weight_bytes_per_step(params, arch, tokens, bytes_per_weight, embedding_bytes)
+        self.w_bytes = weight_bytes_per_step(params, arch, tokens, bytes_per_weight, embedding_bytes, experts)
         self.layers, self.tokens = layers, tokens
         self.t_over = layers * factors.step_overhead_per_layer_us * 1e-6
         self.message = tokens * arch.hidden_size * 2.0  # bytes of one all-reduce
@@ -351,7 +364,8 @@ class PrefillModel:
 
 def prefill(arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
             prompt_tokens: int, batch: int = 1, tp: int = 1, embedding_bytes: float | None = None,
-            factors: Factors = DEFAULT_FACTORS, with_notes: bool = True) -> Prefill:
+            factors: Factors = DEFAULT_FACTORS, with_notes: bool = True,
+            experts: ExpertFormat | None = None) -> Prefill:
     """Prefill time (TTFT at batch 1): compute-bound except for very short prompts, which still read all weights.
 
     `with_notes=False` skips the explanatory notes (a search explains only the configuration it keeps; one trying
@@ -359,7 +373,7 @@ def prefill(arch: Architecture, params: ParameterCount, device: Device, *, bytes
     if prompt_tokens < 1 or batch < 1 or tp < 1:
         raise ValueError("prompt_tokens, batch and tp must be positive")
     model = PrefillModel(arch, params, bytes_per_weight=bytes_per_weight, prompt_tokens=prompt_tokens, batch=batch,
-                         embedding_bytes=embedding_bytes, factors=factors)
+                         embedding_bytes=embedding_bytes, factors=factors, experts=experts)
     return model.prefill(device, tp, with_notes)
 
 

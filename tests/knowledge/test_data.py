@@ -175,6 +175,8 @@ def test_price_dates(shipped: Catalog) -> None:
     ("awq", 4 + (16 + 4) / 128),
     ("mxfp4", (32 * 4 + 8) / 32),  # E8M0 scale per 32 = 4.25
     ("nvfp4", (16 * 4 + 8) / 16),  # E4M3 scale per 16 = 4.5
+    ("mxfp6", (32 * 6 + 8) / 32),  # E3M2/E2M3 elements, E8M0 scale per 32 = 6.25
+    ("mxfp8", (32 * 8 + 8) / 32),  # = 8.25
     ("bf16", 16), ("fp8", 8), ("int4", 4),
 ])
 def test_effective_bits(shipped: Catalog, precision: str, bits: float) -> None:
@@ -206,3 +208,12 @@ def test_precision_requirements(shipped: Catalog) -> None:
     from gpuadvisor.knowledge.schema import Accelerator
 
     assert {r for prec in p.values() for r in prec.requires} <= set(Accelerator.model_fields)
+
+
+def test_block_scaled_formats_need_the_hardware(shipped: Catalog) -> None:
+    p = shipped.precisions
+    # NVFP4 and MXFP6 run on FP4-capable tensor cores (Blackwell, MI350); MXFP4 is also served dequantized (Hopper,
+    # Ada, Ampere kernels for gpt-oss), so it requires nothing.
+    assert p["nvfp4"].requires == ["fp4_support"] and p["mxfp6"].requires == ["fp4_support"]
+    assert p["mxfp8"].requires == ["fp8_support"] and p["mxfp4"].requires == []
+    assert p["mxfp4"].compute == "fp16" and p["nvfp4"].compute == "fp4"

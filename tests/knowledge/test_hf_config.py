@@ -400,3 +400,35 @@ def test_any_config_gives_an_architecture_or_an_input_error(model_type: str, cha
         assert str(exc).startswith("fuzz.json: ")
     else:
         assert count_parameters(result.architecture).total > 0
+
+
+# --- local attention, sinks, q/k norms, MXFP4 experts (attention_layout) ----------------------------------------
+
+def test_attention_layout_of_gpt_oss_and_gemma3() -> None:
+    from gpuadvisor.knowledge.hf_config import attention_layout
+
+    # openai/gpt-oss-20b config.json (fields that matter here)
+    oss = {"model_type": "gpt_oss", "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"] * 12,
+           "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]}}
+    assert attention_layout(oss, "gpt_oss") == {
+        "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"] * 12, "attention_sinks": True,
+        "expert_weights_format": "mxfp4"}
+    # google/gemma-3-27b-it: multimodal wrapper, text_config without layer_types → every 6th layer global
+    gemma = {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "sliding_window": 1024}}
+    assert attention_layout(gemma, "gemma3") == {"sliding_window": 1024, "sliding_window_pattern": 6, "qk_norm": True}
+    # Qwen3 names a window but does not use it; Phi-3's window is not applied without layer_types
+    assert attention_layout({"model_type": "qwen3", "sliding_window": 4096, "use_sliding_window": False},
+                            "qwen3") == {"qk_norm": True}
+    assert attention_layout({"model_type": "phi3", "sliding_window": 2047}, "phi3") == {}
+    with pytest.raises(InputError, match="layer_types"):
+        attention_layout({**oss, "layer_types": ["local"] * 24}, "gpt_oss")
+
+
+def test_deepseek_v32_config_reads_its_indexer() -> None:
+    from gpuadvisor.knowledge.hf_config import attention_layout
+
+    cfg = {"model_type": "deepseek_v32", "index_n_heads": 64, "index_head_dim": 128, "index_topk": 2048}
+    ix = attention_layout(cfg, "deepseek_v32")["indexer"]
+    assert (ix.index_n_heads, ix.index_head_dim, ix.index_topk) == (64, 128, 2048)
+    with pytest.raises(InputError, match="index_topk"):
+        attention_layout({**cfg, "index_topk": "all"}, "deepseek_v32")

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.lookup import find_model
 from gpuadvisor.knowledge.schema import Model, Source
 from gpuadvisor.rules.sizing.params import count_parameters
 
@@ -23,6 +25,11 @@ REQUIRED = [
     "qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b", "gemma-2-2b", "gemma-2-9b", "gemma-2-27b",
     "phi-3-mini", "phi-3-medium", "falcon-7b", "falcon-40b", "deepseek-v3", "gpt2", "gpt2-medium", "gpt2-large",
     "gpt2-xl",
+    # issue 10: late-2025/2026 models
+    "llama-3.3-70b", "llama-4-scout", "llama-4-maverick", "qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-8b",
+    "qwen3-14b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b", "gpt-oss-120b", "deepseek-v3.1",
+    "gemma-3-1b", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "mistral-small-3.1-24b", "phi-4", "kimi-k2",
+    "deepseek-v3.2",
 ]
 
 
@@ -130,3 +137,83 @@ def test_architectures_follow_their_configs() -> None:
     v3 = BY_ID["deepseek-v3"].architecture
     assert v3.moe is not None and v3.mla is not None
     assert (v3.moe.first_dense_layers, v3.moe.num_shared_experts, v3.mla.kv_lora_rank) == (3, 1, 512)
+
+
+# --- issue 10 models: names resolve, counts equal the exact published ones ---------------------------------------
+
+EXACT_2025 = {
+    # id: (a name a user types, exact total from the checkpoint/llama.cpp/Hub, active incl. input embedding or None)
+    "llama-3.3-70b": ("Llama-3.3-70B-Instruct", 70_553_706_496, None),
+    "llama-4-scout": ("llama-4-scout", 107_769_861_120, 17_172_894_720),  # Hub 108,641,793,536 less vision 871,932,416
+    "llama-4-maverick": ("Llama 4 Maverick", 400_711_848_960, 17_184_691_200),
+    "qwen3-0.6b": ("Qwen/Qwen3-0.6B", 596_049_920, None),
+    "qwen3-1.7b": ("qwen3:1.7b", 1_720_574_976, None),
+    "qwen3-4b": ("Qwen3 4B", 4_022_468_096, None),
+    "qwen3-8b": ("qwen3-8b", 8_190_735_360, None),
+    "qwen3-14b": ("Qwen3-14B", 14_768_307_200, None),
+    "qwen3-32b": ("qwen3 32b", 32_762_123_264, None),
+    "qwen3-30b-a3b": ("qwen3-30b-a3b", 30_532_122_624, 3_353_032_704),
+    "qwen3-235b-a22b": ("Qwen/Qwen3-235B-A22B", 235_093_634_560, 22_190_763_520),
+    "gpt-oss-20b": ("gpt-oss-20b", 20_914_757_184, 4_187_440_704),
+    "gpt-oss-120b": ("gpt-oss-120b", 116_829_156_672, 5_711_982_912),
+    "gemma-3-1b": ("gemma-3-1b", 999_885_952, None),
+    "gemma-3-4b": ("google/gemma-3-4b-it", 3_880_263_168, None),
+    "gemma-3-12b": ("Gemma 3 12B", 11_766_034_176, None),
+    "gemma-3-27b": ("gemma-3-27b", 27_009_346_304, None),
+    "mistral-small-3.1-24b": ("Mistral Small 3.2", 23_572_403_200, None),
+    "phi-4": ("phi4", 14_659_507_200, None),
+    "kimi-k2": ("Kimi K2", 1_026_408_232_448, 32_861_500_928),
+    # active: DeepSeek's 36.6B (rounded) + the 926,679,040-parameter input embedding; this is the exact count
+    "deepseek-v3.1": ("deepseek-v3.1", 671_026_419_200, 37_552_297_472),
+    # V3 + 61 lightning indexers of 13,959,424 (Hub: V3.2-Exp 685,396,921,376 = V3's 684,531,386,000 + 62 indexers
+    # incl. the MTP layer's + 51,088 FP8 block scales)
+    "deepseek-v3.2": ("DeepSeek-V3.2-Exp", 671_877_944_064, 38_403_822_336),
+}
+
+
+def test_deepseek_v32_indexer_reconciles_with_the_hub() -> None:
+    v3 = count_parameters(BY_ID["deepseek-v3.1"].architecture)
+    v32 = count_parameters(BY_ID["deepseek-v3.2"].architecture)
+    indexer = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64  # wq_b, wk, k_norm (LayerNorm), weights_proj
+    assert indexer == 13_959_424 and v32.total - v3.total == 61 * indexer
+    scales = 62 * ((64 * 128 // 128) * (1536 // 128) + (7168 // 128))  # 128 x 128 FP8 block scales of wq_b and wk
+    assert 684_531_386_000 + 62 * indexer + scales == 685_396_921_376
+
+
+@pytest.mark.parametrize("model_id", sorted(EXACT_2025))
+def test_new_models_resolve_and_count_exactly(shipped: Catalog, model_id: str) -> None:
+    name, total, active = EXACT_2025[model_id]
+    model = find_model(shipped, name)
+    assert model.id == model_id
+    counted = count_parameters(model.architecture)
+    assert counted.total == total
+    assert counted.active == (total if active is None else active)
+
+
+def test_gpt_oss_published_figures() -> None:
+    # OpenAI's model card: 116.83B / 5.13B and 20.91B / 3.61B, active counted without the input embedding
+    # (201,088 x 2,880 = 579,133,440). The 36 x 64 (120b) attention-sink logits are parameters and are counted.
+    for model_id, total_b, active_b in (("gpt-oss-120b", 116.83, 5.13), ("gpt-oss-20b", 20.91, 3.61)):
+        p = count_parameters(BY_ID[model_id].architecture)
+        assert round(p.total / 1e9, 2) == total_b
+        assert round((p.active - p.embedding) / 1e9, 2) == active_b
+    with_sinks = BY_ID["gpt-oss-120b"].architecture
+    without = with_sinks.model_copy(update={"attention_sinks": False})
+    assert count_parameters(with_sinks).total - count_parameters(without).total == 36 * 64
+
+
+def test_llama4_maverick_alternates_dense_and_moe_layers() -> None:
+    p = count_parameters(BY_ID["llama-4-maverick"].architecture)
+    assert (p.dense_layers, p.moe_layers) == (24, 24)
+    assert (count_parameters(BY_ID["llama-4-scout"].architecture).moe_layers) == 48
+    # dense layers use intermediate_size_mlp 16,384; experts and the shared expert 8,192
+    assert p.mlp_per_layer_dense == 3 * 5120 * 16384 and p.shared_experts_per_layer == 3 * 5120 * 8192
+
+
+def test_local_global_layouts() -> None:
+    gemma = BY_ID["gemma-3-27b"].architecture
+    assert gemma.local_layers == 52 and not gemma.is_local_layer(5) and gemma.is_local_layer(6)
+    oss = BY_ID["gpt-oss-120b"].architecture
+    assert oss.local_layers == 18 and oss.is_local_layer(0) and not oss.is_local_layer(1)
+    assert BY_ID["llama-4-scout"].architecture.local_layers == 36  # chunked attention on 3 of 4 layers
+    assert BY_ID["qwen3-8b"].architecture.local_layers == 0

@@ -232,3 +232,16 @@ def test_qlora_base_defaults_to_nf4_where_the_questionnaire_says_so(advisor: Adv
     assert any(d.startswith("precision.weights = nf4") for d in r.defaults_applied)
     # 8B at NF4 (4.127 effective bits) plus 16-bit embeddings: about 4.9 GB of base weights, far below BF16's 16 GB
     assert r.profile.weights_gb < 6
+
+
+def test_gpt_oss_serves_its_published_mxfp4_checkpoint_by_default(advisor: Advisor) -> None:
+    # gpt-oss-120b as published: MXFP4 experts + BF16 rest = 65.25 GB (OpenAI: 60.8 GiB); a bf16 copy is 233.7 GB.
+    answers = {"workload": "inference", "model": {"name": "gpt-oss-120b"}, "precision": {"context_tokens": 32768},
+               "inference": {"requests_per_minute": 10, "concurrent_requests": 1}}
+    r = advisor.consult(parse_answers(answers))
+    assert any(d.startswith("precision.weights = mxfp4") for d in r.defaults_applied)
+    assert r.profile.weights_gb == pytest.approx(65.25, abs=0.01)
+    # KV cache: 18 full layers x 32,768 tokens + 18 sliding layers x 128, 2,048 B per layer per token (fp16)
+    assert r.profile.kv_cache_gb == pytest.approx(2048 * (18 * 32768 + 18 * 128) / 1e9, rel=1e-3)
+    chosen = advisor.consult(parse_answers({**answers, "precision": {"context_tokens": 32768, "weights": "bf16"}}))
+    assert chosen.profile.weights_gb == pytest.approx(2 * 116_829_156_672 / 1e9, rel=1e-3)

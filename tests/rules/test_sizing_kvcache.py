@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuadvisor.knowledge.schema import MLA, Architecture, MoE
-from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_token, kv_cache, per_gpu_share
+from gpuadvisor.rules.sizing.kvcache import (
+    attended_tokens,
+    attention_kind,
+    causal_attention_pairs,
+    kv_bytes_per_sequence,
+    kv_bytes_per_token,
+    kv_cache,
+    per_gpu_share,
+)
 
 # Llama 2/3 70B (reference README correction 15): 80 layers, hidden 8192, 64 heads, 8 KV heads, head dim 128.
 LLAMA_70B = Architecture(vocab_size=128256, hidden_size=8192, intermediate_size=28672, num_hidden_layers=80,
@@ -82,3 +90,70 @@ def test_grows_with_context_and_batch(context: int, batch: int, extra: int) -> N
     assert kv_cache(LLAMA_70B, context + extra, batch, 2).total_bytes > base
     assert kv_cache(LLAMA_70B, context, batch + extra, 2).total_bytes > base
     assert base == kv_bytes_per_token(LLAMA_70B, 2) * context * batch
+
+
+# --- local (sliding-window) / global attention ------------------------------------------------------------------
+
+# google/gemma-3-27b-it text_config: 62 layers, 16 KV heads of 128, sliding_window 1024, sliding_window_pattern 6.
+GEMMA3_27B = Architecture(vocab_size=262208, hidden_size=5376, intermediate_size=21504, num_hidden_layers=62,
+                          num_attention_heads=32, num_key_value_heads=16, head_dim=128, tie_word_embeddings=True,
+                          norms_per_layer=4, qk_norm=True, sliding_window=1024, sliding_window_pattern=6)
+# openai/gpt-oss-120b: 36 layers alternating sliding (128) and full attention, 8 KV heads of 64.
+GPT_OSS_120B = Architecture(vocab_size=201088, hidden_size=2880, intermediate_size=2880, num_hidden_layers=36,
+                            num_attention_heads=64, num_key_value_heads=8, head_dim=64, sliding_window=128,
+                            layer_types=["sliding_attention", "full_attention"] * 18)
+
+
+def test_gemma3_27b_32k_by_hand() -> None:
+    # Per layer per token (bf16): 2 (K, V) x 16 KV heads x 128 x 2 B = 8,192 B. Layers 5, 11, ..., 59 are global
+    # ((i + 1) % 6 == 0): 10 layers hold all 32,768 tokens; the other 52 hold their 1,024-token window.
+    # 10 x 32,768 x 8,192 + 52 x 1,024 x 8,192 = 2,684,354,560 + 436,207,616 = 3,120,562,176 B (3.12 GB),
+    # against 62 x 32,768 x 8,192 = 16,642,998,272 B if every layer were global.
+    assert GEMMA3_27B.local_layers == 52
+    kv = kv_cache(GEMMA3_27B, context=32768, batch=1, bytes_per_value=2)
+    assert kv.bytes_per_token == 62 * 8192
+    assert kv.total_bytes == 3_120_562_176
+    assert kv_cache(GEMMA3_27B, context=32768, batch=4, bytes_per_value=2).total_bytes == 4 * 3_120_562_176
+    assert "52 local layers" in kv.notes[0].text
+
+
+def test_gpt_oss_half_the_layers_stop_at_128_tokens() -> None:
+    # 2 x 8 x 64 x 2 B = 2,048 B per layer per token; 18 full layers x 131,072 + 18 sliding layers x 128.
+    assert kv_bytes_per_sequence(GPT_OSS_120B, 2, 131072) == 2048 * (18 * 131072 + 18 * 128)
+
+
+@given(st.integers(min_value=1, max_value=1024))
+def test_within_the_window_local_layers_cost_the_same(context: int) -> None:
+    full = GEMMA3_27B.model_copy(update={"sliding_window": None, "sliding_window_pattern": None})
+    assert kv_bytes_per_sequence(GEMMA3_27B, 2, context) == kv_bytes_per_sequence(full, 2, context)
+    assert kv_bytes_per_sequence(GEMMA3_27B, 2, context + 5000) < kv_bytes_per_sequence(full, 2, context + 5000)
+
+
+def test_attention_spans() -> None:
+    assert attended_tokens(GEMMA3_27B, 32768) == 10 * 32768 + 52 * 1024
+    assert attended_tokens(LLAMA_70B, 4096) == 80 * 4096
+    # prefill pairs: s² per global layer; a window-w layer 2ws − w² (same s² convention)
+    assert causal_attention_pairs(GPT_OSS_120B, 1000) == 18 * 1000**2 + 18 * (2 * 128 * 1000 - 128**2)
+    assert causal_attention_pairs(GPT_OSS_120B, 100) == 36 * 100**2
+
+
+def test_deepseek_v32_indexer_keys_add_to_the_mla_cache() -> None:
+    from gpuadvisor.knowledge.schema import Indexer
+
+    v32 = DEEPSEEK_V3.model_copy(update={"indexer": Indexer(index_n_heads=64, index_head_dim=128, index_topk=2048)})
+    # MLA latent 61 x (512 + 64) x 2 B = 70,272 B, plus 61 x (128 B FP8 key + 4 B FP32 scale) = 8,052 B
+    assert kv_bytes_per_token(DEEPSEEK_V3, 2) == 70_272
+    assert kv_bytes_per_token(v32, 2) == 70_272 + 8_052
+    assert "indexer keys 8,052 B" in kv_cache(v32, 1024, 1, 2).notes[0].text
+    with pytest.raises(ValueError, match="needs mla"):
+        LLAMA_70B.model_validate({**LLAMA_70B.model_dump(), "indexer": {"index_n_heads": 64, "index_head_dim": 128,
+                                                                          "index_topk": 2048}})
+
+
+def test_layer_types_are_validated() -> None:
+    with pytest.raises(ValueError, match="layer_types lists 2 layers"):
+        Architecture(vocab_size=10, hidden_size=8, intermediate_size=8, num_hidden_layers=3, num_attention_heads=2,
+                     sliding_window=4, layer_types=["sliding_attention", "full_attention"])
+    with pytest.raises(ValueError, match="need sliding_window"):
+        Architecture(vocab_size=10, hidden_size=8, intermediate_size=8, num_hidden_layers=6, num_attention_heads=2,
+                     sliding_window_pattern=6)

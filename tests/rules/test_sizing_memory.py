@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.memory import (
@@ -14,6 +15,7 @@ from gpuadvisor.rules.sizing.memory import (
     inference_memory,
     layer_activation_bytes,
     lora_parameters,
+    split_weight_format,
     training_activation_bytes,
     training_memory,
     weight_bytes,
@@ -234,3 +236,45 @@ def test_parallelism_validation() -> None:
     with pytest.raises(ValueError):
         Parallelism(zero=4)
     assert Parallelism(tp=2, pp=2, dp=3).gpus == 12
+
+
+# --- per-tensor mixed precision: gpt-oss ships MXFP4 experts and BF16 everything else ----------------------------
+
+CATALOG = load_catalog(user_dir=None)
+MXFP4 = CATALOG.precisions["mxfp4"]
+
+
+def _gpt_oss(model_id: str) -> Architecture:
+    return CATALOG.models[model_id].architecture
+
+
+@pytest.mark.parametrize(("model_id", "checkpoint_gib"), [("gpt-oss-120b", 60.8), ("gpt-oss-20b", 12.8)])
+def test_gpt_oss_mxfp4_weights_match_the_published_checkpoint(model_id: str, checkpoint_gib: float) -> None:
+    # OpenAI's model card: 60.8 GiB (120b) and 12.8 GiB (20b). The experts' gate/up/down matrices are MXFP4
+    # (4.25 bits: 32 x E2M1 + one E8M0 scale); attention, router, embeddings, head, biases, norms and sinks BF16.
+    arch = _gpt_oss(model_id)
+    params = count_parameters(arch)
+    rest_bytes, experts = split_weight_format(arch, MXFP4)
+    assert experts is not None and rest_bytes == 2.0 and experts.bytes_per_weight == 4.25 / 8
+    layers, n_experts = arch.num_hidden_layers, arch.moe.num_experts if arch.moe else 0
+    assert experts.params == layers * n_experts * 3 * 2880 * 2880  # gate, up, down of 2,880 x 2,880
+    total = weight_bytes(params, rest_bytes, None, experts)
+    assert total == experts.params * 4.25 / 8 + (params.total - experts.params) * 2
+    assert round(total / 2**30, 1) == checkpoint_gib
+    if model_id == "gpt-oss-120b":
+        # ollama's gpt-oss:120b download: 65,290,180,781 bytes (GGUF, MXFP4 experts): within 0.1 %
+        assert total == pytest.approx(65_290_180_781, rel=1e-3)
+        mem = inference_memory(arch, params, weight_bytes_per_param=rest_bytes, kv_bytes_per_value=2, context=4096,
+                               batch=1, experts=experts)
+        assert mem.weights == total and mem.fits(80 * GB)  # one 80 GB card, as OpenAI says
+        assert "routed-expert matrix parameters" in mem.notes[0].text
+
+
+def test_other_formats_store_every_tensor_alike() -> None:
+    arch = _gpt_oss("gpt-oss-20b")
+    params = count_parameters(arch)
+    bf16 = CATALOG.precisions["bf16"]
+    assert split_weight_format(arch, bf16) == (2.0, None)
+    assert weight_bytes(params, 2.0) == 2 * 20_914_757_184  # a dequantized bf16 copy: 41.8 GB
+    # a model not published in MXFP4 quantized to MXFP4: every linear layer at 4.25 bits (no expert split)
+    assert split_weight_format(LLAMA3_70B, MXFP4) == (4.25 / 8, None)

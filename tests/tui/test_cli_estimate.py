@@ -238,3 +238,17 @@ def test_schema_describes_gb_and_core_fields() -> None:
     for name in ("parameters", "kv_cache_bytes_per_token", "memory_gb", "fits", "decode_tokens_per_s",
                  "prefill_tokens_per_s", "ttft_s", "training_gpu_hours", "costs", "error_band", "assumptions"):
         assert name in schema["properties"], name
+
+
+def test_gpt_oss_20b_on_4090_defaults_to_its_published_mxfp4(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "--model", "gpt-oss-20b", "--gpu", "RTX 4090"]) == 0
+    out = capsys.readouterr().out
+    # 19,110,297,600 expert-matrix parameters x 4.25/8 B + 1,804,459,584 others x 2 B = 13.76 GB (OpenAI: 12.8 GiB)
+    assert "weights mxfp4" in out and "13.76 GB" in out and "precision = mxfp4" in out
+    assert "12 local layers (window 128)" in out
+    # 12 full layers x 2 x 8 x 64 x 2 B x 4096 + 12 sliding layers x 2,048 B x 128 = 0.104 GB
+    assert "0.104 GB" in out
+    d = run_json(capsys, "--model", "gpt-oss-20b", "--gpu", "RTX 4090", "--precision", "bf16")
+    assert d["parameters"]["total"] == 20_914_757_184
+    assert d["memory_gb"]["weights"] == pytest.approx(2 * 20_914_757_184 / 1e9)
+    assert d["fits"] is False  # a dequantized bf16 copy (41.8 GB) does not fit 24 GB

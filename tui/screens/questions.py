@@ -114,6 +114,8 @@ WEIGHTS = (
     Choice("nf4", "NF4 (QLoRA, bitsandbytes)"),
     Choice("q4_k_m", "GGUF Q4_K_M (llama.cpp)"),
     Choice("fp4", "FP4 (Blackwell)"),
+    Choice("mxfp4", "MXFP4 (4.25 bits; gpt-oss as published)"),
+    Choice("nvfp4", "NVFP4 (4.5 bits, Blackwell)"),
     Choice("fp32", "FP32 (4 bytes/param)"),
 )
 KV_CACHE = (Choice("fp16", "FP16"), Choice("bf16", "BF16"), Choice("fp8", "FP8"), Choice("int8", "INT8"))
