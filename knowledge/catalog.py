@@ -16,6 +16,8 @@ from gpuadvisor.knowledge.schema import (
     Accelerator,
     Assumption,
     Document,
+    Engine,
+    EngineProfile,
     Instance,
     Model,
     Precision,
@@ -23,7 +25,8 @@ from gpuadvisor.knowledge.schema import (
     parse_as_of,
 )
 
-EntryKind = Literal["accelerator", "instance", "model", "precision", "assumption", "document", "source"]
+EntryKind = Literal["accelerator", "instance", "model", "precision", "assumption", "document", "source", "engine",
+                    "engine_profile"]
 OverlayStatus = Literal["overridden", "added"]
 
 
@@ -62,6 +65,10 @@ class Catalog:
     """Per kind ('accelerator', ...): ids of shipped entries a user overlay changed."""
     added: dict[str, frozenset[str]] = field(default_factory=dict)
     """Per kind: ids a user overlay added."""
+    engines: dict[str, Engine] = field(default_factory=dict)
+    """Serving engines (engines.toml)."""
+    engine_profiles: dict[str, EngineProfile] = field(default_factory=dict)
+    """Per `engine@family`: calibrated decode efficiencies (engines.toml)."""
 
     def overlay_status(self, kind: EntryKind, entry_id: str) -> OverlayStatus | None:
         """'overridden' or 'added' when a user overlay touched this entry, else None."""

@@ -31,6 +31,8 @@ from gpuadvisor.knowledge.schema import (
     Accelerator,
     Assumption,
     Document,
+    Engine,
+    EngineProfile,
     Instance,
     Model,
     Precision,
@@ -44,6 +46,8 @@ TABLES: dict[str, type[BaseModel]] = {
     "precision": Precision,
     "assumption": Assumption,
     "document": Document,
+    "engine": Engine,
+    "engine_profile": EngineProfile,
 }
 SOURCE = "source"
 META_KEYS = frozenset({"schema_version", "compiled"})
@@ -54,6 +58,7 @@ SHIPPED_FILES = (
     "precisions.toml",
     "assumptions.toml",
     "documents.toml",
+    "engines.toml",
 )
 OPTIONAL_SHIPPED: frozenset[str] = frozenset()
 """Shipped files allowed to be missing (none in a release: a missing file means a broken install)."""
@@ -375,6 +380,8 @@ def _catalog(state: _State) -> Catalog:
         precisions=table("precision"),
         assumptions=table("assumption"),
         documents=table("document"),
+        engines=table("engine"),
+        engine_profiles=table("engine_profile"),
         sources=table(SOURCE),
         files=[CatalogFile(f.path, f.sha256, f.counts(), f.overlay) for f in state.files],
         version=f"{_package_version()}+kb.{digest}",

@@ -32,6 +32,8 @@ from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.speed import (
     PCIE_GBS_PER_DIRECTION,
     Device,
+    EngineEfficiency,
+    TrainingShape,
     decode_step,
     prefill,
     ridge_point,
@@ -288,15 +290,17 @@ def peak_tflops(acc: Accelerator, compute: str) -> tuple[float | None, str]:
     return None, compute
 
 
-def device_for(acc: Accelerator, compute: str) -> Device:
-    """The speed-relevant numbers of an accelerator: bandwidth, dense peak, per-direction link bandwidth."""
+def device_for(acc: Accelerator, compute: str, efficiency: EngineEfficiency | None = None) -> Device:
+    """The speed-relevant numbers of an accelerator: bandwidth, dense peak, per-direction link bandwidth, and the
+    serving engine's calibrated efficiencies on it (`rules.engines.engine_efficiency`; None = engine-blind)."""
     peak, _ = peak_tflops(acc, compute)
+    bw = acc.memory_bandwidth_gbs.value
     if acc.interconnect_kind == "nvlink" and acc.interconnect_gbs is not None:
-        return Device(acc.memory_bandwidth_gbs.value, peak, acc.interconnect_gbs.value / 2.0, "nvlink")
+        return Device(bw, peak, acc.interconnect_gbs.value / 2.0, "nvlink", efficiency)
     if acc.interconnect_kind in ("infinity-fabric", "ici", "neuronlink") and acc.interconnect_gbs is not None:
-        return Device(acc.memory_bandwidth_gbs.value, peak, acc.interconnect_gbs.value / 2.0, "other")
+        return Device(bw, peak, acc.interconnect_gbs.value / 2.0, "other", efficiency)
     gen = int(acc.pcie_gen.value) if acc.pcie_gen is not None else 4
-    return Device(acc.memory_bandwidth_gbs.value, peak, PCIE_GBS_PER_DIRECTION.get(gen, 31.5), "pcie")
+    return Device(bw, peak, PCIE_GBS_PER_DIRECTION.get(gen, 31.5), "pcie", efficiency)
 
 
 def factor_bounds(catalog: Catalog, factors: Factors) -> tuple[Factors, Factors]:
