@@ -445,6 +445,7 @@ class TrainingShape:
     hidden: int
     layers: int
     seq: int = 2048
+    """Tokens per training sequence."""
     fp8: bool = False
     """FP8 matmuls: time is taken against the FP8 peak, which training reaches a smaller share of."""
 
@@ -458,21 +459,24 @@ MFU_REFERENCE_GPUS = 8
 
 def _mfu_shape_factor(active_params: float, gpus: int, shape: TrainingShape, factors: Factors) -> float:
     """Achieved MFU relative to `training_mfu`, before normalisation to the reference run."""
-    width = shape.hidden / (shape.hidden + factors.training_mfu_width_half_hidden)
     doublings = max(0.0, math.log2(gpus / MFU_REFERENCE_GPUS))
     cluster = 1.0 / (1.0 + factors.training_mfu_loss_per_doubling * doublings)
-    # the hardware also runs the attention score FLOPs (12·L·d·s per token, forward and backward) that 6·N·D
-    # leaves out: MFU counted on 6·N·D falls as the sequence grows relative to the model
-    attention = 1.0 / (1.0 + 2.0 * shape.layers * shape.hidden * shape.seq / active_params)
+    # the hardware also runs the attention score FLOPs (12·L·d·s per token, forward and backward, without the
+    # causal half) that 6·N·D leaves out, at `training_attention_cost` times the cost of a matmul FLOP: MFU counted
+    # on 6·N·D falls as the sequence grows relative to the model
+    attention = 1.0 / (1.0 + factors.training_attention_cost * 2.0 * shape.layers * shape.hidden * shape.seq
+                       / active_params)
     fp8 = factors.training_fp8_mfu_ratio if shape.fp8 else 1.0
-    return width * cluster * attention * fp8
+    return cluster * attention * fp8
 
 
 def scaled_mfu(active_params: float, gpus: int, shape: TrainingShape, factors: Factors = DEFAULT_FACTORS) -> float:
     """Model FLOPs utilisation of a run: `training_mfu` (the reference 7B run on 8 GPUs at 2k tokens) scaled by
-    width (narrow models run smaller, less efficient matmuls), cluster size (each doubling beyond one node loses
-    `training_mfu_loss_per_doubling` to communication and stragglers), sequence length (attention FLOPs outside
-    6·N·D) and FP8. Calibrated on published runs (tests/data/calibration.toml)."""
+    the attention share of the work, 1 / (1 + c·2·L·d·s/N) (grows with the sequence and shrinks with the width, so
+    small models at long sequences fall furthest below the 6·N·D rate), by the cluster size (each doubling beyond
+    one node loses `training_mfu_loss_per_doubling`) and by FP8. Calibrated on 40 published runs
+    (tests/data/calibration.toml: 760M to 405B, 512 to 65,536 tokens, 8 to 16,384 GPUs): a separate width term
+    fitted to zero there and is left out."""
     reference = _mfu_shape_factor(MFU_REFERENCE_PARAMS, MFU_REFERENCE_GPUS, MFU_REFERENCE, factors)
     return factors.training_mfu * _mfu_shape_factor(active_params, gpus, shape, factors) / reference
 
