@@ -368,6 +368,8 @@ class EngineProfile(Strict):
     kv_efficiency: Band
     overhead_per_layer_us: Band
     """In the band, `low` is the optimistic end."""
+    overhead_per_sequence_us: Band | None = None
+    """Per layer per sequence of the batch; `low` is the optimistic end."""
     compute_efficiency: Band | None = None
     rows: int = Field(default=0, ge=0)
     """Published measurements the values were fitted to (0 = carried over from a related family)."""

@@ -53,10 +53,14 @@ class EngineEfficiency:
     overhead_per_layer_us: float
     compute_efficiency: float | None = None
     profile: str | None = None
+    overhead_per_sequence_us: float = 0.0
+    """Cost per layer per sequence of the batch (attention launches, sampling): what makes large batches slower
+    than their bytes and FLOPs (µs)."""
     """engines.toml id the figures came from (`engine@family`), for the notes."""
 
     def __post_init__(self) -> None:
-        if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or self.overhead_per_layer_us < 0:
+        if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(self.overhead_per_layer_us,
+                                                                           self.overhead_per_sequence_us) < 0:
             raise ValueError("engine efficiencies must be positive")
 
 
@@ -179,9 +183,8 @@ class DecodeCurve:
 
     __slots__ = ("arch", "params", "device", "bytes_per_weight", "kv_bytes_per_value", "context", "tp", "pp",
                  "embedding_bytes", "factors", "_dense_weight_bytes", "_kv_per_token", "_layers", "_matmul",
-                 "_qkv", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_two_layers", "_hidden", "_ar_latency",
-                 "_ar_coef",
-                 "_link_den", "_pp_comm", "_cache", "_seconds")
+                 "_qkv", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead", "_two_layers", "_hidden",
+                 "_ar_latency", "_ar_coef", "_link_den", "_pp_comm", "_cache", "_seconds")
 
     def __init__(self, arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                  kv_bytes_per_value: float, context: int, tp: int = 1, pp: int = 1,
@@ -212,6 +215,8 @@ class DecodeCurve:
         self._comp_den = device.peak_tflops * TFLOPS * device.compute_efficiency(factors) if device.peak_tflops \
             else None
         self._overhead = self._layers * device.overhead_per_layer_us(factors) * 1e-6
+        self._seq_overhead = self._layers * device.efficiency.overhead_per_sequence_us * 1e-6 \
+            if device.efficiency else 0.0
         # allreduce_seconds, split into its constant parts
         latency_us = factors.allreduce_latency_nvlink_us if device.link_kind == "nvlink" else \
             factors.allreduce_latency_pcie_us
@@ -257,7 +262,7 @@ class DecodeCurve:
             self._ar_latency + self._ar_coef * (batch * self._hidden * 2.0) / self._link_den
         t_comm = self._two_layers * allreduce
         t_comm += self._pp_comm
-        step = max(t_mem, t_comp) + self._overhead + t_comm
+        step = max(t_mem, t_comp) + self._overhead + self._seq_overhead * batch + t_comm
         parts = (total_bytes, flops, bytes_gpu, flops_gpu, t_mem, t_comp, t_comm, step)
         self._cache[batch] = parts
         return parts
@@ -308,7 +313,8 @@ class DecodeCurve:
         bound: Bound = "compute" if t_comp > t_mem else "bandwidth"
         return DecodeStep(
             batch=batch, context=self.context, bytes_per_gpu=bytes_gpu, flops_per_gpu=flops_gpu, memory_seconds=t_mem,
-            compute_seconds=t_comp, overhead_seconds=self._overhead, comm_seconds=t_comm, step_seconds=step,
+            compute_seconds=t_comp, overhead_seconds=self._overhead + self._seq_overhead * batch, comm_seconds=t_comm,
+            step_seconds=step,
             arithmetic_intensity=flops / total_bytes, bound=bound, tokens_per_s=batch / step,
             tokens_per_s_per_sequence=1.0 / step,
             bandwidth_bound_tokens_per_s=batch * device.bandwidth_gbs * GB / bytes_gpu, notes=notes)
