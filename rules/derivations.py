@@ -17,6 +17,7 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
+from gpuadvisor.rules.engines import engine_efficiency
 from gpuadvisor.rules.planning import (
     InferenceSearch,
     NoFit,
@@ -140,6 +141,7 @@ class Derivations:
             "framework": a("framework.name"), "where": a("deployment.where"),
             "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
             "models_per_gpu": int(a("inference.models_per_gpu")), "weights_precision": wprec.id,
+            "engine": str(a("inference.engine")),
             "kv_precision": kprec.id, "moe": model.get("moe", False), "utilization": float(a("deployment.utilization")),
             "capex_usd": a("budget.capex_usd"), "hourly_usd": a("budget.hourly_usd"),
             "monthly_usd": a("budget.monthly_usd"), "current_util": a("current.gpu_utilization"),
@@ -294,8 +296,10 @@ class Derivations:
                 max_gpus=int(work["max_gpus"]))
             weights = self.catalog.precisions[str(work["weights_precision"])]
             kv = self.catalog.precisions[str(work["kv_precision"])]
+            engine = str(work.get("engine", "auto"))
             search = ctx.scratch[key] = InferenceSearch(arch_of(model), params_of(model), weights, kv, targets,
-                                                        self.factors(work, ctx))
+                                                        self.factors(work, ctx),
+                                                        lambda acc: engine_efficiency(self.catalog, acc, engine))
         self._conclude_plan(ctx, a, search.plan(a, with_notes=False), work, search)
 
     @reads_only
