@@ -74,10 +74,10 @@ class InferenceAnswer(Section):
     @field_validator("engine", mode="before")
     @classmethod
     def _engine_name(cls, v: object) -> object:
-        """'Ollama', 'TRT-LLM', 'mlx-lm' → the engine ids (rules.engines.ALIASES); unknown names fail as usual."""
+        """'Ollama', 'TRT-LLM', 'mlx-lm' → the engine ids (rules.serving.ALIASES); unknown names fail as usual."""
         if not isinstance(v, str):
             return v
-        from gpuadvisor.rules.engines import ALIASES, ENGINE_CHOICES
+        from gpuadvisor.rules.serving import ALIASES, ENGINE_CHOICES
 
         key = v.strip().lower().replace(" ", "-").replace("_", "-")
         return key if key in ENGINE_CHOICES else ALIASES.get(key, key)

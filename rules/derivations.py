@@ -17,7 +17,6 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
-from gpuadvisor.rules.engines import engine_efficiency
 from gpuadvisor.rules.planning import (
     InferenceSearch,
     NoFit,
@@ -27,6 +26,7 @@ from gpuadvisor.rules.planning import (
     TrainingTargets,
     link_kind,
 )
+from gpuadvisor.rules.serving import engine_efficiency
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, owned_cost
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_token

@@ -303,7 +303,7 @@ def peak_tflops(acc: Accelerator, compute: str) -> tuple[float | None, str]:
 
 def device_for(acc: Accelerator, compute: str, efficiency: EngineEfficiency | None = None) -> Device:
     """The speed-relevant numbers of an accelerator: bandwidth, dense peak, per-direction link bandwidth, and the
-    serving engine's calibrated efficiencies on it (`rules.engines.engine_efficiency`; None = engine-blind)."""
+    serving engine's calibrated efficiencies on it (`rules.serving.engine_efficiency`; None = engine-blind)."""
     peak, _ = peak_tflops(acc, compute)
     bw = acc.memory_bandwidth_gbs.value
     if acc.interconnect_kind == "nvlink" and acc.interconnect_gbs is not None:
@@ -410,7 +410,7 @@ def _positive(name: str, value: float | None) -> None:
 
 def _check_engine(req: EstimateRequest) -> None:
     if req.engine is not None:
-        from gpuadvisor.rules.engines import canonical_engine
+        from gpuadvisor.rules.serving import canonical_engine
 
         try:
             canonical_engine(req.engine)
@@ -651,7 +651,7 @@ def _band(value: float, low: float, high: float, names: Iterable[str]) -> ErrorB
 def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator,
                      arch: Architecture, params: ParameterCount, weights_p: Precision, kv_p: Precision,
                      par: Parallelism, context: int, batch: int, factors: Factors, ctx: _Ctx) -> None:
-    from gpuadvisor.rules.engines import efficiency_bounds, resolve_engine
+    from gpuadvisor.rules.serving import efficiency_bounds, resolve_engine
 
     engine = resolve_engine(acc, req.engine)
     eff, eff_slow, eff_fast = efficiency_bounds(catalog, acc, engine)

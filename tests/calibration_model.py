@@ -16,8 +16,8 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture
-from gpuadvisor.rules.engines import Which, engine_efficiency, family_keys, profile_for
 from gpuadvisor.rules.estimate import catalog_factors, device_for, embedding_bytes, factor_bounds, peak_tflops
+from gpuadvisor.rules.serving import Which, engine_efficiency, family_keys, profile_for
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.speed import (

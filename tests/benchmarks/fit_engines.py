@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gpuadvisor.knowledge.loader import load_catalog  # noqa: E402
-from gpuadvisor.rules.engines import family_keys  # noqa: E402
 from gpuadvisor.rules.estimate import catalog_factors  # noqa: E402
+from gpuadvisor.rules.serving import family_keys  # noqa: E402
 from gpuadvisor.rules.sizing.speed import EngineEfficiency  # noqa: E402
 from tests.calibration_model import CHECKED, Row, predict  # noqa: E402
 

@@ -13,7 +13,7 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.engines import ENGINE_CHOICES
+from gpuadvisor.rules.serving import ENGINE_CHOICES
 from gpuadvisor.rules.sizing.params import count_parameters
 from tests.calibration_model import ARCHS, CAL, CHECKED, ROWS, Row, bounds, profile_id
 

@@ -120,7 +120,7 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
             except ValueError as exc:
                 raise InputError(f"{_flag(name)}: {exc}") from None
     if args.engine is not None:
-        from gpuadvisor.rules.engines import canonical_engine
+        from gpuadvisor.rules.serving import canonical_engine
 
         try:
             values["engine"] = canonical_engine(args.engine)

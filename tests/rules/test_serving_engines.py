@@ -11,7 +11,7 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import InputError, KnowledgeError
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import Architecture
-from gpuadvisor.rules.engines import (
+from gpuadvisor.rules.serving import (
     auto_engine,
     canonical_engine,
     efficiency_bounds,
