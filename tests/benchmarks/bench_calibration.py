@@ -25,7 +25,8 @@ TARGETS = {"decode": (0.10, 0.25), "training": (0.15, None)}
 def main(argv: list[str]) -> int:
     catalog = load_catalog(user_dir=None)
     by: dict[str, dict[str, list[float]]] = {"engine": defaultdict(list), "family": defaultdict(list),
-                                             "kind": defaultdict(list), "source": defaultdict(list)}
+                                             "kind": defaultdict(list), "measure": defaultdict(list),
+                                             "source": defaultdict(list)}
     lines = [f"{'row':<100} {'published':>10} {'estimate':>10} {'error':>7}  band"]
     for row in ROWS:
         central, low, high = bounds(row, catalog)
@@ -37,6 +38,7 @@ def main(argv: list[str]) -> int:
             continue
         kind = row.kind
         by["kind"][kind].append(err)
+        by["measure"][row.measures].append(err)
         by["source"][f"{kind}: {row.source}"].append(err)
         if kind != "training":
             by["engine"][f"{kind}: {row.get('engine', 'n/a')}"].append(err)
