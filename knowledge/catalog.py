@@ -16,6 +16,8 @@ from gpuadvisor.knowledge.schema import (
     Accelerator,
     Assumption,
     Document,
+    Engine,
+    EngineProfile,
     FreeTier,
     Instance,
     Model,
@@ -25,7 +27,7 @@ from gpuadvisor.knowledge.schema import (
 )
 
 EntryKind = Literal["accelerator", "instance", "model", "precision", "assumption", "document", "source",
-                    "free_tier"]
+                    "free_tier", "engine", "engine_profile"]
 OverlayStatus = Literal["overridden", "added"]
 
 
@@ -66,6 +68,10 @@ class Catalog:
     """Per kind: ids a user overlay added."""
     free_tiers: dict[str, FreeTier] = field(default_factory=dict)
     """Free notebook GPUs (Colab, Kaggle, SageMaker Studio Lab) by id: session and quota limits, no price."""
+    engines: dict[str, Engine] = field(default_factory=dict)
+    """Serving engines (engines.toml)."""
+    engine_profiles: dict[str, EngineProfile] = field(default_factory=dict)
+    """Per `engine@family`: calibrated decode efficiencies (engines.toml)."""
 
     def overlay_status(self, kind: EntryKind, entry_id: str) -> OverlayStatus | None:
         """'overridden' or 'added' when a user overlay touched this entry, else None."""

@@ -31,6 +31,8 @@ from gpuadvisor.knowledge.schema import (
     Accelerator,
     Assumption,
     Document,
+    Engine,
+    EngineProfile,
     FreeTier,
     Instance,
     Model,
@@ -46,6 +48,8 @@ TABLES: dict[str, type[BaseModel]] = {
     "assumption": Assumption,
     "document": Document,
     "free_tier": FreeTier,
+    "engine": Engine,
+    "engine_profile": EngineProfile,
 }
 SOURCE = "source"
 META_KEYS = frozenset({"schema_version", "compiled"})
@@ -57,6 +61,7 @@ SHIPPED_FILES = (
     "assumptions.toml",
     "documents.toml",
     "free_tiers.toml",
+    "engines.toml",
 )
 OPTIONAL_SHIPPED: frozenset[str] = frozenset()
 """Shipped files allowed to be missing (none in a release: a missing file means a broken install)."""
@@ -378,6 +383,8 @@ def _catalog(state: _State) -> Catalog:
         precisions=table("precision"),
         assumptions=table("assumption"),
         documents=table("document"),
+        engines=table("engine"),
+        engine_profiles=table("engine_profile"),
         sources=table(SOURCE),
         files=[CatalogFile(f.path, f.sha256, f.counts(), f.overlay) for f in state.files],
         version=f"{_package_version()}+kb.{digest}",

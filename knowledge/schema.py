@@ -522,6 +522,62 @@ class Assumption(Strict):
     notes: str | None = None
 
 
+EngineName = Literal["llama.cpp", "vllm", "sglang", "tensorrt-llm", "mlx"]
+
+
+class Band(Strict):
+    """A calibrated value with its pessimistic-to-optimistic band (`low` ≤ `value` ≤ `high`)."""
+
+    value: float = Field(ge=0)
+    low: float = Field(ge=0)
+    high: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Band:
+        if not self.low <= self.value <= self.high:
+            raise ValueError(f"need low <= value <= high (got {self.low:g}, {self.value:g}, {self.high:g})")
+        return self
+
+
+class Engine(Strict):
+    """A serving engine (llama.cpp, vLLM, ...): which software stacks it runs on."""
+
+    id: EngineName
+    name: str
+    aliases: list[str] = []
+    software: list[str] = Field(min_length=1)
+    """Stacks it runs on (cuda, rocm, metal)."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+
+class EngineProfile(Strict):
+    """What one engine achieves on one accelerator family, calibrated on published measurements.
+
+    decode step = weights ÷ (bandwidth × bandwidth_efficiency) + KV cache ÷ (bandwidth × kv_efficiency)
+                  + layers × overhead_per_layer_us. The bands are the calibration residuals: every published row
+    of this engine and family lies between the predictions at the pessimistic and optimistic ends.
+    """
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-]*@[a-z0-9*][a-z0-9\-*]*$")
+    """`engine@family`, e.g. `llama.cpp@nvidia-ampere-hbm`."""
+    engine: EngineName
+    family: str
+    """Accelerator family key (see gpuadvisor.rules.serving.family_keys): vendor-architecture-memory
+    (`nvidia-ada-gddr`), vendor-memory (`nvidia-hbm`), vendor (`amd`) or `any`."""
+    bandwidth_efficiency: Band
+    kv_efficiency: Band
+    overhead_per_layer_us: Band
+    """In the band, `low` is the optimistic end."""
+    overhead_per_sequence_us: Band | None = None
+    """Per layer per sequence of the batch; `low` is the optimistic end."""
+    compute_efficiency: Band | None = None
+    rows: int = Field(default=0, ge=0)
+    """Published measurements the values were fitted to (0 = carried over from a related family)."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+
 class Document(Strict):
     """One of the seed documents (or a user's policy document) that rules cite."""
 

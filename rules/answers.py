@@ -68,6 +68,21 @@ class InferenceAnswer(Section):
     min_tokens_per_s_per_user: float | None = Field(default=None, gt=0, le=100_000)
     ttft_max_s: float | None = Field(default=None, gt=0, le=3600)
     models_per_gpu: int = Field(default=1, ge=1, le=64, description="distinct small models to host side by side")
+    engine: Literal["auto", "llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx"] = Field(
+        default="auto", description="serving engine; auto = by deployment: MLX on Apple silicon, llama.cpp on "
+                                    "desk-side (consumer, workstation) cards, vLLM on servers (per option)")
+
+
+    @field_validator("engine", mode="before")
+    @classmethod
+    def _engine_name(cls, v: object) -> object:
+        """'Ollama', 'TRT-LLM', 'mlx-lm' → the engine ids (rules.serving.ALIASES); unknown names fail as usual."""
+        if not isinstance(v, str):
+            return v
+        from gpuadvisor.rules.serving import ALIASES, ENGINE_CHOICES
+
+        key = v.strip().lower().replace(" ", "-").replace("_", "-")
+        return key if key in ENGINE_CHOICES else ALIASES.get(key, key)
 
 
 class PrecisionAnswer(Section):

@@ -15,6 +15,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
+from gpuadvisor.rules import topology
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.planning import (
@@ -26,15 +27,15 @@ from gpuadvisor.rules.planning import (
     TrainingTargets,
     link_kind,
 )
+from gpuadvisor.rules.price_age import age_months, as_of_label
+from gpuadvisor.rules.serving import engine_efficiency
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, owned_cost
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import inference_memory, split_weight_format, training_memory, weight_bytes
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_YEAR
-from gpuadvisor.rules import topology
 from gpuadvisor.rules.topology import per_gpu_offer, unsupported
-from gpuadvisor.rules.price_age import age_months, as_of_label
 from gpuadvisor.rules.usage import Usage, usage_of, usage_profile, usage_values
 
 Fact = Mapping[str, Any]
@@ -147,6 +148,7 @@ class Derivations:
             "framework": a("framework.name"), "where": a("deployment.where"),
             "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
             "models_per_gpu": int(a("inference.models_per_gpu")), "weights_precision": wprec.id,
+            "engine": str(a("inference.engine")),
             "kv_precision": kprec.id, "moe": model.get("moe", False),
             "hours_per_month_given": a("deployment.hours_per_month"),
             "utilization_given": a("deployment.utilization"),
@@ -324,8 +326,10 @@ class Derivations:
                 max_gpus=_i(work.get("max_gpus")))
             weights = self.catalog.precisions[str(work["weights_precision"])]
             kv = self.catalog.precisions[str(work["kv_precision"])]
+            engine = str(work.get("engine", "auto"))
             search = ctx.scratch[key] = InferenceSearch(arch_of(model), params_of(model), weights, kv, targets,
-                                                        self.factors(work, ctx))
+                                                        self.factors(work, ctx),
+                                                        lambda acc: engine_efficiency(self.catalog, acc, engine))
         self._conclude_plan(ctx, a, search.plan(a, with_notes=False), work, search, float(demand["tokens_per_s"]))
 
     @reads_only

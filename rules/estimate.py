@@ -33,6 +33,9 @@ from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.speed import (
     PCIE_GBS_PER_DIRECTION,
     Device,
+    EngineEfficiency,
+    TrainingShape,
+    TrainingTime,
     decode_step,
     prefill,
     ridge_point,
@@ -82,6 +85,10 @@ class EstimateRequest:
     requests_per_minute: float | None = None
     output_tokens: int | None = None
     utilization: float | None = None
+    engine: str | None = None
+    """Serving engine (llama.cpp, ollama, vllm, sglang, tensorrt-llm, mlx); None or 'auto' = by deployment."""
+    mfu: float | None = None
+    """Training MFU override (0-1]; None = the scale-aware model (speed.scaled_mfu)."""
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -134,6 +141,11 @@ class SetupOut(Out):
     flash_attention: bool
     lora_rank: int | None = None
     tokens: float | None = Field(default=None, description="training tokens")
+    engine: str | None = Field(default=None, description="serving engine the inference speed is computed for "
+                               "(engines.toml profile id in engine_profile)")
+    engine_profile: str | None = Field(default=None, description="engines.toml profile used (engine@family); "
+                                       "null = engine-blind assumptions")
+    training_mfu: float | None = Field(default=None, description="model FLOPs utilisation used for training time")
 
 
 class MemoryOut(Out):
@@ -159,7 +171,8 @@ class Range(Out):
 
 class ErrorBand(Out):
     """Multiplicative band around a figure: the truth is expected in [value × low, value × high]; derived from the
-    low/high bands of the assumptions in assumptions.toml, which the calibration tests check against measurements."""
+    calibration residuals: the serving engine's profile band in engines.toml (decode) and the low/high bands of
+    assumptions.toml (prefill, training), which the calibration tests check against published measurements."""
 
     low: float
     high: float
@@ -289,15 +302,17 @@ def peak_tflops(acc: Accelerator, compute: str) -> tuple[float | None, str]:
     return None, compute
 
 
-def device_for(acc: Accelerator, compute: str) -> Device:
-    """The speed-relevant numbers of an accelerator: bandwidth, dense peak, per-direction link bandwidth."""
+def device_for(acc: Accelerator, compute: str, efficiency: EngineEfficiency | None = None) -> Device:
+    """The speed-relevant numbers of an accelerator: bandwidth, dense peak, per-direction link bandwidth, and the
+    serving engine's calibrated efficiencies on it (`rules.serving.engine_efficiency`; None = engine-blind)."""
     peak, _ = peak_tflops(acc, compute)
+    bw = acc.memory_bandwidth_gbs.value
     if acc.interconnect_kind == "nvlink" and acc.interconnect_gbs is not None:
-        return Device(acc.memory_bandwidth_gbs.value, peak, acc.interconnect_gbs.value / 2.0, "nvlink")
+        return Device(bw, peak, acc.interconnect_gbs.value / 2.0, "nvlink", efficiency)
     if acc.interconnect_kind in ("infinity-fabric", "ici", "neuronlink") and acc.interconnect_gbs is not None:
-        return Device(acc.memory_bandwidth_gbs.value, peak, acc.interconnect_gbs.value / 2.0, "other")
+        return Device(bw, peak, acc.interconnect_gbs.value / 2.0, "other", efficiency)
     gen = int(acc.pcie_gen.value) if acc.pcie_gen is not None else 4
-    return Device(acc.memory_bandwidth_gbs.value, peak, PCIE_GBS_PER_DIRECTION.get(gen, 31.5), "pcie")
+    return Device(bw, peak, PCIE_GBS_PER_DIRECTION.get(gen, 31.5), "pcie", efficiency)
 
 
 def factor_bounds(catalog: Catalog, factors: Factors) -> tuple[Factors, Factors]:
@@ -394,6 +409,18 @@ def _positive(name: str, value: float | None) -> None:
         raise InputError(f"{name} must be greater than zero (got {value:g})")
 
 
+def _check_engine(req: EstimateRequest) -> None:
+    if req.engine is not None:
+        from gpuadvisor.rules.serving import canonical_engine
+
+        try:
+            canonical_engine(req.engine)
+        except InputError as exc:
+            raise InputError(f"--engine: {exc}") from None
+    if req.mfu is not None and not 0 < req.mfu <= 1:
+        raise InputError(f"--mfu must be a fraction in (0, 1] (got {req.mfu:g})")
+
+
 def _check_numbers(req: EstimateRequest) -> None:
     for name, value in (("--context", req.context), ("--batch", req.batch), ("--input-tokens", req.input_tokens),
                         ("--gpus", req.gpus), ("--tp", req.tp), ("--pp", req.pp), ("--tokens", req.tokens),
@@ -444,6 +471,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
 
     ctx = _Ctx()
     _check_numbers(req)
+    _check_engine(req)
     method = _check_workload(req)
     arch, model_out = _resolve_model(req, catalog, ctx)
     params = count_parameters(arch)
@@ -552,7 +580,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
 
     if acc is not None:
         if training:
-            _training_speed(result, req, catalog, acc, weights_p, params, method, par, factors, ctx)
+            _training_speed(result, req, catalog, acc, weights_p, arch, params, method, par, factors, ctx)
         else:
             assert kv_p is not None
             _inference_speed(result, req, catalog, acc, arch, params, weights_p, kv_p, par, context, batch, factors,
@@ -628,16 +656,25 @@ def _band(value: float, low: float, high: float, names: Iterable[str]) -> ErrorB
 def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator,
                      arch: Architecture, params: ParameterCount, weights_p: Precision, kv_p: Precision,
                      par: Parallelism, context: int, batch: int, factors: Factors, ctx: _Ctx) -> None:
-    device = _device_checked(acc, weights_p.compute, ctx)
+    from gpuadvisor.rules.serving import efficiency_bounds, resolve_engine
+
+    engine = resolve_engine(acc, req.engine)
+    eff, eff_slow, eff_fast = efficiency_bounds(catalog, acc, engine)
+    result.setup.engine = engine
+    result.setup.engine_profile = eff.profile if eff else None
+    if req.engine is None or req.engine == "auto":
+        ctx.defaults.append(f"engine = {engine} (by deployment: {acc.name})")
+    device = _device_checked(acc, weights_p.compute, ctx, eff)
     emb = embedding_bytes(weights_p)
     prompt = req.input_tokens or context
     w_bytes, experts = split_weight_format(arch, weights_p)
 
-    def run(f: Factors) -> tuple[float, float, float]:
-        step = decode_step(arch, params, device, bytes_per_weight=w_bytes,
+    def run(f: Factors, e: EngineEfficiency | None, decode_f: Factors) -> tuple[float, float, float]:
+        d = device_for(acc, weights_p.compute, e)
+        step = decode_step(arch, params, d, bytes_per_weight=w_bytes,
                            kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp,
-                           pp=par.pp, embedding_bytes=emb, factors=f, experts=experts)
-        ttft = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
+                           pp=par.pp, embedding_bytes=emb, factors=decode_f, experts=experts)
+        ttft = prefill(arch, params, d, bytes_per_weight=w_bytes, prompt_tokens=prompt,
                        tp=par.tp, embedding_bytes=emb, factors=f, experts=experts).seconds
         return step.tokens_per_s * par.dp, ttft, step.step_seconds
 
@@ -651,7 +688,11 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
     ctx.notes.extend(step.notes)
     ctx.notes.extend(pre_batch.notes)
     slow, fast = factor_bounds(catalog, factors)
-    lo, hi = run(slow), run(fast)
+    # with an engine profile, its band (the calibration residuals of that engine and family) is the decode band
+    lo = run(slow, eff_slow, factors if eff else slow)
+    hi = run(fast, eff_fast, factors if eff else fast)
+    decode_band = [f"engines.toml {eff.profile}"] if eff else ["decode_bandwidth_efficiency", "compute_efficiency",
+                                                               "step_overhead_per_layer_us"]
     result.bound = step.bound
     result.arithmetic_intensity = step.arithmetic_intensity
     if device.peak_tflops:
@@ -661,9 +702,7 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
     result.decode_tokens_per_s_range = Range(low=lo[0], high=hi[0])
     result.bandwidth_bound_tokens_per_s = step.bandwidth_bound_tokens_per_s * par.dp
     result.tpot_s = step.step_seconds
-    result.error_band["decode"] = _band(result.decode_tokens_per_s, lo[0], hi[0],
-                                        ["decode_bandwidth_efficiency", "compute_efficiency",
-                                         "step_overhead_per_layer_us"])
+    result.error_band["decode"] = _band(result.decode_tokens_per_s, lo[0], hi[0], decode_band)
     if device.peak_tflops is not None:  # without a published peak, prefill time is unknown, not zero
         result.prefill_tokens_per_s = pre_batch.tokens_per_s
         result.ttft_s = ttft.seconds
@@ -695,7 +734,8 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
                                     gpus=plan.replicas * par.model_shards)
 
 
-def _device_checked(acc: Accelerator, compute: str, ctx: _Ctx) -> Device:
+def _device_checked(acc: Accelerator, compute: str, ctx: _Ctx,
+                    efficiency: EngineEfficiency | None = None) -> Device:
     peak, used = peak_tflops(acc, compute)
     if peak is None:
         ctx.warnings.append(f"{acc.name} publishes no dense {compute} throughput: compute-bound figures "
@@ -703,32 +743,37 @@ def _device_checked(acc: Accelerator, compute: str, ctx: _Ctx) -> Device:
     elif used != compute:
         ctx.warnings.append(f"H8: {acc.name} has no {compute.upper()} tensor-core rate; computed at "
                             f"{used.upper()} ({peak:g} TFLOPS dense)")
-    return device_for(acc, compute)
+    return device_for(acc, compute, efficiency)
 
 
 def _training_speed(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator,
-                    weights_p: Precision, params: ParameterCount, method: Method | None, par: Parallelism,
-                    factors: Factors, ctx: _Ctx) -> None:
+                    weights_p: Precision, arch: Architecture, params: ParameterCount, method: Method | None,
+                    par: Parallelism, factors: Factors, ctx: _Ctx) -> None:
     compute = "bf16" if method == "qlora" else weights_p.compute
     device = _device_checked(acc, compute, ctx)
     if req.tokens is None or device.peak_tflops is None or method is None:
         if req.tokens is None:
             ctx.warnings.append("Give --tokens (e.g. 2T, 500M) for training time and cost")
         return
-    tt = training_time(params.active, req.tokens, gpus=par.gpus, peak_tflops=device.peak_tflops, method=method,
-                       factors=factors)
+    shape = TrainingShape(hidden=arch.hidden_size, layers=arch.num_hidden_layers, seq=result.setup.context,
+                          fp8=compute == "fp8")
+    tokens, peak = req.tokens, device.peak_tflops
+
+    def timed(f: Factors, with_notes: bool = False) -> TrainingTime:
+        return training_time(params.active, tokens, gpus=par.gpus, peak_tflops=peak, method=method, factors=f,
+                             with_notes=with_notes, shape=shape, mfu=req.mfu)
+
+    tt = timed(factors, True)
     ctx.notes.extend(tt.notes)
     slow, fast = factor_bounds(catalog, factors)
-    lo = training_time(params.active, req.tokens, gpus=par.gpus, peak_tflops=device.peak_tflops, method=method,
-                       factors=slow).gpu_hours
-    hi = training_time(params.active, req.tokens, gpus=par.gpus, peak_tflops=device.peak_tflops, method=method,
-                       factors=fast).gpu_hours
+    lo, hi = (timed(slow).gpu_hours, timed(fast).gpu_hours) if req.mfu is None else (tt.gpu_hours, tt.gpu_hours)
+    result.setup.training_mfu = tt.mfu
     result.training_flops = tt.flops
     result.training_gpu_hours = tt.gpu_hours
     result.training_gpu_hours_range = Range(low=min(lo, hi), high=max(lo, hi))
     result.training_days = tt.days
     result.training_tokens_per_s = tt.tokens_per_s
-    result.error_band["training"] = _band(tt.gpu_hours, lo, hi, ["training_mfu"])
+    result.error_band["training"] = _band(tt.gpu_hours, lo, hi, ["training_mfu"] if req.mfu is None else ["--mfu"])
 
 
 def _costs(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator, par: Parallelism,

@@ -34,7 +34,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "workload": ("workload", "method", "stage", "params_b", "active_b", "batch", "context", "concurrency",
                  "framework", "where", "checkpointing", "sensitive_data", "models_per_gpu", "weights_precision",
                  "kv_precision", "moe", "utilization", "capex_usd", "hourly_usd", "monthly_usd", "current_util",
-                 "datacenter_only", "ecc_required", "spot", "allow_marketplace", "pue", "power_usd_per_kwh",
+                 "engine", "datacenter_only", "ecc_required", "spot", "allow_marketplace", "pue", "power_usd_per_kwh",
                  "lifetime_years", "max_gpus", "requests_per_minute", "input_tokens", "output_tokens", "min_tps_user",
                  "ttft_max_s", "latency_p95_s", "deadline_days", "optimizer", "zero_stage", "gradient_checkpointing",
                  "lora_rank", "tokens_b", "tokens_default", "hours_per_month_given", "utilization_given"),

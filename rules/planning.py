@@ -28,7 +28,9 @@ from gpuadvisor.rules.sizing.speed import (
     PCIE_GBS_PER_DIRECTION,
     DecodeCurve,
     Device,
+    EngineEfficiency,
     PrefillModel,
+    TrainingShape,
     training_time,
 )
 from gpuadvisor.rules.sizing.units import GB
@@ -132,13 +134,16 @@ def link_kind(acc: Accelerator, group: int) -> str:
     return acc.interconnect_kind if group <= link_domain(acc) else "pcie"
 
 
-def device_for(acc: Accelerator, compute: str, group: int = 1) -> Device:
+def device_for(acc: Accelerator, compute: str, group: int = 1,
+               efficiency: EngineEfficiency | None = None) -> Device:
     """The speed model's view of an accelerator at a compute precision (falls back to BF16/FP16 rates)."""
     peak = acc.dense_tflops(compute) or acc.dense_tflops("bf16") or acc.dense_tflops("fp16")
     if link_kind(acc, group) in NVLINK_LIKE and acc.interconnect_gbs:
-        return Device(acc.memory_bandwidth_gbs.value, peak, acc.interconnect_gbs.value / 2, "nvlink")
+        return Device(acc.memory_bandwidth_gbs.value, peak, acc.interconnect_gbs.value / 2, "nvlink",
+                      efficiency)
     gen = int(acc.pcie_gen.value) if acc.pcie_gen else 4
-    return Device(acc.memory_bandwidth_gbs.value, peak, PCIE_GBS_PER_DIRECTION.get(gen, 31.5), "pcie")
+    return Device(acc.memory_bandwidth_gbs.value, peak, PCIE_GBS_PER_DIRECTION.get(gen, 31.5), "pcie",
+                  efficiency)
 
 
 def _flash(acc: Accelerator) -> bool:
@@ -187,8 +192,10 @@ class InferenceSearch:
     """
 
     def __init__(self, arch: Architecture, params: ParameterCount, weights: Precision, kv: Precision,
-                 t: ServingTargets, factors: Factors) -> None:
+                 t: ServingTargets, factors: Factors,
+                 efficiency: Callable[[Accelerator], EngineEfficiency | None] = lambda acc: None) -> None:
         self.arch, self.params, self.weights, self.kv, self.t, self.factors = arch, params, weights, kv, t, factors
+        self.efficiency = efficiency
         self._saturation = math.ceil(factors.prefill_chunk_tokens / t.context)
         self._memory: dict[tuple[int, int, bool], InferenceMemoryCurve] = {}
         self._speed: DecodeCurve | None = None  # the model's decode constants; `split` per device and layout
@@ -235,7 +242,7 @@ class InferenceSearch:
             fast_link = link_kind(acc, tp) in NVLINK_LIKE  # all device_for's result depends on besides `acc`
             device = devices.get(fast_link)
             if device is None:
-                device = devices[fast_link] = device_for(acc, weights.compute, tp)
+                device = devices[fast_link] = device_for(acc, weights.compute, tp, self.efficiency(acc))
             speed = self.speed(device, tp, pp)
             batch, replicas, throttle = _batching(acc, tp * pp, fit, t, speed.seconds, factors)
             step_seconds = speed.seconds(batch)
@@ -265,7 +272,8 @@ class InferenceSearch:
         step_notes: tuple[Note, ...] = ()
         pre_notes: tuple[Note, ...] = ()
         if with_notes:
-            key: tuple[object, ...] = ("decode", c.batch, c.tp > 1 and c.device.link_kind == "nvlink", c.tp > 1)
+            key: tuple[object, ...] = ("decode", c.batch, c.tp > 1 and c.device.link_kind == "nvlink", c.tp > 1,
+                                       c.device.efficiency)  # the engine profile is named in the notes
             step_notes = self._notes.get(key) or c.speed.step(c.batch).notes
             self._notes[key] = step_notes
             key = ("prefill", bool(c.device.peak_tflops))
@@ -571,7 +579,10 @@ class TrainingSearch:
         if first_fit is None:
             return NoFit(acc.id, _no_fit_reason(acc, cap, "the weights, gradients and optimizer states"))
         n_mem = first_fit[0]
+        shape = TrainingShape(self.arch.hidden_size, self.arch.num_hidden_layers, t.seq,
+                              fp8=self.weights.compute == "fp8" and acc.fp8_support)
         one = training_time(params.active, t.tokens, gpus=1, peak_tflops=peak, method=method, factors=factors,
+                            shape=shape,
                             with_notes=False)
         n_deadline = math.ceil(one.wall_hours / 24.0 / t.deadline_days) if t.deadline_days > 0 else 1
         node = acc.max_per_node
@@ -588,6 +599,7 @@ class TrainingSearch:
         throttled = acc.market == "consumer" and n >= 4
         slowdown = 1.0 / (1.0 - factors.consumer_dense_throttle) if throttled else 1.0
         tt = training_time(params.active, t.tokens, gpus=n, peak_tflops=peak, method=method, factors=factors,
+                           shape=shape,
                            with_notes=with_notes)
         days = tt.days * slowdown
         return Plan(

@@ -35,8 +35,15 @@ class Factors:
     """Fraction of dense peak FLOPS achieved by inference matrix multiplies (prefill, compute-bound decode)."""
     step_overhead_per_layer_us: float = 60.0
     """Fixed cost per layer per forward step: kernel launches, synchronisation, small ops (µs)."""
-    training_mfu: float = 0.35
-    """Model FLOPs utilisation of training (model FLOPs = 6·N·D, recompute not counted)."""
+    training_mfu: float = 0.37
+    """Model FLOPs utilisation of training (model FLOPs = 6·N·D, recompute not counted); with a run's shape, the
+    MFU of the reference run (7B-class, 2k tokens, 8 GPUs) that `speed.scaled_mfu` scales."""
+    training_mfu_loss_per_doubling: float = 0.0
+    """Relative MFU lost per doubling of the cluster beyond one 8-GPU node (scaled_mfu's cluster term)."""
+    training_attention_cost: float = 1.6
+    """Cost of an attention-score FLOP relative to a matmul FLOP in training (scaled_mfu's sequence term)."""
+    training_fp8_mfu_ratio: float = 0.97
+    """MFU against the FP8 peak relative to the BF16 MFU (FP8 runs are not twice as fast)."""
     runtime_overhead_gb: float = 1.0
     """CUDA context, framework and library workspaces per GPU (GB)."""
     headroom_fraction: float = 0.10

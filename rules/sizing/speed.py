@@ -19,6 +19,7 @@ pipeline parallelism adds no speed to a single stream (it only lets the model fi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,6 +38,33 @@ PCIE_GBS_PER_DIRECTION = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 
 
 @dataclass(frozen=True)
+class EngineEfficiency:
+    """What one serving engine achieves on one accelerator (engines.toml, calibrated per engine × family).
+
+    Replaces the engine-blind `Factors.decode_bandwidth_efficiency` / `step_overhead_per_layer_us` (and, when set,
+    `compute_efficiency`) for the device it is attached to: llama.cpp on an A100 reaches a far smaller fraction of
+    the bandwidth than TensorRT-LLM, and Metal attention reads the KV cache far below the weights' rate."""
+
+    engine: str
+    bandwidth_efficiency: float
+    """Fraction of peak bandwidth achieved reading the weights."""
+    kv_efficiency: float
+    """Fraction of peak bandwidth achieved reading the KV cache (attention kernels)."""
+    overhead_per_layer_us: float
+    compute_efficiency: float | None = None
+    profile: str | None = None
+    overhead_per_sequence_us: float = 0.0
+    """Cost per layer per sequence of the batch (attention launches, sampling): what makes large batches slower
+    than their bytes and FLOPs (µs)."""
+    """engines.toml id the figures came from (`engine@family`), for the notes."""
+
+    def __post_init__(self) -> None:
+        if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(self.overhead_per_layer_us,
+                                                                           self.overhead_per_sequence_us) < 0:
+            raise ValueError("engine efficiencies must be positive")
+
+
+@dataclass(frozen=True)
 class Device:
     """The accelerator figures the speed math needs."""
 
@@ -45,12 +73,27 @@ class Device:
     """Dense tensor throughput at the compute precision; None when unpublished (then only bandwidth bounds)."""
     link_gbs_per_direction: float | None = None
     link_kind: LinkKind = "pcie"
+    efficiency: EngineEfficiency | None = None
+    """The serving engine's calibrated efficiencies on this accelerator; None = the engine-blind `Factors`."""
 
     def __post_init__(self) -> None:
         if self.bandwidth_gbs <= 0:
             raise ValueError("bandwidth must be positive")
         if self.peak_tflops is not None and self.peak_tflops <= 0:
             raise ValueError("peak TFLOPS must be positive")
+
+    def weight_efficiency(self, factors: Factors) -> float:
+        return self.efficiency.bandwidth_efficiency if self.efficiency else factors.decode_bandwidth_efficiency
+
+    def kv_efficiency(self, factors: Factors) -> float:
+        return self.efficiency.kv_efficiency if self.efficiency else factors.decode_bandwidth_efficiency
+
+    def overhead_per_layer_us(self, factors: Factors) -> float:
+        return self.efficiency.overhead_per_layer_us if self.efficiency else factors.step_overhead_per_layer_us
+
+    def compute_efficiency(self, factors: Factors) -> float:
+        found = self.efficiency.compute_efficiency if self.efficiency else None
+        return found if found is not None else factors.compute_efficiency
 
 
 def ridge_point(peak_tflops: float, bandwidth_gbs: float) -> float:
@@ -146,9 +189,8 @@ class DecodeCurve:
 
     __slots__ = ("arch", "params", "device", "bytes_per_weight", "kv_bytes_per_value", "context", "tp", "pp",
                  "embedding_bytes", "factors", "experts", "_attended", "_dense_weight_bytes", "_kv_per_token",
-                 "_layers", "_matmul",
-                 "_qkv", "_mem_den", "_comp_den", "_overhead", "_two_layers", "_hidden", "_ar_latency", "_ar_coef",
-                 "_link_den", "_pp_comm", "_cache", "_seconds")
+                 "_layers", "_matmul", "_qkv", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead",
+                 "_two_layers", "_hidden", "_ar_latency", "_ar_coef", "_link_den", "_pp_comm", "_cache", "_seconds")
 
     def __init__(self, arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                  kv_bytes_per_value: float, context: int, tp: int = 1, pp: int = 1,
@@ -168,7 +210,6 @@ class DecodeCurve:
         self._matmul = _active_matmul_params(params)
         qk, v = _attention_dims(arch)
         self._qkv = qk + v
-        self._overhead = self._layers * factors.step_overhead_per_layer_us * 1e-6
         self._two_layers = 2 * self._layers
         self._hidden = arch.hidden_size
         self._set_split(device, tp, pp)
@@ -177,8 +218,13 @@ class DecodeCurve:
         """The parts that depend on the device and the split (everything else depends on the model only)."""
         factors = self.factors
         self.device, self.tp, self.pp = device, tp, pp
-        self._mem_den = device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency
-        self._comp_den = device.peak_tflops * TFLOPS * factors.compute_efficiency if device.peak_tflops else None
+        self._mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
+        self._kv_den = device.bandwidth_gbs * GB * device.kv_efficiency(factors)
+        self._comp_den = device.peak_tflops * TFLOPS * device.compute_efficiency(factors) if device.peak_tflops \
+            else None
+        self._overhead = self._layers * device.overhead_per_layer_us(factors) * 1e-6
+        self._seq_overhead = self._layers * device.efficiency.overhead_per_sequence_us * 1e-6 \
+            if device.efficiency else 0.0
         # allreduce_seconds, split into its constant parts
         latency_us = factors.allreduce_latency_nvlink_us if device.link_kind == "nvlink" else \
             factors.allreduce_latency_pcie_us
@@ -216,13 +262,16 @@ class DecodeCurve:
         flops = 2.0 * batch * self._matmul + 2.0 * batch * self._attended * self._qkv
         tp = self.tp
         bytes_gpu, flops_gpu = total_bytes / tp, flops / tp
-        t_mem = bytes_gpu / self._mem_den
+        if self._kv_den == self._mem_den:
+            t_mem = bytes_gpu / self._mem_den
+        else:
+            t_mem = w_bytes / tp / self._mem_den + kv_bytes / tp / self._kv_den
         t_comp = flops_gpu / self._comp_den if self._comp_den is not None else 0.0
         allreduce = 0.0 if tp <= 1 else \
             self._ar_latency + self._ar_coef * (batch * self._hidden * 2.0) / self._link_den
         t_comm = self._two_layers * allreduce
         t_comm += self._pp_comm
-        step = max(t_mem, t_comp) + self._overhead + t_comm
+        step = max(t_mem, t_comp) + self._overhead + self._seq_overhead * batch + t_comm
         parts = (total_bytes, flops, bytes_gpu, flops_gpu, t_mem, t_comp, t_comm, step)
         self._cache[batch] = parts
         return parts
@@ -241,10 +290,20 @@ class DecodeCurve:
 
     def _notes(self, batch: int) -> tuple[Note, ...]:
         factors = self.factors
-        notes = [
+        eff = self.device.efficiency
+        engine_notes = [
             factors.note("decode_bandwidth_efficiency", "Fraction of peak bandwidth a decode step achieves"),
             factors.note("compute_efficiency", "Fraction of dense peak FLOPS inference matmuls achieve"),
             factors.note("step_overhead_per_layer_us", "Fixed cost per layer per step (kernel launches, small ops)"),
+        ] if eff is None else [
+            Note(f"engine.{eff.profile or eff.engine}", f"{eff.engine} on this accelerator family: "
+                 f"{eff.bandwidth_efficiency:.0%} of peak bandwidth on weights, {eff.kv_efficiency:.0%} on the KV "
+                 f"cache, {eff.overhead_per_layer_us:g} µs per layer per step (calibrated on published "
+                 "measurements, engines.toml)", value=eff.bandwidth_efficiency, source="engines.toml"),
+            factors.note("compute_efficiency", "Fraction of dense peak FLOPS inference matmuls achieve"),
+        ]
+        notes = [
+            *engine_notes,
             Note("method.decode", "Decode step = max(bytes ÷ (bandwidth × η_bw), FLOPs ÷ (peak × η_c)) + per-layer "
                  "overhead + 2 all-reduces per layer under TP; bytes = weights read (MoE: expected distinct experts) + "
                  f"KV cache of {batch} sequence(s) at {self.context} tokens (the longest step)",
@@ -263,7 +322,8 @@ class DecodeCurve:
         bound: Bound = "compute" if t_comp > t_mem else "bandwidth"
         return DecodeStep(
             batch=batch, context=self.context, bytes_per_gpu=bytes_gpu, flops_per_gpu=flops_gpu, memory_seconds=t_mem,
-            compute_seconds=t_comp, overhead_seconds=self._overhead, comm_seconds=t_comm, step_seconds=step,
+            compute_seconds=t_comp, overhead_seconds=self._overhead + self._seq_overhead * batch, comm_seconds=t_comm,
+            step_seconds=step,
             arithmetic_intensity=flops / total_bytes, bound=bound, tokens_per_s=batch / step,
             tokens_per_s_per_sequence=1.0 / step,
             bandwidth_bound_tokens_per_s=batch * device.bandwidth_gbs * GB / bytes_gpu, notes=notes)
@@ -271,8 +331,7 @@ class DecodeCurve:
 
 _MODEL_SLOTS = ("arch", "params", "factors", "bytes_per_weight", "kv_bytes_per_value", "embedding_bytes", "context",
                 "experts", "_attended",
-                "_dense_weight_bytes", "_kv_per_token", "_layers", "_matmul", "_qkv", "_overhead", "_two_layers",
-                "_hidden")
+                "_dense_weight_bytes", "_kv_per_token", "_layers", "_matmul", "_qkv", "_two_layers", "_hidden")
 """What `DecodeCurve.split` shares: every slot that `_set_split` does not set."""
 
 
@@ -310,7 +369,7 @@ class PrefillModel:
     depend on the device, so a search computes them once. `prefill` is built on this class (same operations in the
     same order, so bit-identical figures)."""
 
-    __slots__ = ("factors", "prompt_tokens", "batch", "tokens", "flops", "w_bytes", "layers", "t_over", "message")
+    __slots__ = ("factors", "prompt_tokens", "batch", "tokens", "flops", "w_bytes", "layers", "message")
 
     def __init__(self, arch: Architecture, params: ParameterCount, *, bytes_per_weight: float, prompt_tokens: int,
                  batch: int = 1, embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS,
@@ -327,7 +386,6 @@ class PrefillModel:
         self.flops = per_token * tokens + attention + 2.0 * lm_head * batch
         self.w_bytes = weight_bytes_per_step(params, arch, tokens, bytes_per_weight, embedding_bytes, experts)
         self.layers, self.tokens = layers, tokens
-        self.t_over = layers * factors.step_overhead_per_layer_us * 1e-6
         self.message = tokens * arch.hidden_size * 2.0  # bytes of one all-reduce
 
     def _times(self, device: Device, tp: int) -> tuple[float, float, float]:
@@ -335,11 +393,12 @@ class PrefillModel:
         if tp < 1:
             raise ValueError("prompt_tokens, batch and tp must be positive")
         factors = self.factors
-        t_comp = self.flops / tp / (device.peak_tflops * TFLOPS * factors.compute_efficiency) \
+        t_comp = self.flops / tp / (device.peak_tflops * TFLOPS * device.compute_efficiency(factors)) \
             if device.peak_tflops else 0.0
-        t_mem = self.w_bytes / tp / (device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency)
+        t_mem = self.w_bytes / tp / (device.bandwidth_gbs * GB * device.weight_efficiency(factors))
         t_comm = 2 * self.layers * allreduce_seconds(self.message, tp, device, factors)
-        return t_comp, t_mem, max(t_comp, t_mem) + self.t_over + t_comm
+        t_over = self.layers * device.overhead_per_layer_us(factors) * 1e-6
+        return t_comp, t_mem, max(t_comp, t_mem) + t_over + t_comm
 
     def seconds(self, device: Device, tp: int = 1) -> float:
         """`prefill(...).seconds`."""
@@ -397,12 +456,59 @@ LoRA/QLoRA skip the frozen base's weight gradients (2), leaving 4 (adapter FLOPs
 
 
 @dataclass(frozen=True)
+class TrainingShape:
+    """What the achieved MFU of a run depends on besides the hardware: the model's width and depth, the sequence
+    length (attention FLOPs, which 6·N·D does not count) and the compute precision. Given to `training_time`, it
+    turns the flat `training_mfu` into the scale-aware `scaled_mfu`."""
+
+    hidden: int
+    layers: int
+    seq: int = 2048
+    """Tokens per training sequence."""
+    fp8: bool = False
+    """FP8 matmuls: time is taken against the FP8 peak, which training reaches a smaller share of."""
+
+
+MFU_REFERENCE = TrainingShape(hidden=4096, layers=32, seq=2048)
+"""The run `training_mfu` describes: a 7B-class model (Llama 2 7B: 6.74B parameters) at 2,048 tokens on one
+8-GPU node."""
+MFU_REFERENCE_PARAMS = 6.74e9
+MFU_REFERENCE_GPUS = 8
+
+
+def _mfu_shape_factor(active_params: float, gpus: int, shape: TrainingShape, factors: Factors) -> float:
+    """Achieved MFU relative to `training_mfu`, before normalisation to the reference run."""
+    doublings = max(0.0, math.log2(gpus / MFU_REFERENCE_GPUS))
+    cluster = 1.0 / (1.0 + factors.training_mfu_loss_per_doubling * doublings)
+    # the hardware also runs the attention score FLOPs (12·L·d·s per token, forward and backward, without the
+    # causal half) that 6·N·D leaves out, at `training_attention_cost` times the cost of a matmul FLOP: MFU counted
+    # on 6·N·D falls as the sequence grows relative to the model
+    attention = 1.0 / (1.0 + factors.training_attention_cost * 2.0 * shape.layers * shape.hidden * shape.seq
+                       / active_params)
+    fp8 = factors.training_fp8_mfu_ratio if shape.fp8 else 1.0
+    return cluster * attention * fp8
+
+
+def scaled_mfu(active_params: float, gpus: int, shape: TrainingShape, factors: Factors = DEFAULT_FACTORS) -> float:
+    """Model FLOPs utilisation of a run: `training_mfu` (the reference 7B run on 8 GPUs at 2k tokens) scaled by
+    the attention share of the work, 1 / (1 + c·2·L·d·s/N) (grows with the sequence and shrinks with the width, so
+    small models at long sequences fall furthest below the 6·N·D rate), by the cluster size (each doubling beyond
+    one node loses `training_mfu_loss_per_doubling`) and by FP8. Calibrated on 40 published runs
+    (tests/data/calibration.toml: 760M to 405B, 512 to 65,536 tokens, 8 to 16,384 GPUs): a separate width term
+    fitted to zero there and is left out."""
+    reference = _mfu_shape_factor(MFU_REFERENCE_PARAMS, MFU_REFERENCE_GPUS, MFU_REFERENCE, factors)
+    return factors.training_mfu * _mfu_shape_factor(active_params, gpus, shape, factors) / reference
+
+
+@dataclass(frozen=True)
 class TrainingTime:
     flops: float
     gpu_hours: float
     wall_hours: float
     tokens_per_s: float
     notes: tuple[Note, ...]
+    mfu: float = 0.0
+    """The model FLOPs utilisation used."""
 
     @property
     def days(self) -> float:
@@ -411,22 +517,42 @@ class TrainingTime:
 
 def training_time(active_params: float, tokens: float, *, gpus: int, peak_tflops: float,
                   method: TrainMethod = "full", factors: Factors = DEFAULT_FACTORS,
-                  with_notes: bool = True) -> TrainingTime:
+                  with_notes: bool = True, shape: TrainingShape | None = None,
+                  mfu: float | None = None) -> TrainingTime:
     """Training compute and time (S8): FLOPs = k·N·D, time = FLOPs ÷ (GPUs × dense peak × MFU).
-    `with_notes=False` skips the explanatory notes."""
+
+    MFU: `mfu` when given (the user's override), else `scaled_mfu` when the run's `shape` is known, else the flat
+    `factors.training_mfu`. `with_notes=False` skips the explanatory notes."""
     if active_params <= 0 or tokens <= 0 or gpus < 1 or peak_tflops <= 0:
         raise ValueError("parameters, tokens, GPUs and peak must be positive")
+    if mfu is not None and not 0 < mfu <= 1:
+        raise ValueError("MFU must be in (0, 1]")
     k = FLOPS_PER_PARAM_TOKEN[method]
     flops = k * active_params * tokens
-    per_gpu = peak_tflops * TFLOPS * factors.training_mfu
+    used = mfu if mfu is not None else (scaled_mfu(active_params, gpus, shape, factors) if shape is not None
+                                        else factors.training_mfu)
+    per_gpu = peak_tflops * TFLOPS * used
     gpu_seconds = flops / per_gpu
-    notes: tuple[Note, ...] = () if not with_notes else (
-        Note("method.training_flops", f"Training FLOPs = {k:g} × N × D with N = active parameters "
-             + ("(forward 2 + backward 4; Kaplan et al. 2020)" if method == "full" else
-                "(LoRA/QLoRA: forward 2 + activation gradients 2; the frozen base gets no weight gradients)"),
-             value=k, source="S8 (000); Kaplan et al. 2020; Hu et al. 2021"),
-        factors.note("training_mfu", "Model FLOPs utilisation (recompute and attention FLOPs not counted)"),
-    )
+    notes: tuple[Note, ...] = ()
+    if with_notes:
+        if mfu is not None:
+            mfu_note = Note("method.training_mfu", "Model FLOPs utilisation given by the user", value=mfu,
+                            source="user")
+        elif shape is not None:
+            mfu_note = Note("method.training_mfu", f"Model FLOPs utilisation {used:.0%}: training_mfu "
+                            f"{factors.training_mfu:.0%} (7B-class model, 2k tokens, 8 GPUs) scaled for hidden size "
+                            f"{shape.hidden}, {shape.seq} tokens, {gpus} GPUs" + (", FP8" if shape.fp8 else ""),
+                            value=used, source="calibrated on published runs (tests/data/calibration.toml)")
+        else:
+            mfu_note = factors.note("training_mfu", "Model FLOPs utilisation (recompute and attention FLOPs not "
+                                    "counted)")
+        notes = (
+            Note("method.training_flops", f"Training FLOPs = {k:g} × N × D with N = active parameters "
+                 + ("(forward 2 + backward 4; Kaplan et al. 2020)" if method == "full" else
+                    "(LoRA/QLoRA: forward 2 + activation gradients 2; the frozen base gets no weight gradients)"),
+                 value=k, source="S8 (000); Kaplan et al. 2020; Hu et al. 2021"),
+            mfu_note,
+        )
     return TrainingTime(flops=flops, gpu_hours=gpu_seconds / SECONDS_PER_HOUR,
                         wall_hours=gpu_seconds / gpus / SECONDS_PER_HOUR, tokens_per_s=tokens / (gpu_seconds / gpus),
-                        notes=notes)
+                        notes=notes, mfu=used)

@@ -138,7 +138,7 @@ def test_answers_in_full_with_defaults_marked_markdown() -> None:
     out = render(sample(), "md", today=TODAY)
     result = sample()
     rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `([\w.]+)` \|.*$", out, re.M)}
-    assert len(rows) == 49  # every effective answer (12 sections flattened), not only the given ones
+    assert len(rows) == 50  # every effective answer (12 sections flattened), not only the given ones
     for key in result.defaults_applied:
         assert rows[key].endswith("| *default* |"), key
     for key in ("workload", "model.name", "precision.weights", "precision.context_tokens", "deployment.utilization"):

@@ -188,7 +188,8 @@ def test_prefill_model_is_the_reference_formula_to_the_bit(catalog: Catalog, nam
 
 
 def test_split_shares_exactly_the_model_constants() -> None:
-    split_only = {"device", "tp", "pp", "_mem_den", "_comp_den", "_ar_latency", "_ar_coef", "_link_den", "_pp_comm",
+    split_only = {"device", "tp", "pp", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead", "_ar_latency",
+                  "_ar_coef", "_link_den", "_pp_comm",
                   "_cache", "_seconds"}
     assert set(_MODEL_SLOTS) | split_only == set(DecodeCurve.__slots__)
     assert not set(_MODEL_SLOTS) & split_only

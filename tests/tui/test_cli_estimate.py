@@ -37,7 +37,9 @@ def test_text_output_llama_8b_on_4090(capsys: pytest.CaptureFixture[str]) -> Non
     assert "16.06 GB" in out and "131,072 bytes/token" in out
     assert "fits" in out and "yes" in out
     assert "tokens/s" in out and "time to first token" in out
-    assert "Assumptions" in out and "decode_bandwidth_efficiency = 0.75" in out
+    # a GeForce card runs llama.cpp by default, with its calibrated profile instead of the engine-blind 0.75
+    assert "Assumptions" in out and "engine.llama.cpp@nvidia-ada-gddr" in out
+    assert "engine = llama.cpp (by deployment" in out
 
 
 def test_json_inference_fields(capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,8 +57,10 @@ def test_json_inference_fields(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["bound"] == "bandwidth" and d["ttft_s"] > 0 and d["prefill_tokens_per_s"] > 0
     assert set(d["error_band"]) == {"decode", "prefill"}
     ids = {a["id"]: a for a in d["assumptions"]}
-    assert ids["decode_bandwidth_efficiency"]["value"] == 0.75 and "TensorRT-LLM" in ids[
-        "decode_bandwidth_efficiency"]["source"]
+    # the GeForce card gets llama.cpp (by deployment) and its calibrated profile, not the engine-blind factor
+    assert d["setup"]["engine"] == "llama.cpp" and d["setup"]["engine_profile"] == "llama.cpp@nvidia-ada-gddr"
+    assert "engine.llama.cpp@nvidia-ada-gddr" in ids and "decode_bandwidth_efficiency" not in ids
+    assert d["error_band"]["decode"]["assumptions"] == ["engines.toml llama.cpp@nvidia-ada-gddr"]
     assert "headroom_fraction" in ids and "method.kv_cache" in ids
     assert d["costs"] and all(c["as_of"] for c in d["costs"])
     assert {"precision = bf16", "kv_precision = fp16"} <= set(d["defaults_applied"])
@@ -117,8 +121,14 @@ def test_config_missing_field_is_an_error_naming_it(capsys: pytest.CaptureFixtur
 def test_training_gpu_hours(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
                  "--gpus", "8", "--zero", "3", "--tokens", "1T")
-    # 6 × 8,030,261,248 × 1e12 FLOPs ÷ (989.4 TFLOPS × MFU 0.35) = 38,650 GPU-hours; ÷ 8 GPUs ÷ 24 = 201 days.
-    hours = 6 * 8_030_261_248 * 1e12 / (989.4e12 * 0.35) / 3600
+    # MFU = training_mfu 0.37 × attention share at 4,096 tokens ÷ the reference's (7B-class, 2,048 tokens):
+    # 1 / (1 + 1.6 × 2 × 32 × 4096 × 4096 / 8,030,261,248) = 0.82377; reference 1 / (1 + 1.6 × 2 × 32 × 4096 × 2048
+    # / 6.74e9) = 0.88696; MFU = 0.37 × 0.82377 / 0.88696 = 0.3436.
+    # 6 × 8,030,261,248 × 1e12 FLOPs ÷ (989.4 TFLOPS × 0.3436) = 39,365 GPU-hours; ÷ 8 GPUs ÷ 24 = 205 days.
+    mfu = 0.37 * (1 / (1 + 1.6 * 2 * 32 * 4096 * 4096 / 8_030_261_248)) / (1 / (1 + 1.6 * 2 * 32 * 4096 * 2048
+                                                                                / 6.74e9))
+    assert d["setup"]["training_mfu"] == pytest.approx(mfu) and mfu == pytest.approx(0.3436, abs=1e-4)
+    hours = 6 * 8_030_261_248 * 1e12 / (989.4e12 * mfu) / 3600
     assert d["training_gpu_hours"] == pytest.approx(hours)
     assert d["training_days"] == pytest.approx(hours / 8 / 24)
     assert d["training_gpu_hours_range"]["low"] < hours < d["training_gpu_hours_range"]["high"]
@@ -252,3 +262,31 @@ def test_gpt_oss_20b_on_4090_defaults_to_its_published_mxfp4(capsys: pytest.Capt
     assert d["parameters"]["total"] == 20_914_757_184
     assert d["memory_gb"]["weights"] == pytest.approx(2 * 20_914_757_184 / 1e9)
     assert d["fits"] is False  # a dequantized bf16 copy (41.8 GB) does not fit 24 GB
+
+
+def test_mfu_override(capsys: pytest.CaptureFixture[str]) -> None:
+    d = run_json(capsys, "--model", "llama-3.1-8b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
+                 "--gpus", "8", "--zero", "3", "--tokens", "1T", "--mfu", "0.2")
+    # 6 × 8,030,261,248 × 1e12 ÷ (989.4 TFLOPS × 0.2) = 67,636 GPU-hours, no band: the user fixed the MFU
+    assert d["training_gpu_hours"] == pytest.approx(6 * 8_030_261_248 * 1e12 / (989.4e12 * 0.2) / 3600)
+    assert d["setup"]["training_mfu"] == 0.2 and d["error_band"]["training"]["assumptions"] == ["--mfu"]
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--engine", "tgi"], "--engine: unknown engine 'tgi'"),
+    (["--mfu", "1.5"], "--mfu must be a fraction in (0, 1]"),
+    (["--mfu", "0"], "--mfu must be greater than zero"),
+])
+def test_bad_engine_and_mfu(capsys: pytest.CaptureFixture[str], flags: list[str], message: str) -> None:
+    assert main(["estimate", "--model", "llama-3.1-8b", "--gpu", "nvidia-h100-sxm5", *flags]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_engine_choice_changes_decode(capsys: pytest.CaptureFixture[str]) -> None:
+    """Ollama is llama.cpp; on an A100 it reaches far less of the bandwidth than vLLM (calibrated profiles)."""
+    base = ["--model", "llama-3.1-8b", "--gpu", "nvidia-a100-sxm-80gb", "--batch", "1"]
+    auto = run_json(capsys, *base)
+    ollama = run_json(capsys, *base, "--engine", "Ollama")
+    assert auto["setup"]["engine"] == "vllm" and ollama["setup"]["engine"] == "llama.cpp"
+    assert ollama["setup"]["engine_profile"] == "llama.cpp@nvidia-ampere-hbm"
+    assert ollama["decode_tokens_per_s"] < auto["decode_tokens_per_s"]

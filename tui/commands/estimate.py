@@ -25,7 +25,7 @@ CHOICES = {
     "grad_precision": ("bf16", "fp32"),
 }
 INTS = ("context", "batch", "input_tokens", "gpus", "tp", "pp", "zero", "lora_rank", "output_tokens")
-FLOATS = ("requests_per_minute", "utilization")
+FLOATS = ("requests_per_minute", "utilization", "mfu")
 _NEGATIVE = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[KMBGTkmbgt]?$")
 
 
@@ -49,6 +49,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--grad-precision", metavar="FMT", help="bf16 (default, 16 B/param AdamW) or fp32 (18)")
     work.add_argument("--lora-rank", metavar="R", help="LoRA/QLoRA rank (default 16)")
     work.add_argument("--no-checkpointing", action="store_true", help="training without activation checkpointing")
+    work.add_argument("--mfu", metavar="F", help="training MFU override, 0-1 (default: scaled to the model, "
+                                                 "sequence and cluster, calibrated on published runs)")
     hw = parser.add_argument_group("hardware")
     hw.add_argument("--gpu", metavar="ID_OR_NAME", help="accelerator (nvidia-h100-sxm5, 'RTX 4090', ...)")
     hw.add_argument("--gpus", metavar="N", help="GPUs in total (default tp × pp)")
@@ -60,6 +62,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                      help="traffic to serve: replicas needed (S10)")
     ops.add_argument("--output-tokens", metavar="N", help="generated tokens per request (default 200)")
     ops.add_argument("--utilization", metavar="F", help="busy fraction of owned hardware (default 0.5)")
+    ops.add_argument("--engine", metavar="NAME", help="serving engine: auto (default: MLX on Apple, llama.cpp on "
+                                                      "desk-side cards, vLLM on servers), llama.cpp, ollama, vllm, "
+                                                      "sglang, tensorrt-llm, mlx")
     parser.add_argument("--json", action="store_true", help="print the EstimateResult as JSON "
                                                             "(see `gpuadvisor schema estimate`)")
     parser.set_defaults(command="estimate")
@@ -115,6 +120,15 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
                 values[name] = parse_count(raw)
             except ValueError as exc:
                 raise InputError(f"{_flag(name)}: {exc}") from None
+    if args.engine is not None:
+        from gpuadvisor.rules.serving import canonical_engine
+
+        try:
+            values["engine"] = canonical_engine(args.engine)
+        except InputError as exc:
+            raise InputError(f"--engine: {exc}") from None
+    if values.get("mfu") is not None and values["mfu"] > 1:
+        raise InputError(f"--mfu must be a fraction in (0, 1] (got {args.mfu!r})")
     for name in ("model", "precision", "kv_precision", "gpu"):
         raw = getattr(args, name)
         if raw is not None:
@@ -197,6 +211,9 @@ def render_text(r: EstimateResult) -> str:
          + (f", {s.optimizer}" if s.optimizer else "")
          + (", activation checkpointing" if s.gradient_checkpointing else "")),
     ]
+    if s.engine:
+        rows.append(("engine", s.engine + (f" (calibrated profile {s.engine_profile})" if s.engine_profile
+                                           else " (no calibrated profile: engine-blind assumptions)")))
     if r.kv_cache_bytes_per_token is not None:
         rows.append(("KV cache", f"{r.kv_cache_bytes_per_token:,.0f} bytes/token, {_n(r.kv_cache_gb)} GB for "
                                  f"batch × context"))
@@ -249,6 +266,8 @@ def _speed(r: EstimateResult) -> list[str]:
                                                                   if rng3 else "")))
         rows.append(("wall time", f"{_n(r.training_days)} days on {r.setup.gpus} GPUs "
                                   f"({_n(r.training_tokens_per_s)} tokens/s)"))
+        if r.setup.training_mfu is not None:
+            rows.append(("MFU", f"{r.setup.training_mfu:.1%}"))
     elif r.training_flops is not None:
         rows.append(("training compute", f"{r.training_flops:.3g} FLOPs"))
     if r.serving is not None:

@@ -22,7 +22,16 @@ from gpuadvisor.knowledge.paths import CONFIG_ENV, data_dir, overlay_dir
 
 if TYPE_CHECKING:  # the catalog and its pydantic schema load only when a kb command runs, not at every start
     from gpuadvisor.knowledge.catalog import Catalog, EntryKind
-    from gpuadvisor.knowledge.schema import Accelerator, Assumption, Instance, InstancePrice, Model, Precision, Price
+    from gpuadvisor.knowledge.schema import (
+        Accelerator,
+        Assumption,
+        EngineProfile,
+        Instance,
+        InstancePrice,
+        Model,
+        Precision,
+        Price,
+    )
 
 LIST_KINDS: dict[str, EntryKind] = {
     "accelerators": "accelerator",
@@ -30,6 +39,7 @@ LIST_KINDS: dict[str, EntryKind] = {
     "models": "model",
     "precisions": "precision",
     "assumptions": "assumption",
+    "engines": "engine_profile",
 }
 _MARK = {"overridden": "*", "added": "+", None: ""}
 
@@ -97,6 +107,7 @@ def _validate(files: Sequence[Path]) -> int:
     c = report.catalog
     counts = [(len(c.accelerators), "accelerators"), (len(c.instances), "instances"), (len(c.models), "models"),
               (len(c.precisions), "precisions"), (len(c.assumptions), "assumptions"),
+              (len(c.engine_profiles), "engine profiles"),
               (len(c.documents), "documents"), (len(c.sources), "sources")]
     print("ok: " + ", ".join(f"{n} {what}" for n, what in counts) + f" (knowledge base {c.version})")
     for f in c.files:
@@ -164,6 +175,7 @@ def _list(kind_arg: str, *, as_json: bool) -> int:
     tables: dict[str, dict[str, Any]] = {
         "accelerator": catalog.accelerators, "instance": catalog.instances, "model": catalog.models,
         "precision": catalog.precisions, "assumption": catalog.assumptions,
+        "engine_profile": catalog.engine_profiles,
     }
     entries = tables[kind]
     if as_json:
@@ -277,6 +289,14 @@ def _assumption_row(a: Assumption) -> list[str]:
     return [a.id, f"{a.value:g}", a.unit, band, _clip(a.title, 50)]
 
 
+def _engine_row(e: EngineProfile) -> list[str]:
+    def band(b: Any, digits: str = ".2f") -> str:
+        return f"{b.value:{digits}} ({b.low:{digits}}-{b.high:{digits}})"
+
+    return [e.id, band(e.bandwidth_efficiency), band(e.kv_efficiency), band(e.overhead_per_layer_us, ".0f"),
+            str(e.rows)]
+
+
 _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
     "accelerator": (["id", "name", "market", "GB", "GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "price (kind, as of)"],
                     _accelerator_row),
@@ -284,4 +304,5 @@ _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
     "model": (["id", "name", "family", "parameters", "layers", "hidden", "heads/kv", "hf repo"], _model_row),
     "precision": (["id", "name", "bits/weight", "compute", "uses", "requires"], _precision_row),
     "assumption": (["id", "value", "unit", "range", "title"], _assumption_row),
+    "engine_profile": (["id (engine@family)", "weights bw eff.", "KV bw eff.", "µs/layer", "rows"], _engine_row),
 }

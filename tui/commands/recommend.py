@@ -32,6 +32,8 @@ ANSWER_FLAGS: dict[str, tuple[tuple[str, ...], Any, str]] = {
     "min_user_tps": (("inference", "min_tokens_per_s_per_user"), float, "minimum tokens/s each user sees"),
     "ttft": (("inference", "ttft_max_s"), float, "maximum time to first token, seconds"),
     "latency": (("inference", "latency_p95_s"), float, "p95 request latency target, seconds"),
+    "engine": (("inference", "engine"), str, "serving engine: auto | llama.cpp | ollama | vllm | sglang | "
+                                            "tensorrt-llm | mlx"),
     "tokens": (("training", "tokens_b"), "billions", "training tokens, e.g. 2T or 500B"),
     "deadline_days": (("training", "deadline_days"), float, "days the run may take"),
     "capex": (("budget", "capex_usd"), float, "hardware budget, USD"),

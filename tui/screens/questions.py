@@ -200,6 +200,13 @@ STEPS: tuple[Step, ...] = (
             Question("inference.min_tokens_per_s_per_user", "Minimum tokens/s per user", "float",
                      "Per-user speed is bounded by bandwidth ÷ bytes read per token (002, S6).",
                      unit="tok/s", example="e.g. 20 (empty: no floor)", applies=_inference),
+            Question("inference.engine", "Serving engine", "radio",
+                     "Engines reach very different shares of the memory bandwidth: llama.cpp on an A100 about "
+                     "half of vLLM's; automatic = MLX on Apple, llama.cpp on desk-side cards, vLLM on servers "
+                     "(engines.toml, calibrated on published benchmarks).",
+                     (Choice("auto", "Automatic (by hardware)"), Choice("llama.cpp", "llama.cpp / Ollama"),
+                      Choice("vllm", "vLLM"), Choice("sglang", "SGLang"), Choice("tensorrt-llm", "TensorRT-LLM"),
+                      Choice("mlx", "MLX (Apple)")), applies=_inference),
             Question("training.tokens_b", "Training tokens", "float",
                      "Training compute ≈ 6 × parameters × tokens (000, S8).",
                      unit="billion", example="e.g. 2 (billion tokens)", applies=_trains),

@@ -1,0 +1,121 @@
+"""Which serving engine runs on an accelerator, and what it achieves there (engines.toml).
+
+Why: llama.cpp, vLLM, SGLang, TensorRT-LLM and MLX reach very different fractions of the memory bandwidth, and the
+same engine differs between an HBM data-centre part and a GDDR desk-side card. Each `engine@family` profile of
+engines.toml holds values fitted to published measurements with bands equal to the residuals; this module picks
+the profile for an accelerator and turns it into the `EngineEfficiency` the speed model takes through `Device`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.knowledge.schema import Accelerator, EngineProfile
+from gpuadvisor.rules.sizing.speed import EngineEfficiency
+
+EngineChoice = Literal["auto", "llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx"]
+ENGINE_CHOICES: tuple[str, ...] = ("auto", "llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx")
+ALIASES = {"ollama": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "lm-studio": "llama.cpp",
+           "trt-llm": "tensorrt-llm", "trtllm": "tensorrt-llm", "tensorrt": "tensorrt-llm", "mlx-lm": "mlx"}
+_ARCH_WORDS = ("blackwell", "hopper", "ada", "ampere", "turing", "volta", "pascal", "cdna 3", "cdna 2", "rdna")
+
+
+def canonical_engine(name: str) -> str:
+    """The engines.toml id for a user's engine name ('Ollama' → 'llama.cpp'); InputError for unknown names."""
+    key = name.strip().lower().replace(" ", "-").replace("_", "-")
+    key = ALIASES.get(key, key)
+    if key not in ENGINE_CHOICES:
+        raise InputError(f"unknown engine {name!r} (choose one of {', '.join(ENGINE_CHOICES)})")
+    return key
+
+
+def memory_kind(acc: Accelerator) -> str:
+    """hbm, gddr or unified: what separates a data-centre part from a desk-side one for decode kernels."""
+    text = acc.memory_type.lower()
+    if "hbm" in text:
+        return "hbm"
+    if "unified" in text or "lpddr" in text:
+        return "unified"
+    return "gddr"
+
+
+def architecture_word(acc: Accelerator) -> str:
+    """'ampere', 'ada', 'hopper', 'cdna3', 'silicon' (Apple) ... from the accelerator's architecture text."""
+    if acc.vendor == "apple":
+        return "silicon"
+    text = acc.architecture.lower()
+    for word in _ARCH_WORDS:
+        if word in text:
+            return word.replace(" ", "")
+    return re.sub(r"[^a-z0-9]+", "-", text.split("(")[0].strip()).strip("-") or "other"
+
+
+def family_keys(acc: Accelerator) -> tuple[str, ...]:
+    """Profile family keys for `acc`, most specific first: vendor-architecture-memory, vendor-memory, vendor, any."""
+    mem = memory_kind(acc)
+    return (f"{acc.vendor}-{architecture_word(acc)}-{mem}", f"{acc.vendor}-{mem}", acc.vendor, "any")
+
+
+def auto_engine(acc: Accelerator) -> str:
+    """The engine a deployment on `acc` most likely runs: MLX on Apple silicon, llama.cpp on desk-side cards
+    (consumer and workstation GDDR parts: Ollama, LM Studio), vLLM on servers (data-centre and cloud parts)."""
+    if acc.vendor == "apple" or acc.software_stack == "metal":
+        return "mlx"
+    if acc.market in ("consumer", "workstation"):
+        return "llama.cpp"
+    return "vllm"
+
+
+def profile_for(catalog: Catalog, acc: Accelerator, engine: str) -> EngineProfile | None:
+    """The most specific engines.toml profile of `engine` for `acc`, or None when the engine has none."""
+    for key in family_keys(acc):
+        found = catalog.engine_profiles.get(f"{engine}@{key}")
+        if found is not None:
+            return found
+    return None
+
+
+def resolve_engine(acc: Accelerator, requested: str | None) -> str:
+    """The engine id used on `acc`: the user's choice, or `auto_engine` for None/'auto'."""
+    name = canonical_engine(requested) if requested else "auto"
+    return auto_engine(acc) if name == "auto" else name
+
+
+Which = Literal["value", "slow", "fast"]
+
+
+def engine_efficiency(catalog: Catalog, acc: Accelerator, requested: str | None = None,
+                      which: Which = "value") -> EngineEfficiency | None:
+    """What the chosen (or automatic) engine achieves on `acc` at the profile's value or at the pessimistic
+    ('slow') / optimistic ('fast') end of its calibrated band; None when engines.toml has no profile for it (the
+    speed model then uses the engine-blind assumptions)."""
+    engine = resolve_engine(acc, requested)
+    profile = profile_for(catalog, acc, engine)
+    if profile is None:
+        return None
+    return efficiency_of(profile, which)
+
+
+def efficiency_of(profile: EngineProfile, which: Which = "value") -> EngineEfficiency:
+    """A profile's figures at its value or at one end of its band (bandwidth low + overhead high = slow)."""
+    bw, kv, over, comp = (profile.bandwidth_efficiency, profile.kv_efficiency, profile.overhead_per_layer_us,
+                          profile.compute_efficiency)
+    seq = profile.overhead_per_sequence_us
+    if which == "value":
+        return EngineEfficiency(profile.engine, bw.value, kv.value, over.value, comp.value if comp else None,
+                                profile.id, seq.value if seq else 0.0)
+    slow = which == "slow"
+    return EngineEfficiency(profile.engine, bw.low if slow else bw.high, kv.low if slow else kv.high,
+                            over.high if slow else over.low,
+                            None if comp is None else (comp.low if slow else comp.high), profile.id,
+                            0.0 if seq is None else (seq.high if slow else seq.low))
+
+
+def efficiency_bounds(catalog: Catalog, acc: Accelerator, requested: str | None = None
+                      ) -> tuple[EngineEfficiency | None, EngineEfficiency | None, EngineEfficiency | None]:
+    """(value, pessimistic, optimistic) efficiencies of the engine on `acc` (all None without a profile)."""
+    return (engine_efficiency(catalog, acc, requested), engine_efficiency(catalog, acc, requested, "slow"),
+            engine_efficiency(catalog, acc, requested, "fast"))
