@@ -493,19 +493,20 @@ class Derivations:
                                  "price_known": False, "provider_allowed": True}
         label = f"buy {count}× {a.name}"
         price = a.purchase_price_usd
-        if price is not None and a.tdp_w is not None:
+        if price is not None:
+            watts = a.tdp_w.value if a.tdp_w is not None else 0.0  # no published TDP: power not counted (said)
             usage = self._usage(ctx)
             f = self.factors(work, ctx)
             util = usage.utilization
             training = work["workload"] != "inference"
             each, bought, host_note = self._module_purchase(a, price.value, price.kind, count)
-            owned = owned_cost(each, count, a.tdp_w.value, utilization=util, factors=f)
+            owned = owned_cost(each, count, watts, utilization=util, factors=f)
             # a busy hour carries the amortization of the idle ones: price ÷ (lifetime hours × utilization) + power
             hourly = owned.usd_per_busy_hour
             monthly = owned.amortization_usd_per_hour * HOURS_PER_MONTH + owned.power_usd_per_busy_hour * \
                 HOURS_PER_MONTH * util
             rent = self.cheapest_rent.get(a.id)
-            be = break_even_utilization(price.value, a.tdp_w.value, rent, factors=f) if rent else None
+            be = break_even_utilization(price.value, watts, rent, factors=f) if rent else None
             lifetime_power = owned.power_usd_per_busy_hour * util * f.hardware_lifetime_years * HOURS_PER_YEAR
             kind = price.kind
             extra.update({
@@ -525,6 +526,8 @@ class Derivations:
                 extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
             elif rent:
                 extra.update({"break_even_utilization": 1.0, "buy_pays_off": False})
+            if a.tdp_w is None:
+                host_note += "; power not counted (no published TDP)"
             label += (f" at ~${price.value:,.0f} each ({kind}, {as_of_label(price.as_of)}){host_note}; busy "
                       f"{util:.0%} of the time")
             extra["units_bought"] = bought

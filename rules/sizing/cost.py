@@ -72,8 +72,8 @@ class OwnedCost:
 def owned_cost(price_usd: float, count: int, tdp_w: float, *, utilization: float,
                tokens_per_s: float | None = None, factors: Factors = DEFAULT_FACTORS) -> OwnedCost:
     """Amortization over `hardware_lifetime_years` plus power at TDP × PUE × $/kWh while busy (S9)."""
-    if price_usd <= 0 or count < 1 or tdp_w <= 0 or not 0 < utilization <= 1:
-        raise ValueError("price, count and TDP must be positive and utilization in (0, 1]")
+    if price_usd <= 0 or count < 1 or tdp_w < 0 or not 0 < utilization <= 1:
+        raise ValueError("price and count must be positive, TDP not negative and utilization in (0, 1]")
     lifetime_hours = factors.hardware_lifetime_years * HOURS_PER_YEAR
     amort = price_usd * count / lifetime_hours
     power = tdp_w * count / 1000.0 * factors.pue * factors.power_usd_per_kwh
