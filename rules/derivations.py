@@ -566,6 +566,7 @@ class Derivations:
             "training_days": config.get("training_days"), "tokens_per_s": config.get("tokens_per_s"),
             "capacity_tokens_per_s": config.get("capacity_tokens_per_s"), "headroom": config.get("headroom"),
             "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
+            "memory_gb": a.memory_gb.value,
             "stage": work["stage"], "large_cluster": int(config["count"]) >= LARGE_CLUSTER_GPUS,
             "gpu_hours": gpu_hours,
             "over_capex": False, "over_hourly": False, "over_monthly": False, **extra,
