@@ -122,3 +122,25 @@ def test_pending_instances_are_valid(shipped: Catalog) -> None:
         assert inst.id not in shipped.instances
     b300 = next(r for r in rows if r["id"] == "aws-p6-b300.48xlarge")
     assert b300["price"][0]["usd_per_hour"] == 142.416 and b300["fast_domain"] == 8
+
+
+@pytest.mark.parametrize(("inst_id", "kind", "usd", "per_chip"), [
+    ("gcp-tpu-v5e-8", "on-demand", 8 * 1.20, 1.20),  # v5litepod-64 row: 76.80 $/h / 64 chips
+    ("gcp-tpu-v5e-8", "spot", 8 * 13.63066 / 64, 13.63066 / 64),
+    ("gcp-tpu-v5p-8", "on-demand", 16.80, 16.80 / 4),  # 'v5p-8' = 8 TensorCores = 4 chips
+    ("gcp-tpu-v5p-8", "spot", 6.72, 6.72 / 4),
+    ("gcp-tpu-v6e-8", "spot", 8.64, 1.08),  # us-east5
+])
+def test_undated_tpu_prices(shipped: Catalog, inst_id: str, kind: str, usd: float, per_chip: float) -> None:
+    """The SkyPilot catalog snapshot gives no date: these prices are recorded undated, never stamped."""
+    price = shipped.instances[inst_id].current_price(kind)
+    assert price is not None and price.as_of is None and price.as_of_text == "undated"
+    assert price.usd_per_hour == pytest.approx(usd, rel=1e-5)
+    assert price.usd_per_accelerator_hour == pytest.approx(per_chip, rel=1e-5)
+
+
+def test_tpu_slices_span_the_pod(shipped: Catalog) -> None:
+    for inst_id, domain in (("gcp-tpu-v5e-8", 256), ("gcp-tpu-v5p-8", 8960), ("gcp-tpu-v6e-8", 256)):
+        inst = shipped.instances[inst_id]
+        assert inst.cluster and inst.domain(shipped.accelerators[inst.accelerator]) == domain
+        assert domain <= (shipped.accelerators[inst.accelerator].interconnect_domain or 0)
