@@ -113,7 +113,8 @@ def test_pending_instances_are_valid(shipped: Catalog) -> None:
     """Offers on accelerators another change adds (B300, RTX PRO 6000 Server): schema-valid, sources known."""
     path = Path(data_dir()) / "pending_instances.toml"
     rows = tomllib.loads(path.read_text())["instance"]
-    assert {r["accelerator"] for r in rows} <= {"nvidia-b300", "nvidia-rtx-pro-6000-blackwell-server", "nvidia-gb300-per-gpu"}
+    pending_ids = {"nvidia-b300", "nvidia-rtx-pro-6000-blackwell-server", "nvidia-gb300-per-gpu"}
+    assert {r["accelerator"] for r in rows} <= pending_ids
     for row in rows:
         inst = Instance.model_validate(row)
         refs = [*inst.memory_sources, *inst.topology_sources, *(s for p in inst.price for s in p.sources)]
