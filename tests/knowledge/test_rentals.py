@@ -39,6 +39,11 @@ NEW = [
     ("coreweave-l40s-8x", 18.00, "2026-09-20", 8, 1),
     ("coreweave-gb200-nvl72", 42.00, "2026-09-20", 4, 72),  # a 4-GPU tray of a 72-GPU NVLink rack
     ("crusoe-mi300x", 3.45, "2026-09-20", 1, 1),
+    ("azure-standard_nd96isr_mi300x_v5", 8 * 6.0, "2026-05-18", 8, 8),  # "$6/hr" per GPU, 8-GPU VM
+    ("oci-bm.gpu.mi300x.8", 8 * 6.0, "2026-05-18", 8, 8),
+    ("tensorwave-mi300x", 1.50, "2026-05-18", 1, 1),
+    ("tensorwave-mi325x", 1.95, "2026-05-18", 1, 1),
+    ("vultr-mi300x", 1.85, "2026-05-18", 1, 1),
 ]
 
 
@@ -68,13 +73,18 @@ def test_instance_providers(shipped: Catalog) -> None:
     kinds = {i.provider: i.provider_kind for i in shipped.instances.values()}
     assert kinds == {"aws": "hyperscaler", "gcp": "hyperscaler", "azure": "hyperscaler", "lambda": "specialist",
                      "runpod": "specialist", "nebius": "specialist", "coreweave": "specialist",
-                     "crusoe": "specialist", "vast": "marketplace"}
+                     "crusoe": "specialist", "oracle": "hyperscaler", "tensorwave": "specialist",
+                     "vultr": "specialist", "vast": "marketplace"}
 
 
 def test_tpu_and_amd_rentals_exist(shipped: Catalog) -> None:
-    """A JAX user on Google Cloud sees a TPU; an AMD-only user sees a priced MI300X-class rental."""
+    """A JAX user on Google Cloud sees a TPU; an AMD-only user sees a priced MI300X-class rental, including a whole
+    8-GPU Infinity Fabric node (DeepSeek-V3 FP8 class serving needs one)."""
     accs = {i.accelerator for i in shipped.instances.values() if i.current_price("on-demand") is not None}
-    assert "google-tpu-v6e" in accs and "aws-trainium2" in accs and "amd-mi300x" in accs
+    assert {"google-tpu-v6e", "google-tpu-v5e", "aws-trainium2", "amd-mi300x", "amd-mi325x"} <= accs
+    amd_nodes = [i for i in shipped.instances.values()
+                 if i.accelerator == "amd-mi300x" and i.domain(shipped.accelerators[i.accelerator]) == 8]
+    assert len(amd_nodes) >= 2
 
 
 def test_no_documents_sourced_instance_price_is_dated(shipped: Catalog) -> None:
