@@ -140,8 +140,10 @@ def test_pending_instances_are_valid(shipped: Catalog) -> None:
     ("gcp-tpu-v5p-8", "on-demand", 16.80, 16.80 / 4),  # 'v5p-8' = 8 TensorCores = 4 chips
     ("gcp-tpu-v5p-8", "spot", 6.72, 6.72 / 4),
     ("gcp-tpu-v6e-8", "spot", 8.64, 1.08),  # us-east5
+    ("gcp-g2-standard-8", "on-demand", 0.29358 + 1.12008 / 2, 0.29358 + 1.12008 / 2),  # host + one L4
+    ("gcp-g2-standard-96", "on-demand", 3.52301 + 4.48032, (3.52301 + 4.48032) / 8),  # host + eight L4
 ])
-def test_undated_tpu_prices(shipped: Catalog, inst_id: str, kind: str, usd: float, per_chip: float) -> None:
+def test_undated_catalog_prices(shipped: Catalog, inst_id: str, kind: str, usd: float, per_chip: float) -> None:
     """The SkyPilot catalog snapshot gives no date: these prices are recorded undated, never stamped."""
     price = shipped.instances[inst_id].current_price(kind)
     assert price is not None and price.as_of is None and price.as_of_text == "undated"
