@@ -17,7 +17,8 @@ from gpuadvisor.knowledge.errors import InputError
 
 Workload = Literal["training", "finetune", "inference"]
 Stage = Literal["learning", "prototyping", "production"]
-ALL_PROVIDERS = ["aws", "gcp", "azure", "lambda", "runpod", "nebius", "coreweave", "crusoe", "vast"]
+ALL_PROVIDERS = ["aws", "gcp", "azure", "oracle", "lambda", "runpod", "nebius", "coreweave", "crusoe", "tensorwave",
+                 "vultr", "vast"]
 ALL_VENDORS = ["nvidia", "amd", "google", "aws", "intel", "apple"]
 
 

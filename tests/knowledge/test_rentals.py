@@ -29,7 +29,6 @@ NEW = [
     ("lambda-8x-b200-sxm6", 8 * 6.69, "2026-09-20", 8, 8),
     ("lambda-4x-h100-sxm", 4 * 4.09, "2026-09-20", 4, 4),
     ("lambda-8x-a100-sxm-40gb", 8 * 1.99, "2026-09-20", 8, 8),
-    ("lambda-8x-v100", 8 * 0.79, "2026-09-20", 8, 8),
     ("lambda-4x-a6000", 4 * 1.09, "2026-09-20", 4, 1),
     ("nebius-8x-hgx-h100", 8 * 4.50, "2026-10-01", 8, 8),  # the price effective 2026-10-01
     ("nebius-8x-hgx-h200", 8 * 5.40, "2026-10-01", 8, 8),
@@ -40,6 +39,11 @@ NEW = [
     ("coreweave-l40s-8x", 18.00, "2026-09-20", 8, 1),
     ("coreweave-gb200-nvl72", 42.00, "2026-09-20", 4, 72),  # a 4-GPU tray of a 72-GPU NVLink rack
     ("crusoe-mi300x", 3.45, "2026-09-20", 1, 1),
+    ("azure-standard_nd96isr_mi300x_v5", 8 * 6.0, "2026-05-18", 8, 8),  # "$6/hr" per GPU, 8-GPU VM
+    ("oci-bm.gpu.mi300x.8", 8 * 6.0, "2026-05-18", 8, 8),
+    ("tensorwave-mi300x", 1.50, "2026-05-18", 1, 1),
+    ("tensorwave-mi325x", 1.95, "2026-05-18", 1, 1),
+    ("vultr-mi300x", 1.85, "2026-05-18", 1, 1),
 ]
 
 
@@ -69,13 +73,18 @@ def test_instance_providers(shipped: Catalog) -> None:
     kinds = {i.provider: i.provider_kind for i in shipped.instances.values()}
     assert kinds == {"aws": "hyperscaler", "gcp": "hyperscaler", "azure": "hyperscaler", "lambda": "specialist",
                      "runpod": "specialist", "nebius": "specialist", "coreweave": "specialist",
-                     "crusoe": "specialist", "vast": "marketplace"}
+                     "crusoe": "specialist", "oracle": "hyperscaler", "tensorwave": "specialist",
+                     "vultr": "specialist", "vast": "marketplace"}
 
 
 def test_tpu_and_amd_rentals_exist(shipped: Catalog) -> None:
-    """A JAX user on Google Cloud sees a TPU; an AMD-only user sees a priced MI300X-class rental."""
+    """A JAX user on Google Cloud sees a TPU; an AMD-only user sees a priced MI300X-class rental, including a whole
+    8-GPU Infinity Fabric node (DeepSeek-V3 FP8 class serving needs one)."""
     accs = {i.accelerator for i in shipped.instances.values() if i.current_price("on-demand") is not None}
-    assert "google-tpu-v6e" in accs and "aws-trainium2" in accs and "amd-mi300x" in accs
+    assert {"google-tpu-v6e", "google-tpu-v5e", "aws-trainium2", "amd-mi300x", "amd-mi325x"} <= accs
+    amd_nodes = [i for i in shipped.instances.values()
+                 if i.accelerator == "amd-mi300x" and i.domain(shipped.accelerators[i.accelerator]) == 8]
+    assert len(amd_nodes) >= 2
 
 
 def test_no_documents_sourced_instance_price_is_dated(shipped: Catalog) -> None:
@@ -111,14 +120,39 @@ def test_new_rentals_listed(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_pending_instances_are_valid(shipped: Catalog) -> None:
-    """Offers on accelerators another change adds (B300, RTX PRO 6000): schema-valid, sources known."""
+    """Offers on accelerators another change adds (B300, RTX PRO 6000 Server): schema-valid, sources known."""
     path = Path(data_dir()) / "pending_instances.toml"
     rows = tomllib.loads(path.read_text())["instance"]
-    assert {r["accelerator"] for r in rows} <= {"nvidia-b300", "nvidia-rtx-pro-6000", "nvidia-gb300-per-gpu"}
+    pending_ids = {"nvidia-b300", "nvidia-rtx-pro-6000-blackwell-server", "nvidia-gb300-per-gpu"}
+    assert {r["accelerator"] for r in rows} <= pending_ids
     for row in rows:
         inst = Instance.model_validate(row)
         refs = [*inst.memory_sources, *inst.topology_sources, *(s for p in inst.price for s in p.sources)]
         assert set(refs) <= set(shipped.sources), inst.id
-        assert inst.id not in shipped.instances
+        assert inst.id not in shipped.instances, f"{inst.id} is shipped now: delete it from pending_instances.toml"
     b300 = next(r for r in rows if r["id"] == "aws-p6-b300.48xlarge")
     assert b300["price"][0]["usd_per_hour"] == 142.416 and b300["fast_domain"] == 8
+
+
+@pytest.mark.parametrize(("inst_id", "kind", "usd", "per_chip"), [
+    ("gcp-tpu-v5e-8", "on-demand", 8 * 1.20, 1.20),  # v5litepod-64 row: 76.80 $/h / 64 chips
+    ("gcp-tpu-v5e-8", "spot", 8 * 13.63066 / 64, 13.63066 / 64),
+    ("gcp-tpu-v5p-8", "on-demand", 16.80, 16.80 / 4),  # 'v5p-8' = 8 TensorCores = 4 chips
+    ("gcp-tpu-v5p-8", "spot", 6.72, 6.72 / 4),
+    ("gcp-tpu-v6e-8", "spot", 8.64, 1.08),  # us-east5
+    ("gcp-g2-standard-8", "on-demand", 0.29358 + 1.12008 / 2, 0.29358 + 1.12008 / 2),  # host + one L4
+    ("gcp-g2-standard-96", "on-demand", 3.52301 + 4.48032, (3.52301 + 4.48032) / 8),  # host + eight L4
+])
+def test_undated_catalog_prices(shipped: Catalog, inst_id: str, kind: str, usd: float, per_chip: float) -> None:
+    """The SkyPilot catalog snapshot gives no date: these prices are recorded undated, never stamped."""
+    price = shipped.instances[inst_id].current_price(kind)
+    assert price is not None and price.as_of is None and price.as_of_text == "undated"
+    assert price.usd_per_hour == pytest.approx(usd, rel=1e-5)
+    assert price.usd_per_accelerator_hour == pytest.approx(per_chip, rel=1e-5)
+
+
+def test_tpu_slices_span_the_pod(shipped: Catalog) -> None:
+    for inst_id, domain in (("gcp-tpu-v5e-8", 256), ("gcp-tpu-v5p-8", 8960), ("gcp-tpu-v6e-8", 256)):
+        inst = shipped.instances[inst_id]
+        assert inst.cluster and inst.domain(shipped.accelerators[inst.accelerator]) == domain
+        assert domain <= (shipped.accelerators[inst.accelerator].interconnect_domain or 0)

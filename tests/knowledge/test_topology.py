@@ -94,3 +94,12 @@ def test_clusters_are_multi_accelerator_nodes(shipped: Catalog) -> None:
     clusters = [i for i in shipped.instances.values() if i.cluster]
     assert len(clusters) >= 9
     assert all(i.accelerator_count >= 4 for i in clusters)
+
+
+def test_instance_memory_matches_the_accelerator(shipped: Catalog) -> None:
+    """Sizing uses the accelerator's memory, so an instance must not name a part with a different memory size
+    (e.g. a 16 GB V100 listing on the 32 GB nvidia-v100-sxm2 entry)."""
+    for inst in shipped.instances.values():
+        if inst.accelerator_memory_gb_each is not None:
+            kb = shipped.accelerators[inst.accelerator].memory_gb.value
+            assert inst.accelerator_memory_gb_each == pytest.approx(kb, abs=0.5), inst.id

@@ -120,9 +120,11 @@ WEIGHTS = (
 )
 KV_CACHE = (Choice("fp16", "FP16"), Choice("bf16", "BF16"), Choice("fp8", "FP8"), Choice("int8", "INT8"))
 PROVIDERS = (
-    Choice("aws", "AWS"), Choice("gcp", "Google Cloud"), Choice("azure", "Azure"), Choice("lambda", "Lambda"),
-    Choice("runpod", "RunPod"), Choice("nebius", "Nebius"), Choice("coreweave", "CoreWeave"),
-    Choice("crusoe", "Crusoe"), Choice("vast", "Vast.ai (marketplace)"),
+    Choice("aws", "AWS"), Choice("gcp", "Google Cloud"), Choice("azure", "Azure"), Choice("oracle", "Oracle Cloud"),
+    Choice("lambda", "Lambda"), Choice("runpod", "RunPod"), Choice("nebius", "Nebius"),
+    Choice("coreweave", "CoreWeave"), Choice("crusoe", "Crusoe"), Choice("tensorwave", "TensorWave"),
+    Choice("vultr", "Vultr"),
+    Choice("vast", "Vast.ai (marketplace)"),
 )
 
 STEPS: tuple[Step, ...] = (
