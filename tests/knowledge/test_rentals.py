@@ -119,19 +119,14 @@ def test_new_rentals_listed(capsys: pytest.CaptureFixture[str]) -> None:
     assert "21.60 (2024-12)" in line
 
 
-def test_pending_instances_are_valid(shipped: Catalog) -> None:
-    """Offers on accelerators another change adds (B300, RTX PRO 6000 Server): schema-valid, sources known."""
-    path = Path(data_dir()) / "pending_instances.toml"
-    rows = tomllib.loads(path.read_text())["instance"]
-    pending_ids = {"nvidia-b300", "nvidia-rtx-pro-6000-blackwell-server", "nvidia-gb300-per-gpu"}
-    assert {r["accelerator"] for r in rows} <= pending_ids
-    for row in rows:
-        inst = Instance.model_validate(row)
-        refs = [*inst.memory_sources, *inst.topology_sources, *(s for p in inst.price for s in p.sources)]
-        assert set(refs) <= set(shipped.sources), inst.id
-        assert inst.id not in shipped.instances, f"{inst.id} is shipped now: delete it from pending_instances.toml"
-    b300 = next(r for r in rows if r["id"] == "aws-p6-b300.48xlarge")
-    assert b300["price"][0]["usd_per_hour"] == 142.416 and b300["fast_domain"] == 8
+def test_b300_and_rtx_pro_offers_are_shipped(shipped: Catalog) -> None:
+    """The offers on accelerators added in late 2026 (B300, RTX PRO 6000 Server) load, with known sources."""
+    b300 = shipped.instances["aws-p6-b300.48xlarge"]
+    assert b300.accelerator == "nvidia-b300" and b300.fast_domain == 8 and b300.price[0].usd_per_hour == 142.416
+    for inst in shipped.instances.values():
+        if inst.accelerator in {"nvidia-b300", "nvidia-rtx-pro-6000-blackwell-server"}:
+            refs = [*inst.memory_sources, *inst.topology_sources, *(s for p in inst.price for s in p.sources)]
+            assert set(refs) <= set(shipped.sources), inst.id
 
 
 @pytest.mark.parametrize(("inst_id", "kind", "usd", "per_chip"), [
