@@ -76,6 +76,8 @@ class Derivations:
         self.base_factors = Factors.from_values({a.id: a.value for a in catalog.assumptions.values()})
         self.cheapest_rent = _cheapest_rent_per_gpu_hour(catalog)
         self.usage_values = usage_values(catalog)
+        found = catalog.assumptions.get("spot_uninterrupted_hours")
+        self._spot_hours = found.value if found is not None else 24.0
         self._prices: dict[tuple[str, str], tuple[InstancePrice, str] | None] = {}  # catalog-derived, see _price
 
     def table(self) -> dict[str, Callback]:
@@ -443,6 +445,9 @@ class Derivations:
             if training:
                 wall = float(config.get("training_days") or 0) * 24
                 run = hourly * usage.rented_hours_per_run(wall)
+                if pricing == "spot":
+                    extra["spot_run_too_long"] = wall > self._spot_hours
+                    extra["spot_hours"] = self._spot_hours
                 monthly = run if wall <= HOURS_PER_MONTH else run * HOURS_PER_MONTH / wall
                 extra.update({"usd_per_run": round(run, 4), "usd_per_month": round(monthly, 2),
                               "usage_hours": round(usage.rented_hours_per_run(wall), 3)})
