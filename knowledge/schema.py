@@ -547,6 +547,12 @@ class Engine(Strict):
     aliases: list[str] = []
     software: list[str] = Field(min_length=1)
     """Stacks it runs on (cuda, rocm, metal)."""
+    memory_headroom: float | None = Field(default=None, ge=0, lt=0.5)
+    """Share of the card's memory the engine leaves free (vLLM's gpu_memory_utilization 0.9 leaves 0.10; llama.cpp
+    allocates its buffers up front and needs only a small margin). None: the `headroom_fraction` assumption."""
+    runtime_overhead_gb: float | None = Field(default=None, ge=0, le=16)
+    """Memory per GPU the engine itself holds besides weights, KV cache and activations (CUDA context, framework,
+    workspaces). None: the `runtime_overhead_gb` assumption (a PyTorch-based server)."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
 

@@ -28,7 +28,7 @@ from gpuadvisor.rules.planning import (
     link_kind,
 )
 from gpuadvisor.rules.price_age import age_months, as_of_label
-from gpuadvisor.rules.serving import engine_efficiency
+from gpuadvisor.rules.serving import engine_efficiency, engine_memory
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, owned_cost
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
@@ -331,7 +331,8 @@ class Derivations:
             engine = str(work.get("engine", "auto"))
             search = ctx.scratch[key] = InferenceSearch(arch_of(model), params_of(model), weights, kv, targets,
                                                         self.factors(work, ctx),
-                                                        lambda acc: engine_efficiency(self.catalog, acc, engine))
+                                                        lambda acc: engine_efficiency(self.catalog, acc, engine),
+                                                        lambda acc: engine_memory(self.catalog, acc, engine))
         self._conclude_plan(ctx, a, search.plan(a, with_notes=False), work, search, float(demand["tokens_per_s"]))
 
     @reads_only

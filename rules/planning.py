@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
@@ -193,11 +193,15 @@ class InferenceSearch:
 
     def __init__(self, arch: Architecture, params: ParameterCount, weights: Precision, kv: Precision,
                  t: ServingTargets, factors: Factors,
-                 efficiency: Callable[[Accelerator], EngineEfficiency | None] = lambda acc: None) -> None:
+                 efficiency: Callable[[Accelerator], EngineEfficiency | None] = lambda acc: None,
+                 memory_factors: Callable[[Accelerator], tuple[tuple[str, float], ...]] = lambda acc: ()) -> None:
         self.arch, self.params, self.weights, self.kv, self.t, self.factors = arch, params, weights, kv, t, factors
         self.efficiency = efficiency
+        self.memory_factors = memory_factors
+        """The serving engine's memory factors on an accelerator (free margin, own footprint), overriding the
+        assumptions'."""
         self._saturation = math.ceil(factors.prefill_chunk_tokens / t.context)
-        self._memory: dict[tuple[int, int, bool], InferenceMemoryCurve] = {}
+        self._memory: dict[tuple[int, int, bool, tuple[tuple[str, float], ...]], InferenceMemoryCurve] = {}
         self._speed: DecodeCurve | None = None  # the model's decode constants; `split` per device and layout
         self._bytes_per_weight, self._experts = split_weight_format(arch, weights)  # gpt-oss: MXFP4 experts
         self._prefill = PrefillModel(arch, params, bytes_per_weight=self._bytes_per_weight,
@@ -214,14 +218,17 @@ class InferenceSearch:
             return self._speed
         return self._speed.split(device, tp, pp)
 
-    def memory(self, tp: int, pp: int, flash: bool) -> InferenceMemoryCurve:
-        key = (tp, pp, flash)
+    def memory(self, tp: int, pp: int, flash: bool,
+               overrides: tuple[tuple[str, float], ...] = ()) -> InferenceMemoryCurve:
+        """Per-GPU memory of a split; `overrides` are the engine's memory factors (see `memory_factors`)."""
+        key = (tp, pp, flash, overrides)
         curve = self._memory.get(key)
         if curve is None:
+            factors = replace(self.factors, **dict(overrides)) if overrides else self.factors
             curve = self._memory[key] = InferenceMemoryCurve(
                 self.arch, self.params, weight_bytes_per_param=self._bytes_per_weight,
                 kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.context, par=Parallelism(tp=tp, pp=pp),
-                flash_attention=flash, factors=self.factors, experts=self._experts)
+                flash_attention=flash, factors=factors, experts=self._experts)
         return curve
 
     def plan(self, acc: Accelerator, with_notes: bool = True) -> Plan | NoFit:
@@ -234,8 +241,9 @@ class InferenceSearch:
         search_limit = max(t.max_gpus or 0, 8 * acc.max_per_node)
         candidates: list[_Candidate] = []
         devices: dict[bool, Device] = {}
+        engine_memory = self.memory_factors(acc)
         for tp, pp in _parallel_layouts(acc, search_limit):
-            mem = self.memory(tp, pp, flash)
+            mem = self.memory(tp, pp, flash, engine_memory)
             if not mem.fits(1, capacity):
                 continue
             fit = _largest_fitting_batch(mem, capacity, MAX_BATCH_PER_REPLICA, self._saturation)
@@ -283,7 +291,7 @@ class InferenceSearch:
             accelerator=acc.id, count=c.gpus, nodes=math.ceil(c.gpus / acc.max_per_node), tensor_parallel=c.tp,
             pipeline_parallel=c.pp, replicas=c.replicas, zero_stage=0, batch_per_replica=c.batch, memory=memory,
             capacity_gb=acc.memory_gb.value,
-            fits_single_gpu=c.tp * c.pp == 1 or self.memory(1, 1, flash).fits(1, capacity),
+            fits_single_gpu=c.tp * c.pp == 1 or self.memory(1, 1, flash, self.memory_factors(acc)).fits(1, capacity),
             bound=bound, throttled=c.throttle < 1.0, tokens_per_s=c.batch / step_seconds * c.throttle * c.replicas,
             capacity_tokens_per_s=c.fit / c.speed.seconds(c.fit) * c.throttle * c.replicas,
             tokens_per_s_per_user=c.per_user, ttft_s=c.ttft, latency_s=c.latency, meets_tpot=c.meets_tpot,

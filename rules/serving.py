@@ -84,6 +84,17 @@ def resolve_engine(acc: Accelerator, requested: str | None) -> str:
     return auto_engine(acc) if name == "auto" else name
 
 
+def engine_memory(catalog: Catalog, acc: Accelerator, requested: str | None = None) -> tuple[tuple[str, float], ...]:
+    """The memory factors the chosen (or automatic) engine sets on `acc`, as (factor id, value) pairs: its free
+    margin (`headroom_fraction`) and its own footprint (`runtime_overhead_gb`); empty when engines.toml gives none
+    (the assumptions then apply)."""
+    engine = catalog.engines.get(resolve_engine(acc, requested))
+    if engine is None:
+        return ()
+    pairs = (("headroom_fraction", engine.memory_headroom), ("runtime_overhead_gb", engine.runtime_overhead_gb))
+    return tuple((k, v) for k, v in pairs if v is not None)
+
+
 Which = Literal["value", "slow", "fast"]
 
 
