@@ -538,6 +538,12 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
             checkpointing=checkpointing, flash_attention=flash, lora_rank=lora_rank, factors=factors)
     else:
         assert kv_p is not None
+        if acc is not None:  # the serving engine's own memory margin and footprint (engines.toml)
+            from gpuadvisor.rules.serving import engine_memory
+
+            overrides = engine_memory(catalog, acc, req.engine)
+            if overrides:
+                factors = replace(factors, **dict(overrides))
         rest_bytes, experts = split_weight_format(arch, weights_p)
         mem = inference_memory(arch, params, weight_bytes_per_param=rest_bytes,
                                kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, par=par,
