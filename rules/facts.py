@@ -66,7 +66,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                "price_known", "provider_allowed", "instance_id", "instances", "price_as_of", "price_source",
                "acquisition", "price_kind", "price_age_months", "capacity_tokens_per_s", "headroom", "usage_hours",
                "large_cluster", "gpu_hours", "stage", "provider_name", "instance_name", "within_free_limits",
-               "free_limit", "guaranteed", "quota_published", "multi_session", "units_bought", "memory_gb", "spot_run_too_long", "spot_hours"),
+               "free_limit", "guaranteed", "quota_published", "multi_session", "units_bought", "memory_gb",
+               "spot_run_too_long", "spot_hours"),
     # conclusions of the generic actions
     "warning": ("rule", "heuristic", "category", "severity", "message", "target"),
     "veto": ("rule", "heuristic", "target", "reason"),

@@ -4,13 +4,10 @@ price as its source prints it, dated as the source dates it, and listed by `gpua
 from __future__ import annotations
 
 import json
-import tomllib
-from pathlib import Path
 
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.paths import data_dir
 from gpuadvisor.knowledge.schema import Instance
 from gpuadvisor.tui.cli import main
 
