@@ -310,10 +310,10 @@ def _to_make_feasible(idx: _Index, answers: Answers, feasible: Callable[[Answers
         tips = [s.text for s in sorted(found, key=lambda s: s.cost)]
     if tips:
         return tips
-    rules = sorted({r for _, _, rs in ruled for r in rs})
-    if rules:
+    binding = sorted({r for _, _, rs in ruled for r in rs})
+    if binding:
         return [f"No single change to your answers makes a plan feasible; the options were ruled out by "
-                f"{', '.join(rules)} (see 'Ruled out' for each one's numbers)."]
+                f"{', '.join(binding)} (see 'Ruled out' for each one's numbers)."]
     return ["No option could be costed: add prices for your hardware in a knowledge overlay "
             "(`gpuadvisor kb path`), or allow renting (deployment.where = \"either\")."]
 
