@@ -68,18 +68,26 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     if rec.instance is not None:
         i = rec.instance
-        pairs.append(("Instance", f"{i.count} × {i.name} on {i.provider} ({i.pricing}, price of {i.as_of})"))
+        pairs.append(("Instance", f"{i.count} × {i.name} on {i.provider} ({i.pricing}, price of "
+                                  f"{i.as_of or 'undated'})"))
+    if rec.acquisition == "own":
+        pairs.append(("Hardware", f"yours: {rec.count} × {rec.accelerator.name} (already paid for; power only)"))
     if rec.purchase:
         pairs.append(("Purchase", f"{fmt.money(c.capex_usd)} ({rec.count} × {rec.accelerator.name})"))
     for label, value in (("Per hour", c.usd_per_hour), ("Per run", c.usd_per_run),
                          ("Per 1M tokens", c.usd_per_million_tokens), ("Per month", c.usd_per_month)):
         if value is not None:
             pairs.append((label, fmt.money(value)))
+    if c.usage_hours is not None:
+        per = "per run" if c.usd_per_run is not None else "a month"
+        pairs.append(("Hours billed", f"{c.usage_hours:,.1f} h {per} (set-up time included)"))
     if c.break_even_utilization is not None:
         pairs.append(("Break-even", f"buying beats renting above {fmt.percent(c.break_even_utilization)} "
                                     "utilization (002 Q6, H15)"))
-    if c.price_as_of or c.price_source:
-        pairs.append(("Price", f"as of {c.price_as_of or '?'} — {c.price_source or 'source not recorded'}"))
+    if c.price_kind or c.price_source:
+        age = f", {c.price_age_months} months old" if c.price_age_months is not None else ""
+        pairs.append(("Price", f"{c.price_kind or 'price'}, {c.price_as_of or 'undated'}{age} — "
+                               f"{c.price_source or 'source not recorded'}"))
     return pairs
 
 

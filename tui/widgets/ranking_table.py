@@ -121,6 +121,7 @@ class RankingTable(DataTable[Text]):
             values = cells(rec, workload)
             values["mark"] = "●" if rec.option in self.marked else ""
             values["fits"] = " " + values["fits"]
+            values["price"] = " " + values["price"]
             values["move"] = " " + self.moved.get(rec.option, "")
             rows.append((rec, values))
         widths = {c.key: max([c.width, len(c.label) + 1, *(len(v[c.key]) + 1 for _, v in rows)])
