@@ -55,6 +55,7 @@ def monthly_quota_hours(t: FreeTier) -> float | None:
 def owned_fact(accelerator: str, name: str, count: int) -> dict[str, Any]:
     """The hardware the user already has (answers current.gpu / current.gpu_count), as an input fact."""
     return {"kind": "owned", "ref": f"owned:{accelerator}", "accelerator": accelerator, "count": count,
+            "acc_ref": f"acc:{accelerator}", "name": name,
             "text": f"You already have {count}× {name} (current.gpu)"}
 
 

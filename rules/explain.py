@@ -21,6 +21,8 @@ PYTHON_RULES: dict[str, tuple[str, str]] = {
              "002_b9a26b66ce9b897d.txt › Summary (match the hardware to the bottleneck, at the least cost)"),
 }
 """Rules of the final Python stratum (ranking), which the engine does not know: id → (title, source)."""
+RULE_KINDS = {"rule_out": "constraint", "adjust_score": "advice", "warn": "advice", "advise": "advice"}
+"""What a rule is, by its action: constraints rule out, advice scores or warns, the rest derive figures."""
 
 
 def describe(fact: Mapping[str, Any]) -> str:
@@ -76,21 +78,22 @@ class Explainer:
     def __init__(self, cons: Consultation, catalog: Catalog) -> None:
         self.cons = cons
         self.catalog = catalog
-        self._rule_info: dict[str, tuple[str | None, str | None, str | None]] = {}
+        self._rule_info: dict[str, tuple[str | None, str | None, str | None, str | None]] = {}
         self._lines: dict[int, _Line] = {}
         self._steps: dict[tuple[int, int, bool | None], WhyStep] = {}  # equal lines are one (immutable) object
 
-    def _info(self, rule_id: str) -> tuple[str | None, str | None, str | None]:
-        """(title, heuristic, source) of a rule, engine or Python stratum."""
+    def _info(self, rule_id: str) -> tuple[str | None, str | None, str | None, str | None]:
+        """(title, heuristic, source, kind) of a rule, engine or Python stratum."""
         if rule_id not in self._rule_info:
             rule = self.cons.rules.get(rule_id)
             if rule is not None:
-                self._rule_info[rule_id] = (rule.title, rule.heuristic or None, cite(rule, self.catalog) or None)
+                self._rule_info[rule_id] = (rule.title, rule.heuristic or None, cite(rule, self.catalog) or None,
+                                            RULE_KINDS.get(rule.action, "derivation"))
             elif rule_id in PYTHON_RULES:
                 title, source = PYTHON_RULES[rule_id]
-                self._rule_info[rule_id] = (title, None, source)
+                self._rule_info[rule_id] = (title, None, source, "ranking")
             else:
-                self._rule_info[rule_id] = (None, None, None)
+                self._rule_info[rule_id] = (None, None, None, None)
         return self._rule_info[rule_id]
 
     def chain(self, fid: int, explained: frozenset[int] = frozenset()) -> list[WhyStep]:
@@ -112,9 +115,11 @@ class Explainer:
         deriv = derivs[0]
         kind = str(fact.get("kind", ""))
         if deriv.rule_id is not None:
-            title, heuristic, source = self._info(deriv.rule_id)
+            title, heuristic, source, rule_kind = self._info(deriv.rule_id)
+            if kind == "ruled_out":  # a configuration search that found nothing that fits: impossible
+                rule_kind = "constraint"
             fields = {"kind": kind, "text": describe(fact), "rule": deriv.rule_id, "rule_title": title,
-                      "heuristic": heuristic, "source": source}
+                      "heuristic": heuristic, "source": source, "rule_kind": rule_kind}
         else:
             fields = {"kind": kind, "text": describe(fact), "rule": None, "rule_title": None, "heuristic": None,
                       "source": origin_source(deriv.origin, fact, self.catalog)}

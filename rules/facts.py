@@ -29,7 +29,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                  "spot_usd_per_hour"),
     "free_tier": ("key", "provider", "accelerator", "count", "session_hours", "monthly_quota_hours",
                   "quota_published", "guaranteed"),
-    "owned": ("accelerator", "count"),
+    "owned": ("accelerator", "count", "acc_ref", "name"),
     # profile (derived from answers and the model)
     "workload": ("workload", "method", "stage", "params_b", "active_b", "batch", "context", "concurrency",
                  "framework", "where", "checkpointing", "sensitive_data", "models_per_gpu", "weights_precision",

@@ -91,6 +91,8 @@ def why_parts(line: ChainLine) -> tuple[str, str]:
     if step.rule_title or step.rule:
         rule = step.rule_title or step.rule or ""
         origin.append(f"{rule} ({step.heuristic})" if step.heuristic else rule)
+        if step.rule_kind in ("constraint", "advice"):
+            origin.append(step.rule_kind)
     elif step.heuristic:
         origin.append(step.heuristic)
     if step.source:

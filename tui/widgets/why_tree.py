@@ -53,7 +53,8 @@ class WhyTree(Tree[WhyStep | None]):
             node = parent.add(step_label(step), data=step, expand=step.depth < 1)
             if step.rule and not step.repeated:
                 title = step.rule_title or step.rule
-                node.add_leaf(Text.assemble(("rule: ", "dim"), title, (f"  ({step.rule})", "dim")), data=None)
+                kind = f", {step.rule_kind}" if step.rule_kind in ("constraint", "advice") else ""
+                node.add_leaf(Text.assemble(("rule: ", "dim"), title, (f"  ({step.rule}{kind})", "dim")), data=None)
             if step.source and not step.repeated:
                 node.add_leaf(Text.assemble(("source: ", "dim"), step.source), data=None)
             stack.append((step.depth, node))
