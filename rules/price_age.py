@@ -1,7 +1,8 @@
-"""How old a price is, in whole months: ranking on a stale price deserves a warning, an undated one says so.
+"""How old a price is, today: ranking on a stale price deserves a warning, an undated one says so.
 
-"Today" is the machine's date unless `GPUADVISOR_TODAY` (YYYY-MM-DD) is set, so tests and recorded consultations
-can fix it.
+The arithmetic is the knowledge base's (`schema.age_months`, `schema.as_of_label`); this module only fixes what
+"today" is: the machine's date unless `GPUADVISOR_TODAY` (YYYY-MM-DD) is set, so tests and recorded consultations
+can pin it.
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 import os
 from datetime import date
 
-from gpuadvisor.knowledge.schema import parse_as_of
+from gpuadvisor.knowledge.schema import age_months as _age_months
+from gpuadvisor.knowledge.schema import as_of_label
+
+__all__ = ["STALE_MONTHS", "age_months", "as_of_label", "today"]
 
 STALE_MONTHS = 12
-"""A price older than this is flagged where it decides a ranking (issue: prices move within a year)."""
+"""A price older than this is flagged where it decides a ranking (rule P.stale-price)."""
 
 
 def today() -> date:
@@ -20,14 +24,6 @@ def today() -> date:
     return date.fromisoformat(fixed) if fixed else date.today()
 
 
-def age_months(as_of: str | None, now: date | None = None) -> int | None:
+def age_months(as_of: str | None) -> int | None:
     """Whole months from a price's date to today; None for an undated price."""
-    if not as_of:
-        return None
-    then = parse_as_of(as_of)
-    now = now or today()
-    return max(0, (now.year - then.year) * 12 + now.month - then.month - (1 if now.day < then.day else 0))
-
-
-def as_of_label(as_of: str | None) -> str:
-    return as_of or "undated"
+    return _age_months(as_of, today())
