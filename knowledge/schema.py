@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 _DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 
@@ -61,6 +61,16 @@ def parse_as_of(text: str) -> date:
     return date(int(m[1]), int(m[2]), int(m[3] or 1))
 
 
+def _checked_as_of(v: str | None) -> str | None:
+    if v is not None:
+        parse_as_of(v)
+    return v
+
+
+AsOf = Annotated[str | None, AfterValidator(_checked_as_of)]
+"""A date as its source gives it ('YYYY-MM-DD' or 'YYYY-MM', text may follow), or None: the source gives none."""
+
+
 PriceKind = Literal["msrp", "street", "used", "system-share", "estimate"]
 """msrp = launch list price; street = new-card retail; used = second-hand market; system-share = a published
 server/system price divided by its accelerators; estimate = a documented range from quotes, press or resellers."""
@@ -75,19 +85,12 @@ class Price(Strict):
 
     value: float = Field(gt=0)
     kind: PriceKind
-    as_of: str | None = None
+    as_of: AsOf = None
     sources: list[str] = Field(min_length=1)
     approximate: bool = True
     low: float | None = Field(default=None, gt=0)
     high: float | None = Field(default=None, gt=0)
     notes: str | None = None
-
-    @field_validator("as_of")
-    @classmethod
-    def _date(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_as_of(v)
-        return v
 
     @model_validator(mode="after")
     def _range(self) -> Price:
@@ -207,19 +210,12 @@ class InstancePrice(Strict):
     type: PriceType
     usd_per_hour: float = Field(gt=0)
     usd_per_accelerator_hour: float | None = Field(default=None, gt=0)
-    as_of: str | None = None
+    as_of: AsOf = None
     """'YYYY-MM-DD' or 'YYYY-MM' (free text may follow); None when the source gives no date — never a guessed date."""
     sources: list[str] = Field(min_length=1)
     tier: str | None = None
     derived: bool = False
     notes: str | None = None
-
-    @field_validator("as_of")
-    @classmethod
-    def _date(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_as_of(v)
-        return v
 
     @property
     def as_of_date(self) -> date | None:
@@ -302,17 +298,10 @@ class FreeTier(Strict):
     guaranteed: bool
     """False when the provider says a GPU may not be available (Colab free tier)."""
     ram_gb: float | None = Field(default=None, gt=0)
-    as_of: str | None = None
+    as_of: AsOf = None
     """Date the limits were published or read, from the source; None when the source is undated."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
-
-    @field_validator("as_of")
-    @classmethod
-    def _date(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_as_of(v)
-        return v
 
     @model_validator(mode="after")
     def _limits(self) -> FreeTier:
