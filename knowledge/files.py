@@ -47,7 +47,7 @@ class FileReadError(InputError):
 
 
 def _size(n: int) -> str:
-    return f"{n / MIB:.1f} MiB" if n >= MIB // 10 else f"{n:,} bytes"
+    return f"{n // MIB} MiB" if n and n % MIB == 0 else f"{n:,} bytes"
 
 
 def _check(path: Path | str, st: os.stat_result, what: str, max_bytes: int) -> None:
@@ -56,7 +56,7 @@ def _check(path: Path | str, st: os.stat_result, what: str, max_bytes: int) -> N
         kind = next((name for test, name in _NOT_REGULAR if test(st.st_mode)), "a special file")
         raise FileReadError(path, f"cannot read {what}: it is {kind}, not a regular file")
     if st.st_size > max_bytes:
-        raise FileReadError(path, f"cannot read {what}: it is {_size(st.st_size)}, over the {_size(max_bytes)} limit")
+        raise FileReadError(path, f"cannot read {what}: it is {st.st_size:,} bytes, over the {_size(max_bytes)} limit")
 
 
 def read_file_bytes(path: Path | str, *, what: str, max_bytes: int) -> bytes:
