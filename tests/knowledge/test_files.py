@@ -93,3 +93,12 @@ def test_a_file_larger_than_its_stat_says_is_cut_at_the_cap() -> None:
     with pytest.raises(InputError, match=r"^/proc/self/status: cannot read status file: it is over the 100 bytes lim"):
         read_file_bytes(path, what="status file", max_bytes=100)
     assert b"Name:" in read_file_bytes(path, what="status file", max_bytes=CAP)
+
+
+def test_the_readme_states_the_caps() -> None:
+    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert files.REPORT_MAX_BYTES == files.ANSWERS_MAX_BYTES  # an answers file may be a saved report
+    assert f"{files.ANSWERS_MAX_BYTES // files.MIB} MiB for answers files and JSON reports" in text
+    assert f"{files.CONFIG_MAX_BYTES // files.MIB} MiB for a `config.json`" in text
+    assert files.PACK_MAX_BYTES == files.KNOWLEDGE_MAX_BYTES
+    assert f"{files.KNOWLEDGE_MAX_BYTES // files.MIB} MiB for a knowledge overlay or a rule pack" in text
