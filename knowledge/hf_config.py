@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.knowledge.files import CONFIG_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.schema import MLA, Architecture, Indexer, MoE
 
 # The names families use for the same quantity; the first one present (and not null) wins.
@@ -558,16 +559,7 @@ def read_hf_config(path: Path) -> HFConfig:
     """Read `path` (a config.json, or a checkpoint directory holding one) with its notes."""
     if path.is_dir():
         path = path / "config.json"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a config.json file") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text (is this a weights file rather than config.json?)") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    text = read_text_file(path, what="config.json file", max_bytes=CONFIG_MAX_BYTES)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpuadvisor.knowledge.catalog import Catalog, CatalogFile
 from gpuadvisor.knowledge.errors import KnowledgeError
+from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES, FileReadError, read_text_file
 from gpuadvisor.knowledge.locate import find_line, split_syntax_error
 from gpuadvisor.knowledge.parsecache import parse_toml
 from gpuadvisor.knowledge.paths import data_dir, overlay_dir
@@ -127,16 +128,11 @@ def _fmt_loc(loc: Sequence[str | int]) -> str:
 
 def _parse(path: Path, overlay: bool, sink: _Sink) -> _File | None:
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        sink.add(f"{path}: cannot read: {exc.strerror or exc}")
+        text = read_text_file(path, what="overlay file" if overlay else "knowledge file", max_bytes=KNOWLEDGE_MAX_BYTES)
+    except FileReadError as exc:
+        sink.add(str(exc))
         return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        sink.add(f"{path}: not UTF-8 text (byte {exc.start})")
-        return None
-    digest = hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()  # strict UTF-8 round-trips: the file's own bytes
     sha = digest[:12]
     try:
         doc = parse_toml(text, digest, use_cache=not overlay)
@@ -405,9 +401,6 @@ def _load(user_dir: UserDir, extra_files: Sequence[Path], sink: _Sink,
     seen: dict[tuple[str, str], _Raw] = {}
     touched: list[_Raw] = []
     for path in _overlay_paths(udir, extra_files, directory):
-        if not path.is_file():
-            sink.add(f"{path}: no such overlay file")
-            continue
         file = _parse(path, True, sink)
         if file is not None:
             state.files.append(file)

@@ -15,6 +15,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.knowledge.errors import AdvisorError
+from gpuadvisor.knowledge.files import CACHE_MAX_BYTES, read_file_bytes
 from gpuadvisor.knowledge.paths import cache_dir
 
 _FORMAT = f"toml1-py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}"
@@ -26,10 +28,10 @@ def parse_toml(text: str, sha256: str, *, use_cache: bool) -> dict[str, Any]:
         return tomllib.loads(text)
     path = _path(sha256)
     try:
-        cached = marshal.loads(path.read_bytes())
+        cached = marshal.loads(read_file_bytes(path, what="cache file", max_bytes=CACHE_MAX_BYTES))
         if isinstance(cached, dict):
             return cached
-    except (OSError, ValueError, EOFError, TypeError):
+    except (AdvisorError, ValueError, EOFError, TypeError):
         pass
     doc = tomllib.loads(text)  # TOMLDecodeError propagates: a broken file is never cached
     _store(path, doc)

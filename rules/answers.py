@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.knowledge.files import ANSWERS_MAX_BYTES, read_text_file
 
 Workload = Literal["training", "finetune", "inference"]
 Stage = Literal["learning", "prototyping", "production"]
@@ -284,12 +285,7 @@ def parse_answers(data: dict[str, Any], where: str = "answers") -> Answers:
 
 def load_answers(path: Path) -> Answers:
     """Read an answers TOML file, or the `answers` object embedded in a saved JSON report."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such answers file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read answers file: {exc}") from None
+    text = read_text_file(path, what="answers file", max_bytes=ANSWERS_MAX_BYTES)
     if path.suffix.lower() == ".json":
         import json
 

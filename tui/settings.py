@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.knowledge.errors import AdvisorError
+from gpuadvisor.knowledge.files import STATE_MAX_BYTES, read_text_file
+
 ENV_DATA_DIR = "GPUADVISOR_DATA_DIR"
 ENV_CONFIG_DIR = "GPUADVISOR_CONFIG_DIR"
 MAX_RECENT = 8
@@ -53,8 +56,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_text_file(path, what="state file", max_bytes=STATE_MAX_BYTES))
+    except (AdvisorError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -64,6 +64,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.knowledge.files import PACK_MAX_BYTES, FileReadError, read_text_file
 from gpuadvisor.rules.engine.actions import ACTIONS, SEVERITIES, ActionSpec, build_then
 from gpuadvisor.rules.engine.conditions import compile_when
 from gpuadvisor.rules.engine.errors import FactError, PackError, PackProblem, RuleDefinitionError, TemplateError
@@ -428,9 +429,9 @@ class _RuleLinter:
 def _read(path: Path, problems: list[PackProblem]) -> tuple[str, dict[str, Any]] | None:
     file = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        problems.append(PackProblem(file, None, None, None, f"cannot read the pack: {e}"))
+        text = read_text_file(path, what="rule pack", max_bytes=PACK_MAX_BYTES)
+    except FileReadError as e:
+        problems.append(PackProblem(file, None, None, None, e.reason))
         return None
     try:
         return text, tomllib.loads(text)

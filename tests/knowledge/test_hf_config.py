@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
@@ -300,7 +300,7 @@ def _error(path: Path) -> str:
 
 def test_missing_file() -> None:
     message = _error(CONFIGS / "no-such-config.json")
-    assert "no-such-config.json" in message and "no such file" in message
+    assert message.endswith("no-such-config.json: no such config.json file")
 
 
 def test_malformed_json_names_line_and_column() -> None:
@@ -389,7 +389,8 @@ BASES = {"gpt2": "gpt2.json", "falcon": "falcon-7b.json", "RefinedWeb": "falcon-
          "opt": "opt-350m.json", "mpt": "mpt-7b.json", "unknown": "unknown_aliases.json"}
 
 
-@settings(max_examples=300)
+# generation, not the reader, is slow under load (a full run on a shared 2-core machine failed the too_slow check)
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.sampled_from([*SUPPORTED_MODEL_TYPES, "unknown"]), st.dictionaries(KEYS, JSON_VALUES, max_size=4))
 def test_any_config_gives_an_architecture_or_an_input_error(model_type: str, changes: dict[str, Any]) -> None:
     """Whatever a valid config is changed into, the reader never lets a KeyError or TypeError through."""

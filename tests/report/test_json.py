@@ -53,8 +53,9 @@ def test_embedded_answers_rerun_the_consultation(tmp_path: Path) -> None:
 
 
 def test_bad_json_names_line_and_column() -> None:
-    with pytest.raises(InputError, match=r"^report\.json:3:1: not valid JSON: Expecting property name"):
-        parse_report('{\n"a": 1,\n}', "report.json")
+    # a missing colon: Python 3.13 words a trailing comma differently from 3.11, this message is the same
+    with pytest.raises(InputError, match=r"^report\.json:3:5: not valid JSON: Expecting ':' delimiter"):
+        parse_report('{\n"a": 1,\n"b" 2}', "report.json")
 
 
 def test_bad_field_names_its_path() -> None:

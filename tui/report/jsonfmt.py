@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.knowledge.files import REPORT_MAX_BYTES, read_text_file
 from gpuadvisor.rules.result import SCHEMA_VERSION, RecommendResult
 
 MAX_ERRORS = 10
@@ -55,12 +56,4 @@ def describe(exc: ValidationError, where: str) -> str:
 
 def load_report(path: Path) -> RecommendResult:
     """Read and validate a saved JSON report."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such report file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a report file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read report: {exc}") from None
-    return parse_report(text, str(path))
+    return parse_report(read_text_file(path, what="report file", max_bytes=REPORT_MAX_BYTES), str(path))

@@ -709,7 +709,7 @@ def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
 
 
 def test_unreadable_pack(tmp_path: Path) -> None:
-    with pytest.raises(PackError, match="missing.toml: cannot read the pack: .*No such file"):
+    with pytest.raises(PackError, match="missing.toml: no such rule pack$"):
         load(tmp_path / "missing.toml")
 
 
