@@ -59,7 +59,8 @@ def test_the_gpus_you_own_come_first_and_cost_their_power(advisor: Advisor) -> N
     assert top.cost.usd_per_month == pytest.approx(top.cost.usd_per_hour * 60, rel=1e-2)
     too_small = run(advisor, {"workload": "inference", "model": {"name": "llama-3.1-70b"},
                               "current": {"gpu": "nvidia-rtx-3090", "gpu_count": 1}})
-    assert any(w.id == "H1" and "Your 1× NVIDIA GeForce RTX 3090 cannot run this" in w.message for w in too_small.warnings)
+    said = "Your 1× NVIDIA GeForce RTX 3090 cannot run this"
+    assert any(w.id == "H1" and said in w.message for w in too_small.warnings)
 
 
 def test_an_explicit_purchase_is_advised_against_not_vetoed(advisor: Advisor) -> None:
