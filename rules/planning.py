@@ -251,6 +251,10 @@ class InferenceSearch:
             device = devices.get(fast_link)
             if device is None:
                 device = devices[fast_link] = device_for(acc, weights.compute, tp, self.efficiency(acc))
+            if device.peak_tflops is None:
+                # no published compute peak: batching gains cannot be estimated, so none are assumed (a replica
+                # serves one sequence at a time; more load takes more replicas)
+                fit = 1
             speed = self.speed(device, tp, pp)
             batch, replicas, throttle = _batching(acc, tp * pp, fit, t, speed.seconds, factors)
             step_seconds = speed.seconds(batch)
