@@ -120,23 +120,24 @@ def test_cost_chart_bars_to_scale() -> None:
     ranked = [*result.recommendations, *result.runners_up]
     svg = ET.fromstring(cost_chart(ranked))
     title = svg.find(f"{SVG}title")
-    assert title is not None and title.text == "Cost per million tokens by option"
+    # inference options are ranked by the month of use, so the chart shows that figure
+    assert title is not None and title.text == "Cost per month at your hours by option"
     bars = [el for el in svg.iter(f"{SVG}rect")]
     widths = [float(b.get("width", "nan")) for b in bars]
-    # $/M tokens 1.445 : 0.738 : 0.508 : 3.694
-    assert widths[1] / widths[0] == pytest.approx(0.738 / 1.445, abs=0.002)
-    assert widths[3] / widths[0] == pytest.approx(3.694 / 1.445, abs=0.002)
+    # $ a month 2,620.7 : 992.8 : 502.1 : 23,301.6
+    assert widths[1] / widths[0] == pytest.approx(992.8 / 2620.7, abs=0.002)
+    assert widths[3] / widths[0] == pytest.approx(23301.6 / 2620.7, rel=1e-3)  # widths are rounded to 0.1 px
     texts = [t.text for t in svg.iter(f"{SVG}text")]
-    assert "$1.45 (on-demand)" in texts and "$0.738 (spot)" in texts and "$0.508 (buy)" in texts
+    assert "$2,621 (on-demand)" in texts and "$992.80 (spot)" in texts and "$502.10 (buy)" in texts
 
 
 def test_cost_chart_uses_the_figure_most_options_share() -> None:
     result = sample()
-    no_tokens = [r.model_copy(update={"cost": r.cost.model_copy(update={"usd_per_million_tokens": None})})
-                 for r in result.recommendations]
-    svg = ET.fromstring(cost_chart(no_tokens))
+    no_month = [r.model_copy(update={"cost": r.cost.model_copy(update={"usd_per_month": None})})
+                for r in result.recommendations]
+    svg = ET.fromstring(cost_chart(no_month))
     title = svg.find(f"{SVG}title")
-    assert title is not None and title.text == "Cost per month by option"  # all three have usd_per_month
+    assert title is not None and title.text == "Cost per million tokens by option"  # all three have it
 
 
 def test_charts_absent_without_options() -> None:

@@ -269,11 +269,12 @@ class CostMetric:
 
 
 COST_METRICS = (
-    CostMetric("usd_per_million_tokens", "Cost per million tokens"),
     CostMetric("usd_per_run", "Cost of the training run"),
-    CostMetric("usd_per_month", "Cost per month"),
+    CostMetric("usd_per_month", "Cost per month at your hours"),
+    CostMetric("usd_per_million_tokens", "Cost per million tokens"),
     CostMetric("usd_per_hour", "Cost per hour"),
 )
+"""In the order options are ranked by: a training run, else the month of use (serving and interactive work)."""
 
 
 def comparable_cost(recs: Sequence[Recommendation]) -> CostMetric | None:
