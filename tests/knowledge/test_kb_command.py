@@ -174,3 +174,12 @@ def test_newest_price_prefers_a_dated_one_and_tolerates_undated() -> None:
 
     assert newest_price([offer(1, "2025-01"), offer(2, None), offer(3, "2026-02-01")]).usd_per_hour == 3
     assert newest_price([offer(2, None)]).usd_per_hour == 2
+
+
+def test_list_free_tiers_shows_their_limits(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["kb", "list", "free-tiers"]) == 0
+    out = capsys.readouterr().out
+    kaggle = next(line for line in out.splitlines() if line.startswith("kaggle-t4x2 "))
+    assert "2× nvidia-t4" in kaggle and " 12 " in kaggle and " 30 " in kaggle and "undated" in kaggle
+    lab = next(line for line in out.splitlines() if line.startswith("sagemaker-studio-lab "))
+    assert lab.split()[-2:] == ["no", "2023-07-06"]

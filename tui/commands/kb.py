@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the catalog and its pydantic schema load only when a kb com
         Accelerator,
         Assumption,
         EngineProfile,
+        FreeTier,
         Instance,
         InstancePrice,
         Model,
@@ -40,6 +41,7 @@ LIST_KINDS: dict[str, EntryKind] = {
     "precisions": "precision",
     "assumptions": "assumption",
     "engines": "engine_profile",
+    "free-tiers": "free_tier",
 }
 _MARK = {"overridden": "*", "added": "+", None: ""}
 
@@ -175,7 +177,7 @@ def _list(kind_arg: str, *, as_json: bool) -> int:
     tables: dict[str, dict[str, Any]] = {
         "accelerator": catalog.accelerators, "instance": catalog.instances, "model": catalog.models,
         "precision": catalog.precisions, "assumption": catalog.assumptions,
-        "engine_profile": catalog.engine_profiles,
+        "engine_profile": catalog.engine_profiles, "free_tier": catalog.free_tiers,
     }
     entries = tables[kind]
     if as_json:
@@ -268,6 +270,14 @@ def _instance_row(i: Instance) -> list[str]:
             _price_cell(on_demand) + equiv, _price_cell(i.current_price("spot"))]
 
 
+def _free_tier_row(t: FreeTier) -> list[str]:
+    def hours(h: float | None) -> str:
+        return f"{h:g}" if h is not None else "—"
+
+    return [t.id, t.name, f"{t.accelerator_count}× {t.accelerator}", hours(t.session_hours), hours(t.weekly_hours),
+            hours(t.daily_hours), "yes" if t.guaranteed else "no", t.as_of or "undated"]
+
+
 def _model_row(m: Model) -> list[str]:
     arch = m.architecture
     params = ""
@@ -305,4 +315,5 @@ _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
     "precision": (["id", "name", "bits/weight", "compute", "uses", "requires"], _precision_row),
     "assumption": (["id", "value", "unit", "range", "title"], _assumption_row),
     "engine_profile": (["id (engine@family)", "weights bw eff.", "KV bw eff.", "µs/layer", "rows"], _engine_row),
+    "free_tier": (["id", "name", "GPUs", "h/session", "h/week", "h/day", "guaranteed", "as of"], _free_tier_row),
 }
