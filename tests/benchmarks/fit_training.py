@@ -1,4 +1,5 @@
-"""Fit the training-MFU assumptions (training_mfu, training_fp8_mfu_ratio, training_attention_cost) to the training
+"""Fit the training-MFU assumptions (training_mfu, training_fp8_mfu_ratio, training_attention_cost,
+training_comm_overlap) to the training
 rows of tests/data/calibration.toml, and print the band of training_mfu that covers every row.
 
 Least squares on log(predicted / published) with `speed.scaled_mfu`; training_mfu_loss_per_doubling is not fitted
@@ -31,22 +32,27 @@ def main() -> int:
 
     def factors(x: list[float]) -> Factors:
         return replace(base, training_mfu=math.exp(x[0]), training_fp8_mfu_ratio=math.exp(x[1]),
-                       training_attention_cost=math.exp(x[2]))
+                       training_attention_cost=math.exp(x[2]), training_comm_overlap=1 / (1 + math.exp(-x[3])))
 
     def errors(f: Factors) -> list[float]:
         return [error(predict(r, catalog, f), r.measured, r.measures) for r in rows]
 
     x = nelder_mead(lambda v: sum(math.log(1 + e) ** 2 for e in errors(factors(v))),
                     [math.log(base.training_mfu), math.log(base.training_fp8_mfu_ratio),
-                     math.log(base.training_attention_cost)], steps=1500)
+                     math.log(base.training_attention_cost),
+                     math.log(base.training_comm_overlap / (1 - base.training_comm_overlap))], steps=1500)
     best = factors(x)
     errs = errors(best)
     med, p90, n = quantiles(errs)
     print(f"training_mfu = {best.training_mfu:.4f}, training_fp8_mfu_ratio = {best.training_fp8_mfu_ratio:.4f}, "
-          f"training_attention_cost = {best.training_attention_cost:.4f}")
+          f"training_attention_cost = {best.training_attention_cost:.4f}, "
+          f"training_comm_overlap = {best.training_comm_overlap:.4f}")
     print(f"{n} rows: median |error| {med:.1%}, p90 {p90:.1%}")
     print(f"band covering every row: low {best.training_mfu / (1 + max(errs)):.4f}, "
           f"high {best.training_mfu / (1 + min(errs)):.4f}")
+    for overlap in (0.0, 0.25, 0.5, 1.0):
+        m, p, _ = quantiles(errors(replace(best, training_comm_overlap=overlap)))
+        print(f"  with training_comm_overlap = {overlap}: median {m:.1%}, p90 {p:.1%}")
     for loss in (0.0, 0.01, 0.02, 0.05):
         m, p, _ = quantiles(errors(replace(best, training_mfu_loss_per_doubling=loss)))
         print(f"  with training_mfu_loss_per_doubling = {loss}: median {m:.1%}, p90 {p:.1%}")
