@@ -517,7 +517,7 @@ BATCH_GROWTH_EXPONENT = math.log(4.0) / math.log(405e9 / BATCH_GROWTH_FROM_PARAM
 
 def global_batch_tokens(active_params: float, factors: Factors = DEFAULT_FACTORS) -> float:
     """Typical global batch (tokens per optimizer step) of a pretraining run of this size."""
-    growth = min(4.0, max(1.0, active_params / BATCH_GROWTH_FROM_PARAMS) ** BATCH_GROWTH_EXPONENT)
+    growth = min(4.0, float(max(1.0, active_params / BATCH_GROWTH_FROM_PARAMS) ** BATCH_GROWTH_EXPONENT))
     return factors.training_global_batch_tokens * growth
 
 
