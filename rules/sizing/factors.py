@@ -35,22 +35,22 @@ class Factors:
     """Fraction of dense peak FLOPS achieved by inference matrix multiplies (prefill, compute-bound decode)."""
     step_overhead_per_layer_us: float = 60.0
     """Fixed cost per layer per forward step: kernel launches, synchronisation, small ops (µs)."""
-    training_mfu: float = 0.374
+    training_mfu: float = 0.37
     """Model FLOPs utilisation of training (model FLOPs = 6·N·D, recompute not counted); with a run's shape, the
     MFU of the reference run (7B-class, 2k tokens, 8 GPUs) that `speed.scaled_mfu` scales."""
     training_mfu_loss_per_doubling: float = 0.0
     """Relative MFU lost per doubling of the cluster beyond one 8-GPU node (scaled_mfu's cluster term)."""
-    training_attention_cost: float = 1.59
+    training_attention_cost: float = 1.6
     """Cost of an attention-score FLOP relative to a matmul FLOP in training (scaled_mfu's sequence term)."""
-    training_comm_overlap: float = 0.1
+    training_comm_overlap: float = 0.5
     """Share of a step's compute time that hides the data-parallel gradient synchronisation (speed.sync_slowdown)."""
-    training_network_gbs: float = 50.0
-    """Inter-node network bandwidth per GPU in training clusters (GB/s per direction; 400 Gb/s per GPU)."""
+    training_network_gbs: float = 400.0
+    """Collective bus bandwidth across nodes in training clusters (GB/s; 8 × 400 Gb/s NICs per 8-GPU node)."""
     training_global_batch_tokens: float = 4194304.0
     """Global batch of a pretraining run below 30B parameters (tokens per optimizer step)."""
     training_grad_bytes_per_param: float = 6.0
-    """Bytes per parameter each GPU sends per step to synchronise gradients (FP32 reduce-scatter + BF16 all-gather)."""
-    training_fp8_mfu_ratio: float = 0.96
+    """Bytes per parameter a node holds sent per step at the bus bandwidth (FP32 reduce-scatter + BF16 all-gather)."""
+    training_fp8_mfu_ratio: float = 0.97
     """MFU against the FP8 peak relative to the BF16 MFU (FP8 runs are not twice as fast)."""
     runtime_overhead_gb: float = 1.0
     """CUDA context, framework and library workspaces per GPU (GB)."""

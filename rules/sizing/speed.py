@@ -472,7 +472,8 @@ class TrainingShape:
     batch_tokens: float | None = None
     """Global batch in tokens per optimizer step; None = `global_batch_tokens` of the model size."""
     network_gbs: float | None = None
-    """Inter-node bandwidth per GPU (GB/s, one direction); None = `training_network_gbs`."""
+    """Collective bus bandwidth across nodes (GB/s; ≈ a node's aggregate NIC bandwidth); None =
+    `training_network_gbs`."""
     gpus_per_node: int = 8
     """GPUs that synchronise over NVLink; beyond one node gradients cross the network."""
 
@@ -526,17 +527,21 @@ def sync_slowdown(active_params: float, gpus: int, peak_tflops: float, shape: Tr
     """Step time ÷ compute time (≥ 1) of data-parallel training at a fixed global batch.
 
     Each GPU computes k·N·(batch ÷ GPUs) FLOPs per step at `mfu_compute` of its peak, so its share of the work
-    shrinks as the cluster grows and as the chip gets faster; the gradient synchronisation does not: a
-    reduce-scatter plus all-gather moves `training_grad_bytes_per_param` × N ÷ model_parallel bytes per GPU over
-    the inter-node network (ring algorithms: ≈ independent of the GPU count). Up to `training_comm_overlap` of the
-    compute time hides it:  step = compute + max(0, sync − overlap × compute). One node (NVLink) and LoRA/QLoRA
-    (adapters only) synchronise too little to count."""
+    shrinks as the cluster grows and as the chip gets faster; the gradient synchronisation does not. A
+    reduce-scatter plus all-gather moves `training_grad_bytes_per_param` bytes per parameter a node holds, at the
+    collective bus bandwidth across nodes (NCCL rings use every NIC of a node: ≈ the node's aggregate NIC
+    bandwidth, independent of the GPU count). A node holds the whole model under pure data parallelism and
+    1 / (model_parallel ÷ GPUs per node) of it once tensor × pipeline parallelism spans more than a node (tensor
+    parallelism inside a node does not shrink it: each GPU then syncs its shard over its own NIC). Up to
+    `training_comm_overlap` of the compute time hides it:  step = compute + max(0, sync − overlap × compute).
+    One node (NVLink) and LoRA/QLoRA (adapters only) synchronise too little to count."""
     if method != "full" or gpus <= shape.gpus_per_node:
         return 1.0
     batch = shape.batch_tokens if shape.batch_tokens is not None else global_batch_tokens(active_params, factors)
     network = shape.network_gbs if shape.network_gbs is not None else factors.training_network_gbs
     compute = FLOPS_PER_PARAM_TOKEN[method] * active_params * batch / gpus / (peak_tflops * TFLOPS * mfu_compute)
-    sync = factors.training_grad_bytes_per_param * active_params / max(1, shape.model_parallel) / (network * GB)
+    node_share = min(1.0, shape.gpus_per_node / max(1, shape.model_parallel))
+    sync = factors.training_grad_bytes_per_param * active_params * node_share / (network * GB)
     return 1.0 + max(0.0, sync - factors.training_comm_overlap * compute) / compute
 
 

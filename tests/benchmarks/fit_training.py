@@ -1,9 +1,10 @@
-"""Fit the training-MFU assumptions (training_mfu, training_fp8_mfu_ratio, training_attention_cost,
-training_comm_overlap) to the training
+"""Fit the training-MFU assumptions (training_mfu, training_fp8_mfu_ratio, training_attention_cost) to the training
 rows of tests/data/calibration.toml, and print the band of training_mfu that covers every row.
 
-Least squares on log(predicted / published) with `speed.scaled_mfu`; training_mfu_loss_per_doubling is not fitted
-(the rows show no cluster-size effect: the report prints the error for a few values of it). Copy the printed values
+Least squares on log(predicted / published) with `speed.scaled_mfu` and `speed.sync_slowdown`.
+training_mfu_loss_per_doubling and training_comm_overlap are not fitted (no published run with a known cluster,
+batch and network loses enough to the gradient synchronisation to identify the overlap: the report prints the
+error for a few values of each). Copy the printed values
 into knowledge/data/assumptions.toml and rules/sizing/factors.py (a test keeps the two equal).
 
 usage: python tests/benchmarks/fit_training.py
@@ -32,15 +33,14 @@ def main() -> int:
 
     def factors(x: list[float]) -> Factors:
         return replace(base, training_mfu=math.exp(x[0]), training_fp8_mfu_ratio=math.exp(x[1]),
-                       training_attention_cost=math.exp(x[2]), training_comm_overlap=1 / (1 + math.exp(-x[3])))
+                       training_attention_cost=math.exp(x[2]))
 
     def errors(f: Factors) -> list[float]:
         return [error(predict(r, catalog, f), r.measured, r.measures) for r in rows]
 
     x = nelder_mead(lambda v: sum(math.log(1 + e) ** 2 for e in errors(factors(v))),
                     [math.log(base.training_mfu), math.log(base.training_fp8_mfu_ratio),
-                     math.log(base.training_attention_cost),
-                     math.log(base.training_comm_overlap / (1 - base.training_comm_overlap))], steps=1500)
+                     math.log(base.training_attention_cost)], steps=1500)
     best = factors(x)
     errs = errors(best)
     med, p90, n = quantiles(errs)
