@@ -11,7 +11,8 @@ weight per token, so its arithmetic intensity is ≈ B FLOP/byte at 16-bit: batc
                   (per direction: NVLink 4 = 450 GB/s, PCIe 4.0 x16 ≈ 31.5 GB/s)
     prefill     = 2 × active params × prompt tokens + causal attention 2·L·a·d·s² per sequence, compute-bound
     training    = 6·N·D FLOPs (N = active parameters; LoRA/QLoRA 4·N·D: no weight gradients for the frozen base),
-                  time = FLOPs ÷ (GPUs × dense peak × MFU)
+                  time = FLOPs ÷ (GPUs × dense peak × MFU); beyond one node MFU = compute MFU ÷ sync_slowdown
+                  (gradient synchronisation per step at a fixed global batch, partly hidden behind compute)
 
 Tensor parallelism divides bytes and FLOPs by tp. Pipeline stages run one after another for a given token, so
 pipeline parallelism adds no speed to a single stream (it only lets the model fit).
