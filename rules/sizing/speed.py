@@ -533,12 +533,16 @@ def sync_slowdown(active_params: float, gpus: int, peak_tflops: float, shape: Tr
     collective bus bandwidth across nodes (NCCL rings use every NIC of a node: ≈ the node's aggregate NIC
     bandwidth, independent of the GPU count). A node holds the whole model under pure data parallelism and
     1 / (model_parallel ÷ GPUs per node) of it once tensor × pipeline parallelism spans more than a node (tensor
-    parallelism inside a node does not shrink it: each GPU then syncs its shard over its own NIC). Up to
+    parallelism inside a node does not shrink it: each GPU then syncs its shard over its own NIC). The batch is
+    at least one sequence per data-parallel replica. Up to
     `training_comm_overlap` of the compute time hides it:  step = compute + max(0, sync − overlap × compute).
     One node (NVLink) and LoRA/QLoRA (adapters only) synchronise too little to count."""
     if method != "full" or gpus <= shape.gpus_per_node:
         return 1.0
     batch = shape.batch_tokens if shape.batch_tokens is not None else global_batch_tokens(active_params, factors)
+    # each data-parallel replica processes at least one whole sequence per step: past batch ÷ seq replicas the
+    # batch grows with the cluster (or model parallelism must take the extra GPUs)
+    batch = max(batch, gpus / max(1, shape.model_parallel) * shape.seq)
     network = shape.network_gbs if shape.network_gbs is not None else factors.training_network_gbs
     compute = FLOPS_PER_PARAM_TOKEN[method] * active_params * batch / gpus / (peak_tflops * TFLOPS * mfu_compute)
     node_share = min(1.0, shape.gpus_per_node / max(1, shape.model_parallel))

@@ -17,7 +17,7 @@ from gpuadvisor.rules.sizing.speed import (
 )
 
 F = Factors(training_comm_overlap=0.1, training_grad_bytes_per_param=6.0, training_network_gbs=400.0)
-SHAPE = TrainingShape(hidden=4096, layers=32, seq=8192, batch_tokens=16e6)
+SHAPE = TrainingShape(hidden=4096, layers=32, seq=512, batch_tokens=16e6)
 
 
 def test_sync_slowdown_hand_calculation() -> None:
@@ -42,6 +42,16 @@ def test_model_parallel_beyond_a_node_and_overlap_shrink_the_exposed_sync() -> N
     full = replace(F, training_comm_overlap=1.0)
     assert sync_slowdown(8e9, 16384, 1000.0, SHAPE, 0.4, full) == pytest.approx(0.12 / 0.1171875)
     assert sync_slowdown(8e9, 4096, 1000.0, SHAPE, 0.4, full) == 1.0
+
+
+def test_each_replica_processes_at_least_one_sequence() -> None:
+    """16,384 replicas of 8,192-token sequences make a 134M-token batch, whatever the 16M asked for:
+    compute = 6 × 8e9 × 8192 / 4e14 = 0.98304 s, sync 0.12 s, exposed 0.12 − 0.098304 = 0.021696 s."""
+    long = replace(SHAPE, seq=8192)
+    assert sync_slowdown(8e9, 16384, 1000.0, long, 0.4, F) == pytest.approx(1 + 0.021696 / 0.98304)
+    # with TP 8 the 2,048 replicas need 16,777,216 tokens: compute 6 × 8e9 × 1024 / 4e14 = 0.12288 s
+    tp8 = replace(long, model_parallel=8)
+    assert sync_slowdown(8e9, 16384, 1000.0, tp8, 0.4, F) == pytest.approx(1 + (0.12 - 0.012288) / 0.12288)
 
 
 def test_no_sync_term_within_a_node_or_for_lora() -> None:
