@@ -49,8 +49,10 @@ Workload = Literal["inference", "training", "finetune"]
 Method = Literal["full", "lora", "qlora"]
 OptimizerName = Literal["adamw", "sgd", "adam8bit"]
 
-FASTER_WHEN_HIGHER = ("decode_bandwidth_efficiency", "compute_efficiency", "training_mfu")
-SLOWER_WHEN_HIGHER = ("step_overhead_per_layer_us", "allreduce_latency_nvlink_us", "allreduce_latency_pcie_us")
+FASTER_WHEN_HIGHER = ("decode_bandwidth_efficiency", "compute_efficiency", "training_mfu", "training_comm_overlap",
+                      "training_network_gbs")
+SLOWER_WHEN_HIGHER = ("step_overhead_per_layer_us", "allreduce_latency_nvlink_us", "allreduce_latency_pcie_us",
+                      "training_grad_bytes_per_param")
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -109,7 +109,8 @@ def predict(row: Row, catalog: Catalog, factors: Factors, which: Which = "value"
             arch = ARCHS[row.model]
             active, hidden, layers = float(count_parameters(arch).active), arch.hidden_size, arch.num_hidden_layers
         shape = TrainingShape(hidden=hidden, layers=layers, seq=int(row.get("seq", 2048)),
-                              fp8=prec.compute == "fp8")
+                              fp8=prec.compute == "fp8", model_parallel=int(row.get("model_parallel", 1)),
+                              batch_tokens=row.get("batch_tokens"), network_gbs=row.get("network_gbs"))
         gpus = int(row.get("gpus", 8))
         tokens = float(row.get("tokens", 1e9))
         tt = training_time(active, tokens, gpus=gpus, peak_tflops=peak, method=method, factors=factors,

@@ -42,6 +42,14 @@ class Factors:
     """Relative MFU lost per doubling of the cluster beyond one 8-GPU node (scaled_mfu's cluster term)."""
     training_attention_cost: float = 1.6
     """Cost of an attention-score FLOP relative to a matmul FLOP in training (scaled_mfu's sequence term)."""
+    training_comm_overlap: float = 0.5
+    """Share of a step's compute time that hides the data-parallel gradient synchronisation (speed.sync_slowdown)."""
+    training_network_gbs: float = 400.0
+    """Collective bus bandwidth across nodes in training clusters (GB/s; 8 × 400 Gb/s NICs per 8-GPU node)."""
+    training_global_batch_tokens: float = 4194304.0
+    """Global batch of a pretraining run below 30B parameters (tokens per optimizer step)."""
+    training_grad_bytes_per_param: float = 6.0
+    """Bytes per parameter a node holds sent per step at the bus bandwidth (FP32 reduce-scatter + BF16 all-gather)."""
     training_fp8_mfu_ratio: float = 0.97
     """MFU against the FP8 peak relative to the BF16 MFU (FP8 runs are not twice as fast)."""
     runtime_overhead_gb: float = 1.0

@@ -11,7 +11,8 @@ weight per token, so its arithmetic intensity is ≈ B FLOP/byte at 16-bit: batc
                   (per direction: NVLink 4 = 450 GB/s, PCIe 4.0 x16 ≈ 31.5 GB/s)
     prefill     = 2 × active params × prompt tokens + causal attention 2·L·a·d·s² per sequence, compute-bound
     training    = 6·N·D FLOPs (N = active parameters; LoRA/QLoRA 4·N·D: no weight gradients for the frozen base),
-                  time = FLOPs ÷ (GPUs × dense peak × MFU)
+                  time = FLOPs ÷ (GPUs × dense peak × MFU); beyond one node MFU = compute MFU ÷ sync_slowdown
+                  (gradient synchronisation per step at a fixed global batch, partly hidden behind compute)
 
 Tensor parallelism divides bytes and FLOPs by tp. Pipeline stages run one after another for a given token, so
 pipeline parallelism adds no speed to a single stream (it only lets the model fit).
@@ -467,6 +468,15 @@ class TrainingShape:
     """Tokens per training sequence."""
     fp8: bool = False
     """FP8 matmuls: time is taken against the FP8 peak, which training reaches a smaller share of."""
+    model_parallel: int = 1
+    """Tensor × pipeline degree: each GPU synchronises the gradients of its 1/model_parallel share of the model."""
+    batch_tokens: float | None = None
+    """Global batch in tokens per optimizer step; None = `global_batch_tokens` of the model size."""
+    network_gbs: float | None = None
+    """Collective bus bandwidth across nodes (GB/s; ≈ a node's aggregate NIC bandwidth); None =
+    `training_network_gbs`."""
+    gpus_per_node: int = 8
+    """GPUs that synchronise over NVLink; beyond one node gradients cross the network."""
 
 
 MFU_REFERENCE = TrainingShape(hidden=4096, layers=32, seq=2048)
@@ -500,6 +510,46 @@ def scaled_mfu(active_params: float, gpus: int, shape: TrainingShape, factors: F
     return factors.training_mfu * _mfu_shape_factor(active_params, gpus, shape, factors) / reference
 
 
+BATCH_GROWTH_FROM_PARAMS = 30e9
+"""Llama 2 trained 7B-70B on 4M-token batches (Touvron et al. 2023, table 1); Llama 3 405B ends at 16M (Llama Team
+2024, section 3.4.1). Below 30B parameters the batch is `training_global_batch_tokens`; above it grows as
+(N / 30B)^0.533, reaching 4× (16M) at 405B, and no further."""
+BATCH_GROWTH_EXPONENT = math.log(4.0) / math.log(405e9 / BATCH_GROWTH_FROM_PARAMS)
+
+
+def global_batch_tokens(active_params: float, factors: Factors = DEFAULT_FACTORS) -> float:
+    """Typical global batch (tokens per optimizer step) of a pretraining run of this size."""
+    growth = min(4.0, float(max(1.0, active_params / BATCH_GROWTH_FROM_PARAMS) ** BATCH_GROWTH_EXPONENT))
+    return factors.training_global_batch_tokens * growth
+
+
+def sync_slowdown(active_params: float, gpus: int, peak_tflops: float, shape: TrainingShape, mfu_compute: float,
+                  factors: Factors = DEFAULT_FACTORS, method: TrainMethod = "full") -> float:
+    """Step time ÷ compute time (≥ 1) of data-parallel training at a fixed global batch.
+
+    Each GPU computes k·N·(batch ÷ GPUs) FLOPs per step at `mfu_compute` of its peak, so its share of the work
+    shrinks as the cluster grows and as the chip gets faster; the gradient synchronisation does not. A
+    reduce-scatter plus all-gather moves `training_grad_bytes_per_param` bytes per parameter a node holds, at the
+    collective bus bandwidth across nodes (NCCL rings use every NIC of a node: ≈ the node's aggregate NIC
+    bandwidth, independent of the GPU count). A node holds the whole model under pure data parallelism and
+    1 / (model_parallel ÷ GPUs per node) of it once tensor × pipeline parallelism spans more than a node (tensor
+    parallelism inside a node does not shrink it: each GPU then syncs its shard over its own NIC). The batch is
+    at least one sequence per data-parallel replica. Up to
+    `training_comm_overlap` of the compute time hides it:  step = compute + max(0, sync − overlap × compute).
+    One node (NVLink) and LoRA/QLoRA (adapters only) synchronise too little to count."""
+    if method != "full" or gpus <= shape.gpus_per_node:
+        return 1.0
+    batch = shape.batch_tokens if shape.batch_tokens is not None else global_batch_tokens(active_params, factors)
+    # each data-parallel replica processes at least one whole sequence per step: past batch ÷ seq replicas the
+    # batch grows with the cluster (or model parallelism must take the extra GPUs)
+    batch = max(batch, gpus / max(1, shape.model_parallel) * shape.seq)
+    network = shape.network_gbs if shape.network_gbs is not None else factors.training_network_gbs
+    compute = FLOPS_PER_PARAM_TOKEN[method] * active_params * batch / gpus / (peak_tflops * TFLOPS * mfu_compute)
+    node_share = min(1.0, shape.gpus_per_node / max(1, shape.model_parallel))
+    sync = factors.training_grad_bytes_per_param * active_params * node_share / (network * GB)
+    return 1.0 + max(0.0, sync - factors.training_comm_overlap * compute) / compute
+
+
 @dataclass(frozen=True)
 class TrainingTime:
     flops: float
@@ -529,8 +579,15 @@ def training_time(active_params: float, tokens: float, *, gpus: int, peak_tflops
         raise ValueError("MFU must be in (0, 1]")
     k = FLOPS_PER_PARAM_TOKEN[method]
     flops = k * active_params * tokens
-    used = mfu if mfu is not None else (scaled_mfu(active_params, gpus, shape, factors) if shape is not None
-                                        else factors.training_mfu)
+    slowdown = 1.0
+    if mfu is not None:
+        used = mfu
+    elif shape is not None:
+        compute_mfu = scaled_mfu(active_params, gpus, shape, factors)
+        slowdown = sync_slowdown(active_params, gpus, peak_tflops, shape, compute_mfu, factors, method)
+        used = compute_mfu / slowdown
+    else:
+        used = factors.training_mfu
     per_gpu = peak_tflops * TFLOPS * used
     gpu_seconds = flops / per_gpu
     notes: tuple[Note, ...] = ()
@@ -541,7 +598,9 @@ def training_time(active_params: float, tokens: float, *, gpus: int, peak_tflops
         elif shape is not None:
             mfu_note = Note("method.training_mfu", f"Model FLOPs utilisation {used:.0%}: training_mfu "
                             f"{factors.training_mfu:.0%} (7B-class model, 2k tokens, 8 GPUs) scaled for hidden size "
-                            f"{shape.hidden}, {shape.seq} tokens, {gpus} GPUs" + (", FP8" if shape.fp8 else ""),
+                            f"{shape.hidden}, {shape.seq} tokens, {gpus} GPUs" + (", FP8" if shape.fp8 else "")
+                            + (f"; gradient synchronisation at a fixed global batch stretches each step "
+                               f"{slowdown:.2f}×" if slowdown > 1.0 else ""),
                             value=used, source="calibrated on published runs (tests/data/calibration.toml)")
         else:
             mfu_note = factors.note("training_mfu", "Model FLOPs utilisation (recompute and attention FLOPs not "

@@ -3,6 +3,7 @@ efficiencies (hand calculations), engines.toml's validation, and the scale-aware
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -123,12 +124,12 @@ def test_scaled_mfu_hand_calculation() -> None:
     """MFU = training_mfu × attention(run) / attention(reference), attention = 1 / (1 + c·2·L·d·s/N).
     Llama 3 8B at 8,192 tokens: 2 × 32 × 4096 × 8192 / 8.03e9 = 0.26742; × 1.6 → 1 / 1.42788 = 0.70034.
     Reference (7B-class, 2,048): 1 / (1 + 1.6 × 0.079654) = 0.88696. MFU = 0.37 × 0.70034 / 0.88696 = 0.29215."""
-    f = Factors()
+    f = Factors(training_mfu=0.37, training_attention_cost=1.6, training_fp8_mfu_ratio=0.97)
     mfu = scaled_mfu(8.03e9, 8, TrainingShape(hidden=4096, layers=32, seq=8192), f)
     assert mfu == pytest.approx(0.29215, abs=2e-5)
     # FP8: × training_fp8_mfu_ratio; a bigger cluster: × 1 / (1 + loss × doublings)
     assert scaled_mfu(8.03e9, 8, TrainingShape(4096, 32, 8192, fp8=True), f) == pytest.approx(mfu * 0.97)
-    lossy = Factors(training_mfu_loss_per_doubling=0.05)
+    lossy = replace(f, training_mfu_loss_per_doubling=0.05)
     assert scaled_mfu(8.03e9, 64, TrainingShape(4096, 32, 8192), lossy) == pytest.approx(mfu / 1.15)
 
 
