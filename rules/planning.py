@@ -592,7 +592,8 @@ class TrainingSearch:
             return NoFit(acc.id, _no_fit_reason(acc, cap, "the weights, gradients and optimizer states"))
         n_mem = first_fit[0]
         shape = TrainingShape(self.arch.hidden_size, self.arch.num_hidden_layers, t.seq,
-                              fp8=self.weights.compute == "fp8" and acc.fp8_support)
+                              fp8=self.weights.compute == "fp8" and acc.fp8_support,
+                              gpus_per_node=acc.max_per_node)
         one = training_time(params.active, t.tokens, gpus=1, peak_tflops=peak, method=method, factors=factors,
                             shape=shape,
                             with_notes=False)
@@ -611,8 +612,19 @@ class TrainingSearch:
         throttled = acc.market == "consumer" and n >= 4
         slowdown = 1.0 / (1.0 - factors.consumer_dense_throttle) if throttled else 1.0
         tt = training_time(params.active, t.tokens, gpus=n, peak_tflops=peak, method=method, factors=factors,
-                           shape=shape,
-                           with_notes=with_notes)
+                           shape=replace(shape, model_parallel=par.tp * par.pp), with_notes=with_notes)
+        for _ in range(4):  # the count came from one GPU's time; synchronisation at scale can stretch it: grow
+            if tt.days * slowdown <= t.deadline_days or n >= cap:
+                break
+            more = min(_whole_nodes(math.ceil(n * tt.days * slowdown / t.deadline_days), node),
+                       _whole_nodes_below(cap, node))
+            bigger = self._fit(more, acc, flash, capacity) if more > n else None
+            if bigger is None:
+                break
+            n, par = more, bigger
+            mem = self.memory(par, flash, with_notes=with_notes)
+            tt = training_time(params.active, t.tokens, gpus=n, peak_tflops=peak, method=method, factors=factors,
+                               shape=replace(shape, model_parallel=par.tp * par.pp), with_notes=with_notes)
         days = tt.days * slowdown
         return Plan(
             accelerator=acc.id, count=n, nodes=math.ceil(n / acc.max_per_node), tensor_parallel=par.tp,
