@@ -540,18 +540,22 @@ class Derivations:
         self._conclude_option(ctx, config, a, work, extra, label, None)
 
     def _module_purchase(self, a: Accelerator, price: float, kind: str, count: int) -> tuple[float, int, str]:
-        """(cost per GPU used, GPUs bought, note). SXM/OAM modules only work on their baseboard inside a server:
-        priced alone, they are bought in whole boards of `max_per_node` plus a server host (assumption
-        sxm_server_host_usd); a system-share price already includes both."""
-        if not topology.module_part(a) or kind == "system-share":
+        """(cost per GPU used, GPUs bought, note). SXM/OAM modules only work on their baseboard inside a server, so
+        they are bought in whole boards of `max_per_node`; priced alone, each board also needs a server host
+        (assumption sxm_server_host_usd), which a system-share price already includes."""
+        if not topology.module_part(a):
             return price, count, ""
         node = a.max_per_node
         nodes = math.ceil(count / node)
-        host = self.catalog.assumptions["sxm_server_host_usd"].value if \
-            "sxm_server_host_usd" in self.catalog.assumptions else 80000.0
+        host = 0.0
+        if kind != "system-share":
+            found = self.catalog.assumptions.get("sxm_server_host_usd")
+            host = found.value if found is not None else 80000.0
         total = price * nodes * node + host * nodes
-        return total / count, nodes * node, (f", bought as {nodes} whole {node}-GPU board(s) with a server host of "
-                                             f"~${host:,.0f} each")
+        if nodes * node == count and host == 0:
+            return price, count, ""
+        what = f" with a server host of ~${host:,.0f} each" if host else " (the system price includes the host)"
+        return total / count, nodes * node, f", bought as {nodes} whole {node}-GPU system(s){what}"
 
     def _served_tps(self, ctx: RuleContext | None, work: Fact) -> float | None:
         """The tokens/s the described traffic needs (S10), or None: training, or no request rate given."""
