@@ -175,7 +175,8 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
         instance = InstanceRef(id=str(opt["instance_id"]), provider=str(opt.get("provider_name") or opt["provider"]),
                                name=str(opt.get("instance_name") or opt["instance"]), pricing=opt["pricing"],
                                as_of=opt.get("price_as_of"), count=int(opt["instances"]))
-        title = f"{opt['count']}× {acc.name} — {opt['instance']} ({opt['pricing']})"
+        priced = f" ({opt['pricing']})" if acquisition == "rent" else ""  # a free tier's name says it is free
+        title = f"{opt['count']}× {acc.name} — {opt['instance']}{priced}"
     elif acquisition == "own":
         title = f"Your own {opt['count']}× {acc.name}"
     else:

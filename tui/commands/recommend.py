@@ -40,6 +40,7 @@ ANSWER_FLAGS: dict[str, tuple[tuple[str, ...], Any, str]] = {
     "hourly": (("budget", "hourly_usd"), float, "cloud budget per hour, USD"),
     "monthly": (("budget", "monthly_usd"), float, "budget per month, USD"),
     "where": (("deployment", "where"), str, "cloud | on_prem | either"),
+    "hours": (("deployment", "hours_per_month"), float, "hours a month the hardware is in use"),
     "utilization": (("deployment", "utilization"), float, "expected busy fraction 0-1 (rent vs buy)"),
     "framework": (("framework", "name"), str, "pytorch | jax | tensorflow | other"),
     "max_gpus": (("constraints", "max_gpus"), int, "most accelerators you would deploy"),
