@@ -129,3 +129,15 @@ def test_save_writes_the_default_name_in_the_current_directory(tmp_path: Path, m
     code, _, err = run(capsys, "--model", "Llama 3.1 8B", "--save", "--format", "html")
     assert code == 2 and "already exists" in err
     assert run(capsys, "--model", "Llama 3.1 8B", "--save", "--format", "html", "--force")[0] == 0
+
+
+def test_hours_flag_sets_the_usage_the_month_is_costed_for(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["recommend", "--model", "llama-3.1-8b", "--stage", "learning", "--hours", "12", "--where", "cloud",
+            "--format", "json"]
+    assert main(argv) == 0
+    out = RecommendResult.model_validate_json(capsys.readouterr().out)
+    assert out.answers["deployment"]["hours_per_month"] == 12
+    rental = next(r for r in out.recommendations + out.runners_up if r.acquisition == "rent")
+    # 12 h in ceil(12 / 3) = 4 sessions of 0.25 h set-up: 13 billed hours
+    assert rental.cost.usage_hours == pytest.approx(13.0)
+    assert rental.cost.usd_per_month == pytest.approx((rental.cost.usd_per_hour or 0) * 13.0, rel=1e-3)
