@@ -136,7 +136,7 @@ def age_months(as_of: str | None, today: date) -> int | None:
 Vendor = Literal["nvidia", "amd", "google", "aws", "intel", "apple", "other"]
 Market = Literal["datacenter", "workstation", "consumer", "cloud-only"]
 InterconnectKind = Literal["nvlink", "infinity-fabric", "ici", "neuronlink", "roce", "pcie", "unified", "none"]
-SoftwareStack = Literal["cuda", "rocm", "xla", "neuron", "synapseai", "metal", "other"]
+SoftwareStack = Literal["cuda", "rocm", "xla", "neuron", "synapseai", "metal", "cpu", "other"]
 FlashAttention = Literal["yes", "no", "not-listed", "n/a"]
 
 

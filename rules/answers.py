@@ -20,7 +20,7 @@ Workload = Literal["training", "finetune", "inference"]
 Stage = Literal["learning", "prototyping", "production"]
 ALL_PROVIDERS = ["aws", "gcp", "azure", "oracle", "lambda", "runpod", "nebius", "coreweave", "crusoe", "tensorwave",
                  "vultr", "vast"]
-ALL_VENDORS = ["nvidia", "amd", "google", "aws", "intel", "apple"]
+ALL_VENDORS = ["nvidia", "amd", "google", "aws", "intel", "apple", "other"]
 
 
 class Section(BaseModel):

@@ -158,3 +158,17 @@ def test_why_chains_say_which_rules_are_constraints_and_which_advise(advisor: Ad
     assert kinds.get("B.capex") == "constraint"
     advice = {s.rule: s.rule_kind for w in r.warnings for s in w.why if s.rule}
     assert "advice" in advice.values() and "derivation" in advice.values()
+
+
+def test_a_laptop_cpu_runs_a_small_quantized_model_at_memory_speed(advisor: Advisor) -> None:
+    r = run(advisor, {"workload": "inference", "stage": "learning", "model": {"name": "llama-3.1-8b"},
+                      "precision": {"weights": "q4_k_m"}, "current": {"gpu": "cpu"}})
+    top = r.recommendations[0]
+    assert top.acquisition == "own" and top.accelerator.id == "cpu-laptop-16gb"
+    assert top.cost.usd_per_month == 0 and top.replicas == 1
+    # llama.cpp reads every weight once per token: at most 89.6 GB/s ÷ 4.9 GB ≈ 18 tokens/s, calibrated below it
+    ceiling = 89.6 / (r.profile.weights_gb + r.profile.kv_cache_gb / 2)
+    assert 0.5 * ceiling < (top.tokens_per_s or 0) < ceiling
+    training = run(advisor, {"workload": "finetune", "stage": "learning", "model": {"params_b": 1},
+                             "current": {"gpu": "cpu"}})
+    assert all(x.accelerator.id != "cpu-laptop-16gb" for x in training.recommendations)
