@@ -282,11 +282,9 @@ def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str
     for cfid, cfg in idx.configs.values():
         acc_id = str(cfg["accelerator"])
         if acc_id not in out and acc_id not in survivors_by_acc and acc_id not in offered:
-            own_only = catalog.accelerators[acc_id].software_stack == "cpu"
-            reason = ("offered only as your own computer (current.gpu = \"cpu\", \"laptop\" or \"desktop cpu\")"
-                      if own_only else "no way to acquire it: no priced cloud instance in the knowledge base, and "
-                                       "purchase excluded or not possible (deployment.where, or a cloud-only part)")
-            out[acc_id] = RuledOut(family=acc_id, name=str(cfg["accelerator_name"]), reason=reason,
+            out[acc_id] = RuledOut(family=acc_id, name=str(cfg["accelerator_name"]),
+                                   reason="no way to acquire it: no priced cloud instance in the knowledge base, and "
+                                          "purchase excluded or not possible (deployment.where, or a cloud-only part)",
                                    rule="ACQUIRE", heuristic=None, why=idx.explainer.chain(cfid, idx.explained))
     return [out[k] for k in sorted(out)]
 

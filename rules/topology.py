@@ -30,6 +30,11 @@ def desk_side(acc: Accelerator) -> bool:
     return acc.market in DESK_SIDE_MARKETS
 
 
+def own_only(acc: Accelerator) -> bool:
+    """A computer's CPU: nobody buys or rents it for this, so it is planned only as the user's own hardware."""
+    return acc.software_stack == "cpu"
+
+
 def module_part(acc: Accelerator) -> bool:
     """An SXM/OAM module or a superchip board: usable only on its baseboard inside a server, not as a card."""
     form = acc.form_factor.upper()
