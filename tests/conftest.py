@@ -35,3 +35,12 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterato
     """No user overlay or rule pack leaks in unless a test writes one into its own config dir."""
     monkeypatch.setenv("GPUADVISOR_CONFIG_DIR", str(tmp_path / "config"))
     yield
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A PATH holding only the stub tools a test writes (so a real GPU tool on this machine is never run)."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", str(folder))
+    return folder

@@ -51,15 +51,6 @@ def printing(folder: Path, name: str, text: str) -> Path:
 
 
 @pytest.fixture
-def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A PATH holding only the stubs a test writes (so a real GPU tool on this machine is never run)."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    monkeypatch.setenv("PATH", str(folder))
-    return folder
-
-
-@pytest.fixture
 def memory(shipped: Catalog) -> dict[str, float]:
     """accelerator id → memory_gb of the shipped knowledge base."""
     return part_memory_of(shipped.accelerators)

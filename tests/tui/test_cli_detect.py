@@ -11,15 +11,6 @@ import pytest
 from gpuadvisor.tui.cli import main
 
 
-@pytest.fixture
-def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """PATH holds only the stub tools a test writes."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    monkeypatch.setenv("PATH", str(folder))
-    return folder
-
-
 def nvidia_smi(folder: Path, output: str) -> None:
     """A stub nvidia-smi printing what the real one prints for --query-gpu=name,memory.total (csv, no units)."""
     data = folder / "nvidia-smi.out"
