@@ -15,9 +15,11 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import FreeTier
+from gpuadvisor.rules.derivations import option_fact
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
-from gpuadvisor.rules.usage import HOURS_PER_MONTH, Usage, usage_of
+from gpuadvisor.rules.sizing.cost import power_usd_per_hour
+from gpuadvisor.rules.usage import HOURS_PER_MONTH, read_usage
 
 Fact = Mapping[str, Any]
 WEEKS_PER_MONTH = 52.0 / 12.0
@@ -68,15 +70,12 @@ class AlternativeRules:
     def table(self) -> dict[str, Callback]:
         return {"price_free_tier": self.price_free_tier, "price_owned": self.price_owned}
 
-    def _usage(self, ctx: RuleContext) -> Usage:
-        return usage_of(ctx.read("usage")[0][1])
-
     @reads_only
     def price_free_tier(self, ctx: RuleContext, config: Fact, tier: Fact, work: Fact) -> None:
         t = self.catalog.free_tiers[str(tier["key"])]
         if int(config["count"]) > t.accelerator_count:
             return  # the plan needs more GPUs than the notebook gives
-        usage = self._usage(ctx)
+        usage = read_usage(ctx)
         training = work["workload"] != "inference"
         quota = monthly_quota_hours(t)
         limit = ""
@@ -98,27 +97,18 @@ class AlternativeRules:
             elif quota is not None and hours > quota:
                 limit = f"you plan {hours:,.0f} h a month; {t.name} allows about {quota:,.0f}"
             use = f"{hours:,.0f} h a month in sessions of at most {t.session_hours:g} h"
-        ctx.conclude({
-            "kind": "option", "ref": f"opt:{config['accelerator']}:free:{t.id}", "config": config["ref"],
-            "accelerator": config["accelerator"], "accelerator_name": config["accelerator_name"],
-            "count": config["count"], "nodes": config["nodes"], "tensor_parallel": config["tensor_parallel"],
-            "market": config["market"], "vendor": config["vendor"], "ecc": config["ecc"],
-            "software_stack": config["software_stack"], "interconnect_kind": config["interconnect_kind"],
-            **{k: config[k] for k in ("training_days", "tokens_per_s", "capacity_tokens_per_s", "headroom")
-               if config.get(k) is not None},
-            "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
-            "stage": work["stage"], "large_cluster": False,
+        a = self.catalog.accelerators[str(config["accelerator"])]
+        ctx.conclude(option_fact(config, a, work, f"free:{t.id}", {
+            "large_cluster": False, "gpu_hours": None,
             "purchase": False, "acquisition": "free", "instance": t.name, "instance_id": t.id,
             "provider_name": t.provider_name, "instance_name": t.name, "instances": 1, "provider": t.provider,
             "provider_kind": "free", "pricing": "free", "usd_per_hour": 0.0, "usd_per_month": 0.0,
             **({"usd_per_run": 0.0} if training else {"usd_per_million_tokens": 0.0}),
             "usage_hours": round(hours, 3), "price_known": True, "price_kind": "free", "provider_allowed": True,
-            "over_capex": False, "over_hourly": False, "over_monthly": False,
             "within_free_limits": not limit, "free_limit": limit, "guaranteed": t.guaranteed,
             "quota_published": quota is not None, "multi_session": training and sessions > 1,
-            **({"price_as_of": t.as_of} if t.as_of else {}),
-            "text": f"{t.name}: free; {use}" + (f" — {limit}" if limit else ""),
-        })
+            "price_as_of": t.as_of,
+        }, "", text=f"{t.name}: free; {use}" + (f" — {limit}" if limit else "")))
 
     @reads_only
     def price_owned(self, ctx: RuleContext, config: Fact, own: Fact, work: Fact) -> None:
@@ -130,10 +120,10 @@ class AlternativeRules:
                           "message": f"Your {have}× {a.name} cannot run this: the smallest configuration needs "
                                      f"{need} of them ({config['memory_gb_per_gpu']:,.1f} GB each)."})
             return
-        usage = self._usage(ctx)
-        f = work
+        usage = read_usage(ctx)
         watts = a.tdp_w.value if a.tdp_w else 0.0
-        power = watts * need / 1000.0 * float(f["pue"]) * float(f["power_usd_per_kwh"])
+        pue, usd_per_kwh = float(work["pue"]), float(work["power_usd_per_kwh"])
+        power = power_usd_per_hour(watts, need, pue=pue, usd_per_kwh=usd_per_kwh)
         training = work["workload"] != "inference"
         if training:
             hours = float(config.get("training_days") or 0) * 24
@@ -142,21 +132,13 @@ class AlternativeRules:
         else:
             hours = usage.hours_per_month
             costs = {"usd_per_month": round(power * hours, 2)}
-        ctx.conclude({
-            "kind": "option", "ref": f"opt:{a.id}:own", "config": config["ref"], "accelerator": a.id,
-            "accelerator_name": a.name, "count": need, "nodes": config["nodes"],
-            "tensor_parallel": config["tensor_parallel"], "market": a.market, "vendor": a.vendor, "ecc": a.ecc,
-            "software_stack": a.software_stack, "interconnect_kind": a.interconnect_kind,
-            **{k: config[k] for k in ("training_days", "tokens_per_s", "capacity_tokens_per_s", "headroom")
-               if config.get(k) is not None},
-            "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
-            "stage": work["stage"], "large_cluster": False,
+        ctx.conclude(option_fact(config, a, work, "own", {
+            "large_cluster": False, "gpu_hours": None,
             "purchase": False, "acquisition": "own", "instance": "your own hardware", "instance_id": "own",
             "instances": 1, "provider": "own", "provider_kind": "owned", "pricing": "owned",
             "usd_per_hour": round(power, 4), **costs, "usage_hours": round(hours, 3), "price_known": True,
-            "price_kind": "owned", "provider_allowed": True, "over_capex": False, "over_hourly": False,
+            "price_kind": "owned", "provider_allowed": True,
             "over_monthly": work.get("monthly_usd") is not None and costs["usd_per_month"] > float(
                 work["monthly_usd"]),
-            "text": f"Your own {need}× {a.name}: already paid for; power only, {watts * need:,.0f} W × "
-                    f"{f['pue']:g} PUE × ${float(f['power_usd_per_kwh']):g}/kWh = ${power:,.3f}/h",
-        })
+        }, "", text=f"Your own {need}× {a.name}: already paid for; power only, {watts * need:,.0f} W × {pue:g} PUE "
+                    f"× ${usd_per_kwh:g}/kWh = ${power:,.3f}/h"))

@@ -36,7 +36,7 @@ from gpuadvisor.rules.sizing.memory import inference_memory, split_weight_format
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import per_gpu_offer, unsupported
-from gpuadvisor.rules.usage import Usage, usage_of, usage_profile, usage_values
+from gpuadvisor.rules.usage import Usage, read_usage, usage_profile, usage_values
 
 Fact = Mapping[str, Any]
 HOURS_PER_MONTH = 730.0
@@ -424,7 +424,7 @@ class Derivations:
                        pipeline_parallel=int(config["pipeline_parallel"]), count=int(config["count"]),
                        training=training):
             return  # the offer's topology cannot host this layout (topology.py); another offer may
-        usage = self._usage(ctx)
+        usage = read_usage(ctx)
         for pricing in ("on-demand", "spot"):
             found = self._price(i, pricing)
             if found is None:
@@ -463,10 +463,6 @@ class Derivations:
                      f"(as of {as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
             self._conclude_option(ctx, config, a, work, extra, label, i)
 
-    def _usage(self, ctx: RuleContext) -> Usage:
-        """The consultation's usage (read as a premise: every price depends on it)."""
-        return usage_of(ctx.read("usage")[0][1])
-
     @staticmethod
     def _usage_words(usage: Usage, training: bool, extra: Mapping[str, Any]) -> str:
         if training:
@@ -475,7 +471,7 @@ class Derivations:
 
     def _per_million(self, monthly: float, config: Fact, hours: float, work: Fact) -> float | None:
         """$ per 1M tokens over the month: at the load described, or at full capacity when none was given."""
-        tps = self._served_tps(ctx=None, work=work) or _f(config.get("capacity_tokens_per_s"))
+        tps = _served_tps(work) or _f(config.get("capacity_tokens_per_s"))
         if not tps or hours <= 0:
             return None
         return monthly / (tps * 3600.0 * hours) * 1e6
@@ -501,7 +497,7 @@ class Derivations:
         price = a.purchase_price_usd
         if price is not None:
             watts = a.tdp_w.value if a.tdp_w is not None else 0.0  # no published TDP: power not counted (said)
-            usage = self._usage(ctx)
+            usage = read_usage(ctx)
             f = self.factors(work, ctx)
             util = usage.utilization
             training = work["workload"] != "inference"
@@ -557,37 +553,39 @@ class Derivations:
         what = f" with a server host of ~${host:,.0f} each" if host else " (the system price includes the host)"
         return total / count, nodes * node, f", bought as {nodes} whole {node}-GPU system(s){what}"
 
-    def _served_tps(self, ctx: RuleContext | None, work: Fact) -> float | None:
-        """The tokens/s the described traffic needs (S10), or None: training, or no request rate given."""
-        rpm = work.get("requests_per_minute")
-        if work["workload"] != "inference" or rpm is None:
-            return None
-        return float(rpm) * float(work["output_tokens"]) / 60.0
-
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
                          label: str, inst: Instance | None) -> None:
         key = "buy" if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
-        gpu_hours = _f(config.get("training_gpu_hours"))
-        fact = {
-            "kind": "option", "ref": f"opt:{a.id}:{key}", "config": config["ref"], "accelerator": a.id,
-            "accelerator_name": a.name, "count": config["count"], "nodes": config["nodes"],
-            "tensor_parallel": config["tensor_parallel"], "market": a.market, "vendor": a.vendor, "ecc": a.ecc,
-            "software_stack": a.software_stack, "interconnect_kind": a.interconnect_kind,
-            "training_days": config.get("training_days"), "tokens_per_s": config.get("tokens_per_s"),
-            "capacity_tokens_per_s": config.get("capacity_tokens_per_s"), "headroom": config.get("headroom"),
-            "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
-            "memory_gb": a.memory_gb.value,
-            "stage": work["stage"], "large_cluster": int(config["count"]) >= LARGE_CLUSTER_GPUS,
-            "gpu_hours": gpu_hours,
-            "over_capex": False, "over_hourly": False, "over_monthly": False, **extra,
-        }
+        ctx.conclude(option_fact(config, a, work, key, extra, label))
+
+
+def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mapping[str, Any], label: str, *,
+                text: str | None = None) -> dict[str, Any]:
+    """One way to acquire a configuration (a rental, a purchase, a free tier, your own hardware): the fields every
+    option shares, then `extra`; `text` is the label with the cost that ranks it, unless given. None values are
+    left out (the engine sees them as absent)."""
+    fact = {
+        "kind": "option", "ref": f"opt:{a.id}:{key}", "config": config["ref"], "accelerator": a.id,
+        "accelerator_name": a.name, "count": config["count"], "nodes": config["nodes"],
+        "tensor_parallel": config["tensor_parallel"], "market": a.market, "vendor": a.vendor, "ecc": a.ecc,
+        "software_stack": a.software_stack, "interconnect_kind": a.interconnect_kind,
+        "training_days": config.get("training_days"), "tokens_per_s": config.get("tokens_per_s"),
+        "capacity_tokens_per_s": config.get("capacity_tokens_per_s"), "headroom": config.get("headroom"),
+        "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
+        "memory_gb": a.memory_gb.value,
+        "stage": work["stage"], "large_cluster": int(config["count"]) >= LARGE_CLUSTER_GPUS,
+        "gpu_hours": _f(config.get("training_gpu_hours")),
+        "over_capex": False, "over_hourly": False, "over_monthly": False, **extra,
+    }
+    if text is None:
         metric = ""
         if fact.get("usd_per_run") is not None:
             metric = f": ${fact['usd_per_run']:,.0f} per run"
         elif fact.get("usd_per_month") is not None:
             metric = f": ${fact['usd_per_month']:,.2f} a month"
-        fact["text"] = label + metric
-        ctx.conclude({k: v for k, v in fact.items() if v is not None})
+        text = label + metric
+    fact["text"] = text
+    return {k: v for k, v in fact.items() if v is not None}
 
 
 class LazyAttachment(Mapping[str, Any]):
@@ -639,6 +637,14 @@ def _cheapest_rent_per_gpu_hour(catalog: Catalog) -> dict[str, float]:
             per_gpu = p.usd_per_hour / i.accelerator_count
             best[i.accelerator] = min(per_gpu, best.get(i.accelerator, per_gpu))
     return best
+
+
+def _served_tps(work: Fact) -> float | None:
+    """The tokens/s the described traffic needs (S10), or None: training, or no request rate given."""
+    rpm = work.get("requests_per_minute")
+    if work["workload"] != "inference" or rpm is None:
+        return None
+    return float(rpm) * float(work["output_tokens"]) / 60.0
 
 
 def _r(x: float | None, nd: int = 4) -> float | None:

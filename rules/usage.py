@@ -129,6 +129,11 @@ class UsageRules:
         })
 
 
+def read_usage(ctx: RuleContext) -> Usage:
+    """The consultation's usage, read as a premise of the calling rule (every price depends on it)."""
+    return usage_of(ctx.read("usage")[0][1])
+
+
 def usage_of(fact: Mapping[str, Any]) -> Usage:
     """The Usage a `usage` fact stands for (pricing callbacks read the fact, so it is a premise of each price)."""
     return Usage(hours_per_month=float(fact["hours_per_month"]), utilization=float(fact["utilization"]),

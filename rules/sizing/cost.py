@@ -69,6 +69,11 @@ class OwnedCost:
     notes: tuple[Note, ...]
 
 
+def power_usd_per_hour(tdp_w: float, count: int, *, pue: float, usd_per_kwh: float) -> float:
+    """Electricity of `count` busy GPUs: TDP × count × PUE × $/kWh."""
+    return tdp_w * count / 1000.0 * pue * usd_per_kwh
+
+
 def owned_cost(price_usd: float, count: int, tdp_w: float, *, utilization: float,
                tokens_per_s: float | None = None, factors: Factors = DEFAULT_FACTORS) -> OwnedCost:
     """Amortization over `hardware_lifetime_years` plus power at TDP × PUE × $/kWh while busy (S9)."""
@@ -76,7 +81,7 @@ def owned_cost(price_usd: float, count: int, tdp_w: float, *, utilization: float
         raise ValueError("price and count must be positive, TDP not negative and utilization in (0, 1]")
     lifetime_hours = factors.hardware_lifetime_years * HOURS_PER_YEAR
     amort = price_usd * count / lifetime_hours
-    power = tdp_w * count / 1000.0 * factors.pue * factors.power_usd_per_kwh
+    power = power_usd_per_hour(tdp_w, count, pue=factors.pue, usd_per_kwh=factors.power_usd_per_kwh)
     busy = amort / utilization + power
     notes = (
         factors.note("hardware_lifetime_years", "Depreciation period of owned hardware"),

@@ -54,10 +54,10 @@ class EngineEfficiency:
     overhead_per_layer_us: float
     compute_efficiency: float | None = None
     profile: str | None = None
+    """engines.toml id the figures came from (`engine@family`), for the notes."""
     overhead_per_sequence_us: float = 0.0
     """Cost per layer per sequence of the batch (attention launches, sampling): what makes large batches slower
     than their bytes and FLOPs (µs)."""
-    """engines.toml id the figures came from (`engine@family`), for the notes."""
 
     def __post_init__(self) -> None:
         if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(self.overhead_per_layer_us,
