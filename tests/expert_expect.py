@@ -157,6 +157,88 @@ def _top3_no_spot(result: Result, want: Any) -> str | None:
     return None
 
 
+def _paid_equals_used(result: Result, want: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("paid_equals_used")
+    bad = [f"{_label(r)} pays for {r.get('accelerators_paid')}" for r in recs
+           if r.get("accelerators_paid") != r["count"]]
+    if want and bad:
+        return f"paid_equals_used: options that pay for other than what they use: {bad}"
+    if not want and not bad:
+        return "paid_equals_used: expected an option that pays for more than it uses, found none"
+    return None
+
+
+def _top1_min_replicas(result: Result, n: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("top1_min_replicas")
+    got = int(recs[0].get("replicas") or 0)
+    return None if got >= n else f"top1_min_replicas: rank 1 {_label(recs[0])} serves with {got} replica(s) < {n}"
+
+
+def _min_user_tps(result: Result, tps: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("min_user_tps")
+    bad = [f"{_label(r)} = {r.get('tokens_per_s_per_user')} tok/s per user" for r in recs
+           if r.get("tokens_per_s_per_user") is None or r["tokens_per_s_per_user"] < tps]
+    return f"min_user_tps: options below {tps} tok/s per user: {bad}" if bad else None
+
+
+def _warnings_none(result: Result, pattern: Any) -> str | None:
+    texts = [str(w.get("message", "")) for w in result.get("warnings") or []]
+    bad = [t for t in texts if re.search(pattern, t, re.IGNORECASE)]
+    return f"warnings_none: warnings match /{pattern}/i: {bad[:3]}" if bad else None
+
+
+def _first_warning_not(result: Result, pattern: Any) -> str | None:
+    warnings = list(result.get("warnings") or [])
+    if not warnings:
+        return None
+    first = str(warnings[0]["id"])
+    return f"first_warning_not: the first warning {first} matches /{pattern}/" if re.search(pattern, first) else None
+
+
+SEVERE = {"warning", "critical", "risk"}
+"""Severities counted by `max_warnings` ("warning or worse"; "risk" is the name issue 19 gives the top level)."""
+
+
+def _max_warnings(result: Result, n: Any) -> str | None:
+    severe = [str(w["id"]) for w in result.get("warnings") or [] if w.get("severity") in SEVERE]
+    return None if len(severe) <= n else f"max_warnings: {len(severe)} findings of severity warning or worse > {n}: " \
+        f"{severe[:12]}"
+
+
+def _purchase_has_host(result: Result, want: Any) -> str | None:
+    recs = [r for r in _recs(result) if r.get("purchase")]
+    if not recs:
+        return None if not want else "purchase_has_host: no purchase among the recommendations"
+    bad = [_label(r) for r in recs if not (r.get("cost") or {}).get("capex_beyond_accelerators_usd")]
+    if want and bad:
+        return f"purchase_has_host: purchases priced without their host, network or rack: {bad}"
+    return None
+
+
+def _min_pflops(result: Result, pflops: Any) -> str | None:
+    """count × dense BF16 (else FP16) TFLOPS ÷ 1000 of every recommendation, read from the shipped knowledge base
+    (the JSON names the accelerator, not its datasheet)."""
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("min_pflops")
+    from gpuadvisor.knowledge.loader import load_catalog
+
+    catalog = load_catalog(user_dir=None)
+    bad = []
+    for r in recs:
+        acc = catalog.accelerators[_acc_id(r)]
+        tflops = acc.dense_tflops("bf16") or acc.dense_tflops("fp16") or 0.0
+        if r["count"] * tflops / 1000 < pflops:
+            bad.append(f"{_label(r)} = {r['count'] * tflops / 1000:,.1f} PFLOPS")
+    return f"min_pflops: options below {pflops} dense BF16 PFLOPS: {bad}" if bad else None
+
+
 def heuristic_matches(warning_id: str, heuristic: str) -> bool:
     """'H13' matches H13 and H13a-style ids, never H130 or (for 'H1') H13."""
     if not warning_id.startswith(heuristic):
@@ -196,6 +278,14 @@ CHECKS: dict[str, Check] = {
     "message_any": _message_any,
     "top3_instance_none": _top3_instance_none,
     "top3_no_spot": _top3_no_spot,
+    "paid_equals_used": _paid_equals_used,
+    "top1_min_replicas": _top1_min_replicas,
+    "min_user_tps": _min_user_tps,
+    "warnings_none": _warnings_none,
+    "first_warning_not": _first_warning_not,
+    "max_warnings": _max_warnings,
+    "purchase_has_host": _purchase_has_host,
+    "min_pflops": _min_pflops,
 }
 
 

@@ -37,14 +37,6 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
         return list(tomllib.load(f).get("case", []))
 
 
-def _params() -> list[Any]:
-    params = []
-    for label, path in (("shared", SHARED), ("own", OWN)):
-        for case in load_cases(path):
-            params.append(pytest.param(label, case, id=f"{label}:{case.get('id', '?')}"))
-    return params
-
-
 def run_case(case: dict[str, Any], where: str) -> dict[str, Any]:
     """The consultation's JSON dict, exactly as `recommend --format json` would print it."""
     answers = parse_answers(dict(case["answers"]), where)
@@ -53,19 +45,35 @@ def run_case(case: dict[str, Any], where: str) -> dict[str, Any]:
     return data
 
 
-A100_BF16_TFLOPS = 312.0
-DISPUTED: dict[str, dict[str, str]] = {
-    "llama2-7b-pretrain-cluster-size": {
-        "min_count": "The case asks every option for >= 64 accelerators, read off the A100 count of the Llama 2 card "
-                     "(184,320 A100-hours in 30 days = 256 A100s). A B200 (2,250 dense BF16 TFLOPS, 7.2x an A100) "
-                     "does 6 x 6.74e9 x 2e12 = 8.09e22 FLOPs in 30 days with 42 GPUs at the calibrated 33% MFU (48 in "
-                     "whole nodes), so the count itself cannot hold for Blackwell parts. What the case checks - a "
-                     "cluster sized by the job, not capped at a default - is checked in A100 equivalents instead: "
-                     "count x dense BF16 TFLOPS >= 64 x 312.",
-    },
+PENDING_ISSUE_16: dict[str, str] = {
+    "production-serving-on-demand-with-failover":
+        "issue 16 (deployable plans): production serving is not yet held to on-demand capacity with N+1 replicas, "
+        "and the JSON has no accelerators_paid",
+    "rented-8-gpu-node-used-in-full":
+        "issue 16: a plan on a multi-GPU instance still uses fewer accelerators than it pays for (no "
+        "accelerators_paid in the JSON)",
+    "onprem-server-includes-host":
+        "issue 16: purchases are priced without their server, network and rack (no "
+        "cost.capex_beyond_accelerators_usd)",
+    "tpu-slice-needs-no-infiniband":
+        "issue 16: a TPU slice (ICI) still gets the 'plan an InfiniBand fabric' advice",
+    "gaudi3-scales-up-over-roce":
+        "issue 16: Gaudi 3's RoCE scale-up is still read as PCIe",
+    "interactive-speed-floor":
+        "issue 16: production serving has no per-user tokens/s floor, so many small cards rank first",
 }
-"""Expectations of the shared cases that contradict published hardware figures: replaced by the check they stand
-for, with the arithmetic, and reported to the case's author (see the closing note of issue 9)."""
+"""The six newest shared cases are published facts for deployable plans (issue 16); until that issue lands each is an
+expected failure with its reason (strict: a case that starts passing must be moved out of this table)."""
+
+
+def _params() -> list[Any]:
+    params = []
+    for label, path in (("shared", SHARED), ("own", OWN)):
+        for case in load_cases(path):
+            reason = PENDING_ISSUE_16.get(case.get("id", "")) if label == "shared" else None
+            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            params.append(pytest.param(label, case, id=f"{label}:{case.get('id', '?')}", marks=marks))
+    return params
 
 
 @pytest.mark.expert
@@ -76,27 +84,8 @@ def test_expert_case(label: str, case: dict[str, Any]) -> None:
         result = run_case(case, f"{label} expert case {case['id']}")
     except InputError as exc:
         pytest.fail(f"expert case {case['id']!r} could not be consulted\n  source: {source}\n  error: {exc}")
-    disputed = DISPUTED.get(case["id"], {}) if label == "shared" else {}
-    expect = {k: v for k, v in case["expect"].items() if k not in disputed}
-    failures = check(result, expect)
-    if "min_count" in disputed:
-        failures += _a100_equivalents_below(result, int(case["expect"]["min_count"]))
+    failures = check(result, case["expect"])
     assert not failures, describe(case["id"], source, result, failures)
-
-
-def _a100_equivalents_below(result: dict[str, Any], minimum: int) -> list[str]:
-    """Options whose dense BF16 compute is less than `minimum` A100s' (the disputed min_count, in compute)."""
-    from gpuadvisor.knowledge.loader import load_catalog
-
-    catalog = load_catalog(user_dir=None)
-    short = []
-    for rec in result["recommendations"]:
-        acc = catalog.accelerators[rec["accelerator"]["id"]]
-        tflops = acc.dense_tflops("bf16") or acc.dense_tflops("fp16") or 0.0
-        if rec["count"] * tflops < minimum * A100_BF16_TFLOPS:
-            short.append(f"min_count (in A100 equivalents): #{rec['rank']} {rec['count']}× {acc.id} = "
-                         f"{rec['count'] * tflops / A100_BF16_TFLOPS:,.0f} A100s of compute < {minimum}")
-    return short
 
 
 # ---- the suites themselves are well formed --------------------------------------------------------------------

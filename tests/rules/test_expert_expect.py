@@ -11,13 +11,16 @@ from tests.expert_expect import CHECKS, check, describe, heuristic_matches, top3
 
 def rec(rank: int, acc: str, count: int = 1, *, memory_gb: float = 80.0, rental: bool = True,
         tokens_per_s: float | None = 100.0, title: str = "", score: float = 1.0, provider: str = "cloud",
-        pricing: str = "on-demand") -> dict[str, Any]:
+        pricing: str = "on-demand", paid: int | None = None, replicas: int = 1, user_tps: float | None = 20.0,
+        beyond: float | None = 50_000.0) -> dict[str, Any]:
     return {
         "rank": rank, "title": title or f"{count}× {acc}", "count": count, "score": score,
         "accelerator": {"id": acc, "memory_gb": memory_gb},
         "instance": {"id": f"{provider}-{acc}", "provider": provider.title(), "count": 1, "pricing": pricing}
         if rental else None,
-        "purchase": not rental, "tokens_per_s": tokens_per_s,
+        "purchase": not rental, "tokens_per_s": tokens_per_s, "accelerators_paid": count if paid is None else paid,
+        "replicas": replicas, "tokens_per_s_per_user": user_tps,
+        "cost": {"capex_beyond_accelerators_usd": None if rental else beyond},
     }
 
 
@@ -27,7 +30,8 @@ def result(*recs: dict[str, Any], feasible: bool = True, warnings: list[tuple[st
             "warnings": [{"id": i, "message": m} for i, m in (warnings or [])]}
 
 
-THREE = result(rec(1, "nvidia-l4", 1, memory_gb=24), rec(2, "nvidia-a10g", 2, memory_gb=24, provider="runpod"),
+THREE = result(rec(1, "nvidia-l4", 1, memory_gb=24, replicas=2),
+               rec(2, "nvidia-a10g", 2, memory_gb=24, provider="runpod", user_tps=12.5),
                rec(3, "nvidia-h100-sxm5", 8, memory_gb=80, rental=False), rec(4, "nvidia-rtx-4090", 1, memory_gb=24))
 
 # key -> (value that THREE satisfies, value that THREE violates)
@@ -47,23 +51,56 @@ CASES: dict[str, tuple[Any, Any]] = {
     "message_any": ("FREE NOTEBOOK", "colab"),
     "top3_instance_none": ("vast|lambda", "RUNPOD"),  # matched against instance id and provider, any case
     "top3_no_spot": (True, False),
+    "paid_equals_used": (True, False),              # every option uses what it pays for
+    "top1_min_replicas": (2, 3),
+    "min_user_tps": (12.5, 13),                     # the a10g pair streams 12.5 tok/s to each user
+    "warnings_none": ("infiniband", "free notebook"),
+    "first_warning_not": ("W5", "H13"),
+    "max_warnings": (1, 0),                         # one finding (H13) is a warning, W5 is info
+    "purchase_has_host": (True, False),              # checked on the rank-3 purchase below
 }
+OWN_TEST = {"min_pflops"}  # read from the knowledge base: tested on parts whose datasheets give the figure
 
 
 def test_every_documented_key_has_a_unit_test() -> None:
-    assert set(CASES) == set(CHECKS)
+    assert set(CASES) | OWN_TEST == set(CHECKS)
+
+
+def test_min_pflops_reads_dense_bf16_from_the_knowledge_base() -> None:
+    # 1 × L4 = 121 dense BF16 TFLOPS (0.121 PFLOPS), 8 × H100 SXM = 8 × 989.4 = 7.915 PFLOPS
+    data = result(rec(1, "nvidia-h100-sxm5", 8), rec(2, "nvidia-l4", 1, memory_gb=24))
+    assert check(data, {"min_pflops": 0.121}) == []
+    failures = check(data, {"min_pflops": 0.122})
+    assert len(failures) == 1 and "nvidia-l4" in failures[0] and "nvidia-h100" not in failures[0]
+    assert check(result(rec(1, "nvidia-h100-sxm5", 8)), {"min_pflops": 7.92}) != []
 
 
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_key_passes_and_fails(key: str) -> None:
     good, bad = CASES[key]
-    data = dict(THREE, warnings=[{"id": "H13", "message": "Use a free notebook first"}, {"id": "W5", "message": "x"}])
+    data = dict(THREE, warnings=[{"id": "H13", "message": "Use a free notebook first", "severity": "warning"},
+                                 {"id": "W5", "message": "x", "severity": "info"}])
+    if key == "purchase_has_host" and good is True:
+        data_bad = dict(data, recommendations=[dict(r, cost={"capex_beyond_accelerators_usd": None})
+                                               for r in data["recommendations"]])
+        assert check(data, {key: True}) == []
+        failures = check(data_bad, {key: True})
+        assert len(failures) == 1 and failures[0].startswith(key)
+        return
+    if key == "paid_equals_used":
+        data_bad = dict(data, recommendations=[*data["recommendations"][:1],
+                                               dict(data["recommendations"][1], accelerators_paid=8),
+                                               *data["recommendations"][2:]])
+        assert check(data, {key: True}) == [] and check(data_bad, {key: False}) == []
+        assert check(data, {key: False})[0].startswith(key) and check(data_bad, {key: True})[0].startswith(key)
+        return
     assert check(data, {key: good}) == []
     failures = check(data, {key: bad})
     assert len(failures) == 1 and failures[0].startswith(key)
 
 
-@pytest.mark.parametrize("key", sorted(set(CASES) - {"feasible", "warnings_any", "message_any"}))
+@pytest.mark.parametrize("key", sorted(set(CASES) - {"feasible", "warnings_any", "message_any", "warnings_none",
+                                                     "first_warning_not", "max_warnings", "purchase_has_host"}))
 def test_keys_about_recommendations_fail_without_any(key: str) -> None:
     good, _ = CASES[key]
     assert check(result(feasible=False), {key: good}) == [f"{key}: no recommendations"]
