@@ -155,6 +155,7 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
         answers=answers.given(), answers_effective=answers.model_dump(mode="json"),
         defaults_applied=_defaults(answers, resolved),
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
+        headline=_headline(recs[0], workload) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
         warnings=warnings, ruled_out=_ruled_out(cons, idx, catalog, shown), how=how_entries(cons),
         to_make_feasible=[] if recs else _to_make_feasible(idx, answers, feasible),
@@ -210,6 +211,19 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
         warnings=warn_ids, notes=list(details.get("notes", [])),
         why=idx.explainer.chain(rank_fid),
     )
+
+
+def _headline(top: Recommendation, workload: str) -> str:
+    """The recommendation in one sentence: what to do, and the figure it was chosen by."""
+    c = top.cost
+    if workload == "inference":
+        figure = f"${c.usd_per_month:,.0f} a month" if c.usd_per_month is not None else "no cost"
+    else:
+        figure = f"${c.usd_per_run:,.0f} per run" if c.usd_per_run is not None else "no cost"
+    verb = {"rent": "Rent", "buy": "Buy", "free": "Use", "own": "Use"}[top.acquisition]
+    title = top.title.removeprefix("Buy ") if top.acquisition == "buy" else top.title
+    title = title[:1].lower() + title[1:] if top.acquisition == "own" else title
+    return f"{verb} {title}: the best-scoring plan that fits and meets your targets, at {figure}."
 
 
 def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],

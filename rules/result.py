@@ -204,6 +204,9 @@ class RecommendResult(Out):
         default_factory=list, description="how the workload's needs were derived from the answers; other chains "
                                           "mark these facts `repeated` instead of explaining them again")
     feasible: bool
+    headline: str | None = Field(
+        default=None, description="the recommendation in one sentence with its main reason (null when nothing is "
+                                  "feasible: to_make_feasible says what would change that)")
     recommendations: list[Recommendation]
     runners_up: list[Recommendation]
     warnings: list[Warning]
