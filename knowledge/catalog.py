@@ -18,16 +18,18 @@ from gpuadvisor.knowledge.schema import (
     Document,
     Engine,
     EngineProfile,
+    Fabric,
     FreeTier,
     Instance,
     Model,
     Precision,
     Source,
+    System,
     parse_as_of,
 )
 
 EntryKind = Literal["accelerator", "instance", "model", "precision", "assumption", "document", "source",
-                    "free_tier", "engine", "engine_profile"]
+                    "free_tier", "engine", "engine_profile", "system", "fabric"]
 OverlayStatus = Literal["overridden", "added"]
 
 
@@ -72,6 +74,10 @@ class Catalog:
     """Serving engines (engines.toml)."""
     engine_profiles: dict[str, EngineProfile] = field(default_factory=dict)
     """Per `engine@family`: calibrated decode efficiencies (engines.toml)."""
+    systems: dict[str, System] = field(default_factory=dict)
+    """Purchasable machines (systems.toml): servers, workstations, racks and appliances, with their host's price."""
+    fabrics: dict[str, Fabric] = field(default_factory=dict)
+    """Scale-out networks one buys for a cluster (systems.toml): cost per port."""
 
     def overlay_status(self, kind: EntryKind, entry_id: str) -> OverlayStatus | None:
         """'overridden' or 'added' when a user overlay touched this entry, else None."""

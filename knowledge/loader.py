@@ -34,11 +34,13 @@ from gpuadvisor.knowledge.schema import (
     Document,
     Engine,
     EngineProfile,
+    Fabric,
     FreeTier,
     Instance,
     Model,
     Precision,
     Source,
+    System,
 )
 
 TABLES: dict[str, type[BaseModel]] = {
@@ -51,6 +53,8 @@ TABLES: dict[str, type[BaseModel]] = {
     "free_tier": FreeTier,
     "engine": Engine,
     "engine_profile": EngineProfile,
+    "system": System,
+    "fabric": Fabric,
 }
 SOURCE = "source"
 META_KEYS = frozenset({"schema_version", "compiled"})
@@ -63,6 +67,7 @@ SHIPPED_FILES = (
     "documents.toml",
     "free_tiers.toml",
     "engines.toml",
+    "systems.toml",
 )
 OPTIONAL_SHIPPED: frozenset[str] = frozenset()
 """Shipped files allowed to be missing (none in a release: a missing file means a broken install)."""
@@ -229,7 +234,7 @@ def _check_refs(raw: _Raw, sources: Mapping[str, Any], accelerators: Mapping[str
         if isinstance(ref, str) and ref not in sources:
             sink.add(f"{raw.where(loc)}: {raw.kind} '{raw.entry_id}': {_fmt_loc(loc)}: unknown source id '{ref}'"
                      f"{_hint(str(ref), list(sources))}; define it in a [[source]] table")
-    if raw.kind in ("instance", "free_tier"):
+    if raw.kind in ("instance", "free_tier") or (raw.kind == "system" and "accelerator" in raw.data):
         acc = raw.data.get("accelerator")
         if acc not in accelerators:
             sink.add(f"{raw.where(('accelerator',))}: {raw.kind} '{raw.entry_id}': accelerator: unknown accelerator "
@@ -387,6 +392,8 @@ def _catalog(state: _State) -> Catalog:
         overridden={k: frozenset(ids) for k, ids in state.overridden.items()},
         added={k: frozenset(ids) for k, ids in state.added.items()},
         free_tiers=table("free_tier"),
+        systems=table("system"),
+        fabrics=table("fabric"),
     )
 
 

@@ -88,6 +88,8 @@ class Price(Strict):
     as_of: AsOf = None
     sources: list[str] = Field(min_length=1)
     approximate: bool = True
+    derived: bool = False
+    """Arithmetic on sourced figures (the formula is in `notes`)."""
     low: float | None = Field(default=None, gt=0)
     high: float | None = Field(default=None, gt=0)
     notes: str | None = None
@@ -182,6 +184,10 @@ class Accelerator(Strict):
     flash_attention_notes: str | None = None
     software_stack: SoftwareStack
     max_per_node: int = Field(default=8, ge=1, le=256)
+    trains: bool = True
+    """Whether the vendor's software stack trains on it (AWS Inferentia2: Neuron trains on Trainium only)."""
+    trains_note: str | None = None
+    """Why it does not train, with the source, shown when a training plan rules it out."""
     purchasable: bool = True
     purchase_price_usd: Price | None = None
     sources: list[str] = Field(min_length=1)
@@ -199,6 +205,10 @@ class Accelerator(Strict):
         """CUDA compute capability as a number (8.9), or None off CUDA."""
         return float(self.compute_capability.value) if self.compute_capability else None
 
+
+FabricKind = Literal["infiniband", "roce", "efa", "ethernet", "ici", "dcn", "none"]
+"""The scale-out network between nodes: InfiniBand, RoCE (RDMA over Ethernet), AWS EFA, plain Ethernet (TCP,
+GPUDirect-TCPX), TPU ICI (inside a slice), TPU multislice data-centre network (DCN), or none."""
 
 PriceType = Literal["on-demand", "spot", "capacity-block", "on-demand-equivalent", "reserved"]
 ProviderKind = Literal["hyperscaler", "specialist", "marketplace", "user"]
@@ -252,6 +262,9 @@ class Instance(Strict):
     pod slices), so multi-node training or serving can be planned on it."""
     internode_gbs: float | None = Field(default=None, gt=0)
     """Network bandwidth per node in GB/s (bytes, e.g. 3,200 Gbps EFA = 400 GB/s), where published."""
+    fabric: FabricKind | None = None
+    """What joins the nodes of a cluster (EFA on AWS, InfiniBand at Azure ND / Lambda / Nebius / CoreWeave, RoCE at
+    OCI, ICI inside a TPU slice); None = not published (a cluster of unknown kind)."""
     topology_sources: list[str] = []
     """Sources for accelerator_count, fast_domain, cluster and internode_gbs."""
     notes: str | None = None
@@ -262,6 +275,8 @@ class Instance(Strict):
         if self.internode_gbs is not None and not self.cluster:
             raise ValueError("internode_gbs is set but cluster = false (a per-node network bandwidth only matters "
                              "for multi-node clusters)")
+        if self.fabric not in (None, "none") and not self.cluster:
+            raise ValueError(f"fabric = {self.fabric!r} but cluster = false (a cluster network needs cluster = true)")
         return self
 
     def domain(self, acc: Accelerator) -> int:
@@ -316,6 +331,137 @@ class FreeTier(Strict):
         if self.weekly_hours is not None:
             return self.weekly_hours
         return 7 * self.daily_hours if self.daily_hours is not None else None
+
+
+SystemKind = Literal["server", "workstation", "desktop", "rack", "appliance"]
+"""server: a rack-mounted machine (HGX/OAM board or PCIe slots); workstation / desktop: a desk-side tower; rack: a
+whole rack-scale system (GB200 NVL72); appliance: a machine sold whole with its accelerator (DGX Spark, Mac Studio)."""
+CardClass = Literal["pcie-datacenter", "pcie-desk", "module"]
+"""What a chassis takes: passively cooled data-centre PCIe cards (L4, L40S, H100 PCIe/NVL, RTX PRO Server),
+actively cooled workstation and consumer cards, or SXM/OAM modules on the 8-GPU baseboard of an HGX-class server."""
+
+
+class SystemPrice(Strict):
+    """A machine's price: without its accelerators (the host: CPUs, memory, storage, chassis, power supplies, NICs),
+    or whole (`includes_accelerators = true`) where only that is published."""
+
+    value: float = Field(gt=0)
+    kind: PriceKind
+    includes_accelerators: bool = False
+    as_of: AsOf = None
+    sources: list[str] = Field(min_length=1)
+    approximate: bool = True
+    derived: bool = False
+    low: float | None = Field(default=None, gt=0)
+    high: float | None = Field(default=None, gt=0)
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _range(self) -> SystemPrice:
+        if self.kind == "estimate" and (self.low is None or self.high is None):
+            raise ValueError("a price of kind 'estimate' needs 'low' and 'high' (the range its sources span)")
+        if self.low is not None and self.high is not None and not self.low <= self.value <= self.high:
+            raise ValueError(f"value {self.value:g} must lie within low {self.low:g} .. high {self.high:g}")
+        return self
+
+
+class Nics(Strict):
+    """The scale-out network adapters a system ships with (one per GPU on an HGX server)."""
+
+    count: int = Field(ge=1, le=128)
+    gbps_each: float = Field(gt=0, le=3200)
+    kind: FabricKind
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+    @property
+    def gbs_per_node(self) -> float:
+        """Bytes per second per direction of all adapters together (3,200 Gb/s → 400 GB/s)."""
+        return self.count * self.gbps_each / 8.0
+
+
+class System(Strict):
+    """A purchasable machine: the unit one buys, with what it costs beyond its accelerators and what it draws.
+
+    Either a fixed accelerator (an HGX/OAM board in its server, a rack, an appliance) or a chassis that `takes`
+    cards of a class in `slots` (a PCIe server, a workstation, a desktop)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
+    name: str
+    examples: list[str] = []
+    kind: SystemKind
+    accelerator: str | None = None
+    takes: list[CardClass] = []
+    slots: int = Field(ge=1, le=256)
+    fill: list[int] | None = None
+    """Accelerator counts a chassis is bought with (default: powers of two up to `slots`, and `slots`); a fixed
+    board always holds `slots`."""
+    price: SystemPrice | None = None
+    """None only for an appliance whose accelerator's own purchase price is the whole machine's (a Mac Studio)."""
+    host_share: Price | None = None
+    """With a whole-system price: the part of it that is not accelerators (CPUs, memory, storage, chassis, NICs),
+    when a source or arithmetic on sources gives it; None = not published (what is beyond the accelerators is
+    then unknown, and said so)."""
+    host_power_w: Measure | None = None
+    """What the machine itself draws at load besides its accelerators (CPUs, memory, fans, NICs, drives)."""
+    system_power_w: Measure | None = None
+    """The vendor's maximum for the whole machine (PSU rating basis), for reference and as a fallback."""
+    nics: Nics | None = None
+    scale_up_domain: int | None = Field(default=None, ge=1)
+    """Accelerators sharing the fast interconnect when it differs from the accelerator's (GB200 NVL72: 72)."""
+    rack_units: int | None = Field(default=None, ge=1, le=52)
+    desk_side: bool = False
+    """Stands beside a desk (workstation, desktop, small appliance): no rack, no data-centre power."""
+    existing: bool = False
+    """A machine the user already has (a card upgrade for their own PC): only the cards are bought; offered when
+    the answers say it has free slots (current.pc_slots)."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _what_it_holds(self) -> System:
+        if (self.accelerator is None) == (not self.takes):
+            raise ValueError("give either 'accelerator' (a fixed board, rack or appliance) or 'takes' (the card "
+                             "classes a chassis holds), not both or neither")
+        if self.fill is not None:
+            if self.accelerator is not None:
+                raise ValueError("'fill' applies to chassis ('takes'); a fixed board always holds 'slots'")
+            bad = [n for n in self.fill if not 1 <= n <= self.slots]
+            if bad:
+                raise ValueError(f"fill {bad} outside 1 .. slots ({self.slots})")
+        if self.existing and (self.price is not None or self.accelerator is not None):
+            raise ValueError("an existing machine ('existing = true') has no price and takes cards ('takes')")
+        if self.price is None and self.kind != "appliance" and not self.existing:
+            raise ValueError("'price' is required (only an appliance may take its accelerator's price as its own, "
+                             "and a machine you already have costs nothing: existing = true)")
+        if self.price is not None and self.price.includes_accelerators and self.accelerator is None:
+            raise ValueError("a whole-system price (includes_accelerators) needs a fixed 'accelerator'")
+        return self
+
+    def fills(self) -> tuple[int, ...]:
+        """The accelerator counts one machine is bought with."""
+        if self.accelerator is not None:
+            return (self.slots,)
+        if self.fill is not None:
+            return tuple(sorted(set(self.fill)))
+        powers = [n for n in (1, 2, 4, 8, 16) if n < self.slots]
+        return (*powers, self.slots)
+
+
+class Fabric(Strict):
+    """A scale-out network one buys to join machines into a cluster: switch ports, optics and cables per port."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
+    name: str
+    kind: FabricKind
+    gbps_per_port: float = Field(gt=0, le=3200)
+    usd_per_port: Price | None = None
+    """A node's share of the switches (leaf and spine of a two-tier fat tree) plus its optics and cables, per port;
+    None = no switch price found (a plan then says the fabric is not priced)."""
+    nic_usd: Price | None = None
+    """One adapter, for machines that do not ship with it (HGX servers' prices include their NICs)."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
 
 
 class MoE(Strict):

@@ -25,7 +25,7 @@ Fact = Mapping[str, Any]
 WEEKS_PER_MONTH = 52.0 / 12.0
 
 
-def free_tier_fact(t: FreeTier) -> dict[str, Any]:
+def free_tier_fact(t: FreeTier, shape: str) -> dict[str, Any]:
     """The scalar view of a free notebook tier that rules test."""
     quota = monthly_quota_hours(t)
     limits = [f"{t.session_hours:g} h per session"]
@@ -39,7 +39,7 @@ def free_tier_fact(t: FreeTier) -> dict[str, Any]:
         "kind": "free_tier", "ref": f"free:{t.id}", "key": t.id, "provider": t.provider,
         "accelerator": t.accelerator, "count": t.accelerator_count, "session_hours": t.session_hours,
         "monthly_quota_hours": quota if quota is not None else 0.0, "quota_published": quota is not None,
-        "guaranteed": t.guaranteed,
+        "guaranteed": t.guaranteed, "shape": shape,
         "text": f"{t.name}: {t.accelerator_count}× {t.accelerator} free, {', '.join(limits)}"
                 + ("" if t.guaranteed else ", a GPU is not guaranteed"),
     }
@@ -54,10 +54,10 @@ def monthly_quota_hours(t: FreeTier) -> float | None:
     return None
 
 
-def owned_fact(accelerator: str, name: str, count: int) -> dict[str, Any]:
+def owned_fact(accelerator: str, name: str, count: int, shape: str) -> dict[str, Any]:
     """The hardware the user already has (answers current.gpu / current.gpu_count), as an input fact."""
     return {"kind": "owned", "ref": f"owned:{accelerator}", "accelerator": accelerator, "count": count,
-            "acc_ref": f"acc:{accelerator}", "name": name,
+            "acc_ref": f"acc:{accelerator}", "name": name, "shape": shape,
             "text": f"You already have {count}× {name} (current.gpu)"}
 
 
@@ -73,8 +73,6 @@ class AlternativeRules:
     @reads_only
     def price_free_tier(self, ctx: RuleContext, config: Fact, tier: Fact, work: Fact) -> None:
         t = self.catalog.free_tiers[str(tier["key"])]
-        if int(config["count"]) > t.accelerator_count:
-            return  # the plan needs more GPUs than the notebook gives
         usage = read_usage(ctx)
         training = work["workload"] != "inference"
         quota = monthly_quota_hours(t)
@@ -99,7 +97,8 @@ class AlternativeRules:
             use = f"{hours:,.0f} h a month in sessions of at most {t.session_hours:g} h"
         a = self.catalog.accelerators[str(config["accelerator"])]
         ctx.conclude(option_fact(config, a, work, f"free:{t.id}", {
-            "large_cluster": False, "gpu_hours": None,
+            "large_cluster": False, "gpu_hours": None, "title": f"{t.name} (free)" if "free" not in t.name.lower()
+            else t.name, "unit_name": t.name, "unit_kind": "notebook",
             "purchase": False, "acquisition": "free", "instance": t.name, "instance_id": t.id,
             "provider_name": t.provider_name, "instance_name": t.name, "instances": 1, "provider": t.provider,
             "provider_kind": "free", "pricing": "free", "usd_per_hour": 0.0, "usd_per_month": 0.0,
@@ -113,13 +112,7 @@ class AlternativeRules:
     @reads_only
     def price_owned(self, ctx: RuleContext, config: Fact, own: Fact, work: Fact) -> None:
         a = self.catalog.accelerators[str(config["accelerator"])]
-        have, need = int(own["count"]), int(config["count"])
-        if need > have:
-            ctx.conclude({"kind": "warning", "rule": ctx.rule.id, "heuristic": "", "category": "advice",
-                          "severity": "info", "target": "",
-                          "message": f"Your {have}× {a.name} cannot run this: the smallest configuration needs "
-                                     f"{need} of them ({config['memory_gb_per_gpu']:,.1f} GB each)."})
-            return
+        need = int(config["count"])
         usage = read_usage(ctx)
         watts = a.tdp_w.value if a.tdp_w else 0.0
         pue, usd_per_kwh = float(work["pue"]), float(work["power_usd_per_kwh"])
@@ -133,7 +126,8 @@ class AlternativeRules:
             hours = usage.hours_per_month
             costs = {"usd_per_month": round(power * hours, 2)}
         ctx.conclude(option_fact(config, a, work, "own", {
-            "large_cluster": False, "gpu_hours": None,
+            "large_cluster": False, "gpu_hours": None, "title": f"Your own {need}× {a.name}",
+            "unit_name": "your own hardware", "unit_kind": "own",
             "purchase": False, "acquisition": "own", "instance": "your own hardware", "instance_id": "own",
             "instances": 1, "provider": "own", "provider_kind": "owned", "pricing": "owned",
             "usd_per_hour": round(power, 4), **costs, "usage_hours": round(hours, 3), "price_known": True,

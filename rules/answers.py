@@ -69,7 +69,11 @@ class InferenceAnswer(Section):
     latency_p95_s: float | None = Field(default=None, gt=0, le=86_400)
     min_tokens_per_s_per_user: float | None = Field(default=None, gt=0, le=100_000)
     ttft_max_s: float | None = Field(default=None, gt=0, le=3600)
-    models_per_gpu: int = Field(default=1, ge=1, le=64, description="distinct small models to host side by side")
+    models_per_gpu: int = Field(default=1, ge=1, le=64, description="distinct models of this size to host side by side "
+                                                                  "on the same accelerators")
+    failover: bool = Field(
+        default=False, description="the service survives the loss of one machine at full load (N+1 on two machines at "
+                                   "least); unset = yes for production serving, no otherwise")
     engine: Literal["auto", "llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx"] = Field(
         default="auto", description="serving engine; auto = by deployment: MLX on Apple silicon, llama.cpp on "
                                     "desk-side (consumer, workstation) cards, vLLM on servers (per option)")
@@ -112,7 +116,14 @@ class DeploymentAnswer(Section):
     power_usd_per_kwh: float = Field(default=0.12, ge=0, le=10)
     pue: float = Field(default=1.3, ge=1, le=3, description="data-centre power usage effectiveness")
     lifetime_years: float = Field(default=3.0, ge=0.25, le=15, description="years the hardware is used")
-    spot: bool = Field(default=True, description="consider spot/preemptible prices")
+    site_usd_per_kw_month: float | None = Field(
+        default=None, ge=0, le=10_000, description="what a kW of server-room capacity costs a month (space, power and "
+                                                   "cooling capacity; 0 for a room you already pay for); unset = the "
+                                                   "colocation rate of the knowledge base")
+    spot: bool = Field(default=True, description="consider spot/preemptible prices; unset = yes, except for "
+                                                 "production serving (on-demand capacity, never reclaimed)")
+    desk_side: bool = Field(default=False, description="the hardware stays beside a desk (not in a server room or "
+                                                       "data centre): allows GeForce cards in production")
     allow_marketplace: bool = Field(default=True, description="consider GPU marketplaces (not for sensitive data)")
     sensitive_data: bool = False
 
@@ -155,6 +166,9 @@ class CurrentAnswer(Section):
     gpu_name: str | None = Field(default=None, description="the name the machine reports (set by detection)")
     detection: str | None = Field(default=None, description="what detection found (set by current.gpu = \"auto\")")
     gpu_utilization: float | None = Field(default=None, ge=0, le=1, description="observed busy fraction, 0-1")
+    pc_slots: int = Field(default=0, ge=0, le=8,
+                          description="free double-width PCIe slots in a desktop you already have, for cards you buy "
+                                      "(no new computer needed); unset = 2 while learning or prototyping, else 0")
 
 
 class Answers(Section):
@@ -202,6 +216,25 @@ class Answers(Section):
         """Every leaf answer as `section.key` → value (lists kept), in a stable order."""
         return dict(_flatten(self.model_dump(mode="json")))
 
+    def effective(self) -> dict[str, Any]:
+        """Every leaf answer as the consultation applies it: given answers, else the default that depends on the
+        other answers (`contextual_defaults`), else the field's default."""
+        flat = self.flat()
+        given = self.given_keys()
+        implied = self.implied()
+        return {k: (v if k in given or k not in implied else implied[k]) for k, v in flat.items()}
+
+    def implied(self) -> dict[str, Any]:
+        """The defaults the given answers imply for the keys not given (`contextual_defaults`)."""
+        flat = self.flat()
+        given = self.given_keys()
+        return {k: v for k, v in contextual_defaults({k: flat[k] for k in given if k in flat}).items()
+                if k not in given}
+
+    def given_keys(self) -> set[str]:
+        """Dotted keys of the answers the user gave."""
+        return {k for k, _ in _flatten(self.given())}
+
     def given(self) -> dict[str, Any]:
         """Only what the user gave (no defaults): what saved answers files and reports embed."""
         return self.model_dump(mode="json", exclude_unset=True, exclude_none=True)
@@ -219,17 +252,32 @@ class Answers(Section):
 
 
 QLORA_BASE_FORMAT = "nf4"
+HOBBY_PC_SLOTS = 2
+"""Learners and hobbyists buy cards for the desktop they have: an ATX board takes two double-width cards."""
+INTERACTIVE_MIN_TOKENS_PER_S = 10.0
+"""Production serving's default per-user streaming floor: a little faster than people read (about 4-5 words, ~6-7
+tokens, a second), so the text never stalls on screen. Set inference.min_tokens_per_s_per_user for batch work."""
 
 
 def contextual_defaults(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults that depend on other answers, by dotted key (QLoRA's frozen base is 4-bit NF4, not BF16).
+    """Defaults that depend on other answers, by dotted key: QLoRA's frozen base is 4-bit NF4, not BF16; production
+    serving is a service level — on-demand capacity (no spot), failover (N+1), and a per-user speed floor.
 
-    `flat` holds the answers given so far as `section.key` → value. Resolution and the questionnaire both use this,
-    so the default a user is shown is the default the consultation applies.
+    `flat` holds the answers GIVEN so far as `section.key` → value (no field defaults). Resolution, the consultation
+    and the questionnaire all use this, so the default a user is shown is the default the consultation applies.
     """
     out: dict[str, Any] = {}
     if flat.get("workload") == "finetune" and flat.get("finetune.method") == "qlora":
         out["precision.weights"] = QLORA_BASE_FORMAT
+    if flat.get("stage") in ("learning", "prototyping"):
+        out["current.pc_slots"] = HOBBY_PC_SLOTS
+    # the service level of production follows a stated stage: unstated, the consultation sizes for always-on use
+    # (730 h a month) but does not impose failover, a speed floor or on-demand capacity
+    production_serving = flat.get("workload", "inference") == "inference" and flat.get("stage") == "production"
+    if production_serving:
+        out["deployment.spot"] = False
+        out["inference.failover"] = True
+        out["inference.min_tokens_per_s_per_user"] = INTERACTIVE_MIN_TOKENS_PER_S
     return out
 
 

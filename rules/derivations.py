@@ -15,9 +15,9 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
-from gpuadvisor.rules import topology
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
+from gpuadvisor.rules.facts import flagship
 from gpuadvisor.rules.planning import (
     InferenceSearch,
     NoFit,
@@ -25,21 +25,21 @@ from gpuadvisor.rules.planning import (
     ServingTargets,
     TrainingSearch,
     TrainingTargets,
-    link_kind,
 )
 from gpuadvisor.rules.price_age import age_months, as_of_label
+from gpuadvisor.rules.purchases import purchase_bill
 from gpuadvisor.rules.serving import engine_efficiency, engine_memory
-from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, owned_cost
+from gpuadvisor.rules.sizing.cost import break_even_utilization, system_cost
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import inference_memory, split_weight_format, training_memory, weight_bytes
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_YEAR
-from gpuadvisor.rules.topology import per_gpu_offer, unsupported
-from gpuadvisor.rules.usage import Usage, read_usage, usage_profile, usage_values
+from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
+from gpuadvisor.rules.units import Unit, own_unit, unit_table
+from gpuadvisor.rules.usage import HOURS_PER_MONTH, Usage, read_usage, usage_profile, usage_values
 
 Fact = Mapping[str, Any]
-HOURS_PER_MONTH = 730.0
 LARGE_CLUSTER_GPUS = 1000
 """From this size a training cluster is a procurement project of its own (reserved capacity, a fabric)."""
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
@@ -75,6 +75,7 @@ class Derivations:
         self.catalog = catalog
         self.base_factors = Factors.from_values({a.id: a.value for a in catalog.assumptions.values()})
         self.cheapest_rent = _cheapest_rent_per_gpu_hour(catalog)
+        self.units = unit_table(catalog)
         self.usage_values = usage_values(catalog)
         found = catalog.assumptions.get("spot_uninterrupted_hours")
         self._spot_hours = found.value if found is not None else 24.0
@@ -90,12 +91,15 @@ class Derivations:
     def factors(self, work: Fact, ctx: RuleContext | None = None) -> Factors:
         """The catalog's factors with the consultation's power price, PUE and lifetime (built once per
         consultation when `ctx` is given)."""
-        key = ("factors", work["pue"], work["power_usd_per_kwh"], work["lifetime_years"])
+        site = work.get("site_usd_per_kw_month")
+        key = ("factors", work["pue"], work["power_usd_per_kwh"], work["lifetime_years"], site)
         found = ctx.scratch.get(key) if ctx is not None else None
         if found is None:
             found = replace(self.base_factors, pue=float(work["pue"]),
                             power_usd_per_kwh=float(work["power_usd_per_kwh"]),
-                            hardware_lifetime_years=float(work["lifetime_years"]))
+                            hardware_lifetime_years=float(work["lifetime_years"]),
+                            colocation_usd_per_kw_month=float(site) if site is not None else
+                            self.base_factors.colocation_usd_per_kw_month)
             if ctx is not None:
                 ctx.scratch[key] = found
         return found
@@ -115,6 +119,7 @@ class Derivations:
     # --- stratum 0: profile --------------------------------------------------------------------------------------
     def workload_profile(self, ctx: RuleContext, model: Fact) -> None:
         answers = {str(f["key"]): (fid, f["value"]) for fid, f in ctx.facts("answer", as_premises=False)}
+        given_ids = {fid for fid, f in ctx.facts("answer", as_premises=False) if f["given"]}
         used: list[int] = []
 
         def a(key: str) -> Any:
@@ -159,8 +164,13 @@ class Derivations:
             "datacenter_only": bool(a("constraints.datacenter_only")),
             "ecc_required": bool(a("constraints.ecc_required")),
             "spot": bool(a("deployment.spot")), "allow_marketplace": bool(a("deployment.allow_marketplace")),
+            "spot_given": answers["deployment.spot"][0] in given_ids, "desk_side": bool(a("deployment.desk_side")),
+            "pc_slots": int(a("current.pc_slots")),
+            "production_stated": answers["stage"][0] in given_ids and answers["stage"][1] == "production",
+            "failover": bool(a("inference.failover")) if workload == "inference" else False,
             "pue": float(a("deployment.pue")), "power_usd_per_kwh": float(a("deployment.power_usd_per_kwh")),
             "lifetime_years": float(a("deployment.lifetime_years")), "max_gpus": a("constraints.max_gpus"),
+            "site_usd_per_kw_month": a("deployment.site_usd_per_kw_month"),
             "vendors": list(a("constraints.vendors")), "providers": list(a("deployment.providers")),
             "requests_per_minute": a("inference.requests_per_minute"),
             "input_tokens": int(a("inference.input_tokens")), "output_tokens": int(a("inference.output_tokens")),
@@ -312,11 +322,20 @@ class Derivations:
         }, attachment={"notes": [n.text for n in mem.notes]})
 
     # --- stratum 3: configurations (H1) ----------------------------------------------------------------------------
+    def _unit(self, ctx: RuleContext, unit: Fact) -> Unit:
+        """The deployable unit a `unit` fact stands for (the user's own machine is built from its `owned` fact)."""
+        shape = str(unit["key"])
+        if shape.startswith("own:"):
+            _, acc_id, count = shape.split(":")
+            return own_unit(self.catalog.accelerators[acc_id], int(count))
+        return self.units.by_shape[shape]
+
     @reads_only
-    def plan_inference(self, ctx: RuleContext, acc: Fact, need: Fact, demand: Fact) -> None:
+    def plan_inference(self, ctx: RuleContext, unit: Fact, acc: Fact, need: Fact, demand: Fact) -> None:
         wid, work = self._work(ctx)
         mid, model = self._model(ctx)
-        a = self.catalog.accelerators[str(acc["key"])]
+        u = self._unit(ctx, unit)
+        a = self.catalog.accelerators[u.accelerator]
         key = ("inference-search", wid, mid, ctx.premise_ids["demand"])
         search = ctx.scratch.get(key)
         if search is None:  # one search per consultation: memory curves are shared by every accelerator
@@ -325,21 +344,24 @@ class Derivations:
                 input_tokens=int(work["input_tokens"]), output_tokens=int(work["output_tokens"]),
                 context=int(work["context"]), min_tokens_per_s_per_user=work.get("min_tps_user"),
                 ttft_max_s=work.get("ttft_max_s"), latency_p95_s=work.get("latency_p95_s"),
-                max_gpus=_i(work.get("max_gpus")))
+                max_gpus=_i(work.get("max_gpus")), failover=bool(work.get("failover")))
             weights = self.catalog.precisions[str(work["weights_precision"])]
             kv = self.catalog.precisions[str(work["kv_precision"])]
             engine = str(work.get("engine", "auto"))
             search = ctx.scratch[key] = InferenceSearch(arch_of(model), params_of(model), weights, kv, targets,
                                                         self.factors(work, ctx),
                                                         lambda acc: engine_efficiency(self.catalog, acc, engine),
-                                                        lambda acc: engine_memory(self.catalog, acc, engine))
-        self._conclude_plan(ctx, a, search.plan(a, with_notes=False), work, search, float(demand["tokens_per_s"]))
+                                                        lambda acc: engine_memory(self.catalog, acc, engine),
+                                                        models=int(work.get("models_per_gpu") or 1))
+        self._conclude_plan(ctx, a, u, str(unit["key"]), search.plan(a, u, with_notes=False), work, search,
+                            float(demand["tokens_per_s"]))
 
     @reads_only
-    def plan_training(self, ctx: RuleContext, acc: Fact, need: Fact, compute: Fact) -> None:
+    def plan_training(self, ctx: RuleContext, unit: Fact, acc: Fact, need: Fact, compute: Fact) -> None:
         wid, work = self._work(ctx)
         mid, model = self._model(ctx)
-        a = self.catalog.accelerators[str(acc["key"])]
+        u = self._unit(ctx, unit)
+        a = self.catalog.accelerators[u.accelerator]
         key = ("training-search", wid, mid, ctx.premise_ids["compute"])
         search = ctx.scratch.get(key)
         if search is None:  # one search per consultation: layouts' memory is shared by every accelerator
@@ -349,39 +371,47 @@ class Derivations:
                 seq=int(work["context"]), micro_batch=int(work["batch"]), deadline_days=float(work["deadline_days"]),
                 optimizer=work["optimizer"], zero_stage=None if zero == "auto" else int(zero),
                 checkpointing=bool(work["gradient_checkpointing"]), lora_rank=int(work["lora_rank"]),
-                max_gpus=_i(work.get("max_gpus")))
+                max_gpus=_i(work.get("max_gpus")), pretraining=work["workload"] == "training")
             weights = self.catalog.precisions[str(work["weights_precision"])]
             search = ctx.scratch[key] = TrainingSearch(arch_of(model), params_of(model), weights, targets,
                                                        self.factors(work, ctx))
-        self._conclude_plan(ctx, a, search.plan(a, with_notes=False), work, search)
+        self._conclude_plan(ctx, a, u, str(unit["key"]), search.plan(a, u, with_notes=False), work, search)
 
     def _work(self, ctx: RuleContext) -> tuple[int, Fact]:
         found = ctx.read("workload")  # registered as a premise: every configuration depends on the profile
         return found[0]
 
-    def _conclude_plan(self, ctx: RuleContext, a: Accelerator, plan: Plan | NoFit, work: Fact,
+    def _conclude_plan(self, ctx: RuleContext, a: Accelerator, u: Unit, shape: str, plan: Plan | NoFit, work: Fact,
                        search: InferenceSearch | TrainingSearch, need_tps: float = 0.0) -> None:
         if isinstance(plan, NoFit):
-            ctx.conclude({"kind": "ruled_out", "ref": f"out:{a.id}", "target": f"acc:{a.id}", "name": a.name,
-                          "reason": plan.reason, "rule": ctx.rule.id, "text": plan.reason})
+            ctx.conclude({"kind": "ruled_out", "ref": f"out:{shape}", "target": f"acc:{a.id}", "name": a.name,
+                          "reason": plan.reason, "rule": ctx.rule.id, "shape": shape, "text": plan.reason})
             return
         layout = f"TP {plan.tensor_parallel}" + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1
                                                  else "")
+        where = u.describe(plan.machines, plan.count)
         if work["workload"] == "inference":
             capacity = plan.capacity_tokens_per_s or 0.0
             load = (f"capacity {capacity:,.0f} tokens/s = {capacity / need_tps:,.1f}× the {need_tps:,.0f} needed"
                     if need_tps > 0 else f"capacity {capacity:,.0f} tokens/s")
-            perf = (f"{plan.replicas} replica(s) of {layout}, batch {plan.batch_per_replica} each: "
+            spare = plan.replicas - plan.replicas_for_load
+            spares = (f" ({plan.replicas_for_load} for the load, {spare} more to survive a machine loss or fill "
+                      "the machines)" if spare > 0 else "")
+            perf = (f"{plan.replicas} replica(s) of {layout}{spares}, batch {plan.batch_per_replica} each: "
                     f"{plan.tokens_per_s or 0:,.0f} tokens/s total, {plan.tokens_per_s_per_user or 0:,.1f} per user, "
                     f"first token in {plan.ttft_s or 0:.2f} s; {load}")
         else:
             zero = f", ZeRO-{plan.zero_stage}" if plan.zero_stage else ""
-            perf = (f"{layout}{zero}, data parallel {plan.replicas}: {plan.training_days or 0:,.1f} days "
+            perf = (f"{layout}{zero}, data parallel {plan.replicas} (synchronising over "
+                    f"{_link_name(plan.sync_link)}): {plan.training_days or 0:,.1f} days "
                     f"({plan.training_gpu_hours or 0:,.0f} GPU-hours)")
+        topo = u.topology
         fact = {
-            "kind": "config", "ref": f"cfg:{a.id}", "accelerator": a.id, "accelerator_name": a.name,
-            "count": plan.count, "nodes": plan.nodes, "tensor_parallel": plan.tensor_parallel,
+            "kind": "config", "ref": f"cfg:{shape}", "shape": shape, "accelerator": a.id, "accelerator_name": a.name,
+            "count": plan.count, "nodes": plan.machines, "machines": plan.machines, "fill": plan.fill,
+            "tensor_parallel": plan.tensor_parallel,
             "pipeline_parallel": plan.pipeline_parallel, "replicas": plan.replicas, "zero_stage": plan.zero_stage,
+            "replicas_for_load": plan.replicas_for_load,
             "batch_per_replica": plan.batch_per_replica, "memory_gb_per_gpu": round(plan.memory_gb_per_gpu, 3),
             "memory_utilization": round(plan.memory_utilization, 4), "fits_single_gpu": plan.fits_single_gpu,
             "bound": plan.bound, "tokens_per_s": _r(plan.tokens_per_s),
@@ -390,21 +420,23 @@ class Derivations:
             "training_gpu_hours": _r(plan.training_gpu_hours),
             "capacity_tokens_per_s": _r(plan.capacity_tokens_per_s),
             "headroom": _r(plan.capacity_tokens_per_s / need_tps) if plan.capacity_tokens_per_s and need_tps > 0
-            else None, "desk_side": a.market in ("consumer", "workstation"),
+            else None, "desk_side": u.desk_side or a.market in ("consumer", "workstation"),
             "meets_tpot": plan.meets_tpot, "meets_ttft": plan.meets_ttft, "meets_latency": plan.meets_latency,
             "meets_deadline": plan.meets_deadline, "within_max_gpus": plan.within_max_gpus,
-            "interconnect_kind": link_kind(a, plan.tensor_parallel * max(
-                1, plan.replicas if work["workload"] != "inference" else 1)),
-            "market": a.market, "vendor": a.vendor, "ecc": a.ecc,
+            "meets_failover": plan.meets_failover,
+            "link": plan.link, "sync_link": plan.sync_link, "interconnect_kind": plan.link,
+            "scale_up_kind": topo.scale_up.kind, "unit_kind": u.kind, "topology": topo.describe(),
+            "scale_out_kind": topo.scale_out.kind if topo.scale_out is not None else "none",
+            "market": a.market, "vendor": a.vendor, "ecc": a.ecc, "trains": a.trains,
             "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2, "throttled": plan.throttled,
             "mig": int(a.mig_max_instances.value) if a.mig_max_instances else 0, "memory_gb": a.memory_gb.value,
-            "flagship": a.market == "datacenter" and (a.dense_tflops("bf16") or 0) >= 700,
+            "flagship": flagship(a),
             "vendor_allowed": a.vendor in work["vendors"],
             **self._library_support(a, str(work["weights_precision"])),
-            "text": f"{plan.count}× {a.name}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
+            "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
                     f"({plan.memory_utilization:.0%}); {perf}",
         }
-        ctx.conclude(fact, attachment=LazyAttachment(lambda: _plan_details(a, search)))
+        ctx.conclude(fact, attachment=LazyAttachment(lambda: _plan_details(a, u, search)))
 
     def _library_support(self, a: Accelerator, precision_id: str) -> dict[str, Any]:
         """Whether the weight format's kernels run on this part (compute capability and software stack, H9)."""
@@ -419,29 +451,26 @@ class Derivations:
     def price_rental(self, ctx: RuleContext, config: Fact, inst: Fact, work: Fact) -> None:
         i = self.catalog.instances[str(inst["key"])]
         a = self.catalog.accelerators[str(config["accelerator"])]
+        u = self.units.units[f"inst:{i.id}"]
         training = work["workload"] != "inference"
-        if unsupported(i, a, tensor_parallel=int(config["tensor_parallel"]),
-                       pipeline_parallel=int(config["pipeline_parallel"]), count=int(config["count"]),
-                       training=training):
-            return  # the offer's topology cannot host this layout (topology.py); another offer may
+        machines, count = int(config["machines"]), int(config["count"])
         usage = read_usage(ctx)
         for pricing in ("on-demand", "spot"):
             found = self._price(i, pricing)
             if found is None:
                 continue
             price, sources = found
-            gpus_per_instance = 1 if per_gpu_offer(i) else i.accelerator_count
-            cost = cloud_cost(price.usd_per_hour, gpus_per_instance, int(config["count"]))
-            hourly = cost.usd_per_hour
+            hourly = machines * price.usd_per_hour
             extra: dict[str, Any] = {
                 "purchase": False, "acquisition": "rent", "instance": f"{i.provider_name} {i.instance}",
-                "instance_id": i.id, "instances": cost.instances, "provider": i.provider,
+                "instance_id": i.id, "instances": machines, "provider": i.provider,
                 "provider_name": i.provider_name, "instance_name": i.instance,
                 "provider_kind": i.provider_kind, "pricing": pricing, "usd_per_hour": round(hourly, 4),
                 "price_known": True, "price_as_of": price.as_of, "price_kind": pricing,
                 "price_age_months": age_months(price.as_of), "price_source": sources,
                 "provider_allowed": i.provider in work["providers"],
                 "over_hourly": work.get("hourly_usd") is not None and hourly > float(work["hourly_usd"]),
+                "unit_name": u.name, "unit_kind": u.kind, "title": u.describe(machines, count),
             }
             if training:
                 wall = float(config.get("training_days") or 0) * 24
@@ -459,8 +488,8 @@ class Derivations:
                               "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
                                                                              work))})
             extra["over_monthly"] = work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"])
-            label = (f"{cost.instances}× {i.provider_name} {i.instance} {pricing} at ${price.usd_per_hour:,.2f}/h "
-                     f"(as of {as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
+            label = (f"{extra['title']} {pricing} at ${price.usd_per_hour:,.2f}/h each (as of "
+                     f"{as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
             self._conclude_option(ctx, config, a, work, extra, label, i)
 
     @staticmethod
@@ -485,78 +514,81 @@ class Derivations:
         return self._prices[key]
 
     @reads_only
-    def price_purchase(self, ctx: RuleContext, config: Fact, work: Fact) -> None:
-        a = self.catalog.accelerators[str(config["accelerator"])]
-        if not a.purchasable:
+    def price_purchase(self, ctx: RuleContext, config: Fact, sys: Fact, work: Fact) -> None:
+        u = self.units.units[str(sys["key"])]
+        a = self.catalog.accelerators[u.accelerator]
+        system = self.catalog.systems[str(sys["system"])]
+        machines, count = int(config["machines"]), int(config["count"])
+        training = work["workload"] != "inference"
+        title = "Buy " + u.describe(machines, count)
+        slots = int(work.get("pc_slots") or 0)
+        if system.existing and slots == 0:
+            return  # no computer of the user's to put a card in (current.pc_slots)
+        if a.purchase_price_usd is None and not (system.price is not None and system.price.includes_accelerators):
+            self._conclude_option(ctx, config, a, work, {
+                "purchase": True, "acquisition": "buy", "instance": "purchase", "provider": "on-prem",
+                "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": False,
+                "unit_name": u.name, "unit_kind": u.kind, "title": title, "instances": machines,
+            }, f"{title}: no purchase price known for {a.name}", None)
             return
-        count = int(config["count"])
-        extra: dict[str, Any] = {"purchase": True, "acquisition": "buy", "instance": "purchase",
-                                 "provider": "on-prem", "provider_kind": "owned", "pricing": "purchase",
-                                 "price_known": False, "provider_allowed": True}
-        label = f"buy {count}× {a.name}"
-        price = a.purchase_price_usd
-        if price is not None:
-            watts = a.tdp_w.value if a.tdp_w is not None else 0.0  # no published TDP: power not counted (said)
-            usage = read_usage(ctx)
-            f = self.factors(work, ctx)
-            util = usage.utilization
-            training = work["workload"] != "inference"
-            each, bought, host_note = self._module_purchase(a, price.value, price.kind, count)
-            owned = owned_cost(each, count, watts, utilization=util, factors=f)
-            # a busy hour carries the amortization of the idle ones: price ÷ (lifetime hours × utilization) + power
-            hourly = owned.usd_per_busy_hour
-            monthly = owned.amortization_usd_per_hour * HOURS_PER_MONTH + owned.power_usd_per_busy_hour * \
-                HOURS_PER_MONTH * util
-            rent = self.cheapest_rent.get(a.id)
-            be = break_even_utilization(price.value, watts, rent, factors=f) if rent else None
-            lifetime_power = owned.power_usd_per_busy_hour * util * f.hardware_lifetime_years * HOURS_PER_YEAR
-            kind = price.kind
-            extra.update({
-                "price_known": True, "capex_usd": round(owned.capex_usd, 2), "usd_per_hour": round(hourly, 4),
-                "usd_per_month": round(monthly, 2), "price_as_of": price.as_of, "price_kind": kind,
-                "price_age_months": age_months(price.as_of), "price_source": ", ".join(price.sources),
-                "power_share": round(lifetime_power / owned.capex_usd, 4),
-                "over_capex": work.get("capex_usd") is not None and owned.capex_usd > float(work["capex_usd"]),
-                "over_monthly": work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"]),
-            })
-            if training:
-                extra["usd_per_run"] = _r(float(config.get("training_days") or 0) * 24 * hourly)
-            else:
-                extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util,
-                                                                       work))
-            if be is not None:
-                extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
-            elif rent:
-                extra.update({"break_even_utilization": 1.0, "buy_pays_off": False})
-            if a.tdp_w is None:
-                host_note += "; power not counted (no published TDP)"
-            label += (f" at ~${price.value:,.0f} each ({kind}, {as_of_label(price.as_of)}){host_note}; busy "
-                      f"{util:.0%} of the time")
-            extra["units_bought"] = bought
+        spans = training or int(config["tensor_parallel"]) * int(config["pipeline_parallel"]) > int(config["fill"])
+        bill = purchase_bill(self.catalog, system, a, machines, count, joined=machines > 1 and spans)
+        usage = read_usage(ctx)
+        f = self.factors(work, ctx)
+        util = usage.utilization
+        site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
+        owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
+        hourly = owned.usd_per_busy_hour  # a busy hour carries the amortization of the idle ones, plus power
+        monthly = owned.amortization_usd_per_hour * HOURS_PER_MONTH + owned.power_usd_per_busy_hour * \
+            HOURS_PER_MONTH * util
+        horizon_h = f.hardware_lifetime_years * HOURS_PER_YEAR
+        lifetime_site = site_kw * f.colocation_usd_per_kw_month * 12.0 * f.hardware_lifetime_years
+        lifetime_power = owned.power_usd_per_busy_hour * util * horizon_h
+        rent = self.cheapest_rent.get(a.id)
+        be = break_even_utilization(bill.capex_usd / count, bill.power_w / count, rent, factors=f) if rent else None
+        extra: dict[str, Any] = {
+            "purchase": True, "acquisition": "buy", "instance": "purchase", "provider": "on-prem",
+            "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": True,
+            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(hourly, 4),
+            "usd_per_month": round(monthly, 2), "price_as_of": bill.as_of, "price_kind": bill.kind,
+            "price_age_months": age_months(bill.as_of), "price_source": bill.sources,
+            "capex_beyond_accelerators_usd": _r(bill.beyond_usd, 2), "host_usd": round(bill.host_usd, 2),
+            "fabric_usd": round(bill.fabric_usd, 2), "power_w": round(bill.power_w, 1),
+            "tco_usd": round(bill.capex_usd + lifetime_power + lifetime_site, 2),
+            "horizon_years": f.hardware_lifetime_years, "site_usd": round(lifetime_site, 2),
+            "power_share": round(lifetime_power / bill.capex_usd, 4),
+            "over_capex": work.get("capex_usd") is not None and bill.capex_usd > float(work["capex_usd"]),
+            "over_monthly": work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"]),
+            "unit_name": u.name, "unit_kind": u.kind, "title": title,
+            "units_bought": count, "instances": machines, "existing_host": system.existing,
+            "pc_fits": not system.existing or count <= slots, "pc_slots": slots,
+        }
+        if training:
+            extra["usd_per_run"] = _r(float(config.get("training_days") or 0) * 24 * hourly)
+        else:
+            extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util, work))
+        if be is not None:
+            extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
+        elif rent:
+            extra.update({"break_even_utilization": 1.0, "buy_pays_off": False})
+        site = (f"; site ${f.colocation_usd_per_kw_month:,.0f} per kW a month = ${lifetime_site:,.0f} over the life"
+                if site_kw else "")
+        label = (f"{extra['title']}: ${bill.capex_usd:,.0f} ({bill.words}); {bill.power_w / 1000:,.1f} kW{site}; "
+                 f"busy {util:.0%} of the time over {f.hardware_lifetime_years:g} years")
         self._conclude_option(ctx, config, a, work, extra, label, None)
-
-    def _module_purchase(self, a: Accelerator, price: float, kind: str, count: int) -> tuple[float, int, str]:
-        """(cost per GPU used, GPUs bought, note). SXM/OAM modules only work on their baseboard inside a server, so
-        they are bought in whole boards of `max_per_node`; priced alone, each board also needs a server host
-        (assumption sxm_server_host_usd), which a system-share price already includes."""
-        if not topology.module_part(a):
-            return price, count, ""
-        node = a.max_per_node
-        nodes = math.ceil(count / node)
-        host = 0.0
-        if kind != "system-share":
-            found = self.catalog.assumptions.get("sxm_server_host_usd")
-            host = found.value if found is not None else 80000.0
-        total = price * nodes * node + host * nodes
-        if nodes * node == count and host == 0:
-            return price, count, ""
-        what = f" with a server host of ~${host:,.0f} each" if host else " (the system price includes the host)"
-        return total / count, nodes * node, f", bought as {nodes} whole {node}-GPU system(s){what}"
 
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
                          label: str, inst: Instance | None) -> None:
-        key = "buy" if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
+        key = f"buy:{extra['title']}" if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
+        if extra["purchase"]:
+            key = "buy:" + str(config["shape"])
         ctx.conclude(option_fact(config, a, work, key, extra, label))
+
+
+def _link_name(kind: str) -> str:
+    return {"local": "nothing (one GPU)"}.get(kind, Link("scale-up", kind, None).name if kind in SCALE_UP_KINDS
+                                                    else Link("network", kind, None).name if kind != "pcie" else
+                                                    "PCIe")
 
 
 def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mapping[str, Any], label: str, *,
@@ -566,9 +598,16 @@ def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mappi
     left out (the engine sees them as absent)."""
     fact = {
         "kind": "option", "ref": f"opt:{a.id}:{key}", "config": config["ref"], "accelerator": a.id,
-        "accelerator_name": a.name, "count": config["count"], "nodes": config["nodes"],
+        "accelerator_name": a.name, "count": config["count"], "accelerators_paid": config["count"],
+        "nodes": config["nodes"], "machines": config.get("machines", config["nodes"]),
         "tensor_parallel": config["tensor_parallel"], "market": a.market, "vendor": a.vendor, "ecc": a.ecc,
-        "software_stack": a.software_stack, "interconnect_kind": a.interconnect_kind,
+        "software_stack": a.software_stack, "interconnect_kind": config.get("link", a.interconnect_kind),
+        "link": config.get("link"), "sync_link": config.get("sync_link"), "topology": config.get("topology"),
+        "scale_out_kind": config.get("scale_out_kind"), "desk_side": config.get("desk_side"),
+        "replicas": config.get("replicas"), "replicas_for_load": config.get("replicas_for_load"),
+        "meets_failover": config.get("meets_failover"),
+        "tokens_per_s_per_user": config.get("tokens_per_s_per_user"), "ttft_s": config.get("ttft_s"),
+        "latency_s": config.get("latency_s"),
         "training_days": config.get("training_days"), "tokens_per_s": config.get("tokens_per_s"),
         "capacity_tokens_per_s": config.get("capacity_tokens_per_s"), "headroom": config.get("headroom"),
         "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
@@ -613,9 +652,9 @@ class LazyAttachment(Mapping[str, Any]):
         return len(self._data())
 
 
-def _plan_details(a: Accelerator, search: InferenceSearch | TrainingSearch) -> dict[str, Any]:
-    """The memory breakdown (GB) and the notes of accelerator `a`'s configuration."""
-    plan = search.plan(a)
+def _plan_details(a: Accelerator, u: Unit, search: InferenceSearch | TrainingSearch) -> dict[str, Any]:
+    """The memory breakdown (GB) and the notes of accelerator `a`'s configuration on unit `u`."""
+    plan = search.plan(a, u)
     if isinstance(plan, NoFit):  # cannot happen: the same search found a plan before
         raise LookupError(f"no configuration of {a.id} to explain")
     m = plan.memory

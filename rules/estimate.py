@@ -18,7 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
-from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, owned_cost, serving_capacity
+from gpuadvisor.rules.planning import training_shape
+from gpuadvisor.rules.price_age import as_of_label
+from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
+from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import (
@@ -31,10 +34,8 @@ from gpuadvisor.rules.sizing.memory import (
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.speed import (
-    PCIE_GBS_PER_DIRECTION,
     Device,
     EngineEfficiency,
-    TrainingShape,
     TrainingTime,
     decode_step,
     prefill,
@@ -42,6 +43,8 @@ from gpuadvisor.rules.sizing.speed import (
     training_time,
 )
 from gpuadvisor.rules.sizing.units import GB
+from gpuadvisor.rules.topology import Link, accelerator_topology, device_for, peak_tflops, training_compute
+from gpuadvisor.rules.units import Unit, purchase_units
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
@@ -198,11 +201,19 @@ class CostOut(Out):
 
 
 class OwnedOut(Out):
-    """Buying the GPUs: amortization over the lifetime plus power while busy (host, network, staff excluded)."""
+    """Buying the GPUs in the machine they go in (systems.toml): amortization over the lifetime plus power while busy
+    (space and staff excluded)."""
 
-    price_usd_each: float
+    price_usd_each: float | None = Field(default=None, description="one accelerator; null when only a whole-system "
+                                                                   "price is published")
     price_as_of: str
-    capex_usd: float
+    system: str = Field(description="the machine bought: 'HGX-class 8-GPU server', '4U 8-GPU PCIe server', ...")
+    machines: int
+    accelerators_paid: int = Field(description="accelerators bought (a machine is bought whole: at least --gpus)")
+    capex_usd: float = Field(description="accelerators, host(s) and, over several machines, the cluster fabric")
+    capex_beyond_accelerators_usd: float | None = Field(
+        default=None, description="hosts and fabric; null when a whole-system price has no published split")
+    power_kw: float
     utilization: float
     usd_per_busy_hour: float
     usd_per_million_tokens: float | None = None
@@ -288,33 +299,6 @@ def embedding_bytes(precision: Precision) -> float | None:
     if precision.bits_per_weight >= 16 or is_gguf(precision):
         return None
     return 2.0
-
-
-def peak_tflops(acc: Accelerator, compute: str) -> tuple[float | None, str]:
-    """Dense peak at `compute` precision, falling back to the next format the part does have: fp8/fp4/int8 →
-    fp16/bf16; bf16 ↔ fp16; tf32 → fp32. Returns (TFLOPS or None, the precision actually used)."""
-    chain = {
-        "fp4": ["fp4", "fp8", "bf16", "fp16"], "fp8": ["fp8", "bf16", "fp16"], "int8": ["int8", "fp16", "bf16"],
-        "bf16": ["bf16", "fp16"], "fp16": ["fp16", "bf16"], "tf32": ["tf32", "fp32"], "fp32": ["fp32"],
-    }.get(compute, [compute, "fp16", "bf16"])
-    for name in chain:
-        value = acc.dense_tflops(name)
-        if value:
-            return value, name
-    return None, compute
-
-
-def device_for(acc: Accelerator, compute: str, efficiency: EngineEfficiency | None = None) -> Device:
-    """The speed-relevant numbers of an accelerator: bandwidth, dense peak, per-direction link bandwidth, and the
-    serving engine's calibrated efficiencies on it (`rules.serving.engine_efficiency`; None = engine-blind)."""
-    peak, _ = peak_tflops(acc, compute)
-    bw = acc.memory_bandwidth_gbs.value
-    if acc.interconnect_kind == "nvlink" and acc.interconnect_gbs is not None:
-        return Device(bw, peak, acc.interconnect_gbs.value / 2.0, "nvlink", efficiency)
-    if acc.interconnect_kind in ("infinity-fabric", "ici", "neuronlink") and acc.interconnect_gbs is not None:
-        return Device(bw, peak, acc.interconnect_gbs.value / 2.0, "other", efficiency)
-    gen = int(acc.pcie_gen.value) if acc.pcie_gen is not None else 4
-    return Device(bw, peak, PCIE_GBS_PER_DIRECTION.get(gen, 31.5), "pcie", efficiency)
 
 
 def factor_bounds(catalog: Catalog, factors: Factors) -> tuple[Factors, Factors]:
@@ -672,13 +656,14 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
     result.setup.engine_profile = eff.profile if eff else None
     if req.engine is None or req.engine == "auto":
         ctx.defaults.append(f"engine = {engine} (by deployment: {acc.name})")
-    device = _device_checked(acc, weights_p.compute, ctx, eff)
+    link = _group_link(acc, par.tp)
+    device = _device_checked(acc, weights_p.compute, ctx, eff, link)
     emb = embedding_bytes(weights_p)
     prompt = req.input_tokens or context
     w_bytes, experts = split_weight_format(arch, weights_p)
 
     def run(f: Factors, e: EngineEfficiency | None, decode_f: Factors) -> tuple[float, float, float]:
-        d = device_for(acc, weights_p.compute, e)
+        d = device_for(acc, weights_p.compute, link, e)
         step = decode_step(arch, params, d, bytes_per_weight=w_bytes,
                            kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp,
                            pp=par.pp, embedding_bytes=emb, factors=decode_f, experts=experts)
@@ -742,8 +727,14 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
                                     gpus=plan.replicas * par.model_shards)
 
 
-def _device_checked(acc: Accelerator, compute: str, ctx: _Ctx,
-                    efficiency: EngineEfficiency | None = None) -> Device:
+def _group_link(acc: Accelerator, group: int) -> Link:
+    """What a tensor-parallel group of `group` GPUs of this part talks over on its own board (topology.py)."""
+    topo = accelerator_topology(acc)
+    return topo.link(group) if group <= topo.node else Link("pcie", "pcie", topo.pcie_gbs_per_direction)
+
+
+def _device_checked(acc: Accelerator, compute: str, ctx: _Ctx, efficiency: EngineEfficiency | None = None,
+                    link: Link | None = None) -> Device:
     peak, used = peak_tflops(acc, compute)
     if peak is None:
         ctx.warnings.append(f"{acc.name} publishes no dense {compute} throughput: compute-bound figures "
@@ -751,20 +742,20 @@ def _device_checked(acc: Accelerator, compute: str, ctx: _Ctx,
     elif used != compute:
         ctx.warnings.append(f"H8: {acc.name} has no {compute.upper()} tensor-core rate; computed at "
                             f"{used.upper()} ({peak:g} TFLOPS dense)")
-    return device_for(acc, compute, efficiency)
+    return device_for(acc, compute, link, efficiency)
 
 
 def _training_speed(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator,
                     weights_p: Precision, arch: Architecture, params: ParameterCount, method: Method | None,
                     par: Parallelism, factors: Factors, ctx: _Ctx) -> None:
-    compute = "bf16" if method == "qlora" else weights_p.compute
+    compute = training_compute(weights_p)
     device = _device_checked(acc, compute, ctx)
     if req.tokens is None or device.peak_tflops is None or method is None:
         if req.tokens is None:
             ctx.warnings.append("Give --tokens (e.g. 2T, 500M) for training time and cost")
         return
-    shape = TrainingShape(hidden=arch.hidden_size, layers=arch.num_hidden_layers, seq=result.setup.context,
-                          fp8=compute == "fp8")
+    shape = training_shape(arch, params, weights_p, method, result.setup.context, req.workload == "training", acc,
+                           accelerator_topology(acc), par.gpus, par, factors)
     tokens, peak = req.tokens, device.peak_tflops
 
     def timed(f: Factors, with_notes: bool = False) -> TrainingTime:
@@ -811,29 +802,60 @@ def _costs(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: 
         ctx.notes.append(Note("method.cloud_cost", "Cloud cost: whole instances billed for a run (wall time × "
                               "instances × hourly price); $ per 1M tokens = GPU-hour price × GPUs ÷ tokens per hour "
                               "× 10^6 (the instance's other GPUs assumed to serve replicas)", source="S9 (002)"))
-    price = acc.purchase_price_usd
-    if price is None or acc.tdp_w is None:
+    bought = _cheapest_purchase(catalog, acc, par.gpus, joined=par.gpus > 1 and (par.dp > 1 or par.pp > 1))
+    if bought is None:
         return
+    unit, machines, paid, bill = bought
     utilization = req.utilization or 0.5
     if req.utilization is None:
         ctx.defaults.append("utilization = 0.5 (owned hardware)")
-    owned = owned_cost(price.value, par.gpus, acc.tdp_w.value, utilization=utilization,
-                       tokens_per_s=tokens_per_s, factors=factors)
+    owned = system_cost(bill.capex_usd, bill.power_w, utilization=utilization, tokens_per_s=tokens_per_s,
+                        factors=factors)
     ctx.notes.extend(owned.notes)
+    if paid > par.gpus:
+        ctx.warnings.append(f"{unit.name} holds {paid} GPUs: the purchase prices all {paid}; plan the work on all of "
+                            "them (gpuadvisor recommend does)")
     run = None
     if gpu_hours is not None:
         run = owned.usd_per_busy_hour * gpu_hours / par.gpus
+    card = acc.purchase_price_usd
     result.owned = OwnedOut(
-        price_usd_each=price.value, price_as_of=price.as_of_label, capex_usd=owned.capex_usd, utilization=utilization,
+        price_usd_each=card.value if card is not None else None, price_as_of=as_of_label(bill.as_of),
+        system=unit.name, machines=machines, accelerators_paid=paid, capex_usd=owned.capex_usd,
+        capex_beyond_accelerators_usd=bill.beyond_usd,
+        power_kw=bill.power_w / 1000.0, utilization=utilization,
         usd_per_busy_hour=owned.usd_per_busy_hour, usd_per_million_tokens=owned.usd_per_million_tokens,
         usd_per_run=run,
         break_even_utilization=None if cheapest_rent is None else break_even_utilization(
-            price.value, acc.tdp_w.value, cheapest_rent, factors=factors))
+            bill.capex_usd / paid, bill.power_w / paid, cheapest_rent, factors=factors))
     if acc.market == "consumer" and par.gpus >= 4:
         ctx.notes.append(factors.note("consumer_dense_throttle", "Sustained-throughput loss of consumer cards in "
                                       "dense racks (W4)"))
         ctx.warnings.append(f"W4: {par.gpus} consumer cards in one chassis throttle: expect about "
                             f"{factors.consumer_dense_throttle:.0%} lower sustained throughput than these figures")
+
+
+def _cheapest_purchase(catalog: Catalog, acc: Accelerator, gpus: int, *, joined: bool
+                       ) -> tuple[Unit, int, int, PurchaseBill] | None:
+    """The cheapest machine(s) of systems.toml holding at least `gpus` of the part: (unit, machines, accelerators
+    bought, bill); None when the part cannot be bought with a price."""
+    best: tuple[Unit, int, int, PurchaseBill] | None = None
+    for unit in purchase_units(catalog, acc):
+        system = catalog.systems[unit.id.split(":")[1]]
+        if system.existing:
+            continue
+        fill = next((f for f in unit.fills if f >= gpus), None)
+        machines, paid = (1, fill) if fill is not None else (math.ceil(gpus / unit.node),
+                                                             math.ceil(gpus / unit.node) * unit.node)
+        if machines > 1 and unit.single:
+            continue
+        try:
+            bill = purchase_bill(catalog, system, acc, machines, paid, joined=joined and machines > 1)
+        except LookupError:
+            continue
+        if best is None or bill.capex_usd < best[3].capex_usd:
+            best = (unit, machines, paid, bill)
+    return best
 
 
 def _assumptions(notes: Iterable[Note], catalog: Catalog) -> list[AssumptionUsed]:

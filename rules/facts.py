@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision
+from gpuadvisor.rules.units import Unit
 
 # Fields every derived fact may carry for explanations.
 _COMMON = ("kind", "ref", "text")
@@ -26,10 +27,13 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                     "flash_attention_2", "software_stack", "max_per_node", "purchasable", "price_usd", "tdp_w",
                     "bf16_support", "fp8_support", "fp4_support", "int8_support", "flagship"),
     "instance": ("key", "provider", "provider_kind", "accelerator", "count", "on_demand_usd_per_hour",
-                 "spot_usd_per_hour"),
+                 "spot_usd_per_hour", "shape", "fabric"),
     "free_tier": ("key", "provider", "accelerator", "count", "session_hours", "monthly_quota_hours",
-                  "quota_published", "guaranteed"),
-    "owned": ("accelerator", "count", "acc_ref", "name"),
+                  "quota_published", "guaranteed", "shape"),
+    "owned": ("accelerator", "count", "acc_ref", "name", "shape"),
+    "unit": ("key", "accelerator", "node", "scale_up_kind", "domain", "scale_out_kind", "joinable", "desk_side",
+             "unit_kind", "name"),
+    "system": ("key", "system", "accelerator", "shape", "unit_kind", "desk_side", "name"),
     # profile (derived from answers and the model)
     "workload": ("workload", "method", "stage", "params_b", "active_b", "batch", "context", "concurrency",
                  "framework", "where", "checkpointing", "sensitive_data", "models_per_gpu", "weights_precision",
@@ -37,7 +41,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                  "engine", "datacenter_only", "ecc_required", "spot", "allow_marketplace", "pue", "power_usd_per_kwh",
                  "lifetime_years", "max_gpus", "requests_per_minute", "input_tokens", "output_tokens", "min_tps_user",
                  "ttft_max_s", "latency_p95_s", "deadline_days", "optimizer", "zero_stage", "gradient_checkpointing",
-                 "lora_rank", "tokens_b", "tokens_default", "hours_per_month_given", "utilization_given"),
+                 "lora_rank", "tokens_b", "tokens_default", "hours_per_month_given", "utilization_given",
+                 "spot_given", "desk_side", "failover", "production_stated", "pc_slots", "site_usd_per_kw_month"),
     "parameters": ("total", "active", "total_b", "active_b"),
     "weights": ("bytes", "gb", "precision", "bits"),
     "kv_cache": ("bytes_per_token", "gb_per_sequence", "gb_total", "sequences", "context"),
@@ -57,7 +62,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                "software_stack", "flash_attention_2", "precision_supported", "throttled", "mig", "memory_gb",
                "flagship", "accelerator_name", "vendor_allowed", "within_max_gpus", "training_gpu_hours",
                "weights_precision", "library", "library_ok", "min_cc", "cc", "capacity_tokens_per_s", "headroom",
-               "desk_side"),
+               "desk_side", "shape", "machines", "fill", "link", "sync_link", "scale_up_kind", "scale_out_kind",
+               "unit_kind", "meets_failover", "replicas_for_load", "trains", "topology"),
     "option": ("config", "accelerator", "accelerator_name", "purchase", "instance", "provider", "provider_kind",
                "pricing", "count", "nodes", "tensor_parallel", "market", "vendor", "ecc", "software_stack",
                "interconnect_kind", "usd_per_hour", "usd_per_run", "usd_per_million_tokens", "usd_per_month",
@@ -67,14 +73,23 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                "acquisition", "price_kind", "price_age_months", "capacity_tokens_per_s", "headroom", "usage_hours",
                "large_cluster", "gpu_hours", "stage", "provider_name", "instance_name", "within_free_limits",
                "free_limit", "guaranteed", "quota_published", "multi_session", "units_bought", "memory_gb",
-               "spot_run_too_long", "spot_hours"),
+               "spot_run_too_long", "spot_hours", "accelerators_paid", "machines", "unit_name", "unit_kind",
+               "title", "capex_beyond_accelerators_usd", "tco_usd", "horizon_years", "desk_side", "link",
+               "sync_link", "scale_out_kind", "replicas", "replicas_for_load", "meets_failover",
+               "tokens_per_s_per_user", "ttft_s", "latency_s", "fabric_usd", "host_usd", "power_w", "topology",
+               "existing_host", "pc_fits", "pc_slots", "site_usd"),
     # conclusions of the generic actions
     "warning": ("rule", "heuristic", "category", "severity", "message", "target"),
     "veto": ("rule", "heuristic", "target", "reason"),
     "score_adjustment": ("rule", "heuristic", "target", "points", "reason"),
-    "ruled_out": ("target", "name", "reason", "rule"),
+    "ruled_out": ("target", "name", "reason", "rule", "shape"),
 }
 FACT_SCHEMAS: dict[str, tuple[str, ...]] = {k: _COMMON + v for k, v in FACT_FIELDS.items()}
+
+
+def flagship(a: Accelerator) -> bool:
+    """A data-centre part with at least ~700 dense BF16 TFLOPS (H100-class and up): the documents' flagship."""
+    return a.market == "datacenter" and (a.dense_tflops("bf16") or a.dense_tflops("fp16") or 0) >= 700
 
 
 def accelerator_fact(a: Accelerator) -> dict[str, Any]:
@@ -94,13 +109,13 @@ def accelerator_fact(a: Accelerator) -> dict[str, Any]:
         "tdp_w": a.tdp_w.value if a.tdp_w else 0.0,
         "bf16_support": a.bf16_support, "fp8_support": a.fp8_support, "fp4_support": a.fp4_support,
         "int8_support": a.int8_support,
-        "flagship": a.market == "datacenter" and bf16 >= 700,
+        "flagship": flagship(a),
         "text": f"{a.name}: {a.memory_gb.value:g} GB {a.memory_type}, {a.memory_bandwidth_gbs.value:g} GB/s, "
                 f"{bf16:g} dense BF16 TFLOPS, {a.interconnect}",
     }
 
 
-def instance_fact(i: Instance) -> dict[str, Any]:
+def instance_fact(i: Instance, shape: str) -> dict[str, Any]:
     od, spot = i.current_price("on-demand"), i.current_price("spot")
     parts = [f"{i.provider_name} {i.instance}: {i.accelerator_count}× {i.accelerator}"]
     if od:
@@ -111,8 +126,29 @@ def instance_fact(i: Instance) -> dict[str, Any]:
         "kind": "instance", "ref": f"inst:{i.id}", "key": i.id, "provider": i.provider,
         "provider_kind": i.provider_kind, "accelerator": i.accelerator, "count": i.accelerator_count,
         "on_demand_usd_per_hour": od.usd_per_hour if od else 0.0,
-        "spot_usd_per_hour": spot.usd_per_hour if spot else 0.0,
+        "spot_usd_per_hour": spot.usd_per_hour if spot else 0.0, "shape": shape, "fabric": i.fabric or "",
         "text": ", ".join(parts),
+    }
+
+
+def unit_fact(shape: str, unit: Unit) -> dict[str, Any]:
+    """A unit shape the configuration search plans once (every offer of that shape is priced on its plan)."""
+    t = unit.topology
+    return {
+        "kind": "unit", "ref": f"unit:{shape}", "key": shape, "accelerator": unit.accelerator, "node": t.node,
+        "scale_up_kind": t.scale_up.kind, "domain": t.scale_up.domain,
+        "scale_out_kind": t.scale_out.kind if t.scale_out is not None else "none", "joinable": t.joinable,
+        "desk_side": unit.desk_side, "unit_kind": unit.kind, "name": unit.name,
+        "text": f"{unit.name}: {t.describe()}",
+    }
+
+
+def system_fact(unit: Unit, shape: str, system_id: str) -> dict[str, Any]:
+    """A machine one can buy with this accelerator in it (systems.toml × the card)."""
+    return {
+        "kind": "system", "ref": unit.id, "key": unit.id, "system": system_id, "accelerator": unit.accelerator,
+        "shape": shape, "unit_kind": unit.kind, "desk_side": unit.desk_side, "name": unit.name,
+        "text": f"{unit.name} with {unit.accelerator}: {unit.topology.describe()}",
     }
 
 

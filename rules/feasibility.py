@@ -2,9 +2,10 @@
 
 Each vetoed option says which constraints ruled it out. An option ruled out by one kind of constraint only is one
 change away from being feasible, so the change it needs is computed from its own figures (its monthly cost against
-the budget, its per-user speed against the SLA, its GPU count against the maximum). Suggestions are ordered
-cheapest first and each is re-checked by running the consultation again with the change applied: a suggestion that
-does not make the plan feasible is not shown.
+the budget, its per-user speed against the SLA, its GPU count against the maximum). Each change is then re-planned —
+the whole consultation runs again with the change applied — and shown with the plan it leads to, cheapest plan
+first: a change that does not make a plan feasible is not shown, and "allow 16 GPUs" comes before "wait 1,333 days"
+when the first gives the cheaper plan that meets the goal.
 """
 
 from __future__ import annotations
@@ -12,13 +13,39 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.rules.answers import Answers, parse_answers
 
 Fact = Mapping[str, Any]
+
+
+class BestPlan(NamedTuple):
+    """The plan a consultation leads to: what ranks it (per run or a month), a line that says what it is, and the
+    figures a relaxed answer can be tightened to (training days, hardware price, cost a month)."""
+
+    cost: float
+    text: str
+    days: float | None = None
+    capex: float | None = None
+    monthly: float | None = None
+
+
+TIGHTEN = {
+    ("training.deadline_days",): ("training", "deadline_days", "days",
+                                  "Extend training.deadline_days to {v:g} (now {now:g})"),
+    ("budget.capex_usd",): ("budget", "capex_usd", "capex", "Raise budget.capex_usd to ${v:,.0f} (now ${now:,.0f})"),
+    ("budget.monthly_usd",): ("budget", "monthly_usd", "monthly",
+                              "Raise budget.monthly_usd to ${v:,.0f} (now ${now:,.0f})"),
+}
+"""Levers a found plan tightens: the plan re-planned under a relaxed answer may need less than the relaxation
+(a deadline of 66 days freed a plan that takes 31), so the answer is set to the plan's own figure and checked."""
+
+
+Replan = Callable[[Answers], BestPlan | None]
 MAX_CHECKS = 8
+TRIES_PER_LEVER = 2
 """Re-runs spent on checking suggestions (each is one consultation, ~50 ms)."""
 
 BUDGET_RULES = frozenset({"B.capex", "B.hourly", "B.monthly"})
@@ -33,6 +60,15 @@ class Suggestion:
     changes: Mapping[str, Any]
     cost: float
     notes: tuple[str, ...] = field(default_factory=tuple)
+    relax: float = 0.0
+    """How far the change moves the answer (days added, dollars added, GPUs allowed beyond the maximum): the
+    smallest relaxation of a lever is re-planned first."""
+
+    @property
+    def lever(self) -> tuple[str, ...]:
+        """The answers the change touches (one suggestion per lever is shown)."""
+        return tuple(sorted(f"{k}.{kk}" if isinstance(v, Mapping) else k for k, v in self.changes.items()
+                            for kk in (v if isinstance(v, Mapping) else [k])))
 
 
 def _name(opt: Fact) -> str:
@@ -60,20 +96,21 @@ def _budget(opt: Fact, rules: set[str], answers: Answers, usage: Fact) -> list[S
                     f"The cheapest option, {_name(opt)}, costs {_money(month)} a month at "
                     f"{float(opt.get('usage_hours') or 0):,.0f} billed hours; {_money(budget)} buys about {hours:,} "
                     f"hours a month of it: set deployment.hours_per_month = {hours} (or fewer).",
-                    {"deployment": {"hours_per_month": float(hours)}}, month))
+                    {"deployment": {"hours_per_month": float(hours)}}, month, relax=-hours))
         out.append(Suggestion(
             f"Raise budget.monthly_usd to {_money(math.ceil(month))}: the cheapest option, {_name(opt)}, costs "
             f"{_money(month)} a month" + (" (its run spread over the months it takes)." if per_run else "."),
-            {"budget": {"monthly_usd": float(math.ceil(month))}}, month))
+            {"budget": {"monthly_usd": float(math.ceil(month))}}, month, relax=month))
     if "B.capex" in rules and opt.get("capex_usd") is not None:
         capex = float(opt["capex_usd"])
         out.append(Suggestion(f"Raise budget.capex_usd to {_money(capex)}: {_name(opt)} costs {_money(capex)}.",
-                              {"budget": {"capex_usd": float(math.ceil(capex))}}, month or capex / 36))
+                              {"budget": {"capex_usd": float(math.ceil(capex))}}, month or capex / 36, relax=capex))
     if "B.hourly" in rules and opt.get("usd_per_hour") is not None:
         hourly = float(opt["usd_per_hour"])
         out.append(Suggestion(f"Raise budget.hourly_usd to {_money(hourly)}: {_name(opt)} costs "
                               f"{_money(hourly)} an hour.",
-                              {"budget": {"hourly_usd": round(math.ceil(hourly * 100) / 100, 2)}}, month))
+                              {"budget": {"hourly_usd": round(math.ceil(hourly * 100) / 100, 2)}}, month,
+                              relax=hourly))
     return out
 
 
@@ -95,23 +132,26 @@ def _sla(cfg: Fact, rules: set[str], answers: Answers, cost: float) -> list[Sugg
         parts.append(f"inference.latency_p95_s to {v:g} s")
     if not parts:
         return []
+    relax = -float(changes.get("min_tokens_per_s_per_user", 0)) + float(changes.get("ttft_max_s", 0)) + float(
+        changes.get("latency_p95_s", 0))
     return [Suggestion(f"Relax {', '.join(parts)}: the fastest {cfg.get('accelerator_name')} configuration "
-                       "reaches that.", {"inference": changes}, cost)]
+                       "reaches that.", {"inference": changes}, cost, relax=relax)]
 
 
 def _deadline(cfg: Fact, answers: Answers, cost: float) -> list[Suggestion]:
     days = float(cfg.get("training_days") or 0)
     if days <= 0:
         return []
-    out = [Suggestion(f"Extend training.deadline_days to {math.ceil(days)}: {cfg.get('count')}× "
-                      f"{cfg.get('accelerator_name')} need {days:,.1f} days.",
-                      {"training": {"deadline_days": float(math.ceil(days))}}, cost)]
+    out = [Suggestion(f"Extend training.deadline_days to {math.ceil(days)} (now "
+                      f"{answers.training.deadline_days:g}): {cfg.get('count')}× {cfg.get('accelerator_name')} need "
+                      f"{days:,.1f} days.",
+                      {"training": {"deadline_days": float(math.ceil(days))}}, cost, relax=days)]
     cap = answers.constraints.max_gpus
     if cap is not None:
         need = math.ceil(int(cfg.get("count", 1)) * days / answers.training.deadline_days)
         out.append(Suggestion(f"Allow about {need:,} GPUs (constraints.max_gpus, now {cap:,}): "
                               f"{cfg.get('accelerator_name')} finishes in time with that many.",
-                              {"constraints": {"max_gpus": need}}, cost))
+                              {"constraints": {"max_gpus": need}}, cost, relax=need))
     return out
 
 
@@ -132,7 +172,8 @@ def candidates(options: Iterable[tuple[Fact, Fact, set[str]]], answers: Answers,
         elif rules == {"C.max-gpus"}:
             out.append(Suggestion(f"Allow {cfg.get('count')} GPUs (constraints.max_gpus, now "
                                   f"{answers.constraints.max_gpus}): {cfg.get('accelerator_name')} needs that many.",
-                                  {"constraints": {"max_gpus": int(cfg.get("count", 1))}}, cost))
+                                  {"constraints": {"max_gpus": int(cfg.get("count", 1))}}, cost,
+                                  relax=int(cfg.get("count", 1))))
         elif rules == {"C.vendor"}:
             out.append(Suggestion(f"Allow vendor {opt.get('vendor')} (constraints.vendors): {_name(opt)} would "
                                   "qualify.", {"constraints": {"vendors": sorted({*answers.constraints.vendors,
@@ -165,21 +206,53 @@ def _merged(answers: Answers, changes: Mapping[str, Any]) -> Answers | None:
         return None
 
 
-def checked(suggestions: list[Suggestion], answers: Answers, feasible: Callable[[Answers], bool]) -> list[str]:
-    """The suggestions that make the consultation feasible when applied, cheapest first, each change once."""
-    out: list[str] = []
-    seen: set[str] = set()
+def checked(suggestions: list[Suggestion], answers: Answers, replan: Replan) -> list[str]:
+    """The changes that make the consultation feasible, each with the plan it leads to, cheapest resulting plan
+    first. Per lever (the answers a change touches), the smallest relaxation is re-planned first, and the next only
+    when it does not work (at most `TRIES_PER_LEVER` a lever, `MAX_CHECKS` in all)."""
+    by_lever: dict[tuple[str, ...], list[Suggestion]] = {}
+    for s in suggestions:
+        by_lever.setdefault(s.lever, []).append(s)
+    found: list[tuple[float, str]] = []
     checks = 0
-    for s in sorted(suggestions, key=lambda s: s.cost):
-        key = repr(sorted((k, sorted(v) if isinstance(v, Mapping) else v) for k, v in s.changes.items()))
-        # one suggestion per lever (the answer it changes): the cheapest option's numbers
-        if key in seen or checks >= MAX_CHECKS:
-            continue
-        seen.add(key)
-        changed = _merged(answers, s.changes)
-        if changed is None:
-            continue
-        checks += 1
-        if feasible(changed):
-            out.append(s.text)
-    return out
+    for lever in sorted(by_lever, key=lambda k: min(s.cost for s in by_lever[k])):
+        tried: set[str] = set()
+        for s in sorted(by_lever[lever], key=lambda s: (s.relax, s.cost))[:TRIES_PER_LEVER]:
+            key = repr(sorted((k, sorted(v.items()) if isinstance(v, Mapping) else v) for k, v in s.changes.items()))
+            if key in tried or checks >= MAX_CHECKS:
+                continue
+            tried.add(key)
+            changed = _merged(answers, s.changes)
+            if changed is None:
+                continue
+            checks += 1
+            plan = replan(changed)
+            if plan is not None:
+                tight = _tightened(lever, plan, answers, replan) if checks < MAX_CHECKS else None
+                if tight is not None:
+                    checks += 1
+                found.append(tight or (plan.cost, f"{s.text} Then: {plan.text}."))
+                break
+    return [text for _, text in sorted(found, key=lambda f: f[0])]
+
+
+def _tightened(lever: tuple[str, ...], plan: BestPlan, answers: Answers, replan: Replan) -> tuple[float, str] | None:
+    """The lever set to the found plan's own figure, when that is a smaller change and still gives a plan."""
+    spec = TIGHTEN.get(lever)
+    if spec is None:
+        return None
+    section, key, field_name, words = spec
+    figure = getattr(plan, field_name)
+    if figure is None:
+        return None
+    value = float(math.ceil(figure))
+    current = getattr(getattr(answers, section), key)
+    changed = _merged(answers, {section: {key: value}})
+    if changed is None:
+        return None
+    again = replan(changed)
+    if again is None:
+        return None
+    if not isinstance(current, float | int):
+        return None
+    return again.cost, f"{words.format(v=value, now=current)}. Then: {again.text}."

@@ -1,7 +1,10 @@
-"""The configuration search behind rule H1: for one accelerator, the smallest setup that fits and meets the targets.
+"""The configuration search behind rule H1: for one deployable unit, the cheapest setup that fits and meets the targets.
 
-Pure functions over the sizing math (no engine): the rules call them once per accelerator and assert only the
-result, one `config` fact or one rule-out, which keeps a consultation to a few hundred rule firings (see the
+A unit (rules/units.py) is what one rents or buys: an instance type, a server, a workstation, a rack. The search
+sizes the job in whole units and uses every accelerator it pays for: training spreads over all of them (data
+parallel, with tensor and pipeline parallelism inside the domains the topology allows), serving counts them as
+replicas. Pure functions over the sizing math (no engine): the rules call them once per unit shape and assert only
+the result, one `config` fact or one rule-out, which keeps a consultation to a few hundred rule firings (see the
 durable-rules note, §6.5: expand combinations inside a callback, assert survivors).
 """
 
@@ -25,23 +28,25 @@ from gpuadvisor.rules.sizing.memory import (
 )
 from gpuadvisor.rules.sizing.params import ParameterCount
 from gpuadvisor.rules.sizing.speed import (
-    PCIE_GBS_PER_DIRECTION,
     DecodeCurve,
     Device,
     EngineEfficiency,
     PrefillModel,
     TrainingShape,
+    network_efficiency,
     training_time,
 )
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import FAST_LINKS, cluster_limit, link_domain, replica_limit
+from gpuadvisor.rules.topology import Link, Topology, device_for, training_peak
+from gpuadvisor.rules.units import Unit, bare_unit
 
 MAX_BATCH_PER_REPLICA = 256
 """vLLM's default max_num_seqs: a replica schedules at most this many sequences at once."""
 POWERS = (1, 2, 4, 8, 16, 32, 64)
-NVLINK_LIKE = FAST_LINKS
 NO_CAP = 1 << 20
 """The GPU count searched when the user sets no maximum: the job's own needs decide the size."""
+SERVING_SPAN = 8
+"""Most machines one serving replica is pipelined over (beyond, the model does not belong on this unit)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,8 @@ class ServingTargets:
     latency_p95_s: float | None
     max_gpus: int | None
     """Only when the user sets one: the cluster is sized by the job, not capped by a default."""
+    failover: bool = False
+    """The fleet must survive the loss of one machine at full load (N+1, on two machines at least): production."""
 
     @property
     def mean_kv_length(self) -> int:
@@ -78,6 +85,8 @@ class TrainingTargets:
     checkpointing: bool
     lora_rank: int
     max_gpus: int | None
+    pretraining: bool = True
+    """Training from scratch steps on a pretraining-size global batch; fine-tuning on a small one."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,21 @@ class Plan:
     meets_deadline: bool = True
     within_max_gpus: bool = True
     notes: tuple[Note, ...] = field(default_factory=tuple)
+    machines: int = 1
+    """Machines (instances, servers, racks) of the unit the plan runs on; every accelerator in them is used."""
+    replicas_for_load: int = 0
+    """Serving: replicas the load needs; the rest are the failover spare(s) and what fills the machines."""
+    link: str = "local"
+    """What the model-parallel group talks over (a `topology.Link` kind): nvlink, pcie, infiniband ..."""
+    sync_link: str = "local"
+    """What the data-parallel synchronisation crosses at its slowest (training)."""
+    meets_failover: bool = True
+    """Serving that must survive a machine loss (production) does: two machines or more, N+1."""
+
+    @property
+    def fill(self) -> int:
+        """Accelerators per machine."""
+        return self.count // max(1, self.machines)
 
     @property
     def memory_gb_per_gpu(self) -> float:
@@ -129,35 +153,24 @@ class NoFit:
     reason: str
 
 
-def link_kind(acc: Accelerator, group: int) -> str:
-    """The interconnect a tensor-parallel group of `group` GPUs talks over: beyond the NVLink domain it is PCIe."""
-    return acc.interconnect_kind if group <= link_domain(acc) else "pcie"
-
-
-def device_for(acc: Accelerator, compute: str, group: int = 1,
-               efficiency: EngineEfficiency | None = None) -> Device:
-    """The speed model's view of an accelerator at a compute precision (falls back to BF16/FP16 rates)."""
-    peak = acc.dense_tflops(compute) or acc.dense_tflops("bf16") or acc.dense_tflops("fp16")
-    if link_kind(acc, group) in NVLINK_LIKE and acc.interconnect_gbs:
-        return Device(acc.memory_bandwidth_gbs.value, peak, acc.interconnect_gbs.value / 2, "nvlink",
-                      efficiency)
-    gen = int(acc.pcie_gen.value) if acc.pcie_gen else 4
-    return Device(acc.memory_bandwidth_gbs.value, peak, PCIE_GBS_PER_DIRECTION.get(gen, 31.5), "pcie",
-                  efficiency)
-
-
 def _flash(acc: Accelerator) -> bool:
     return acc.flash_attention_2 in {"yes", "not-listed"} or acc.software_stack not in {"cuda", "rocm"}
 
 
-def _parallel_layouts(acc: Accelerator, limit: int) -> list[tuple[int, int]]:
-    """(tp, pp) per model replica, cheapest communication first: TP inside a node, then pipeline across nodes.
-    Desk-side cards keep a replica inside one workstation (topology.replica_limit)."""
-    node = acc.max_per_node
-    limit = min(limit, replica_limit(acc))
-    layouts = [(tp, 1) for tp in POWERS if tp <= node and tp <= limit]
-    top = layouts[-1][0] if layouts else 1
-    layouts += [(top, pp) for pp in POWERS[1:] if top * pp <= limit]
+def _replica_layouts(unit: Unit, limit: int) -> list[tuple[int, int]]:
+    """(tp, pp) per model replica, cheapest communication first: tensor parallel inside a machine (or across the
+    machines of a scale-up domain that spans them: NVL72 trays, TPU hosts), then pipeline stages over whole machines
+    where a network joins them. Every layout fills whole machines or divides one machine's fill evenly, so a plan uses
+    every accelerator it pays for."""
+    topo = unit.topology
+    domain = topo.scale_up.domain if topo.scale_up.domain > topo.node else topo.node
+    fills = set(unit.fills)
+    layouts = [(tp, 1) for tp in POWERS if tp <= min(domain, limit)
+               and (any(f % tp == 0 for f in fills) or (tp > topo.node and tp % topo.node == 0))]
+    if topo.joinable and not unit.single:
+        top = max((tp for tp, _ in layouts if tp >= topo.node), default=topo.node)
+        if top % topo.node == 0 or top == topo.node:
+            layouts += [(top, pp) for pp in POWERS[1:] if top * pp <= limit and pp * top // topo.node <= SERVING_SPAN]
     return layouts
 
 
@@ -181,6 +194,11 @@ class _Candidate(NamedTuple):
     mem: InferenceMemoryCurve
     speed: DecodeCurve
     device: Device
+    machines: int
+    replicas_for_load: int
+    cost: float
+    link: Link
+    meets_failover: bool
 
 
 class InferenceSearch:
@@ -194,8 +212,13 @@ class InferenceSearch:
     def __init__(self, arch: Architecture, params: ParameterCount, weights: Precision, kv: Precision,
                  t: ServingTargets, factors: Factors,
                  efficiency: Callable[[Accelerator], EngineEfficiency | None] = lambda acc: None,
-                 memory_factors: Callable[[Accelerator], tuple[tuple[str, float], ...]] = lambda acc: ()) -> None:
+                 memory_factors: Callable[[Accelerator], tuple[tuple[str, float], ...]] = lambda acc: (),
+                 models: int = 1) -> None:
         self.arch, self.params, self.weights, self.kv, self.t, self.factors = arch, params, weights, kv, t, factors
+        self.models = models
+        """Distinct models of this size hosted side by side (inference.models_per_gpu): each replica holds all of
+        their weights, and its accelerators take turns between them (a step of b sequences runs each model on
+        its b ÷ models)."""
         self.efficiency = efficiency
         self.memory_factors = memory_factors
         """The serving engine's memory factors on an accelerator (free margin, own footprint), overriding the
@@ -228,58 +251,94 @@ class InferenceSearch:
             curve = self._memory[key] = InferenceMemoryCurve(
                 self.arch, self.params, weight_bytes_per_param=self._bytes_per_weight,
                 kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.context, par=Parallelism(tp=tp, pp=pp),
-                flash_attention=flash, factors=factors, experts=self._experts)
+                flash_attention=flash, factors=factors, experts=self._experts, models=self.models)
         return curve
 
-    def plan(self, acc: Accelerator, with_notes: bool = True) -> Plan | NoFit:
-        """Smallest replica layout that fits; enough replicas for concurrency and tokens/s; SLA checked.
-        `with_notes=False` leaves out the explanatory notes (and the memory breakdown's), nothing else."""
-        weights, t, factors = self.weights, self.t, self.factors
+    def seconds(self, speed: DecodeCurve) -> Callable[[int], float]:
+        """A decode step's duration at a batch: with several models hosted, each runs its share in turn."""
+        n = self.models
+        if n == 1:
+            return speed.seconds
+        return lambda batch: n * speed.seconds(max(1, -(-batch // n)))
+
+    def plan(self, acc: Accelerator, unit: Unit | None = None, with_notes: bool = True) -> Plan | NoFit:
+        """The cheapest way to serve on `unit` (default: the part alone, `units.bare_unit`): a replica layout that
+        fits, enough replicas for the concurrency and the load (N+1 on two machines or more when `failover`), whole
+        machines each filled with whole replicas, SLA checked. `with_notes=False` leaves out the explanatory notes
+        (and the memory breakdown's), nothing else."""
+        unit = unit or bare_unit(acc)
+        t = self.t
         capacity = acc.memory_gb.value * GB
         flash = _flash(acc)
         # searched beyond a user's maximum too, so a plan that needs more can say how many (C.max-gpus)
-        search_limit = max(t.max_gpus or 0, 8 * acc.max_per_node)
+        search_limit = max(t.max_gpus or 0, SERVING_SPAN * unit.node, unit.topology.scale_up.domain)
         candidates: list[_Candidate] = []
-        devices: dict[bool, Device] = {}
+        devices: dict[str, Device] = {}
         engine_memory = self.memory_factors(acc)
-        for tp, pp in _parallel_layouts(acc, search_limit):
+        for tp, pp in _replica_layouts(unit, search_limit):
             mem = self.memory(tp, pp, flash, engine_memory)
             if not mem.fits(1, capacity):
                 continue
             fit = _largest_fitting_batch(mem, capacity, MAX_BATCH_PER_REPLICA, self._saturation)
-            fast_link = link_kind(acc, tp) in NVLINK_LIKE  # all device_for's result depends on besides `acc`
-            device = devices.get(fast_link)
+            link = unit.topology.link(tp)
+            device = devices.get(link.kind)
             if device is None:
-                device = devices[fast_link] = device_for(acc, weights.compute, tp, self.efficiency(acc))
+                device = devices[link.kind] = device_for(acc, self.weights.compute, link, self.efficiency(acc))
             if device.peak_tflops is None:
                 # no published compute peak: batching gains cannot be estimated, so none are assumed (a replica
                 # serves one sequence at a time; more load takes more replicas)
                 fit = 1
             speed = self.speed(device, tp, pp)
-            batch, replicas, throttle = _batching(acc, tp * pp, fit, t, speed.seconds, factors)
-            step_seconds = speed.seconds(batch)
-            count = tp * pp * replicas
+            found = self._packed(acc, unit, tp, pp, fit, speed, device, mem, link)
+            if found is not None:
+                candidates.append(found)
+                if _settled(candidates):
+                    break
+        if not candidates:
+            return NoFit(acc.id, _no_fit_reason(acc, unit, "the weights and one sequence's KV cache"))
+        meeting = [c for c in candidates if c.meets_tpot and c.meets_ttft and c.meets_latency and c.within_max_gpus
+                   and c.meets_failover]
+        c = min(meeting or candidates, key=lambda c: (c.cost, c.gpus, c.tp * c.pp))
+        return self._plan(acc, unit, c, capacity, flash, with_notes)
+
+    def _packed(self, acc: Accelerator, unit: Unit, tp: int, pp: int, fit: int, speed: DecodeCurve, device: Device,
+                mem: InferenceMemoryCurve, link: Link) -> _Candidate | None:
+        """One layout packed into the unit's machines at the cheapest fill; None when no fill holds whole
+        replicas (some accelerators paid for would sit idle)."""
+        t, factors = self.t, self.factors
+        size = tp * pp
+        seconds = self.seconds(speed)
+        best: _Candidate | None = None
+        for fill in _fills_for(unit, size):
+            throttle = 1.0 - factors.consumer_dense_throttle if acc.market == "consumer" and fill >= 4 else 1.0
+            batch, load = _replicas_for_load(fit, t, seconds, throttle)
+            machines, count, survives = _machines(unit, size, fill, load, t.failover)
+            if machines is None:
+                continue
+            replicas = count // size
+            batch = _smallest_batch(replicas, fit, t, seconds, throttle) or batch
+            batch = max(batch, min(fit, math.ceil(t.concurrency / replicas)))
+            step_seconds = seconds(batch)
             per_user = 1.0 / step_seconds * throttle  # DecodeStep.tokens_per_s_per_sequence × throttle
             ttft = self._prefill.seconds(device, tp) + step_seconds
             latency = ttft + t.output_tokens / per_user
-            candidates.append(_Candidate(
+            c = _Candidate(
                 tp, pp, replicas, batch, fit, throttle, count, per_user, ttft, latency,
                 meets_tpot=t.min_tokens_per_s_per_user is None or per_user >= t.min_tokens_per_s_per_user,
                 meets_ttft=t.ttft_max_s is None or ttft <= t.ttft_max_s,
                 meets_latency=t.latency_p95_s is None or latency <= t.latency_p95_s,
-                within_max_gpus=t.max_gpus is None or count <= t.max_gpus, mem=mem, speed=speed, device=device))
-            if _settled(candidates):
-                break
-        if not candidates:
-            return NoFit(acc.id, _no_fit_reason(acc, min(search_limit, replica_limit(acc)),
-                                                "the weights and one sequence's KV cache"))
-        meeting = [c for c in candidates if c.meets_tpot and c.meets_ttft and c.meets_latency and c.within_max_gpus]
-        c = min(meeting or candidates, key=lambda c: (c.gpus, c.tp * c.pp))
-        return self._plan(acc, c, capacity, flash, with_notes)
+                within_max_gpus=t.max_gpus is None or count <= t.max_gpus, mem=mem, speed=speed, device=device,
+                machines=machines, replicas_for_load=load, cost=unit.cost(machines, count), link=link,
+                meets_failover=survives or not t.failover)
+            if best is None or (c.cost, c.gpus) < (best.cost, best.gpus):
+                best = c
+        return best
 
-    def _plan(self, acc: Accelerator, c: _Candidate, capacity: float, flash: bool, with_notes: bool) -> Plan:
+    def _plan(self, acc: Accelerator, unit: Unit, c: _Candidate, capacity: float, flash: bool,
+              with_notes: bool) -> Plan:
         """The kept layout as a `Plan`, with the notes of its memory, decode and prefill figures."""
-        bound, step_seconds = c.speed.bound(c.batch), c.speed.seconds(c.batch)
+        seconds = self.seconds(c.speed)
+        bound, step_seconds = c.speed.bound(c.batch), seconds(c.batch)
         memory = c.mem.breakdown(c.batch, with_notes)
         step_notes: tuple[Note, ...] = ()
         pre_notes: tuple[Note, ...] = ()
@@ -292,64 +351,79 @@ class InferenceSearch:
             pre_notes = self._notes.get(key) or self._prefill.prefill(c.device, c.tp).notes
             self._notes[key] = pre_notes
         return Plan(
-            accelerator=acc.id, count=c.gpus, nodes=math.ceil(c.gpus / acc.max_per_node), tensor_parallel=c.tp,
+            accelerator=acc.id, count=c.gpus, nodes=c.machines, tensor_parallel=c.tp,
             pipeline_parallel=c.pp, replicas=c.replicas, zero_stage=0, batch_per_replica=c.batch, memory=memory,
             capacity_gb=acc.memory_gb.value,
             fits_single_gpu=c.tp * c.pp == 1 or self.memory(1, 1, flash, self.memory_factors(acc)).fits(1, capacity),
             bound=bound, throttled=c.throttle < 1.0, tokens_per_s=c.batch / step_seconds * c.throttle * c.replicas,
-            capacity_tokens_per_s=c.fit / c.speed.seconds(c.fit) * c.throttle * c.replicas,
+            capacity_tokens_per_s=c.fit / seconds(c.fit) * c.throttle * c.replicas,
             tokens_per_s_per_user=c.per_user, ttft_s=c.ttft, latency_s=c.latency, meets_tpot=c.meets_tpot,
             meets_ttft=c.meets_ttft, meets_latency=c.meets_latency, within_max_gpus=c.within_max_gpus,
-            notes=(*memory.notes, *step_notes, *pre_notes),
+            notes=(*memory.notes, *step_notes, *pre_notes), machines=c.machines,
+            replicas_for_load=c.replicas_for_load, link=c.link.kind if c.tp > 1 else "local",
+            meets_failover=c.meets_failover,
         )
 
 
 def plan_inference(acc: Accelerator, arch: Architecture, params: ParameterCount, weights: Precision,
-                   kv: Precision, t: ServingTargets, factors: Factors) -> Plan | NoFit:
-    """Smallest replica layout that fits; enough replicas for concurrency and tokens/s; SLA checked.
-    (One accelerator; searching many for the same model, use one `InferenceSearch`.)"""
-    return InferenceSearch(arch, params, weights, kv, t, factors).plan(acc)
+                   kv: Precision, t: ServingTargets, factors: Factors, unit: Unit | None = None) -> Plan | NoFit:
+    """Cheapest replica layout on `unit` that fits; enough replicas for concurrency and tokens/s; SLA checked.
+    (One unit; searching many for the same model, use one `InferenceSearch`.)"""
+    return InferenceSearch(arch, params, weights, kv, t, factors).plan(acc, unit)
 
 
 def _settled(candidates: list[_Candidate]) -> bool:
-    """Stop widening the model split once a layout meets every target and the last widening saved no GPUs:
-    more tensor parallelism only adds communication from there (a single replica cannot get smaller)."""
+    """Stop widening the model split once a layout meets every target and the last widening saved nothing: more
+    tensor parallelism only adds communication from there (a single replica cannot get smaller)."""
     last = candidates[-1]
     ok = last.meets_tpot and last.meets_ttft and last.meets_latency
-    if ok and last.replicas == 1:
+    if ok and last.replicas_for_load == 1:
         return True
-    return ok and len(candidates) >= 2 and last.gpus >= candidates[-2].gpus
+    return ok and len(candidates) >= 2 and last.cost >= candidates[-2].cost
 
 
-def _batching(acc: Accelerator, gpus_per_replica: int, fit: int, t: ServingTargets,
-              seconds: Callable[[int], float], factors: Factors) -> tuple[int, int, float]:
-    """Sequences per replica and replicas: hold at least `t.concurrency` sequences in flight and serve
-    `t.tokens_per_s`, using the smallest batch that does (a smaller batch streams faster to each user).
+def _replicas_for_load(fit: int, t: ServingTargets, seconds: Callable[[int], float],
+                       throttle: float) -> tuple[int, int]:
+    """(batch per replica, replicas) that hold at least `t.concurrency` sequences in flight and serve
+    `t.tokens_per_s`, using the smallest batch that does (a smaller batch streams faster to each user); `throttle`
+    is the W4 consumer-rack throughput factor (1 when it does not apply)."""
+    replicas = max(1, math.ceil(t.concurrency / fit))
+    while True:
+        batch = _smallest_batch(replicas, fit, t, seconds, throttle)
+        if batch is not None and _fast_enough(seconds(batch), t, throttle):
+            return batch, replicas
+        if batch is not None and batch <= max(1, math.ceil(t.concurrency / replicas)):
+            return batch, replicas  # smaller batches would drop requests in flight: the SLA rules judge this layout
+        if batch is None:
+            replicas = max(replicas + 1, math.ceil(t.tokens_per_s / (fit / seconds(fit) * throttle)))
+        else:
+            replicas += max(1, replicas // 4)  # more replicas, smaller batches, faster streams per user
 
-    Returns (batch per replica, replicas, throughput factor); the factor is below 1 when the W4 consumer-rack
-    throttle applies, which depends on the count and is therefore settled by iterating.
-    """
-    throttle = 1.0
-    batch: int | None = fit
-    replicas = 1
-    for _ in range(3):
-        replicas = max(1, math.ceil(t.concurrency / fit))
-        while True:
-            batch = _smallest_batch(replicas, fit, t, seconds, throttle)
-            if batch is not None and _fast_enough(seconds(batch), t, throttle):
-                break
-            if batch is not None and batch <= max(1, math.ceil(t.concurrency / replicas)):
-                break  # smaller batches would drop requests in flight: the SLA rules will judge this layout
-            if batch is None:
-                replicas = max(replicas + 1, math.ceil(t.tokens_per_s / (fit / seconds(fit) * throttle)))
-            else:
-                replicas += max(1, replicas // 4)  # more replicas, smaller batches, faster streams per user
-        throttled = acc.market == "consumer" and gpus_per_replica * replicas >= 4
-        new = 1.0 - factors.consumer_dense_throttle if throttled else 1.0
-        if new == throttle:
-            break
-        throttle = new
-    return int(batch or fit), replicas, throttle
+
+def _fills_for(unit: Unit, size: int) -> list[int]:
+    """Machine fills that hold whole replicas of `size` accelerators: fills divisible by it, or full machines when
+    a replica spans several."""
+    if size > unit.node:
+        return [unit.node] if size % unit.node == 0 else []
+    return [f for f in unit.fills if f % size == 0]
+
+
+def _machines(unit: Unit, size: int, fill: int, load: int, failover: bool) -> tuple[int | None, int, bool]:
+    """(machines, accelerators, survives a machine loss) for `load` replicas of `size` at `fill` per machine; with
+    `failover`, enough that losing any one machine still leaves `load` replicas, on two machines at least.
+    Your own machine and a free notebook are one machine: (None, 0, False) when the load needs more, and no
+    failover (the service-level rule says so)."""
+    if size > unit.node:
+        per_replica = size // unit.node
+        machines = (load + 1 if failover else load) * per_replica
+    else:
+        machines = math.ceil(load / (fill // size))
+        if failover:
+            machines = max(2, machines + 1)
+    if unit.single:
+        needed = math.ceil(load * size / fill)
+        return (1, fill, False) if needed <= 1 else (None, 0, False)
+    return machines, machines * fill, machines >= 2
 
 
 def _smallest_batch(replicas: int, fit: int, t: ServingTargets, seconds: Callable[[int], float],
@@ -455,44 +529,44 @@ def _largest_fitting_batch(mem: InferenceMemoryCurve, capacity: float, upper: in
     return lo
 
 
-def _no_fit_reason(acc: Accelerator, limit: int, what: str) -> str:
-    where = (f"over the {limit} GPUs one workstation holds" if limit == acc.max_per_node and limit < NO_CAP
-             else f"over {limit:,} GPUs")
-    return f"{acc.name} ({acc.memory_gb.value:g} GB): {what} do not fit even split {where} with the required headroom"
+def _no_fit_reason(acc: Accelerator, unit: Unit, what: str) -> str:
+    topo = unit.topology
+    if topo.joinable:
+        where = "over as many machines as a cluster allows"
+    elif unit.single:
+        where = f"over the {max(unit.fills)} accelerator(s) there"
+    else:
+        where = f"over the {topo.node} accelerator(s) one {unit.kind} holds"
+    return (f"{acc.name} ({acc.memory_gb.value:g} GB) in {unit.name}: {what} do not fit even split {where} with the "
+            "required headroom")
 
 
-def _whole_nodes(n: int, node: int) -> int:
-    """A GPU count a job is deployed with: a power of two inside one node, whole nodes beyond."""
-    if n <= node:
-        return next(c for c in sorted({*POWERS, node}) if n <= c <= node)
-    return math.ceil(n / node) * node
+def _deployable(unit: Unit, n: int, cap: int) -> tuple[int, int] | None:
+    """(machines, accelerators): the smallest way to deploy at least `n` accelerators on `unit` for one job (a
+    machine at one of its fills, else whole machines joined by the cluster network), within `cap`; None when
+    none exists."""
+    for f in unit.fills:
+        if f >= n:
+            return (1, f) if f <= cap else None
+    if not unit.topology.joinable or unit.single:
+        return None
+    machines = math.ceil(n / unit.node)
+    return (machines, machines * unit.node) if machines * unit.node <= cap else None
 
 
-def _whole_nodes_below(cap: int, node: int) -> int:
-    """The largest deployable count (see `_whole_nodes`) not above `cap`."""
-    if cap >= node:
-        return cap // node * node
-    return max(c for c in POWERS if c <= cap)
+def _largest(unit: Unit, cap: int) -> tuple[int, int]:
+    """The largest deployment within `cap` accelerators (at least one machine at its smallest fill)."""
+    if unit.topology.joinable and not unit.single and cap >= 2 * unit.node:
+        machines = min(cap, NO_CAP) // unit.node
+        return machines, machines * unit.node
+    fits = [f for f in unit.fills if f <= cap]
+    return 1, max(fits) if fits else min(unit.fills)
 
 
-def _training_counts(acc: Accelerator, limit: int) -> tuple[int, ...]:
-    return _counts(acc.max_per_node, limit)
-
-
-@lru_cache(maxsize=256)
-def _counts(node: int, limit: int) -> tuple[int, ...]:
-    counts = [n for n in POWERS if n <= node]
-    n = node * 2
-    while n <= limit:
-        counts.append(n)
-        n *= 2
-    return tuple(counts)
-
-
-def _training_layouts(n: int, acc: Accelerator, zero: int | None) -> tuple[Parallelism, ...]:
-    """Ways to spread a model over n GPUs, least communication first: data parallel with ZeRO 0→3, then tensor
-    parallel inside a node with ZeRO, then pipeline stages across nodes."""
-    return _layouts(n, acc.max_per_node, zero)
+def _training_layouts(n: int, node: int, zero: int | None) -> tuple[Parallelism, ...]:
+    """Ways to spread a model over n GPUs on machines of `node`, least communication first: data parallel with
+    ZeRO 0→3, then tensor parallel inside a machine with ZeRO, then pipeline stages across machines."""
+    return _layouts(n, node, zero)
 
 
 @lru_cache(maxsize=4096)
@@ -521,15 +595,6 @@ def _most_sharded(layouts: tuple[Parallelism, ...]) -> list[Parallelism]:
     widest = max(layouts, key=lambda p: (p.tp * p.pp, p.zero))
     flat = max((p for p in layouts if p.tp * p.pp == 1), key=lambda p: p.zero, default=widest)
     return [flat] if flat is widest else [flat, widest]
-
-
-def training_peak(acc: Accelerator, weights: Precision) -> float | None:
-    """Dense peak used for training: FP8 training on FP8 parts, TF32 for FP32 weights, else BF16 (or FP16)."""
-    if weights.compute == "fp8" and acc.fp8_support:
-        return acc.dense_tflops("fp8")
-    if weights.bits_per_weight >= 32:
-        return acc.dense_tflops("tf32") or acc.dense_tflops("fp32")
-    return acc.dense_tflops("bf16") or acc.dense_tflops("fp16")
 
 
 class TrainingSearch:
@@ -565,79 +630,146 @@ class TrainingSearch:
             found = self._totals[key] = (par, self.memory(par, flash).total)
         return found[1]
 
-    def _fit(self, n: int, acc: Accelerator, flash: bool, capacity: float) -> Parallelism | None:
-        """The least-communication layout of n GPUs that fits, or None."""
-        layouts = _training_layouts(n, acc, self.t.zero_stage)
+    def _fit(self, n: int, node: int, flash: bool, capacity: float) -> Parallelism | None:
+        """The least-communication layout of n GPUs on machines of `node` that fits, or None."""
+        layouts = _training_layouts(n, node, self.t.zero_stage)
         limit = capacity * self._free  # MemoryBreakdown.fits: total <= capacity × (1 − headroom)
         # the most sharded layouts bound what n GPUs can do: if neither fits, no layout of n does
-        if not any(self._total(p, flash) <= limit for p in _sharded(n, acc.max_per_node, self.t.zero_stage)):
+        if not any(self._total(p, flash) <= limit for p in _sharded(n, node, self.t.zero_stage)):
             return None
         return next((par for par in layouts if self._total(par, flash) <= limit), None)
 
-    def plan(self, acc: Accelerator, with_notes: bool = True) -> Plan | NoFit:
-        """Fewest GPUs whose per-GPU memory fits and that finish before the deadline (or the most allowed).
+    def _smallest_fit(self, unit: Unit, cap: int, flash: bool, capacity: float
+                      ) -> tuple[int, int, Parallelism] | None:
+        """(machines, GPUs, layout): the smallest deployment of the unit whose per-GPU memory fits. Memory per GPU
+        only falls as the job spreads, so machines are found by doubling, then bisection."""
+        for f in unit.fills:
+            if f <= cap and (par := self._fit(f, unit.node, flash, capacity)) is not None:
+                return 1, f, par
+        if not unit.topology.joinable or unit.single:
+            return None
+        node = unit.node
+        lo, hi = 1, 2
+        while (par := self._fit(hi * node, node, flash, capacity)) is None:
+            if hi * node * 2 > cap:
+                return None
+            lo, hi = hi, hi * 2
+        best = (hi, par)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            found = self._fit(mid * node, node, flash, capacity)
+            if found is None:
+                lo = mid
+            else:
+                hi, best = mid, (mid, found)
+        return best[0], best[0] * node, best[1]
+
+    def _layout_at(self, unit: Unit, n: int, flash: bool, capacity: float, cap: int
+                   ) -> tuple[int, int, Parallelism] | None:
+        """The smallest deployment of at least `n` GPUs whose layouts divide it evenly and fit (a machine more
+        when they do not)."""
+        found = _deployable(unit, n, cap)
+        while found is not None:
+            machines, count = found
+            par = self._fit(count, unit.node, flash, capacity)
+            if par is not None:
+                return machines, count, par
+            found = _deployable(unit, count + 1, cap)
+        return None
+
+    def shape(self, acc: Accelerator, unit: Unit, n: int, par: Parallelism) -> TrainingShape:
+        """The run's shape on `n` GPUs of this unit (`training_shape`)."""
+        t = self.t
+        return training_shape(self.arch, self.params, self.weights, t.flops_factor, t.seq, t.pretraining, acc,
+                              unit.topology, n, par, self.factors)
+
+    def plan(self, acc: Accelerator, unit: Unit | None = None, with_notes: bool = True) -> Plan | NoFit:
+        """The deployment of `unit` (default: the part alone, `units.bare_unit`) with the fewest GPUs whose memory
+        fits and that finish before the deadline (or the most allowed), using every GPU it pays for.
         `with_notes=False` leaves out the explanatory notes (and the memory breakdown's), nothing else."""
+        unit = unit or bare_unit(acc)
         t, params, factors = self.t, self.params, self.factors
+        if not acc.trains:
+            return NoFit(acc.id, f"{acc.name} does not train: {acc.trains_note or 'its software stack serves only'}")
         peak = training_peak(acc, self.weights)
         if not peak:
             return NoFit(acc.id, f"{acc.name}: no published dense training throughput to size the run with")
         capacity = acc.memory_gb.value * GB
         flash = _flash(acc)
-        cap = min(t.max_gpus if t.max_gpus is not None else NO_CAP, cluster_limit(acc))
+        cap = t.max_gpus if t.max_gpus is not None else NO_CAP
+        search_cap = NO_CAP  # searched beyond a user's maximum too, so a plan can say how many it needs
         method = t.flops_factor
-        counts = _training_counts(acc, cap)
-        first_fit = next(((n, found) for n in counts if (found := self._fit(n, acc, flash, capacity)) is not None),
-                         None)
-        if first_fit is None:
-            return NoFit(acc.id, _no_fit_reason(acc, cap, "the weights, gradients and optimizer states"))
-        n_mem = first_fit[0]
-        shape = TrainingShape(self.arch.hidden_size, self.arch.num_hidden_layers, t.seq,
-                              fp8=self.weights.compute == "fp8" and acc.fp8_support,
-                              gpus_per_node=acc.max_per_node)
+        first = self._smallest_fit(unit, search_cap, flash, capacity)
+        if first is None:
+            return NoFit(acc.id, _no_fit_reason(acc, unit, "the weights, gradients and optimizer states"))
+        machines, n, par = first
+        n_mem = n
+        one_shape = self.shape(acc, unit, 1, par)
         one = training_time(params.active, t.tokens, gpus=1, peak_tflops=peak, method=method, factors=factors,
-                            shape=shape,
-                            with_notes=False)
+                            shape=one_shape, with_notes=False)
         n_deadline = math.ceil(one.wall_hours / 24.0 / t.deadline_days) if t.deadline_days > 0 else 1
-        node = acc.max_per_node
-        n = min(_whole_nodes(max(n_mem, n_deadline), node), _whole_nodes_below(cap, node))
-        n = max(n, n_mem)  # the deadline may ask for more than allowed: use the most allowed and report the miss
-        chosen = self._fit(n, acc, flash, capacity) if n != n_mem else first_fit[1]
-        while chosen is None and n + node <= cap:  # a count whose layouts do not divide evenly: one node more
-            n += node
-            chosen = self._fit(n, acc, flash, capacity)
-        if chosen is None:
-            n, chosen = first_fit
-        par = chosen
-        mem = self.memory(par, flash, with_notes=with_notes)
-        throttled = acc.market == "consumer" and n >= 4
+        if n_deadline > n:
+            found = self._layout_at(unit, n_deadline, flash, capacity, min(cap, search_cap) if n <= cap else
+                                    search_cap)
+            if found is None:  # the deadline asks for more than the unit allows: use the most, report the miss
+                big_m, big_n = _largest(unit, min(cap, search_cap))
+                found = self._layout_at(unit, big_n, flash, capacity, search_cap) if big_n > n else None
+            if found is not None:
+                machines, n, par = found
+        throttled = acc.market == "consumer" and n // machines >= 4
         slowdown = 1.0 / (1.0 - factors.consumer_dense_throttle) if throttled else 1.0
         tt = training_time(params.active, t.tokens, gpus=n, peak_tflops=peak, method=method, factors=factors,
-                           shape=replace(shape, model_parallel=par.tp * par.pp), with_notes=with_notes)
+                           shape=self.shape(acc, unit, n, par), with_notes=with_notes)
         for _ in range(4):  # the count came from one GPU's time; synchronisation at scale can stretch it: grow
             if tt.days * slowdown <= t.deadline_days or n >= cap:
                 break
-            more = min(_whole_nodes(math.ceil(n * tt.days * slowdown / t.deadline_days), node),
-                       _whole_nodes_below(cap, node))
-            bigger = self._fit(more, acc, flash, capacity) if more > n else None
-            if bigger is None:
+            bigger = self._layout_at(unit, math.ceil(n * tt.days * slowdown / t.deadline_days), flash, capacity,
+                                     cap)
+            if bigger is None or bigger[1] <= n:
                 break
-            n, par = more, bigger
-            mem = self.memory(par, flash, with_notes=with_notes)
+            machines, n, par = bigger
             tt = training_time(params.active, t.tokens, gpus=n, peak_tflops=peak, method=method, factors=factors,
-                               shape=replace(shape, model_parallel=par.tp * par.pp), with_notes=with_notes)
+                               shape=self.shape(acc, unit, n, par), with_notes=with_notes)
+        mem = self.memory(par, flash, with_notes=with_notes)
         days = tt.days * slowdown
+        topo = unit.topology
+        sync_link = "local" if n == 1 else (topo.link(n).kind if n <= topo.node or topo.joinable else "pcie")
+        model_link = topo.link(par.tp).kind if par.tp > 1 else "local"
         return Plan(
-            accelerator=acc.id, count=n, nodes=math.ceil(n / acc.max_per_node), tensor_parallel=par.tp,
+            accelerator=acc.id, count=n, nodes=machines, tensor_parallel=par.tp,
             pipeline_parallel=par.pp, replicas=par.dp, zero_stage=par.zero, batch_per_replica=t.micro_batch,
             memory=mem, capacity_gb=acc.memory_gb.value, fits_single_gpu=n_mem == 1, bound="compute",
             throttled=throttled, training_days=days, training_gpu_hours=tt.gpu_hours * slowdown,
             tokens_per_s=tt.tokens_per_s / slowdown, meets_deadline=days <= t.deadline_days,
             within_max_gpus=t.max_gpus is None or n <= t.max_gpus, notes=(*mem.notes, *tt.notes),
+            machines=machines, link=model_link, sync_link=sync_link,
         )
 
 
+def training_shape(arch: Architecture, params: ParameterCount, weights: Precision, method: str, seq: int,
+                   pretraining: bool, acc: Accelerator, topo: Topology, n: int, par: Parallelism,
+                   factors: Factors) -> TrainingShape:
+    """What a run's MFU and synchronisation depend on, on `n` GPUs of a topology: the model's width and depth, the
+    sequence, FP8, the global batch (pretraining's, or a fine-tune's `finetune_global_batch_sequences`), the link
+    the data-parallel ring crosses inside a machine, the network between machines (plain Ethernet at its
+    `network_efficiency`), ZeRO-3 / FSDP gathers and the bytes they move (a QLoRA base in its 4-bit format).
+    `estimate` and the configuration search both build the shape here."""
+    ring = min(n, topo.node)
+    intra = topo.link(ring).gbs_per_direction if ring > 1 else None
+    network = topo.network_gbs() if n > topo.node and topo.joinable else None
+    machines = math.ceil(n / topo.node)
+    bits = weights.bits_per_weight if method != "full" else (32.0 if weights.bits_per_weight >= 32 else 16.0)
+    weight_bytes = weights.bytes_per_weight if method == "qlora" else bits / 8.0
+    batch = None if method == "full" and pretraining else factors.finetune_global_batch_sequences * seq
+    return TrainingShape(arch.hidden_size, arch.num_hidden_layers, seq,
+                         fp8=weights.compute == "fp8" and acc.fp8_support, gpus_per_node=topo.node,
+                         model_parallel=par.tp * par.pp, batch_tokens=batch, network_gbs=network, intra_gbs=intra,
+                         zero_stage=par.zero, weight_bytes=weight_bytes, total_params=float(params.total),
+                         network_efficiency=network_efficiency(topo.tcp_network, machines, factors))
+
+
 def plan_training(acc: Accelerator, arch: Architecture, params: ParameterCount, weights: Precision,
-                  t: TrainingTargets, factors: Factors) -> Plan | NoFit:
-    """Fewest GPUs whose per-GPU memory fits and that finish before the deadline (or the most allowed).
-    (One accelerator; searching many for the same model, use one `TrainingSearch`.)"""
-    return TrainingSearch(arch, params, weights, t, factors).plan(acc)
+                  t: TrainingTargets, factors: Factors, unit: Unit | None = None) -> Plan | NoFit:
+    """Fewest GPUs of `unit` whose per-GPU memory fits and that finish before the deadline (or the most allowed).
+    (One unit; searching many for the same model, use one `TrainingSearch`.)"""
+    return TrainingSearch(arch, params, weights, t, factors).plan(acc, unit)

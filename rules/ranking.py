@@ -1,15 +1,18 @@
 """The last stratum: apply vetoes, score the surviving options, and shape the published result.
 
-Score = 100 × (cheapest feasible metric ÷ this option's metric) + the points of every `adjust_score` rule that
-concerns it. The metric is $ per 1M tokens served at the required load for inference and $ per training run
-otherwise. Every ranking is recorded in the trace (rule `RANK`) with the option and the adjustments as premises.
+Score = 100 − 40 × log2(this option's cost ÷ the cheapest option's) + the points of every `adjust_score` rule that
+concerns it. The cost is what the user pays for the service delivered: a month at their usage for serving and
+interactive work, a run for training (purchases: amortization over the hardware's life plus power). On the log
+scale every doubling of cost weighs the same 40 points, so advice can reorder options of close cost (−20 points
+of advice equals costing 41% more) but not turn a plan twice as dear into the first pick on a small note. Every
+ranking is recorded in the trace (rule `RANK`) with the option and the adjustments as premises.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
@@ -17,7 +20,7 @@ from gpuadvisor.rules.answers import Answers
 from gpuadvisor.rules.engine import Consultation
 from gpuadvisor.rules.engine.gcpause import paused_gc
 from gpuadvisor.rules.explain import Explainer
-from gpuadvisor.rules.feasibility import candidates, checked
+from gpuadvisor.rules.feasibility import Replan, candidates, checked
 from gpuadvisor.rules.how import how_entries
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
@@ -32,10 +35,14 @@ from gpuadvisor.rules.result import (
     RecommendResult,
     RuledOut,
     ScoreItem,
+    UnitRef,
     Warning,
 )
+from gpuadvisor.rules.units import UnitTable, unit_table
 
 RUNNERS_UP = 10
+POINTS_PER_COST_DOUBLING = 40.0
+"""Score lost each time an option costs twice as much as the cheapest one that meets the constraints."""
 MAX_COST_SCORE = 120.0
 """The cost score of an option that costs nothing or next to nothing (free tier, hardware you own): 20 points above
 the cheapest paid option, so advice (penalties, limits) can still order such options."""
@@ -102,15 +109,15 @@ class _Index:
 
 
 def build_result(cons: Consultation, answers: Answers, resolved: Resolved, catalog: Catalog, *,
-                 top: int = 5, feasible: Callable[[Answers], bool] | None = None) -> RecommendResult:
-    """The published result. `feasible(answers)` re-runs a consultation; when given, every "to make it feasible"
-    suggestion is checked with it before it is shown."""
+                 top: int = 5, replan: Replan | None = None) -> RecommendResult:
+    """The published result. `replan(answers)` re-runs a consultation; when given, every "to make it feasible"
+    suggestion is re-planned with it, and shown only when it works, cheapest resulting plan first."""
     with paused_gc():  # thousands of short-lived explanation lines, no reference cycles (see gcpause)
-        return _build_result(cons, answers, resolved, catalog, top, feasible)
+        return _build_result(cons, answers, resolved, catalog, top, replan)
 
 
 def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, catalog: Catalog,
-                  top: int, feasible: Callable[[Answers], bool] | None) -> RecommendResult:
+                  top: int, replan: Replan | None) -> RecommendResult:
     idx = _Index(cons, catalog)
     workload = str(idx.one["workload"][1].get("workload", answers.workload))
     survivors: list[tuple[int, dict[str, Any], float]] = []
@@ -126,10 +133,11 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
                 or [s for s in survivors if s[2] > 0] or survivors)
         best_fid, best_opt, best = min(paid, key=lambda s: (s[2], str(s[1]["ref"])))
         for fid, opt, metric in survivors:
-            base = MAX_COST_SCORE if metric <= 0 else min(MAX_COST_SCORE, 100.0 * best / metric)
+            base = cost_score(metric, best)
             unit = "a month" if workload == "inference" else "per run"
             # (label, points, rule): ScoreItems are built only for the options the result lists
-            items = [(f"cost ${metric:,.4g} {unit} vs cheapest ${best:,.4g}", round(base, 2), "RANK")]
+            items = [(f"cost {_money(metric)} {unit} vs the cheapest {_money(best)} ({POINTS_PER_COST_DOUBLING:g} "
+                      "points per doubling)", round(base, 2), "RANK")]
             adj = idx.adjustments_of(opt)
             items += [(str(a["reason"]), float(a["points"]), str(a["rule"])) for _, a in adj]
             score = round(sum(points for _, points, _ in items), 2)
@@ -155,12 +163,23 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
         answers=answers.given(), answers_effective=answers.model_dump(mode="json"),
         defaults_applied=_defaults(answers, resolved),
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
-        headline=_headline(recs[0], workload) if recs else None,
+        headline=_headline(recs[:top], answers, workload) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
         warnings=warnings, ruled_out=_ruled_out(cons, idx, catalog, shown), how=how_entries(cons),
-        to_make_feasible=[] if recs else _to_make_feasible(idx, answers, feasible),
+        to_make_feasible=[] if recs else _to_make_feasible(idx, answers, replan),
         assumptions=_assumptions(catalog), knowledge=_knowledge(catalog, recs), rules_fired=len(cons.fired),
     )
+
+
+def cost_score(metric: float, best: float) -> float:
+    """100 for the cheapest paid option, 40 fewer per doubling of cost; free or owned options up to 120."""
+    if metric <= 0:
+        return MAX_COST_SCORE
+    return min(MAX_COST_SCORE, 100.0 - POINTS_PER_COST_DOUBLING * math.log2(metric / best))
+
+
+def _money(x: float) -> str:
+    return f"${x:,.0f}" if abs(x) >= 100 else f"${x:,.2f}"
 
 
 def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[str, float, str]], int], idx: _Index,
@@ -176,12 +195,11 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
         instance = InstanceRef(id=str(opt["instance_id"]), provider=str(opt.get("provider_name") or opt["provider"]),
                                name=str(opt.get("instance_name") or opt["instance"]), pricing=opt["pricing"],
                                as_of=opt.get("price_as_of"), count=int(opt["instances"]))
-        priced = f" ({opt['pricing']})" if acquisition == "rent" else ""  # a free tier's name says it is free
-        title = f"{opt['count']}× {acc.name} — {opt['instance']}{priced}"
-    elif acquisition == "own":
-        title = f"Your own {opt['count']}× {acc.name}"
-    else:
-        title = f"Buy {opt['count']}× {acc.name}"
+    title = str(opt["title"])
+    if acquisition == "rent":
+        title = f"{title} — {acc.name}, {opt['pricing']}"
+    elif acquisition == "buy":
+        title = f"{title} — {acc.name}"
     capacity = acc.memory_gb.value
     memory = MemoryBreakdown(
         weights=b["weights"], kv_cache=b["kv_cache"], activations=b["activations"], gradients=b["gradients"],
@@ -191,8 +209,14 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
     return Recommendation(
         rank=rank, option=str(opt["ref"]), title=title,
         accelerator=AcceleratorRef(id=acc.id, name=acc.name, memory_gb=capacity, vendor=acc.vendor, market=acc.market),
-        count=int(opt["count"]), nodes=int(cfg["nodes"]), tensor_parallel=int(cfg["tensor_parallel"]),
+        count=int(opt["count"]), accelerators_paid=int(opt["accelerators_paid"]),
+        unit=UnitRef(name=str(opt.get("unit_name") or opt["title"]), kind=str(opt.get("unit_kind") or "instance"),
+                     machines=int(cfg["machines"]), per_machine=int(cfg["fill"]),
+                     topology=str(cfg.get("topology") or "")),
+        nodes=int(cfg["nodes"]), tensor_parallel=int(cfg["tensor_parallel"]),
         pipeline_parallel=int(cfg["pipeline_parallel"]), replicas=int(cfg["replicas"]), instance=instance,
+        replicas_for_load=_i(cfg.get("replicas_for_load")) if workload == "inference" else None,
+        failover=bool(cfg["meets_failover"]) and int(cfg["machines"]) > 1 if workload == "inference" else None,
         purchase=bool(opt["purchase"]), acquisition=acquisition, fits=True,
         memory_gb_per_gpu=float(cfg["memory_gb_per_gpu"]), memory=memory,
         bound=cfg["bound"], tokens_per_s=cfg.get("tokens_per_s") if workload == "inference" else None,
@@ -205,7 +229,11 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
                   usd_per_month=opt.get("usd_per_month"), price_as_of=opt.get("price_as_of"),
                   price_source=opt.get("price_source"), price_kind=opt.get("price_kind"),
                   price_age_months=opt.get("price_age_months"), usage_hours=opt.get("usage_hours"),
-                  break_even_utilization=opt.get("break_even_utilization")),
+                  break_even_utilization=opt.get("break_even_utilization"),
+                  capex_beyond_accelerators_usd=opt.get("capex_beyond_accelerators_usd"),
+                  fabric_usd=opt.get("fabric_usd"),
+                  power_kw=round(float(opt["power_w"]) / 1000, 3) if opt.get("power_w") is not None else None,
+                  tco_usd=opt.get("tco_usd"), horizon_years=opt.get("horizon_years")),
         score=score,
         score_breakdown=[ScoreItem(label=label, points=points, rule=rule) for label, points, rule in items],
         warnings=warn_ids, notes=list(details.get("notes", [])),
@@ -213,17 +241,66 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
     )
 
 
-def _headline(top: Recommendation, workload: str) -> str:
-    """The recommendation in one sentence: what to do, and the figure it was chosen by."""
+def _headline(recs: list[Recommendation], answers: Answers, workload: str) -> str:
+    """The recommendation in one sentence: what to do, on what capacity, and why — the cheapest plan that meets
+    what was asked, or by how much dearer and what the advice that lifted it said."""
+    top = recs[0]
     c = top.cost
-    if workload == "inference":
-        figure = f"${c.usd_per_month:,.0f} a month" if c.usd_per_month is not None else "no cost"
-    else:
-        figure = f"${c.usd_per_run:,.0f} per run" if c.usd_per_run is not None else "no cost"
+    per_run = workload != "inference"
+    metric = c.usd_per_run if per_run else c.usd_per_month
+    figure = ("free" if not metric else f"${metric:,.0f} " + ("per run" if per_run else "a month"))
     verb = {"rent": "Rent", "buy": "Buy", "free": "Use", "own": "Use"}[top.acquisition]
-    title = top.title.removeprefix("Buy ") if top.acquisition == "buy" else top.title
-    title = title[:1].lower() + title[1:] if top.acquisition == "own" else title
-    return f"{verb} {title}: the best-scoring plan that fits and meets your targets, at {figure}."
+    short = top.accelerator.name.split(" (")[0]
+    what = top.unit.name if top.acquisition in ("free", "own") else \
+        f"{top.unit.machines:,} × {top.unit.name} ({top.count:,} × {short})"
+    capacity = {"rent": f" on {top.instance.pricing} capacity" if top.instance else ""}.get(top.acquisition, "")
+    goal = _asked(answers, workload, top)
+    paid = [r for r in recs if r.acquisition in ("rent", "buy")]
+    cheapest = min((_metric_of(r, per_run) for r in paid), default=None)
+    if metric is None or cheapest is None or metric <= cheapest * 1.0001 or top.acquisition in ("free", "own"):
+        why = "the cheapest plan" if top.acquisition in ("rent", "buy") else "it costs nothing to use"
+        return f"{verb} {what}{capacity}: {why}{goal}, at {figure}."
+    advice = [i for i in top.score_breakdown if i.rule != "RANK" and i.points > 0]
+    lift = f"; advice: {advice[0].label.rstrip('.')}" if advice else ""
+    return (f"{verb} {what}{capacity}: the best-scoring plan{goal}, at {figure} "
+            f"({metric / cheapest - 1:.0%} above the cheapest{lift}).")
+
+
+def _metric_of(r: Recommendation, per_run: bool) -> float:
+    value = r.cost.usd_per_run if per_run else r.cost.usd_per_month
+    return float(value) if value is not None else math.inf
+
+
+def _asked(answers: Answers, workload: str, top: Recommendation) -> str:
+    """' that meets 1,000 req/min at p95 ≤ 5 s with failover' — the targets the plan was held to."""
+    parts: list[str] = []
+    eff = answers.effective()
+    if workload == "inference":
+        rpm = eff.get("inference.requests_per_minute")
+        if rpm:
+            parts.append(f"{rpm:,.0f} req/min")
+        if answers.inference.concurrent_requests:
+            parts.append(f"{answers.inference.concurrent_requests:,} users at once")
+        if eff.get("inference.latency_p95_s"):
+            parts.append(f"p95 ≤ {eff['inference.latency_p95_s']:g} s")
+        if eff.get("inference.ttft_max_s"):
+            parts.append(f"first token ≤ {eff['inference.ttft_max_s']:g} s")
+        if eff.get("inference.min_tokens_per_s_per_user"):
+            parts.append(f"≥ {eff['inference.min_tokens_per_s_per_user']:g} tokens/s per user")
+        tail = " with failover" if top.failover else ""
+    else:
+        tokens = eff.get("training.tokens_b")
+        days = eff.get("training.deadline_days")
+        run = f"{tokens:,.4g}B tokens" if tokens else "the run"
+        if days and top.training_days is not None:
+            run += f" in {days:g} days (it takes {top.training_days:,.1f})"
+        parts.append(run)
+        tail = ""
+    if answers.budget.capex_usd and top.acquisition == "buy":
+        parts.append(f"within ${answers.budget.capex_usd:,.0f}")
+    if not parts:
+        return tail and f" that serves your load{tail}"
+    return " that meets " + ", ".join(parts) + tail
 
 
 def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
@@ -259,12 +336,9 @@ def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
 
 
 def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str]) -> list[RuledOut]:
+    """Per accelerator with no surviving option, why: the constraint that rules out what fits, else why nothing
+    fits (on the largest unit tried: a small instance's failure is not the part's), else that it cannot be had."""
     out: dict[str, RuledOut] = {}
-    for fid, f in cons.of_kind("ruled_out"):
-        acc_id = str(f["target"]).removeprefix("acc:")
-        out[acc_id] = RuledOut(family=acc_id, name=str(f["name"]), reason=str(f["reason"]), rule=str(f["rule"]),
-                               heuristic=_heuristic(cons, str(f["rule"])),
-                               why=idx.explainer.chain(fid, idx.explained))
     survivors_by_acc: set[str] = set()
     vetoed: dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]] = defaultdict(list)
     for _, opt in idx.options:
@@ -279,7 +353,7 @@ def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str
             if str(v["target"]) in (str(opt["config"]), f"acc:{opt['accelerator']}"):
                 acc_level.setdefault(str(opt["accelerator"]), (vfid, v))
     for acc_id, (vfid, v) in acc_level.items():
-        if acc_id not in survivors_by_acc and acc_id not in out:
+        if acc_id not in survivors_by_acc:
             out[acc_id] = RuledOut(family=acc_id, name=catalog.accelerators[acc_id].name, reason=str(v["reason"]),
                                    rule=str(v["rule"]), heuristic=v.get("heuristic") or None,
                                    why=idx.explainer.chain(vfid, idx.explained))
@@ -290,8 +364,20 @@ def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str
             continue
         family = ref.removeprefix("opt:")
         reasons = "; ".join(dict.fromkeys(str(e[1]["reason"]) for e in entries))
-        out[family] = RuledOut(family=family, name=str(opt["text"]).split(":")[0], reason=reasons, rule=str(v["rule"]),
-                               heuristic=v.get("heuristic") or None, why=idx.explainer.chain(vfid, idx.explained))
+        out[family] = RuledOut(family=family, name=str(opt.get("title") or opt["text"]).split(":")[0],
+                               reason=reasons, rule=str(v["rule"]), heuristic=v.get("heuristic") or None,
+                               why=idx.explainer.chain(vfid, idx.explained))
+    planned = {str(cfg["accelerator"]) for _, cfg in idx.configs.values()}
+    no_fit: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for fid, f in cons.of_kind("ruled_out"):
+        no_fit[str(f["target"]).removeprefix("acc:")].append((fid, f))
+    table = unit_table(catalog)
+    for acc_id, facts in no_fit.items():
+        if acc_id in out or acc_id in planned or acc_id in survivors_by_acc:
+            continue
+        fid, f = max(facts, key=lambda e: _shape_size(table, str(e[1].get("shape", ""))))
+        out[acc_id] = RuledOut(family=acc_id, name=str(f["name"]), reason=str(f["reason"]), rule=str(f["rule"]),
+                               heuristic=_heuristic(cons, str(f["rule"])), why=idx.explainer.chain(fid, idx.explained))
     offered = {str(o["accelerator"]) for _, o in idx.options}
     for cfid, cfg in idx.configs.values():
         acc_id = str(cfg["accelerator"])
@@ -303,13 +389,27 @@ def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str
     return [out[k] for k in sorted(out)]
 
 
+def _shape_size(table: UnitTable, shape: str) -> tuple[int, int]:
+    """How much a unit shape can hold: (joinable, accelerators per machine); the user's own machine counts as is."""
+    if shape.startswith("own:"):
+        return 0, int(shape.rsplit(":", 1)[-1])
+    unit = table.by_shape.get(shape)
+    if unit is None:
+        return 0, 0
+    return int(unit.topology.joinable), unit.node
+
+
+def _i(x: Any) -> int | None:
+    return None if x is None else int(x)
+
+
 def _heuristic(cons: Consultation, rule_id: str) -> str | None:
     rule = cons.rules.get(rule_id)
     return (rule.heuristic or None) if rule else None
 
 
-def _to_make_feasible(idx: _Index, answers: Answers, feasible: Callable[[Answers], bool] | None) -> list[str]:
-    """The binding constraints with their numbers, cheapest first, each re-checked when `feasible` is given."""
+def _to_make_feasible(idx: _Index, answers: Answers, replan: Replan | None) -> list[str]:
+    """The binding constraints with their numbers, each re-planned when `replan` is given (cheapest plan first)."""
     ruled: list[tuple[Fact, Fact, set[str]]] = []
     for _, opt in idx.options:
         rules = {str(v["rule"]) for _, v in idx.vetoes_of(opt)}
@@ -319,8 +419,8 @@ def _to_make_feasible(idx: _Index, answers: Answers, feasible: Callable[[Answers
     weights = idx.one["weights"][1]
     usage = (idx.cons.of_kind("usage") or [(0, {})])[0][1]
     found = candidates(ruled, answers, usage, no_fit or not ruled, float(weights.get("bits", 16) or 16))
-    if feasible is not None:
-        tips = checked(found, answers, feasible)
+    if replan is not None:
+        tips = checked(found, answers, replan)
     else:
         tips = [s.text for s in sorted(found, key=lambda s: s.cost)]
     if tips:
@@ -336,7 +436,7 @@ def _to_make_feasible(idx: _Index, answers: Answers, feasible: Callable[[Answers
 def _defaults(answers: Answers, resolved: Resolved) -> list[str]:
     """`table.key = value` for every answer left to its default ("not set" where the default is no value);
     the model's keys are left out, the resolution notes say which model was assumed."""
-    flat = answers.flat()
+    flat = answers.effective()
     out = []
     for key in answers.defaults_applied():
         if key.startswith("model."):

@@ -13,7 +13,7 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import find_accelerator, find_model, find_precision
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
-from gpuadvisor.rules.answers import Answers, contextual_defaults
+from gpuadvisor.rules.answers import Answers
 
 DEFAULT_MODEL = "llama-3.1-8b"
 
@@ -126,7 +126,7 @@ def _published_weights(answers: Answers, catalog: Catalog, model: ResolvedModel,
 def _weights(answers: Answers, catalog: Catalog, notes: list[str]) -> Precision:
     given = "weights" in answers.precision.model_fields_set
     method = answers.method
-    implied = contextual_defaults(answers.flat()).get("precision.weights")
+    implied = answers.implied().get("precision.weights")
     if implied is not None and not given:
         notes.append(f"precision.weights = {implied} (QLoRA default: 4-bit NormalFloat base)")
         return _lookup_precision(catalog, implied, "precision.weights")

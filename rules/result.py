@@ -63,8 +63,18 @@ class InstanceRef(Out):
     count: int = Field(description="instances of this type needed")
 
 
+class UnitRef(Out):
+    """The deployable unit of an option: what one rents or buys."""
+
+    name: str = Field(description="instance type or system, e.g. 'AWS p5.48xlarge', 'HGX H100 8-GPU server'")
+    kind: str = Field(description="instance, server, workstation, desktop, rack, appliance, notebook or own")
+    machines: int = Field(description="how many of them")
+    per_machine: int = Field(description="accelerators in each")
+    topology: str = Field(description="scale-up domain and scale-out network, in words")
+
+
 class Cost(Out):
-    usd_per_hour: float | None = None
+    usd_per_hour: float | None = Field(default=None, description="all machines of the option together")
     usd_per_run: float | None = None
     usd_per_million_tokens: float | None = None
     capex_usd: float | None = None
@@ -78,6 +88,15 @@ class Cost(Out):
                                                                 "one run (training), set-up included")
     break_even_utilization: float | None = Field(
         default=None, description="purchase only: utilization above which buying beats the cheapest rental")
+    capex_beyond_accelerators_usd: float | None = Field(
+        default=None, description="purchase only: what is bought besides the accelerators — the machines' hosts "
+                                  "(CPUs, memory, storage, chassis, NICs) and the cluster fabric")
+    fabric_usd: float | None = Field(default=None, description="purchase only: switch ports, optics and cables "
+                                                               "joining the machines (0 when they work apart)")
+    power_kw: float | None = Field(default=None, description="purchase only: what the machines draw at load")
+    tco_usd: float | None = Field(default=None, description="purchase only: price plus power over the horizon")
+    horizon_years: float | None = Field(default=None, description="purchase only: years the purchase is costed over "
+                                                                  "(deployment.lifetime_years)")
 
 
 class MemoryBreakdown(Out):
@@ -106,11 +125,17 @@ class Recommendation(Out):
     option: str = Field(description="stable option id")
     title: str
     accelerator: AcceleratorRef
-    count: int = Field(description="accelerators in total")
-    nodes: int
+    count: int = Field(description="accelerators in total, all used by the plan")
+    accelerators_paid: int = Field(description="accelerators rented or bought: equal to count (every option is "
+                                               "used in full)")
+    unit: UnitRef = Field(description="what is rented or bought: the instance type or system, and how many")
+    nodes: int = Field(description="machines (instances, servers, racks)")
     tensor_parallel: int
     pipeline_parallel: int
-    replicas: int
+    replicas: int = Field(description="serving: model replicas (training: data-parallel groups)")
+    replicas_for_load: int | None = Field(default=None, description="serving: replicas the load needs; the rest are "
+                                                                    "failover spares or fill the machines")
+    failover: bool | None = Field(default=None, description="serving: survives the loss of one machine at full load")
     instance: InstanceRef | None
     purchase: bool
     acquisition: Literal["rent", "buy", "free", "own"] = Field(

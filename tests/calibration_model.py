@@ -16,7 +16,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture
-from gpuadvisor.rules.estimate import catalog_factors, device_for, embedding_bytes, factor_bounds, peak_tflops
+from gpuadvisor.rules.estimate import catalog_factors, embedding_bytes, factor_bounds
 from gpuadvisor.rules.serving import Which, engine_efficiency, family_keys, profile_for
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import count_parameters
@@ -28,6 +28,7 @@ from gpuadvisor.rules.sizing.speed import (
     prefill,
     training_time,
 )
+from gpuadvisor.rules.topology import device_for, peak_tflops
 
 DATA = Path(__file__).resolve().parent / "data" / "calibration.toml"
 DECODE_MEASURES = ("decode_tokens_per_s", "generation_tokens_per_s")
@@ -121,7 +122,7 @@ def predict(row: Row, catalog: Catalog, factors: Factors, which: Which = "value"
     kv = catalog.precisions[row.get("kv_precision", "fp16")]
     eff = _efficiency(row, catalog, which) if efficiency == "profile" else efficiency
     assert not isinstance(eff, str)
-    device = device_for(acc, prec.compute, eff)
+    device = device_for(acc, prec.compute, efficiency=eff)
     tp, pp = row.get("tp", 1), row.get("pp", 1)
     emb = embedding_bytes(prec)
     if kind == "decode_tokens_per_s":

@@ -1,8 +1,8 @@
 """Cost arithmetic (S9, S10, H15): cloud runs, owned hardware, rent-vs-buy break-even, serving replicas.
 
 Owned hardware costs amortization (price ÷ lifetime hours) every hour whether busy or not, plus power while busy:
-TDP × count × PUE × $/kWh. Host servers, networking, floor space and staff are not included (they are why the
-documents' rule of thumb puts break-even at 30-40% utilization, higher than the GPU-only figure computed here).
+watts × PUE × $/kWh. A consultation prices what is bought — the accelerators, the machines they go in and the fabric
+that joins them (rules/purchases.py); floor space and staff are not included.
 """
 
 from __future__ import annotations
@@ -61,10 +61,11 @@ class OwnedCost:
 
     capex_usd: float
     amortization_usd_per_hour: float
-    """Wall-clock hour, all GPUs."""
+    """Wall-clock hour, all GPUs: the price over the lifetime, plus the site (space, power and cooling capacity),
+    both paid whether busy or not."""
     power_usd_per_busy_hour: float
     usd_per_busy_hour: float
-    """Amortization spread over busy hours only, plus power."""
+    """Amortization and site spread over busy hours only, plus power."""
     usd_per_million_tokens: float | None
     notes: tuple[Note, ...]
 
@@ -76,22 +77,35 @@ def power_usd_per_hour(tdp_w: float, count: int, *, pue: float, usd_per_kwh: flo
 
 def owned_cost(price_usd: float, count: int, tdp_w: float, *, utilization: float,
                tokens_per_s: float | None = None, factors: Factors = DEFAULT_FACTORS) -> OwnedCost:
-    """Amortization over `hardware_lifetime_years` plus power at TDP × PUE × $/kWh while busy (S9)."""
-    if price_usd <= 0 or count < 1 or tdp_w < 0 or not 0 < utilization <= 1:
+    """`count` accelerators bought at `price_usd` each drawing `tdp_w` each: see `system_cost`."""
+    if count < 1:
+        raise ValueError("price and count must be positive, TDP not negative and utilization in (0, 1]")
+    return system_cost(price_usd * count, tdp_w * count, utilization=utilization, tokens_per_s=tokens_per_s,
+                       factors=factors)
+
+
+def system_cost(capex_usd: float, watts: float, *, utilization: float, tokens_per_s: float | None = None,
+                factors: Factors = DEFAULT_FACTORS, site_kw: float = 0.0) -> OwnedCost:
+    """Owned hardware costing `capex_usd` (accelerators, hosts, fabric) and drawing `watts` while busy:
+    amortization over `hardware_lifetime_years`, plus the site rent of `site_kw` of capacity at
+    `colocation_usd_per_kw_month` every hour (0 for a desk-side machine), plus power × PUE × $/kWh while busy
+    (S9)."""
+    if capex_usd <= 0 or watts < 0 or site_kw < 0 or not 0 < utilization <= 1:
         raise ValueError("price and count must be positive, TDP not negative and utilization in (0, 1]")
     lifetime_hours = factors.hardware_lifetime_years * HOURS_PER_YEAR
-    amort = price_usd * count / lifetime_hours
-    power = power_usd_per_hour(tdp_w, count, pue=factors.pue, usd_per_kwh=factors.power_usd_per_kwh)
+    amort = capex_usd / lifetime_hours + site_kw * factors.colocation_usd_per_kw_month * 12.0 / HOURS_PER_YEAR
+    power = power_usd_per_hour(watts, 1, pue=factors.pue, usd_per_kwh=factors.power_usd_per_kwh)
     busy = amort / utilization + power
     notes = (
         factors.note("hardware_lifetime_years", "Depreciation period of owned hardware"),
         factors.note("pue", "Data-centre power usage effectiveness"),
         factors.note("power_usd_per_kwh", "Electricity price"),
-        Note("method.owned_cost", "Owned cost per busy hour = price ÷ (lifetime hours × utilization) + TDP × PUE × "
-             "$/kWh; excludes host servers, networking, space and staff", source="S9 (002)"),
+        Note("method.owned_cost", "Owned cost per busy hour = price ÷ (lifetime hours × utilization) + power × PUE × "
+             "$/kWh; the price is what is bought (accelerators, and in a consultation their hosts and fabric); "
+             "space and staff are not included", source="S9 (002)"),
     )
     per_m = None if not tokens_per_s else usd_per_million_tokens(busy, tokens_per_s)
-    return OwnedCost(capex_usd=price_usd * count, amortization_usd_per_hour=amort, power_usd_per_busy_hour=power,
+    return OwnedCost(capex_usd=capex_usd, amortization_usd_per_hour=amort, power_usd_per_busy_hour=power,
                      usd_per_busy_hour=busy, usd_per_million_tokens=per_m, notes=notes)
 
 

@@ -48,6 +48,12 @@ class Factors:
     """Collective bus bandwidth across nodes in training clusters (GB/s; 8 × 400 Gb/s NICs per 8-GPU node)."""
     training_global_batch_tokens: float = 4194304.0
     """Global batch of a pretraining run below 30B parameters (tokens per optimizer step)."""
+    finetune_global_batch_sequences: float = 64.0
+    """Sequences per optimizer step of a fine-tuning run (far fewer tokens than a pretraining batch)."""
+    tcp_fabric_efficiency: float = 0.4
+    """Share of an Ethernet (TCP, no RDMA) network's line rate that collectives achieve on two nodes."""
+    tcp_fabric_loss_per_doubling: float = 0.1
+    """Relative loss of that share per doubling of the node count (congestion, stragglers)."""
     training_grad_bytes_per_param: float = 6.0
     """Bytes per parameter a node holds sent per step at the bus bandwidth (FP32 reduce-scatter + BF16 all-gather)."""
     training_fp8_mfu_ratio: float = 0.97
@@ -64,6 +70,8 @@ class Factors:
     """Sustained-throughput loss of consumer cards in dense racks (W4)."""
     burst_headroom: float = 0.20
     """Extra serving capacity planned above the average load (S10, 002 Q4)."""
+    colocation_usd_per_kw_month: float = 184.06
+    """Site rent of owned servers: space, power and cooling capacity per kW per month (CBRE wholesale colocation)."""
     hardware_lifetime_years: float = 3.0
     pue: float = 1.3
     power_usd_per_kwh: float = 0.12

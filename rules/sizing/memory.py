@@ -304,15 +304,18 @@ class InferenceMemoryCurve:
     def __init__(self, arch: Architecture, params: ParameterCount, *, weight_bytes_per_param: float,
                  kv_bytes_per_value: float, context: int, par: Parallelism | None = None,
                  embedding_bytes: float | None = None, flash_attention: bool = True,
-                 factors: Factors = DEFAULT_FACTORS, experts: ExpertFormat | None = None) -> None:
-        if context <= 0:
+                 factors: Factors = DEFAULT_FACTORS, experts: ExpertFormat | None = None, models: int = 1) -> None:
+        """`models` > 1: that many distinct models of this architecture hosted side by side, each with its own
+        weights; the KV cache of `batch` sequences is shared out among them."""
+        if context <= 0 or models < 1:
             raise ValueError("context and batch must be positive")
         par = par or Parallelism()
         self.arch, self.params, self.par, self.factors = arch, params, par, factors
         self.weight_bytes_per_param, self.kv_bytes_per_value = weight_bytes_per_param, kv_bytes_per_value
         self.context, self.embedding_bytes, self.flash_attention = context, embedding_bytes, flash_attention
         self.experts = experts
-        self._weights = weight_bytes(params, weight_bytes_per_param, embedding_bytes, experts) / par.model_shards
+        self._weights = weight_bytes(params, weight_bytes_per_param, embedding_bytes, experts) / par.model_shards * \
+            models
         # kv_cache(): per_token × context × batch × per-GPU share, in that order
         self._kv_per_sequence = kv_bytes_per_sequence(arch, kv_bytes_per_value, context)
         self._share = per_gpu_share(arch, par.tp, par.pp)

@@ -475,8 +475,20 @@ class TrainingShape:
     network_gbs: float | None = None
     """Collective bus bandwidth across nodes (GB/s; ≈ a node's aggregate NIC bandwidth); None =
     `training_network_gbs`."""
+    network_efficiency: float = 1.0
+    """Share of `network_gbs` collectives achieve (1 on RDMA fabrics, whose line rate the calibration used;
+    `network_efficiency` below for plain Ethernet)."""
     gpus_per_node: int = 8
-    """GPUs that synchronise over NVLink; beyond one node gradients cross the network."""
+    """GPUs of one node; beyond one node gradients cross the network."""
+    intra_gbs: float | None = None
+    """Per-GPU bandwidth per direction (GB/s) of the link the data-parallel group crosses inside a node (NVLink,
+    Infinity Fabric, PCIe: `topology.Topology.link`); None = not charged."""
+    zero_stage: int = 0
+    """ZeRO-3 / FSDP gathers every parameter twice a step (forward and backward): charged at the link it crosses."""
+    weight_bytes: float = 2.0
+    """Bytes per parameter the ZeRO-3 / FSDP all-gathers move (BF16 2; a QLoRA base in NF4 ≈ 0.56)."""
+    total_params: float | None = None
+    """Parameters ZeRO-3 gathers (all of them, MoE experts included); None = the active ones."""
 
 
 MFU_REFERENCE = TrainingShape(hidden=4096, layers=32, seq=2048)
@@ -523,30 +535,65 @@ def global_batch_tokens(active_params: float, factors: Factors = DEFAULT_FACTORS
     return factors.training_global_batch_tokens * growth
 
 
+def network_efficiency(tcp: bool, nodes: int, factors: Factors = DEFAULT_FACTORS) -> float:
+    """Share of the line rate collectives reach across `nodes` nodes: 1 over RDMA (InfiniBand, RoCE, EFA, ICI);
+    over plain Ethernet `tcp_fabric_efficiency`, falling by `tcp_fabric_loss_per_doubling` per doubling of nodes."""
+    if not tcp or nodes <= 1:
+        return 1.0
+    return factors.tcp_fabric_efficiency / (1.0 + factors.tcp_fabric_loss_per_doubling * math.log2(nodes))
+
+
+def sync_bytes_per_param(method: TrainMethod, zero_stage: int, weight_bytes: float, factors: Factors) -> tuple[
+        float, float]:
+    """(bytes per active parameter, bytes per gathered parameter) one data-parallel step moves per GPU's share.
+
+    Full training reduces gradients and gathers the updated weights (`training_grad_bytes_per_param`: FP32
+    reduce-scatter + BF16 all-gather); ZeRO-3 / FSDP also gathers every weight once more (forward and backward).
+    Adapters (LoRA / QLoRA) have almost no gradients, but a ZeRO-3 / FSDP-sharded frozen base is gathered twice a
+    step (FSDP-QLoRA)."""
+    gathers = 2.0 * weight_bytes if zero_stage >= 3 else 0.0
+    if method != "full":
+        return 0.0, gathers
+    return factors.training_grad_bytes_per_param, (weight_bytes if zero_stage >= 3 else 0.0)
+
+
 def sync_slowdown(active_params: float, gpus: int, peak_tflops: float, shape: TrainingShape, mfu_compute: float,
                   factors: Factors = DEFAULT_FACTORS, method: TrainMethod = "full") -> float:
     """Step time ÷ compute time (≥ 1) of data-parallel training at a fixed global batch.
 
     Each GPU computes k·N·(batch ÷ GPUs) FLOPs per step at `mfu_compute` of its peak, so its share of the work
-    shrinks as the cluster grows and as the chip gets faster; the gradient synchronisation does not. A
-    reduce-scatter plus all-gather moves `training_grad_bytes_per_param` bytes per parameter a node holds, at the
-    collective bus bandwidth across nodes (NCCL rings use every NIC of a node: ≈ the node's aggregate NIC
-    bandwidth, independent of the GPU count). A node holds the whole model under pure data parallelism and
-    1 / (model_parallel ÷ GPUs per node) of it once tensor × pipeline parallelism spans more than a node (tensor
-    parallelism inside a node does not shrink it: each GPU then syncs its shard over its own NIC). The batch is
-    at least one sequence per data-parallel replica. Up to
-    `training_comm_overlap` of the compute time hides it:  step = compute + max(0, sync − overlap × compute).
-    One node (NVLink) and LoRA/QLoRA (adapters only) synchronise too little to count."""
-    if method != "full" or gpus <= shape.gpus_per_node:
+    shrinks as the cluster grows and as the chip gets faster; the synchronisation does not. Per step every GPU moves
+    `sync_bytes_per_param` bytes per parameter of its model-parallel shard (gradients, and ZeRO-3 / FSDP weight
+    gathers), over the slowest link its data-parallel group crosses:
+      - inside a node, at the per-GPU bandwidth of that link (`shape.intra_gbs`: NVLink, Infinity Fabric or PCIe),
+        × (g − 1) ÷ g for a ring of g GPUs;
+      - across nodes, at the collective bus bandwidth of the node's NICs (NCCL rings use every NIC: ≈ the node's
+        aggregate bandwidth, independent of the GPU count), for the share of the model a node holds: all of it under
+        pure data parallelism, 1 ÷ (model_parallel ÷ GPUs per node) once tensor × pipeline parallelism spans nodes.
+    The batch is at least one sequence per data-parallel replica. Up to `training_comm_overlap` of the compute time
+    hides it:  step = compute + max(0, sync − overlap × compute)."""
+    mp = max(1, shape.model_parallel)
+    dp = gpus / mp
+    per_active, per_gathered = sync_bytes_per_param(method, shape.zero_stage, shape.weight_bytes, factors)
+    if dp <= 1 or (per_active == 0 and per_gathered == 0):
         return 1.0
     batch = shape.batch_tokens if shape.batch_tokens is not None else global_batch_tokens(active_params, factors)
     # each data-parallel replica processes at least one whole sequence per step: past batch ÷ seq replicas the
     # batch grows with the cluster (or model parallelism must take the extra GPUs)
-    batch = max(batch, gpus / max(1, shape.model_parallel) * shape.seq)
-    network = shape.network_gbs if shape.network_gbs is not None else factors.training_network_gbs
+    batch = max(batch, dp * shape.seq)
     compute = FLOPS_PER_PARAM_TOKEN[method] * active_params * batch / gpus / (peak_tflops * TFLOPS * mfu_compute)
-    node_share = min(1.0, shape.gpus_per_node / max(1, shape.model_parallel))
-    sync = factors.training_grad_bytes_per_param * active_params * node_share / (network * GB)
+    gathered = shape.total_params if shape.total_params is not None else active_params
+    traffic = per_active * active_params + per_gathered * gathered  # bytes a whole model's sync moves per step
+    sync = 0.0
+    if shape.intra_gbs is not None:
+        ring = min(dp, max(1.0, shape.gpus_per_node / mp))
+        if ring > 1:
+            sync = traffic / mp * (ring - 1) / ring / (shape.intra_gbs * GB)
+    if gpus > shape.gpus_per_node:
+        network = shape.network_gbs if shape.network_gbs is not None else factors.training_network_gbs
+        network *= shape.network_efficiency
+        node_share = min(1.0, shape.gpus_per_node / mp)
+        sync = max(sync, traffic * node_share / (network * GB))
     return 1.0 + max(0.0, sync - factors.training_comm_overlap * compute) / compute
 
 

@@ -113,8 +113,8 @@ def test_purchase_prices(shipped: Catalog) -> None:
     # No list price exists for these: documented estimates with their range, never a bare figure.
     b200 = a["nvidia-b200"].purchase_price_usd
     assert b200 is not None and (b200.kind, b200.low, b200.high, b200.as_of) == ("estimate", 35000, 40000, "2026-04")
-    gaudi3 = a["intel-gaudi3"].purchase_price_usd  # Intel's $125,000 list price for an 8-card kit
-    assert gaudi3 is not None and gaudi3.kind == "system-share" and gaudi3.value == 125000 / 8
+    gaudi3 = a["intel-gaudi3"].purchase_price_usd  # Intel's $125,000 list price for an 8-card kit, no host
+    assert gaudi3 is not None and gaudi3.kind == "msrp" and gaudi3.value == 125000 / 8 and gaudi3.derived
     # Nobody gives a price for these: absent, not invented.
     assert a["amd-mi325x"].purchase_price_usd is None
     assert a["nvidia-b100"].purchase_price_usd is None

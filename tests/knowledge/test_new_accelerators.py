@@ -101,10 +101,13 @@ def test_new_prices(shipped: Catalog) -> None:
         "nvidia-rtx-5060-ti-16gb": ("msrp", 429, "2025-04"), "nvidia-rtx-pro-6000-blackwell": ("msrp", 8565, "2025-03"),
         "apple-m3-ultra-96gb": ("msrp", 3999, "2025-03"), "apple-m4-max-36gb": ("msrp", 1999, "2025-03"),
         "nvidia-dgx-spark": ("msrp", 3999, None),
-        "nvidia-b300": ("system-share", (300_000 + 350_000) / 2 / 8, None),  # DGX B300 $300K-$350K / 8 GPUs
-        "nvidia-gb300-per-gpu": ("estimate", round(3_500_000 / 72), None),  # $3-4M per NVL72 rack / 72
     }
     for acc_id, (kind, value, as_of) in expected.items():
         p = a[acc_id].purchase_price_usd
         assert p is not None and (p.kind, p.value, p.as_of) == (kind, value, as_of), acc_id
+    # parts sold only in whole systems carry the system's price (systems.toml), not a per-GPU share of it
+    whole = {s.accelerator: s.price for s in shipped.systems.values() if s.price and s.price.includes_accelerators}
+    assert a["nvidia-b300"].purchase_price_usd is None
+    assert whole["nvidia-b300"] is not None and whole["nvidia-b300"].value == (300_000 + 350_000) / 2  # DGX B300
+    assert whole["nvidia-gb300-per-gpu"] is not None and whole["nvidia-gb300-per-gpu"].value == 3_500_000  # $3-4M
     assert not a["google-tpu7x"].purchasable and a["google-tpu7x"].purchase_price_usd is None

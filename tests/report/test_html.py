@@ -128,7 +128,7 @@ def test_cost_chart_bars_to_scale() -> None:
     assert widths[1] / widths[0] == pytest.approx(992.8 / 2620.7, abs=0.002)
     assert widths[3] / widths[0] == pytest.approx(23301.6 / 2620.7, rel=1e-3)  # widths are rounded to 0.1 px
     texts = [t.text for t in svg.iter(f"{SVG}text")]
-    assert "$2,621 (on-demand)" in texts and "$993 (spot)" in texts and "$502 (buy)" in texts
+    assert "$2,621 (on-demand)" in texts and "$993 (spot)" in texts and "$5,474 (buy)" in texts
 
 
 def test_cost_chart_uses_the_figure_most_options_share() -> None:

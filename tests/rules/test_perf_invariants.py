@@ -33,7 +33,6 @@ from gpuadvisor.rules.planning import (
     TrainingSearch,
     TrainingTargets,
     _first_true,
-    device_for,
     plan_inference,
     plan_training,
 )
@@ -249,12 +248,6 @@ def _without_notes(plan: Any) -> Any:
         return plan
     return (plan.count, plan.tensor_parallel, plan.pipeline_parallel, plan.replicas, plan.batch_per_replica,
             plan.memory.total, plan.tokens_per_s, plan.ttft_s, plan.training_days, plan.bound, plan.fits_single_gpu)
-
-
-def test_device_for_is_what_the_speed_curves_get(catalog: Catalog) -> None:
-    h100 = catalog.accelerators["nvidia-h100-sxm5"]
-    assert device_for(h100, "bf16", 8).link_kind == "nvlink"
-    assert device_for(h100, "bf16", 16).link_kind == "pcie"  # beyond the 8-GPU NVLink domain
 
 
 @given(lo=st.integers(0, 300), width=st.integers(1, 300), cut=st.integers(1, 300), guess=st.integers(-5, 700))

@@ -289,7 +289,11 @@ def _costs(r: EstimateResult) -> list[str]:
         out += ["", "Cloud cost"] + _grid(header, rows)
     if r.owned is not None:
         o = r.owned
-        rows2 = [("price", f"${o.price_usd_each:,.0f} each (as of {o.price_as_of}), ${o.capex_usd:,.0f} in total"),
+        each = f"${o.price_usd_each:,.0f} per GPU, " if o.price_usd_each is not None else ""
+        beyond = (f" (${o.capex_beyond_accelerators_usd:,.0f} of it host and fabric)"
+                  if o.capex_beyond_accelerators_usd else "")
+        rows2 = [("bought as", f"{o.machines} × {o.system} ({o.accelerators_paid} GPUs, {o.power_kw:,.1f} kW)"),
+                 ("price", f"{each}${o.capex_usd:,.0f} in total{beyond} (as of {o.price_as_of})"),
                  ("per busy hour", f"${o.usd_per_busy_hour:,.3f} at {o.utilization:.0%} utilization")]
         if o.usd_per_million_tokens is not None:
             rows2.append(("per 1M tokens", _money(o.usd_per_million_tokens)))
@@ -297,7 +301,7 @@ def _costs(r: EstimateResult) -> list[str]:
             rows2.append(("per run", _money(o.usd_per_run)))
         if o.break_even_utilization is not None:
             rows2.append(("break-even", f"buying beats the cheapest on-demand rental above "
-                                        f"{o.break_even_utilization:.0%} utilization (GPU only)"))
+                                        f"{o.break_even_utilization:.0%} utilization"))
         out += ["", "Owned hardware"] + _table(rows2)
     return out
 

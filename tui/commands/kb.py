@@ -26,12 +26,14 @@ if TYPE_CHECKING:  # the catalog and its pydantic schema load only when a kb com
         Accelerator,
         Assumption,
         EngineProfile,
+        Fabric,
         FreeTier,
         Instance,
         InstancePrice,
         Model,
         Precision,
         Price,
+        System,
     )
 
 LIST_KINDS: dict[str, EntryKind] = {
@@ -42,6 +44,8 @@ LIST_KINDS: dict[str, EntryKind] = {
     "assumptions": "assumption",
     "engines": "engine_profile",
     "free-tiers": "free_tier",
+    "systems": "system",
+    "fabrics": "fabric",
 }
 _MARK = {"overridden": "*", "added": "+", None: ""}
 
@@ -107,7 +111,8 @@ def _validate(files: Sequence[Path]) -> int:
         print(f"gpuadvisor kb validate: {n} error{'s' if n != 1 else ''}", file=sys.stderr)
         return 2
     c = report.catalog
-    counts = [(len(c.accelerators), "accelerators"), (len(c.instances), "instances"), (len(c.models), "models"),
+    counts = [(len(c.accelerators), "accelerators"), (len(c.instances), "instances"), (len(c.systems), "systems"),
+              (len(c.fabrics), "fabrics"), (len(c.models), "models"),
               (len(c.precisions), "precisions"), (len(c.assumptions), "assumptions"),
               (len(c.engine_profiles), "engine profiles"),
               (len(c.documents), "documents"), (len(c.sources), "sources")]
@@ -177,7 +182,8 @@ def _list(kind_arg: str, *, as_json: bool) -> int:
     tables: dict[str, dict[str, Any]] = {
         "accelerator": catalog.accelerators, "instance": catalog.instances, "model": catalog.models,
         "precision": catalog.precisions, "assumption": catalog.assumptions,
-        "engine_profile": catalog.engine_profiles, "free_tier": catalog.free_tiers,
+        "engine_profile": catalog.engine_profiles, "free_tier": catalog.free_tiers, "system": catalog.systems,
+        "fabric": catalog.fabrics,
     }
     entries = tables[kind]
     if as_json:
@@ -307,6 +313,25 @@ def _engine_row(e: EngineProfile) -> list[str]:
             str(e.rows)]
 
 
+def _system_row(s: System) -> list[str]:
+    holds = s.accelerator or ", ".join(s.takes)
+    if s.price is None:
+        price = "nothing bought (yours)" if s.existing else "the accelerator's price"
+    else:
+        what = "whole" if s.price.includes_accelerators else "host"
+        price = f"{'~' if s.price.approximate else ''}${s.price.value:,.0f} {what} ({s.price.kind}, " \
+                f"{_as_of(s.price.as_of or 'undated')})"
+    power = f"{s.host_power_w.value / 1000:,.1f}" if s.host_power_w is not None else ""
+    nics = f"{s.nics.count}×{s.nics.gbps_each:g}G {s.nics.kind}" if s.nics is not None else ""
+    return [s.id, _clip(s.name, 40), s.kind, _clip(holds, 26), str(s.slots), price, power, nics]
+
+
+def _fabric_row(f: Fabric) -> list[str]:
+    port = f"${f.usd_per_port.value:,.0f}" if f.usd_per_port is not None else "not priced"
+    nic = f"${f.nic_usd.value:,.0f}" if f.nic_usd is not None else ""
+    return [f.id, _clip(f.name, 40), f.kind, f"{f.gbps_per_port:g}", port, nic]
+
+
 _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
     "accelerator": (["id", "name", "market", "GB", "GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "price (kind, as of)"],
                     _accelerator_row),
@@ -316,4 +341,6 @@ _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
     "assumption": (["id", "value", "unit", "range", "title"], _assumption_row),
     "engine_profile": (["id (engine@family)", "weights bw eff.", "KV bw eff.", "µs/layer", "rows"], _engine_row),
     "free_tier": (["id", "name", "GPUs", "h/session", "h/week", "h/day", "guaranteed", "as of"], _free_tier_row),
+    "system": (["id", "name", "kind", "holds", "slots", "price", "host kW", "NICs"], _system_row),
+    "fabric": (["id", "name", "kind", "Gb/s per port", "$ per port", "$ per NIC"], _fabric_row),
 }
