@@ -322,7 +322,7 @@ def overlay_document(plan: RefreshPlan, gpuhunt_version: str) -> dict[str, Any]:
             "title": f"gpuhunt price catalog {cat.provider}.csv ({p.name}), version {cat.version or 'unknown'}, "
                      f"dated {when}; {len(cat.rows)} GPU offers, read by gpuadvisor kb refresh on "
                      f"{plan.refreshed_on.isoformat()}",
-            "url": cat.origin,
+            "url": cat.origin.split(".zip:", 1)[0] + ".zip" if ".zip:" in cat.origin else cat.origin,
             "vendor_url": p.terms,
             "kind": "price catalog",
             "read_via": f"gpuhunt {gpuhunt_version} (dstack, MPL-2.0) catalog reader",
