@@ -158,6 +158,7 @@ def _download_config(spec: str, repo: str, revision: str | None, local_only: boo
         RevisionNotFoundError,
     )
 
+    _sync_offline_mode()
     where = cache_dir()
     try:
         return Path(hf_hub_download(repo, "config.json", revision=revision, cache_dir=where,
@@ -185,6 +186,14 @@ def _download_config(spec: str, repo: str, revision: str | None, local_only: boo
         raise InputError(f"model {spec!r}: the Hugging Face Hub answered HTTP {status}") from None
     except (OSError, ValueError) as exc:
         raise InputError(f"model {spec!r}: cannot read its config.json: {exc}") from None
+
+
+def _sync_offline_mode() -> None:
+    """huggingface_hub reads HF_HUB_OFFLINE once, at import; a long-running process (the TUI, the tests) must see the
+    environment as it is now, so its constant follows ours."""
+    from huggingface_hub import constants
+
+    constants.HF_HUB_OFFLINE = offline()
 
 
 def _commit_of(path: Path) -> str | None:
