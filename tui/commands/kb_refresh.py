@@ -53,23 +53,29 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    names = [p for p in (args.providers or "").split(",") if p.strip()] or None
+    if args.source is not None:
+        return fetch_and_refresh(args.source, names, args.timeout, None, out=print)
+    with _progress() as progress:
+        return fetch_and_refresh(None, names, args.timeout, progress, out=print)
+
+
+def fetch_and_refresh(source: Path | None, providers: list[str] | None, timeout: float | None,
+                      progress: Progress | None, *, out: Callable[[str], None]) -> int:
+    """Read the catalogs (from `source`, else downloaded) and refresh the overlay in the user's data directory; the
+    CLI's and the TUI's (a worker's) one entry point."""
     from gpuadvisor.knowledge.paths import refreshed_prices_path
-    from gpuadvisor.knowledge.price_catalog import DEFAULT_TIMEOUT_S, download, read_path
+    from gpuadvisor.knowledge.price_catalog import DEFAULT_TIMEOUT_S, catalog_url, download, read_path
     from gpuadvisor.knowledge.price_refresh import providers_of
 
-    names = [p for p in (args.providers or "").split(",") if p.strip()] or None
-    providers = providers_of(names)
-    if args.source is not None:
-        source = args.source.expanduser().absolute()
-        origin = str(source)
-        result = read_path(source, providers)
+    wanted = providers_of(providers)
+    if source is not None:
+        path = source.expanduser().absolute()
+        result, origin = read_path(path, wanted), str(path)
     else:
-        from gpuadvisor.knowledge.price_catalog import catalog_url
-
+        result = download(wanted, timeout=timeout or DEFAULT_TIMEOUT_S, progress=progress)
         origin = catalog_url()
-        with _progress() as progress:
-            result = download(providers, timeout=args.timeout or DEFAULT_TIMEOUT_S, progress=progress)
-    return refresh(result, origin, refreshed_prices_path(), out=print)
+    return refresh(result, origin, refreshed_prices_path(), out=out)
 
 
 def refresh(result: ReadResult, origin: str, target: Path, *, out: Callable[[str], None],
