@@ -133,7 +133,8 @@ def resolve_hub_model(spec: str, *, local_only: bool = False) -> HubModel:
     config = architecture_from_config(data, source=f"{spec} config.json")
     quant = _quant_method(data)
     notes = list(config.notes)
-    parameters, dtypes = None, {}
+    parameters: int | None = None
+    dtypes: dict[str, int] = {}
     if offline():
         notes.append("HF_HUB_OFFLINE is set: sized from the cached config.json alone (the exact stored parameter "
                      "count and dtypes come from the Hub's safetensors headers when online)")

@@ -82,7 +82,8 @@ def test_recommend_with_a_cached_snapshot_and_the_network_off(hub_cache: Path,
     result = json.loads(capsys.readouterr().out)
     assert result["profile"]["parameters_total"] == QWEN3_32B
     assert result["profile"]["model"] == "Qwen/Qwen3-32B@main"
-    assert result["profile"]["model_source"] == f"Hugging Face Qwen/Qwen3-32B@main (config.json, snapshot {COMMIT[:12]})"
+    source = f"Hugging Face Qwen/Qwen3-32B@main (config.json, snapshot {COMMIT[:12]})"
+    assert result["profile"]["model_source"] == source
     assert result["recommendations"]
     assert main(["estimate", "--model", "Qwen/Qwen3-32B@main", "--gpu", "nvidia-h100-sxm5", "--json"]) == 0
     estimate = json.loads(capsys.readouterr().out)
@@ -93,8 +94,8 @@ def test_an_id_not_cached_while_offline_is_refused_naming_it(hub_cache: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recommend", "--model", "mistralai/Devstral-Small-2505"]) == 2
     err = capsys.readouterr().err
-    assert err == (f"gpuadvisor: error: model.name: model 'mistralai/Devstral-Small-2505': not in the Hugging Face cache "
-                   f"({hub_cache}) and HF_HUB_OFFLINE is set; fetch its config once while online (`hf download "
+    assert err == ("gpuadvisor: error: model.name: model 'mistralai/Devstral-Small-2505': not in the Hugging Face "
+                   f"cache ({hub_cache}) and HF_HUB_OFFLINE is set; fetch its config once while online (`hf download "
                    "mistralai/Devstral-Small-2505 config.json`) or give --model-config PATH\n")
 
 
