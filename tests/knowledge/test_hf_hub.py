@@ -150,3 +150,21 @@ def test_gated_and_unknown_ids_say_what_to_do(hub_cache: Path, monkeypatch: pyte
             resolve_hub_model("nobody/no-such-model")
         assert str(info.value) == ("model 'nobody/no-such-model': no such model on the Hugging Face Hub (a private "
                                    "one needs your token: `hf auth login` or HF_TOKEN)")
+
+
+def test_an_fp8_checkpoint_is_served_in_fp8_by_default(hub_cache: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Qwen/Qwen3-32B-FP8 is the same shape with `quantization_config.quant_method = "fp8"` (block-wise FP8)."""
+    config = json.loads((CONFIGS / "qwen3-32b.json").read_text(encoding="utf-8"))
+    config["quantization_config"] = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                                     "weight_block_size": [128, 128]}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    _cache(hub_cache, "Qwen/Qwen3-32B-FP8", path)
+    assert main(["recommend", "--model", "Qwen/Qwen3-32B-FP8", "--where", "cloud", "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["profile"]["parameters_total"] == QWEN3_32B
+    assert result["answers_effective"]["precision"]["weights"] == "fp8"
+    assert ("precision.weights = fp8 (default: Qwen/Qwen3-32B-FP8 is published with its weights in fp8)"
+            in result["defaults_applied"])
+    assert result["profile"]["weights_gb"] < 0.6 * 65.5  # 32.8 GB of FP8 weights (plus scales), not 65.5 GB of BF16
