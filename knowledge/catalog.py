@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from gpuadvisor.knowledge.schema import (
     Accelerator,
@@ -43,6 +43,42 @@ class CatalogFile:
     counts: Mapping[str, int]
     """Entries per table kind ('accelerator': 45, 'source': 52, ...)."""
     overlay: bool
+
+
+@dataclass(frozen=True)
+class RefreshedCatalog:
+    """One provider catalog a price refresh read."""
+
+    provider: str
+    version: str
+    as_of: str
+    """The catalog's own date ('' when it has none: its prices are then dated the day of the refresh)."""
+
+
+@dataclass(frozen=True)
+class RefreshInfo:
+    """When and from where the refreshed prices in use were fetched (`gpuadvisor kb refresh`)."""
+
+    path: Path
+    refreshed_on: date | None
+    origin: str
+    catalogs: tuple[RefreshedCatalog, ...] = ()
+
+    @classmethod
+    def from_meta(cls, path: Path, meta: Any) -> RefreshInfo:
+        """From the file's [refresh] table; missing or odd fields leave the figures unknown, never invented."""
+        meta = meta if isinstance(meta, Mapping) else {}
+        try:
+            when: date | None = date.fromisoformat(str(meta.get("refreshed_on")))
+        except ValueError:
+            when = None
+        catalogs = tuple(RefreshedCatalog(str(c.get("provider", "?")), str(c.get("version", "")),
+                                          str(c.get("as_of", "")))
+                         for c in meta.get("catalogs", []) if isinstance(c, Mapping))
+        return cls(path, when, str(meta.get("origin", "")), catalogs)
+
+    def age_days(self, today: date) -> int | None:
+        return None if self.refreshed_on is None else max((today - self.refreshed_on).days, 0)
 
 
 class DateRange(NamedTuple):
@@ -78,6 +114,10 @@ class Catalog:
     """Purchasable machines (systems.toml): servers, workstations, racks and appliances, with their host's price."""
     fabrics: dict[str, Fabric] = field(default_factory=dict)
     """Scale-out networks one buys for a cluster (systems.toml): cost per port."""
+    refreshed: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Per kind: ids whose prices came from (or that were added by) `gpuadvisor kb refresh`."""
+    refresh: RefreshInfo | None = None
+    """The refresh those prices came from; None when the shipped prices are all there is."""
 
     def overlay_status(self, kind: EntryKind, entry_id: str) -> OverlayStatus | None:
         """'overridden' or 'added' when a user overlay touched this entry, else None."""

@@ -97,6 +97,8 @@ class NameEntry:
     reported_names: tuple[str, ...]
     memory: Literal["fixed", "configurable"] = "fixed"
     cpu_cores: int | None = None
+    catalog_names: tuple[str, ...] = ()
+    """Names price catalogs print for the part (gpuhunt's gpu_name), matched by `kb refresh` the same exact way."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,11 @@ class NameTable:
     def candidates(self, name: str) -> list[NameEntry]:
         key = name_key(name)
         return [e for e in self.entries if key in {name_key(n) for n in e.reported_names}]
+
+    def for_catalogs(self) -> NameTable:
+        """The same parts under the names price catalogs print (`catalog_names`), for `identify`."""
+        return NameTable(tuple(NameEntry(e.id, e.catalog_names, e.memory, e.cpu_cores)
+                               for e in self.entries if e.catalog_names), self.memory_ratio)
 
 
 def name_key(name: str) -> str:
@@ -130,21 +137,26 @@ def load_name_table(path: Path = NAMES_FILE) -> NameTable:
     entries = []
     for n, raw in enumerate(doc.get("accelerator", []), 1):
         where = f"{path}: [[accelerator]] #{n} ({raw.get('id', 'no id')})"
-        names = raw.get("reported_names")
-        if not isinstance(raw.get("id"), str) or not isinstance(names, list) or not names \
-                or not all(isinstance(x, str) and x.strip() for x in names):
-            raise KnowledgeError(f"{where}: needs an id and a non-empty reported_names list of strings")
+        names = raw.get("reported_names", [])
+        catalog = raw.get("catalog_names", [])
+        if not isinstance(raw.get("id"), str) or not _names(names) or not _names(catalog) or not (names or catalog):
+            raise KnowledgeError(f"{where}: needs an id and a non-empty reported_names or catalog_names list of "
+                                 "strings")
         memory = raw.get("memory", "fixed")
         if memory not in ("fixed", "configurable"):
             raise KnowledgeError(f"{where}: memory must be \"fixed\" or \"configurable\", not {memory!r}")
         cores = raw.get("cpu_cores")
         if cores is not None and (not isinstance(cores, int) or cores < 1):
             raise KnowledgeError(f"{where}: cpu_cores must be a positive integer")
-        unknown = set(raw) - {"id", "reported_names", "memory", "cpu_cores", "sources"}
+        unknown = set(raw) - {"id", "reported_names", "catalog_names", "memory", "cpu_cores", "sources"}
         if unknown:
             raise KnowledgeError(f"{where}: unknown key {', '.join(sorted(unknown))}")
-        entries.append(NameEntry(raw["id"], tuple(names), memory, cores))
+        entries.append(NameEntry(raw["id"], tuple(names), memory, cores, tuple(catalog)))
     return NameTable(tuple(entries), (float(ratio[0]), float(ratio[1])))
+
+
+def _names(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) and x.strip() for x in value)
 
 
 # --- what was found --------------------------------------------------------------------------------------------------
@@ -310,12 +322,12 @@ def identify(name: str, memory_gb: float | None, table: NameTable, part_memory: 
     fitting = [e for e in candidates if _fits(e, memory_gb, table, part_memory[e.id], cpu_cores)]
     if len(fitting) == 1:
         return fitting[0].id, ""
-    ids = ", ".join(e.id for e in candidates)
     if not fitting:
         sizes = ", ".join(f"{e.id} ({_gb(part_memory[e.id])})" for e in candidates)
         core_note = f"; {cpu_cores} CPU cores" if cpu_cores and any(e.cpu_cores for e in candidates) else ""
         return None, (f"reported with {_gb(memory_gb)}{core_note}, which does not fit {sizes} (a variant or "
                       f"partition the knowledge base does not hold)")
+    ids = ", ".join(e.id for e in fitting)
     return None, f"the name fits several parts ({ids}) and the memory does not tell them apart"
 
 

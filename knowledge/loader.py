@@ -6,6 +6,10 @@ never a traceback and never a silently ignored key.
 
 Overlay rules: an entry whose id exists is shallow-merged (the overlay's top-level keys replace the shipped ones,
 so `price = [...]` alone replaces the price list) and re-validated; a new id must be a complete entry.
+
+The prices `gpuadvisor kb refresh` fetched (`paths.refreshed_prices_path`) come between the shipped files and the
+user's overlays: a refreshed instance of a shipped id replaces that entry's prices of the refreshed kinds only (the
+shipped prices of other kinds stay, as the fallback), a new id adds an instance; the user's own overlays still win.
 """
 
 from __future__ import annotations
@@ -22,12 +26,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from gpuadvisor.knowledge.catalog import Catalog, CatalogFile
+from gpuadvisor.knowledge.catalog import Catalog, CatalogFile, RefreshInfo
 from gpuadvisor.knowledge.errors import KnowledgeError
 from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES, FileReadError, read_text_file
 from gpuadvisor.knowledge.locate import find_line, split_syntax_error
 from gpuadvisor.knowledge.parsecache import parse_toml
-from gpuadvisor.knowledge.paths import data_dir, overlay_dir
+from gpuadvisor.knowledge.paths import data_dir, overlay_dir, refreshed_prices_path
 from gpuadvisor.knowledge.schema import (
     Accelerator,
     Assumption,
@@ -58,6 +62,8 @@ TABLES: dict[str, type[BaseModel]] = {
 }
 SOURCE = "source"
 META_KEYS = frozenset({"schema_version", "compiled"})
+REFRESH_KEY = "refresh"
+"""The metadata table of the refreshed-prices overlay (when, from where, what was read); only that file has it."""
 SHIPPED_FILES = (
     "accelerators.toml",
     "cloud_instances.toml",
@@ -86,6 +92,7 @@ class _File:
     sha256: str
     overlay: bool
     tables: Mapping[str, list[dict[str, Any]]]
+    meta: Mapping[str, Any] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {kind: len(rows) for kind, rows in self.tables.items()}
@@ -131,7 +138,8 @@ def _fmt_loc(loc: Sequence[str | int]) -> str:
     return out
 
 
-def _parse(path: Path, overlay: bool, sink: _Sink) -> _File | None:
+def _parse(path: Path, overlay: bool, sink: _Sink, meta_keys: frozenset[str] = META_KEYS,
+           cache: bool | None = None) -> _File | None:
     try:
         text = read_text_file(path, what="overlay file" if overlay else "knowledge file", max_bytes=KNOWLEDGE_MAX_BYTES)
     except FileReadError as exc:
@@ -140,7 +148,7 @@ def _parse(path: Path, overlay: bool, sink: _Sink) -> _File | None:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()  # strict UTF-8 round-trips: the file's own bytes
     sha = digest[:12]
     try:
-        doc = parse_toml(text, digest, use_cache=not overlay)
+        doc = parse_toml(text, digest, use_cache=not overlay if cache is None else cache)
     except tomllib.TOMLDecodeError as exc:
         message, line = split_syntax_error(str(exc))
         sink.add(f"{path}:{line}: TOML syntax error: {message}" if line else f"{path}: TOML syntax error: {message}")
@@ -148,9 +156,9 @@ def _parse(path: Path, overlay: bool, sink: _Sink) -> _File | None:
     if overlay:
         doc = _dates_as_text(doc)
     tables: dict[str, list[dict[str, Any]]] = {}
-    bare = _File(path, text, sha, overlay, tables)
+    bare = _File(path, text, sha, overlay, tables, {k: v for k, v in doc.items() if k in meta_keys})
     for key, value in doc.items():
-        if key in META_KEYS:
+        if key in meta_keys:
             continue
         line = find_line(text, None, 0, (key,))
         if key not in TABLES and key != SOURCE:
@@ -250,6 +258,8 @@ class _State:
     valid: dict[str, dict[str, BaseModel]] = field(default_factory=lambda: {k: {} for k in (*TABLES, SOURCE)})
     overridden: dict[str, set[str]] = field(default_factory=dict)
     added: dict[str, set[str]] = field(default_factory=dict)
+    refreshed: dict[str, set[str]] = field(default_factory=dict)
+    refresh: RefreshInfo | None = None
 
     def copy(self) -> _State:
         return _State(
@@ -302,6 +312,52 @@ def _add_overlay(state: _State, file: _File, seen: dict[tuple[str, str], _Raw], 
         state.raw[raw.kind][raw.entry_id] = merged
         touched.append(merged)
     return touched
+
+
+def _add_refreshed(state: _State, file: _File, sink: _Sink) -> list[_Raw]:
+    """Merge the refreshed-prices overlay: a shipped instance gets the refreshed prices of the kinds refreshed (its
+    other prices stay); a new id is added whole. Nothing else of the shipped knowledge base may be redefined."""
+    touched = []
+    for raw in _rows(file, sink):
+        table = state.raw[raw.kind]
+        base = table.get(raw.entry_id)
+        if base is None:
+            merged = raw
+        elif raw.kind == "instance":
+            fresh = [p for p in raw.data.get("price", []) if isinstance(p, dict)]
+            kinds = {p.get("type") for p in fresh}
+            kept = [p for p in base.data.get("price", []) if isinstance(p, dict) and p.get("type") not in kinds]
+            data = {**base.data, **raw.data, "price": kept + fresh}
+            merged = _Raw(raw.kind, data, {**base.origin, **raw.origin}, raw.home)
+        else:
+            sink.add(f"{raw.where()}: {raw.kind} '{raw.entry_id}': a price refresh may not redefine a shipped "
+                     f"{raw.kind}")
+            continue
+        table[raw.entry_id] = merged
+        state.refreshed.setdefault(raw.kind, set()).add(raw.entry_id)
+        touched.append(merged)
+    return touched
+
+
+class _HintSink(_Sink):
+    """Adds a hint to every message (errors in the refreshed-prices file say how to get rid of them)."""
+
+    def __init__(self, inner: _Sink, hint: str) -> None:
+        super().__init__(inner.collect)
+        self.inner, self.hint = inner, hint
+
+    def add(self, message: str) -> None:
+        self.inner.add(f"{message} ({self.hint})")
+
+
+def _load_refreshed(state: _State, path: Path, sink: _Sink) -> None:
+    hinted = _HintSink(sink, f"written by `gpuadvisor kb refresh`: run it again, or delete {path}")
+    file = _parse(path, True, hinted, META_KEYS | {REFRESH_KEY}, cache=True)
+    if file is None:
+        return
+    state.files.append(file)
+    _validate_all(state, _add_refreshed(state, file, hinted), hinted)
+    state.refresh = RefreshInfo.from_meta(path, file.meta.get(REFRESH_KEY))
 
 
 def _validate_all(state: _State, entries: Sequence[_Raw], sink: _Sink) -> None:
@@ -394,16 +450,23 @@ def _catalog(state: _State) -> Catalog:
         free_tiers=table("free_tier"),
         systems=table("system"),
         fabrics=table("fabric"),
+        refreshed={k: frozenset(ids) for k, ids in state.refreshed.items()},
+        refresh=state.refresh,
     )
 
 
 UserDir = Path | None | Literal["default"]
+Refreshed = Path | None | Literal["default"]
 
 
 def _load(user_dir: UserDir, extra_files: Sequence[Path], sink: _Sink,
-          shipped: Callable[[Path], _State]) -> Catalog:
+          shipped: Callable[[Path], _State], refreshed: Refreshed = "default") -> Catalog:
     directory = data_dir()
     state = shipped(directory).copy()
+    if refreshed == "default":
+        refreshed = refreshed_prices_path() if user_dir == "default" else None
+    if refreshed is not None and refreshed.is_file():
+        _load_refreshed(state, refreshed, sink)
     udir = overlay_dir() if user_dir == "default" else user_dir
     seen: dict[tuple[str, str], _Raw] = {}
     touched: list[_Raw] = []
@@ -416,14 +479,17 @@ def _load(user_dir: UserDir, extra_files: Sequence[Path], sink: _Sink,
     return _catalog(state)
 
 
-def load_catalog(*, user_dir: UserDir = "default", extra_files: Sequence[Path] = ()) -> Catalog:
+def load_catalog(*, user_dir: UserDir = "default", extra_files: Sequence[Path] = (),
+                 refreshed: Refreshed = "default") -> Catalog:
     """The shipped knowledge base plus overlays; raises KnowledgeError (file:line, entry, field) on the first error.
 
     user_dir: "default" = `<config dir>/knowledge` (see `paths.config_dir`), None = no user overlay, or a directory.
     extra_files: further overlay files, applied after the directory's files (sorted by name).
+    refreshed: the prices `kb refresh` wrote; "default" = `paths.refreshed_prices_path()` when user_dir is
+    "default" (none otherwise), None = none, or a file.
     """
     sink = _Sink(collect=False)
-    return _load(user_dir, extra_files, sink, lambda d: _cached_shipped(d, _shipped_key(d)))
+    return _load(user_dir, extra_files, sink, lambda d: _cached_shipped(d, _shipped_key(d)), refreshed)
 
 
 @dataclass(frozen=True)
@@ -434,8 +500,9 @@ class ValidationReport:
     catalog: Catalog | None
 
 
-def validate_knowledge(*, user_dir: UserDir = "default", extra_files: Sequence[Path] = ()) -> ValidationReport:
+def validate_knowledge(*, user_dir: UserDir = "default", extra_files: Sequence[Path] = (),
+                       refreshed: Refreshed = "default") -> ValidationReport:
     """Like `load_catalog`, but collects every error instead of stopping at the first (for `gpuadvisor kb validate`)."""
     sink = _Sink(collect=True)
-    catalog = _load(user_dir, extra_files, sink, lambda d: _build_shipped(d, sink))
+    catalog = _load(user_dir, extra_files, sink, lambda d: _build_shipped(d, sink), refreshed)
     return ValidationReport(sink.messages, None if sink.messages else catalog)

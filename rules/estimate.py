@@ -108,8 +108,9 @@ class Out(BaseModel):
 class ModelOut(Out):
     name: str
     id: str | None = Field(default=None, description="knowledge-base model id, when the model came from there")
-    source: Literal["knowledge-base", "config.json", "synthesized"] = Field(
-        description="where the architecture came from; 'synthesized' = a Llama-3-like shape built for --params")
+    source: Literal["knowledge-base", "config.json", "hugging-face", "synthesized"] = Field(
+        description="where the architecture came from; 'hugging-face' = the config.json of a Hub model id (from the "
+                    "Hub or its local cache); 'synthesized' = a Llama-3-like shape built for --params")
     description: str = Field(description="layers, hidden size, attention and MoE shape")
     attention: str = Field(description="MHA, GQA, MQA or MLA")
 
@@ -341,7 +342,6 @@ def _lookup(flag: str, fn: Callable[[Catalog, str], T], catalog: Catalog, query:
 
 
 def _resolve_model(req: EstimateRequest, catalog: Catalog, ctx: _Ctx) -> tuple[Architecture, ModelOut]:
-    from gpuadvisor.knowledge.lookup import find_model
     from gpuadvisor.rules.sizing.params import describe
     from gpuadvisor.rules.sizing.shape import describe_synthesis, synthesize_architecture
 
@@ -352,7 +352,15 @@ def _resolve_model(req: EstimateRequest, catalog: Catalog, ctx: _Ctx) -> tuple[A
     if not given:
         raise InputError("--model, --params or --model-config is required (e.g. --model llama-3.1-8b, --params 70B)")
     if req.model is not None:
-        model = _lookup("--model", find_model, catalog, req.model)
+        from gpuadvisor.knowledge.hf_hub import HubModel, describe_hub, find_model_or_hub
+
+        model = _lookup("--model", find_model_or_hub, catalog, req.model)
+        if isinstance(model, HubModel):
+            for text in [describe_hub(model), *model.notes]:
+                ctx.notes.append(Note("method.config_json", text, source=describe_hub(model)))
+            arch = model.config.architecture
+            return arch, ModelOut(name=f"{model.spec} ({model.config.model_type})", source="hugging-face",
+                                  description=describe(arch), attention=attention_kind(arch))
         arch = model.architecture
         out = ModelOut(name=model.name, id=model.id, source="knowledge-base", description=describe(arch),
                        attention=attention_kind(arch))

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
-from gpuadvisor.knowledge.lookup import find_accelerator, find_model, find_precision
+from gpuadvisor.knowledge.lookup import find_accelerator, find_precision
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.answers import Answers
+
+if TYPE_CHECKING:
+    from gpuadvisor.knowledge.hf_hub import HubModel
 
 DEFAULT_MODEL = "llama-3.1-8b"
 
@@ -28,6 +32,9 @@ class ResolvedModel:
     """Where the architecture came from, e.g. 'knowledge: models.toml llama-3.1-70b' or 'config.json at …'."""
     architecture: Architecture
     synthesized: bool = False
+    published_format: str | None = None
+    """Precision id a Hub checkpoint is stored in when it is a low-precision one (fp8, mxfp4): served that way by
+    default, like gpt-oss's MXFP4 experts."""
 
 
 @dataclass(frozen=True)
@@ -97,12 +104,31 @@ def _model(answers: Answers, catalog: Catalog, notes: list[str]) -> ResolvedMode
     if name is None:
         name = DEFAULT_MODEL
         notes.append(f"model.name = {DEFAULT_MODEL} (default: no model given)")
+    from gpuadvisor.knowledge.hf_hub import HubModel, describe_hub, find_model_or_hub, stored_format
+
     try:
-        entry = find_model(catalog, name)
+        entry = find_model_or_hub(catalog, name)
     except AdvisorError as exc:
         raise InputError(f"model.name: {exc}") from None
+    if isinstance(entry, HubModel):
+        _hub_notes(entry, notes)
+        return ResolvedModel(id=f"hf:{entry.spec}", name=entry.spec, source=describe_hub(entry),
+                             architecture=entry.config.architecture, published_format=stored_format(entry))
     return ResolvedModel(id=entry.id, name=entry.name, source=f"knowledge: models.toml {entry.id}",
                          architecture=entry.architecture)
+
+
+def _hub_notes(entry: HubModel, notes: list[str]) -> None:
+    """What reading a Hub model decided: where the config came from, and its stored count against the sized one."""
+    from gpuadvisor.rules.sizing.params import count_parameters
+
+    sized = count_parameters(entry.config.architecture).total
+    line = f"model.name = {entry.spec}: sized from its Hugging Face config.json ({sized:,} parameters)"
+    if entry.parameters is not None and abs(entry.parameters - sized) > 0.01 * sized:
+        line += (f"; the checkpoint stores {entry.parameters:,} (quantization scales, a vision tower or extra "
+                 "prediction layers the text model does not use)")
+    notes.append(line)
+    notes.extend(f"model.name = {entry.spec}: {n}" for n in entry.notes)
 
 
 def _lookup_precision(catalog: Catalog, name: str, field_name: str) -> Precision:
@@ -116,10 +142,11 @@ def _published_weights(answers: Answers, catalog: Catalog, model: ResolvedModel,
                        notes: list[str]) -> Precision | None:
     """Serving a model published with its routed experts in a format of their own (gpt-oss: MXFP4) defaults to that
     checkpoint rather than a bf16 copy; None when the user chose a format, or trains, or the model has none."""
-    native = model.architecture.expert_weights_format
+    native = model.architecture.expert_weights_format or model.published_format
     if native is None or answers.workload != "inference" or "weights" in answers.precision.model_fields_set:
         return None
-    notes.append(f"precision.weights = {native} (default: {model.name} is published with its experts in {native})")
+    what = "its experts" if model.architecture.expert_weights_format else "its weights"
+    notes.append(f"precision.weights = {native} (default: {model.name} is published with {what} in {native})")
     return _lookup_precision(catalog, native, "precision.weights")
 
 

@@ -83,17 +83,21 @@ class Unit:
         return out
 
     def describe(self, machines: int, accelerators: int) -> str:
-        """'2 × AWS p5.48xlarge (16 GPUs)', '1 × 4U 8-GPU PCIe server with 4 cards'."""
+        """'2 × AWS p5.48xlarge (16 GPUs)', 'AWS g6.xlarge', '4U 8-GPU PCIe server (4 of 8 slots filled)'."""
         word = "GPU" if self.accelerator.startswith(("nvidia", "amd")) else "chip"
-        per = accelerators // max(1, machines)
-        holds = f"{accelerators:,} {word}s" if accelerators > 1 else f"1 {word}"
         if self.kind in ("notebook", "own"):
             return self.name
         if self.single:
             return f"{accelerators} card{'s' if accelerators > 1 else ''} for {self.name}"
+        per = accelerators // max(1, machines)
         if self.acquisition == "buy" and per < self.node:
             holds = f"{per} of {self.node} slots filled" + (f", {accelerators:,} {word}s" if machines > 1 else "")
-        return f"{machines:,} × {self.name} ({holds})"
+        elif accelerators == 1:
+            return self.name
+        else:
+            holds = f"{accelerators:,} {word}s"
+        lead = f"{machines:,} × " if machines > 1 else ""
+        return f"{lead}{self.name} ({holds})"
 
 
 def card_class(acc: Accelerator) -> CardClass | None:

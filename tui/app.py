@@ -157,6 +157,13 @@ class GpuAdvisorApp(App[None]):
                 self._loaded_catalog = self._catalog_fn()
             return self._loaded_catalog
 
+    def reload_catalog(self) -> None:
+        """Load the knowledge base again in a worker (after `kb refresh` wrote new prices); screens hear
+        `catalog_ready` when it is in."""
+        with self._catalog_lock:
+            self._loaded_catalog = None
+        self._load_catalog()
+
     def warm_up(self) -> None:
         """Once the first screen is up: parse the other screens' styles, load the knowledge base in a worker."""
         self._preload_styles()

@@ -17,21 +17,14 @@ from typing import Any
 
 from gpuadvisor.knowledge.errors import AdvisorError
 from gpuadvisor.knowledge.files import STATE_MAX_BYTES, read_text_file
+from gpuadvisor.knowledge.paths import user_data_dir
 
-ENV_DATA_DIR = "GPUADVISOR_DATA_DIR"
-ENV_CONFIG_DIR = "GPUADVISOR_CONFIG_DIR"
 MAX_RECENT = 8
 
 
 def data_dir() -> Path:
-    """The directory for TUI state (created on first write, not here)."""
-    if env := os.environ.get(ENV_DATA_DIR):
-        return Path(env)
-    if env := os.environ.get(ENV_CONFIG_DIR):
-        return Path(env) / "state"
-    import platformdirs
-
-    return platformdirs.user_data_path("gpuadvisor", appauthor=False)
+    """The directory for TUI state (created on first write, not here): the knowledge layer's `user_data_dir`."""
+    return user_data_dir()
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@
     gpuadvisor kb list accelerators|instances|models|precisions|assumptions [--json]
     gpuadvisor kb stale [--months 12] [--today YYYY-MM-DD]
     gpuadvisor kb validate [FILE ...]
+    gpuadvisor kb refresh [--from PATH] [--providers LIST] [--timeout SECONDS]   (see kb_refresh.py)
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuadvisor.knowledge.paths import CONFIG_ENV, data_dir, overlay_dir
+from gpuadvisor.knowledge.paths import CONFIG_ENV, data_dir, overlay_dir, refreshed_prices_path
+from gpuadvisor.tui.commands import kb_refresh
 
 if TYPE_CHECKING:  # the catalog and its pydantic schema load only when a kb command runs, not at every start
     from gpuadvisor.knowledge.catalog import Catalog, EntryKind
@@ -65,6 +67,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     validator = sub.add_parser("validate", help="check the shipped files and overlays; every error as file:line")
     validator.add_argument("files", nargs="*", type=Path, metavar="FILE",
                            help="overlay files to check (default: the *.toml files in your overlay directory)")
+    kb_refresh.register(sub)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         return _stale(args.months, args.today or date.today())
     if args.kb_action == "validate":
         return _validate(args.files)
+    if args.kb_action == "refresh":
+        return kb_refresh.run(args)
     args.kb_parser.print_help(sys.stderr)
     return 2
 
@@ -95,6 +100,9 @@ def _path() -> int:
             print(f"  {f.name}")
     else:
         print(f"overlay: {udir} (does not exist; create it and add *.toml files to override or extend entries)")
+    refreshed = refreshed_prices_path()
+    state = "exists" if refreshed.is_file() else "none yet: `gpuadvisor kb refresh` writes it"
+    print(f"refreshed prices: {refreshed} ({state})")
     if os.environ.get(CONFIG_ENV):
         print(f"({CONFIG_ENV} is set and selects the config directory)")
     return 0
@@ -149,7 +157,8 @@ def _stale(months: int, today: date) -> int:
     from gpuadvisor.knowledge.freshness import price_ages
     from gpuadvisor.knowledge.loader import load_catalog
 
-    ages = price_ages(load_catalog(), today)
+    catalog = load_catalog()
+    ages = price_ages(catalog, today)
     old = sorted((a for a in ages if a.months is not None and a.months >= months),
                  key=lambda a: (-(a.months or 0), a.entry, a.what))
     undated = sorted((a for a in ages if a.months is None), key=lambda a: (a.entry, a.what))
@@ -164,9 +173,23 @@ def _stale(months: int, today: date) -> int:
         print(_table(headers[:3], [[a.what, a.entry, a.price] for a in undated]))
     else:
         print("none")
-    print(f"\n{len(old)} of {len(ages)} prices are {months} months old or older; {len(undated)} undated. "
-          "Refresh them with an overlay (see `gpuadvisor kb path`).")
+    print(f"\n{len(old)} of {len(ages)} prices are {months} months old or older; {len(undated)} undated.")
+    print(_refresh_hint(catalog, today))
     return 0
+
+
+def _refresh_hint(catalog: Catalog, today: date) -> str:
+    """When rental prices were last refreshed, and how to refresh them (purchase prices: an overlay)."""
+    info = catalog.refresh
+    if info is None or info.refreshed_on is None:
+        done = "Rental prices have never been refreshed."
+    else:
+        days = info.age_days(today) or 0
+        done = (f"Rental prices were last refreshed on {info.refreshed_on:%Y-%m-%d} "
+                f"({days} day{'s' if days != 1 else ''} ago).")
+    return (f"{done} Run `gpuadvisor kb refresh` for current on-demand and spot prices (gpuhunt's public catalogs; "
+            "`--from PATH` reads a saved copy offline); put quoted purchase prices in an overlay (see "
+            "`gpuadvisor kb path`).")
 
 
 # ----------------------------------------------------------------------------------------------------------------

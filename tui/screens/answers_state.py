@@ -30,7 +30,10 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[bB]?\s*$")
 
 
 def model_answer(text: str) -> dict[str, Any]:
-    """Read the model entry: `70` or `70b` is a bare size, a path to a .json file or folder a config, else a name."""
+    """Read the model entry: `70` or `70b` is a bare size, a path to a .json file or folder a config, else a name
+    (a knowledge-base name or a Hugging Face id such as `Qwen/Qwen3-32B`, when no such path exists)."""
+    from gpuadvisor.knowledge.hf_hub import parse_hub_id
+
     text = text.strip()
     if not text:
         return {}
@@ -38,7 +41,8 @@ def model_answer(text: str) -> dict[str, Any]:
     if m:
         return {"params_b": float(m.group(1))}
     path = Path(text).expanduser()
-    if text.lower().endswith(".json") or path.is_dir() or "/" in text or "\\" in text:
+    hub_id = parse_hub_id(text) is not None and not path.exists()  # org/name: a Hugging Face model id
+    if text.lower().endswith(".json") or path.is_dir() or (("/" in text or "\\" in text) and not hub_id):
         if path.is_dir():
             path = path / "config.json"
         return {"config": str(path)}

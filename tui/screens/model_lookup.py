@@ -85,6 +85,20 @@ def lookup_model(text: str, catalog: Any | None) -> ModelLookup:
     if catalog is None:
         return ModelLookup(info="looking it up as soon as the knowledge base has loaded…")
     matches = search_models(catalog, text)
+    from gpuadvisor.knowledge.hf_hub import HubModel, NotCachedError, find_model_or_hub, parse_hub_id
+
+    if parse_hub_id(text) is not None:  # a Hugging Face id: the knowledge base first, else the local cache only
+        try:
+            found = find_model_or_hub(catalog, text.strip(), local_only=True)
+        except NotCachedError:
+            return ModelLookup(info=f"Hugging Face model {text.strip()}: not cached yet, its config.json is read "
+                                    "from the Hub when the consultation runs")
+        except AdvisorError as exc:
+            return ModelLookup(error=str(exc))
+        if isinstance(found, HubModel):
+            return ModelLookup(info=f"{found.spec} ({found.config.model_type}, Hugging Face cache): "
+                                    f"{_shape(found.config.architecture)}")
+        return ModelLookup(info=f"{found.name}: {_shape(found.architecture)}", model_id=found.id)
     try:
         model = _find(catalog, text)
     except AmbiguousNameError as exc:

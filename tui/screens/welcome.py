@@ -6,9 +6,9 @@ Kept free of heavy imports (no pydantic, no engine): it is the first screen, and
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -37,6 +37,8 @@ class WelcomeScreen(AdvisorScreenMixin, Screen[None]):
     BINDINGS = [
         Binding("n", "app.new_consultation", "New", id="welcome.new", tooltip="Start a new consultation"),
         Binding("o", "app.open_answers", "Open", id="welcome.open", tooltip="Open saved answers or a JSON report"),
+        Binding("r", "refresh_prices", "Refresh prices", id="welcome.refresh",
+                tooltip="Fetch current cloud prices from gpuhunt's public catalogs (gpuadvisor kb refresh)"),
         Binding("q", "app.quit", "Quit", id="welcome.quit", tooltip="Leave gpuadvisor"),
         Binding("ctrl+t", "app.toggle_theme", "Theme", id="welcome.theme",
                 tooltip="Switch between the light and the dark theme"),
@@ -49,6 +51,8 @@ and explains each result down to the source documents.
 
 - **n** starts a new consultation, **o** opens saved answers (a TOML answers file or a JSON report).
 - **Enter** on a recent consultation reopens it straight at the results.
+- **r** fetches current on-demand and spot cloud prices from gpuhunt's public catalogs (as `gpuadvisor kb refresh`
+  does); the line under the knowledge base says how old the prices in use are.
 - **Ctrl+P** opens the command palette, **Ctrl+T** switches light/dark, **Ctrl+Q** quits.
 """
 
@@ -66,6 +70,7 @@ and explains each result down to the source documents.
             yield OptionList(id="recent")
             yield Static("", id="recent-empty")
             yield Static("Knowledge base: loading…", id="kb-status")
+            yield Static("", id="price-status")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -96,6 +101,45 @@ and explains each result down to the source documents.
             status.add_class("-error")
         elif self.advisor.catalog is not None:
             status.update("✔ Knowledge base ready.")
+            if not self._refreshing:
+                self.query_one("#price-status", Static).update(price_status(self.advisor.catalog, self.advisor.today))
+
+    # --- prices ----------------------------------------------------------------------------------------------------
+    _refreshing = False
+
+    def action_refresh_prices(self) -> None:
+        if self._refreshing:
+            return
+        self._refreshing = True
+        self.query_one("#price-status", Static).update("Refreshing prices: downloading gpuhunt's catalogs…")
+        self._refresh_prices()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="refresh", description="Refreshing prices")
+    def _refresh_prices(self) -> None:
+        from gpuadvisor.knowledge.errors import AdvisorError
+        from gpuadvisor.tui.commands.kb_refresh import fetch_and_refresh
+
+        lines: list[str] = []
+        try:
+            fetch_and_refresh(None, None, None, self._progress, out=lines.append)
+        except AdvisorError as exc:
+            self.app.call_from_thread(self._refreshed, [], str(exc))
+            return
+        self.app.call_from_thread(self._refreshed, lines, None)
+
+    def _progress(self, label: str, done: int, total: int | None) -> None:
+        share = f" {done / total:.0%}" if total else f" {done / 1e6:.1f} MB"
+        self.app.call_from_thread(self.query_one("#price-status", Static).update,
+                                  f"Refreshing prices: downloading the {label} catalog…{share}")
+
+    def _refreshed(self, lines: list[str], error: str | None) -> None:
+        self._refreshing = False
+        if error is not None:
+            self.notify(error, title="Prices not refreshed", severity="error", timeout=10)
+            self.catalog_ready()
+            return
+        self.notify("\n".join(lines[:2]), title="Prices refreshed", timeout=8)
+        self.advisor.reload_catalog()  # catalog_ready follows when the new prices are loaded
 
     @on(Button.Pressed, "#new")
     def _new(self) -> None:
@@ -111,3 +155,21 @@ and explains each result down to the source documents.
             problem = self.advisor.open_answers(Path(event.option.id))
             if problem:
                 self.notify(problem, title="Cannot reopen", severity="error")
+
+
+def price_status(catalog: Any, today: Any = None) -> str:
+    """How old the prices in use are, in one line: refreshed (when, from which catalogs) or shipped (their dates)."""
+    from gpuadvisor.rules.price_age import today as price_today
+
+    now = today or price_today()
+    shipped = catalog.price_dates()
+    span = f"{shipped.oldest:%Y-%m} to {shipped.newest:%Y-%m-%d}" if shipped else "undated"
+    info = catalog.refresh
+    if info is None or info.refreshed_on is None:
+        return f"Prices in use: as shipped, dated {span}. Press r to fetch current cloud prices."
+    days = max((now - info.refreshed_on).days, 0)
+    age = "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
+    dates = sorted({c.as_of for c in info.catalogs if c.as_of})
+    dated = f", catalogs dated {dates[0]}" + (f" to {dates[-1]}" if len(dates) > 1 else "") if dates else ""
+    return (f"Prices in use: cloud prices refreshed {info.refreshed_on:%Y-%m-%d} ({age}{dated}), the rest as "
+            f"shipped; all dated {span}. Press r to refresh again.")
