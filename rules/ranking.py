@@ -17,7 +17,9 @@ from gpuadvisor.rules.answers import Answers
 from gpuadvisor.rules.engine import Consultation
 from gpuadvisor.rules.engine.gcpause import paused_gc
 from gpuadvisor.rules.explain import Explainer
+from gpuadvisor.rules.effective import effective_answers
 from gpuadvisor.rules.feasibility import candidates, checked
+from gpuadvisor.rules.findings import triage
 from gpuadvisor.rules.how import how_entries
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
@@ -33,13 +35,13 @@ from gpuadvisor.rules.result import (
     RuledOut,
     ScoreItem,
     Warning,
+    severity_of,
 )
 
 RUNNERS_UP = 10
 MAX_COST_SCORE = 120.0
 """The cost score of an option that costs nothing or next to nothing (free tier, hardware you own): 20 points above
 the cheapest paid option, so advice (penalties, limits) can still order such options."""
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 Fact = Mapping[str, Any]
 
 
@@ -150,10 +152,11 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     shown_targets = {t for _, o, *_ in ranked[:top] for t in idx.targets(o)}
     # score adjustments explain the order of every listed option, runners-up included (why an option sank)
     listed_targets = {t for _, o, *_ in ranked[: top + RUNNERS_UP] for t in idx.targets(o)}
-    warnings = _warnings(idx, shown_targets, listed_targets, recs)
+    warnings = triage(_warnings(idx, shown_targets, listed_targets, recs), recs)
+    effective, defaults = effective_answers(answers, resolved, idx.one["workload"][1],
+                                            (cons.of_kind("usage") or [(0, {})])[0][1])
     return RecommendResult(
-        answers=answers.given(), answers_effective=answers.model_dump(mode="json"),
-        defaults_applied=_defaults(answers, resolved),
+        answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
         headline=_headline(recs[0], workload) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
@@ -251,11 +254,10 @@ def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
                                      "message": f"{adj['reason']} ({points:+g} points)"}, [])
             if target in by_option:
                 groups[key][2].append(by_option[target])
-    out = [Warning(id=str(w.get("heuristic") or w["rule"]), rule=str(w["rule"]), category=w["category"],
-                   severity=w["severity"], message=str(w["message"]), options=sorted(set(opts)),
-                   why=idx.explainer.chain(fid, idx.explained)) for fid, w, opts in groups.values()]
-    out.sort(key=lambda w: (SEVERITY_ORDER.get(w.severity, 3), w.category != "warning", w.id, w.message))
-    return out
+    return [Warning(id=str(w.get("heuristic") or w["rule"]), rule=str(w["rule"]), category=w["category"],
+                    severity=severity_of(str(w["severity"]), str(w["category"])), message=str(w["message"]),
+                    options=sorted(set(opts)), why=idx.explainer.chain(fid, idx.explained))
+            for fid, w, opts in groups.values()]
 
 
 def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str]) -> list[RuledOut]:
@@ -331,20 +333,6 @@ def _to_make_feasible(idx: _Index, answers: Answers, feasible: Callable[[Answers
                 f"{', '.join(binding)} (see 'Ruled out' for each one's numbers)."]
     return ["No option could be costed: add prices for your hardware in a knowledge overlay "
             "(`gpuadvisor kb path`), or allow renting (deployment.where = \"either\")."]
-
-
-def _defaults(answers: Answers, resolved: Resolved) -> list[str]:
-    """`table.key = value` for every answer left to its default ("not set" where the default is no value);
-    the model's keys are left out, the resolution notes say which model was assumed."""
-    flat = answers.flat()
-    out = []
-    for key in answers.defaults_applied():
-        if key.startswith("model."):
-            continue
-        value = flat.get(key)
-        shown = "not set" if value is None else ", ".join(map(str, value)) if isinstance(value, list) else value
-        out.append(f"{key} = {shown}")
-    return sorted(out + list(resolved.notes))
 
 
 def _profile(idx: _Index, resolved: Resolved) -> ProfileOut:

@@ -59,6 +59,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite --output if it exists")
     parser.add_argument("--top", type=int, default=5, metavar="N", help="recommendations to list (default 5)")
     parser.add_argument("--why", action="store_true", help="text format: print the explanation chain of every line")
+    parser.add_argument("--all-findings", action="store_true",
+                        help="list every finding, not only the few that matter most (JSON always holds them all)")
     group = parser.add_argument_group("answers as flags (override the answers file)")
     for name, (path, _kind, help_text) in ANSWER_FLAGS.items():
         group.add_argument(f"--{name.replace('_', '-')}", dest=f"a_{name}", default=None, metavar="VALUE",
@@ -149,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"gpuadvisor: {detection.summary()}", file=sys.stderr)
     result = consult(answers, top=args.top)
     saving = bool(args.output or args.save)
-    text = render(result, fmt, why=args.why or fmt != "text" or saving)
+    text = render(result, fmt, why=args.why or fmt != "text" or saving, all_findings=args.all_findings)
     if saving:
         target = args.output or default_filename(result, fmt)
         path = save_report(text, target, force=args.force)

@@ -12,7 +12,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from importlib import metadata
 from typing import Any
 
-from gpuadvisor.rules.result import Cost, Recommendation, RecommendResult, ReportMeta, Warning
+from gpuadvisor.rules.result import SEVERITY_ORDER, Cost, Recommendation, RecommendResult, ReportMeta, Warning
 from gpuadvisor.tui.widgets import format as fmt
 
 NA = "n/a"
@@ -313,20 +313,37 @@ def price_rows(result: RecommendResult) -> list[PriceRow]:
                   key=lambda row: (row.name.lower(), row.key))
 
 
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-
-
-def by_severity(warnings: Sequence[Warning]) -> list[tuple[int, Warning]]:
-    """(index, warning) with critical first, then warnings, then advice; the consultation's order within each."""
-    return sorted(enumerate(warnings), key=lambda pair: SEVERITY_ORDER.get(pair[1].severity, 3))
+def findings(result: RecommendResult, all_findings: bool = False) -> list[tuple[int, Warning]]:
+    """(index, finding) in the triaged order (rules/findings.py): the ones shown by default, or every one (also for
+    a report saved before findings were triaged, where none is marked)."""
+    every = all_findings or not any(w.shown for w in result.warnings)
+    return [(i, w) for i, w in enumerate(result.warnings) if every or w.shown]
 
 
 def severity_counts(warnings: Sequence[Warning]) -> str:
-    """`1 critical, 2 warnings, 1 info` (only the severities present)."""
+    """`1 risk, 2 advice, 3 notes` (only the severities present)."""
     counts = {sev: sum(w.severity == sev for w in warnings) for sev in SEVERITY_ORDER}
-    label = {"critical": "critical", "warning": "warning", "info": "info"}
-    parts = [f"{n} {label[sev]}{'s' if sev == 'warning' and n != 1 else ''}" for sev, n in counts.items() if n]
-    return ", ".join(parts)
+    plural = {"risk": "risks", "advice": "advice", "note": "notes"}
+    return ", ".join(f"{n} {sev if n == 1 else plural[sev]}" for sev, n in counts.items() if n)
+
+
+def findings_intro(result: RecommendResult, all_findings: bool, more: str) -> str:
+    """`13 findings (5 risks, 6 advice, 2 notes); the 5 that matter most are shown, about the recommended option
+    first: <more> lists every one.` — `more` names how to ask for the rest (a flag, a key)."""
+    total = len(result.warnings)
+    if not total:
+        return "No findings."
+    shown = len(findings(result, all_findings))
+    head = f"{total} finding{'s' if total != 1 else ''} ({severity_counts(result.warnings)})"
+    if shown == total:
+        return f"{head}, about the recommended option first, then by severity."
+    return (f"{head}; the {shown} that matter most are shown, about the recommended option first: {more} lists "
+            f"every one.")
+
+
+def concerns(w: Warning, titles: Mapping[str, str]) -> str:
+    """The options a finding concerns, by title (`the whole plan` when none)."""
+    return "; ".join(titles.get(o, o) for o in w.options) if w.options else "the whole plan"
 
 
 def ordinal_rank(rank: int) -> str:

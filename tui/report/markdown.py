@@ -94,10 +94,12 @@ def _ranking(doc: _Doc, recs: Sequence[Recommendation]) -> None:
     doc.add(*_table(["#", "Option", "Memory per GPU", "Used", "Speed", "Cost", "Score"], rows, right=(0, 2, 3, 4, 6)))
 
 
-def _warning(doc: _Doc, n: int, w: Warning, chain: Sequence[ChainLine], titles: dict[str, str]) -> None:
-    concerns = ", ".join(titles.get(o, o) for o in w.options) if w.options else "the whole plan"
-    doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)} · {w.category}", "", md(w.message), "",
-            f"*Concerns: {md(concerns)}*", "")
+def _warning(doc: _Doc, n: int, w: Warning, chain: Sequence[ChainLine], titles: dict[str, str],
+             all_findings: bool) -> None:
+    doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)}", "", md(w.message), "",
+            f"*Concerns: {md(c.concerns(w, titles))}*", "")
+    if all_findings and w.details:
+        doc.add(*[f"- {md(d)}" for d in w.details], "")
     doc.details(f"Why? ({_steps_label(chain)})", why_list(chain))
 
 
@@ -118,7 +120,7 @@ def _option(doc: _Doc, r: Recommendation, chain: Sequence[ChainLine]) -> None:
     rows.append(["**Score**", f"**{r.score:.1f}**", ""])
     doc.add("#### Score", "", *_table(["Reason", "Points", "Rule"], rows, right=(1,)))
     if r.warnings:
-        doc.add(f"Warnings for this option: {md(', '.join(r.warnings))}", "")
+        doc.add(f"Findings about this option: {md(', '.join(r.warnings))}", "")
     cited = sources(r.why)
     if cited:
         doc.add(f"Sources: {md('; '.join(cited))}", "")
@@ -152,12 +154,13 @@ def _code(text: str) -> str:
     return f"`{text}`" if re.fullmatch(r"[\w.:/-]+", text) else md(text)
 
 
-def to_markdown(result: RecommendResult, *, for_html: bool = False) -> str:
-    """The whole report. `for_html` swaps `<details>` for containers and adds chart placeholders."""
+def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False) -> str:
+    """The whole report. `for_html` swaps `<details>` for containers and adds chart placeholders; `all_findings`
+    lists every finding, not only the few shown by default."""
     meta = c.meta_of(result)
     doc = _Doc(for_html)
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
-    book = ChainBook(result)
+    book = ChainBook(result, all_findings)
     doc.add(f"# {md(meta.title)}", "",
             f"*{md(meta.date)} · {md(meta.generator)} · knowledge base {md(result.knowledge.version)}*", "")
 
@@ -177,13 +180,9 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False) -> str:
         _ranking(doc, result.runners_up)
     doc.chart("cost")
 
-    doc.add("## Warnings and advice", "")
-    if result.warnings:
-        doc.add(f"{c.severity_counts(result.warnings)}; most severe first.", "")
-    else:
-        doc.add("No warnings.", "")
-    for n, (i, w) in enumerate(c.by_severity(result.warnings), start=1):
-        _warning(doc, n, w, book.lines("warning", i), titles)
+    doc.add("## Findings", "", md(c.findings_intro(result, all_findings, "--all-findings")), "")
+    for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
+        _warning(doc, n, w, book.lines("warning", i), titles, all_findings)
 
     doc.add("## Option details", "")
     doc.chart("memory")

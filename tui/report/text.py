@@ -67,11 +67,13 @@ def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[st
     return lines
 
 
-def to_text(result: RecommendResult, *, why: bool = True) -> str:
+def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False) -> str:
     """The report as plain text. `why=False` leaves out the explanation chains (a terminal summary); each line then
-    names its rule, and `--why` or the Markdown/HTML reports give the chains."""
+    names its rule, and `--why` or the Markdown/HTML reports give the chains. `all_findings` lists every finding,
+    not only the few shown by default."""
     meta = c.meta_of(result)
-    book = ChainBook(result)
+    book = ChainBook(result, all_findings)
+    titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
     lines = heading(meta.title)
     lines += [f"{meta.date} · {meta.generator} · knowledge base {result.knowledge.version}", ""]
     verdict = c.summary(result)
@@ -88,10 +90,14 @@ def to_text(result: RecommendResult, *, why: bool = True) -> str:
     if result.runners_up:
         lines += ["Runners-up:", "", *_ranking(result.runners_up)]
 
-    lines += heading("Warnings and advice", "-")
-    lines += [f"{c.severity_counts(result.warnings)}; most severe first." if result.warnings else "No warnings.", ""]
-    for n, (i, w) in enumerate(c.by_severity(result.warnings), start=1):
-        lines += wrap(f"{n}. [{w.severity.upper()}] {w.id} ({w.category}): {w.message}")
+    lines += heading("Findings", "-")
+    lines += [*wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]
+    for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
+        lines += wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
+        if w.options:
+            lines += wrap(f"Concerns: {c.concerns(w, titles)}", "   ")
+        if all_findings:
+            lines += [line for d in w.details for line in wrap(f"- {d}", "   ")]
         lines += ["  Why:", *why_lines(book.lines("warning", i)), ""] if why else [""]
 
     for i, r in enumerate(result.recommendations):

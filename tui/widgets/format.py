@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SEVERITY_LABEL = {"critical": "✖ CRITICAL", "warning": "⚠ WARNING", "info": "ℹ INFO"}
+SEVERITY_LABEL = {"risk": "⚠ RISK", "advice": "➜ ADVICE", "note": "ℹ NOTE"}
 """Severity is always spelled out in text, so it never depends on colour alone."""
 
 DASH = "—"
