@@ -14,10 +14,10 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.answers import Answers
+from gpuadvisor.rules.effective import effective_answers
 from gpuadvisor.rules.engine import Consultation
 from gpuadvisor.rules.engine.gcpause import paused_gc
 from gpuadvisor.rules.explain import Explainer
-from gpuadvisor.rules.effective import effective_answers
 from gpuadvisor.rules.feasibility import candidates, checked
 from gpuadvisor.rules.findings import triage
 from gpuadvisor.rules.how import how_entries
@@ -37,6 +37,7 @@ from gpuadvisor.rules.result import (
     Warning,
     severity_of,
 )
+from gpuadvisor.rules.sizing.units import usd_text
 
 RUNNERS_UP = 10
 MAX_COST_SCORE = 120.0
@@ -131,7 +132,7 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
             base = MAX_COST_SCORE if metric <= 0 else min(MAX_COST_SCORE, 100.0 * best / metric)
             unit = "a month" if workload == "inference" else "per run"
             # (label, points, rule): ScoreItems are built only for the options the result lists
-            items = [(f"cost ${metric:,.4g} {unit} vs cheapest ${best:,.4g}", round(base, 2), "RANK")]
+            items = [(f"cost {usd_text(metric)} {unit} vs cheapest {usd_text(best)}", round(base, 2), "RANK")]
             adj = idx.adjustments_of(opt)
             items += [(str(a["reason"]), float(a["points"]), str(a["rule"])) for _, a in adj]
             score = round(sum(points for _, points, _ in items), 2)

@@ -2,9 +2,9 @@
 
 A consultation's chains share most of their facts (every warning about an option re-derives that option's memory
 and speed), so printing each chain in full repeats the same derivation dozens of times. The chains are walked in
-order of importance (recommendations, the findings in their triaged order, rule-outs): the first time a fact appears its whole
-sub-chain is printed; afterwards the fact's own line is kept, its sub-chain dropped, and the line says where the full
-explanation is.
+order of importance (recommendations, findings in their triaged order, rule-outs): the first time a fact appears
+its whole sub-chain is printed; afterwards the fact's own line is kept, its sub-chain dropped, and the line says
+where the full explanation is.
 """
 
 from __future__ import annotations

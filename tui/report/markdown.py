@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult, Warning
+from gpuadvisor.rules.sizing.units import flops_text
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, sources, why_parts
 
@@ -87,11 +88,12 @@ def _steps_label(chain: Sequence[ChainLine]) -> str:
     return f"{len(chain)} step{'s' if len(chain) != 1 else ''}"
 
 
-def _ranking(doc: _Doc, recs: Sequence[Recommendation]) -> None:
+def _ranking(doc: _Doc, recs: Sequence[Recommendation], speed: str) -> None:
     rows = [[str(r.rank), md(r.title), md(f"{c.fixed(r.memory.total, 1)} / {c.fixed(r.memory.capacity, 0)} GB"),
              md(c.pct(r.memory.utilization)), md(c.speed(r)), md(c.headline_cost(r.cost)), f"{r.score:.1f}"]
             for r in recs]
-    doc.add(*_table(["#", "Option", "Memory per GPU", "Used", "Speed", "Cost", "Score"], rows, right=(0, 2, 3, 4, 6)))
+    doc.add(*_table(["#", "Option", "Memory per GPU", "Used", md(speed), "Cost", "Score"], rows,
+                    right=(0, 2, 3, 4, 6)))
 
 
 def _warning(doc: _Doc, n: int, w: Warning, chain: Sequence[ChainLine], titles: dict[str, str],
@@ -164,6 +166,9 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
     doc.add(f"# {md(meta.title)}", "",
             f"*{md(meta.date)} · {md(meta.generator)} · knowledge base {md(result.knowledge.version)}*", "")
 
+    doc.add(f"**{md(c.headline(result))}**", "")
+    doc.add("## What you asked", "", *_table(["Requirement", "Value"], [[md(k), md(v)] for k, v in
+                                                                       c.requirements(result)]))
     p = result.profile
     verdict = c.summary(result)
     doc.add(md(verdict) if result.feasible else f"**{md(verdict)}**", "")
@@ -171,13 +176,16 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
         doc.add("## To make it feasible", "", *[f"- {md(t)}" for t in result.to_make_feasible], "")
 
     doc.add("## Recommended options", "")
+    speed = c.speed_header(result)
     if result.recommendations:
-        _ranking(doc, result.recommendations)
+        _ranking(doc, result.recommendations, speed)
     else:
         doc.add("No option was recommended.", "")
     if result.runners_up:
         doc.add("### Runners-up", "")
-        _ranking(doc, result.runners_up)
+        _ranking(doc, result.runners_up, speed)
+    if result.recommendations or result.runners_up:
+        doc.add(f"*{md(c.SCORE_NOTE)}*", "")
     doc.chart("cost")
 
     doc.add("## Findings", "", md(c.findings_intro(result, all_findings, "--all-findings")), "")
@@ -211,7 +219,7 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
     if p.required_tokens_per_s is not None:
         rows.append(["Required throughput", md(c.rate(p.required_tokens_per_s))])
     if p.training_flops is not None:
-        rows.append(["Training compute", md(f"{p.training_flops:.3g} FLOPs")])
+        rows.append(["Training compute", md(flops_text(p.training_flops))])
     rows.append(["Bound by", "memory bandwidth" if p.bound == "bandwidth" else "compute"])
     doc.add(*_table(["Item", "Value"], rows))
 

@@ -42,10 +42,10 @@ def why_lines(chain: Sequence[ChainLine], indent: str = "    ") -> list[str]:
     return lines
 
 
-def _ranking(recs: Sequence[Recommendation]) -> list[str]:
+def _ranking(recs: Sequence[Recommendation], speed: str) -> list[str]:
     rows = [[str(r.rank), r.title, f"{c.gb(r.memory.total)}/{c.fixed(r.memory.capacity, 0)} GB", c.speed(r),
              c.headline_cost(r.cost), f"{r.score:.1f}"] for r in recs]
-    return table(["#", "Option", "Memory/GPU", "Speed", "Cost", "Score"], rows, right=(0, 5))
+    return table(["#", "Option", "Memory/GPU", speed, "Cost", "Score"], rows, right=(0, 3, 5))
 
 
 def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[str]:
@@ -76,6 +76,9 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
     lines = heading(meta.title)
     lines += [f"{meta.date} · {meta.generator} · knowledge base {result.knowledge.version}", ""]
+    lines += [*wrap(c.headline(result)), ""]
+    lines += heading("What you asked", "-")
+    lines += table(["", ""], c.requirements(result))[2:]
     verdict = c.summary(result)
     lines += wrap(verdict if result.feasible else f"NOT FEASIBLE. {verdict}")
     lines.append("")
@@ -86,9 +89,12 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
         lines.append("")
 
     lines += heading("Recommended options", "-")
-    lines += _ranking(result.recommendations) if result.recommendations else ["No option was recommended.", ""]
+    speed = c.speed_header(result)
+    lines += _ranking(result.recommendations, speed) if result.recommendations else ["No option was recommended.", ""]
     if result.runners_up:
-        lines += ["Runners-up:", "", *_ranking(result.runners_up)]
+        lines += ["Runners-up:", "", *_ranking(result.runners_up, speed)]
+    if result.recommendations or result.runners_up:
+        lines += [*wrap(c.SCORE_NOTE), ""]
 
     lines += heading("Findings", "-")
     lines += [*wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]
