@@ -82,10 +82,28 @@ async def test_a_warning_explains_itself(catalog: Catalog) -> None:
         warnings.focus()
         await pilot.press("enter")
         assert isinstance(app.screen, WhyScreen)
-        first = sorted(screen.result.warnings, key=lambda w: {"critical": 0, "warning": 1, "info": 2}[w.severity])[0]
+        first = screen.result.warnings[0]  # in the triaged order: about the recommended option first
         assert app.screen.why == first.why
         labels = [o.prompt for o in warnings._options]  # severity is spelled out, not colour alone
-        assert all(str(p).startswith(("✖ CRITICAL", "⚠ WARNING", "ℹ INFO")) for p in labels)
+        assert all(str(p).startswith(("⚠ RISK", "➜ ADVICE", "ℹ NOTE")) for p in labels)
+        assert len(labels) == sum(w.shown for w in screen.result.warnings) < len(screen.result.warnings)
+
+
+async def test_show_all_findings_and_back(catalog: Catalog) -> None:
+    app = make_app(catalog, answers())
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await opened(pilot)
+        assert screen.result is not None
+        findings = screen.query_one("#warnings", FindingList)
+        total, shown = len(screen.result.warnings), sum(w.shown for w in screen.result.warnings)
+        tabs = screen.query_one("#findings", TabbedContent)
+        assert str(tabs.get_tab("tab-warnings").label) == f"Findings ({shown} of {total}, f: all)"
+        await pilot.press("f")
+        await pilot.pause()
+        assert findings.option_count == total and str(tabs.get_tab("tab-warnings").label) == f"Findings ({total})"
+        await pilot.press("f")
+        await pilot.pause()
+        assert findings.option_count == shown
 
 
 async def test_compare_marked_options(catalog: Catalog) -> None:

@@ -110,6 +110,8 @@ class RankingTable(DataTable[Text]):
         self._built_width = -1
         self._runners: set[str] = set()
         self.max_width: int | None = None
+        self.compact = False
+        """The figures are abbreviated (`cells(..., compact=True)`) because the terminal is narrow."""
         """Set by the results screen on a wide terminal, where the table is as wide as its content up to this."""
 
     @property
@@ -135,8 +137,10 @@ class RankingTable(DataTable[Text]):
         workload = str(self._result.answers_effective.get("workload", "inference"))
         room = self.room()
         self._built_width = self.size.width
+        self.compact = False
         cols, rows, widths = self._layout(workload, False)
         if room - sum(widths.values()) < MIN_OPTION + 6:
+            self.compact = True
             cols, rows, widths = self._layout(workload, True)
         option_width = max(MIN_OPTION, min(MAX_OPTION, room - sum(widths.values())))
         row_key = self.cursor_row
