@@ -20,7 +20,7 @@ from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, detected_hint
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
 from gpuadvisor.tui.screens.model_lookup import ModelLookup, lookup_model
-from gpuadvisor.tui.screens.questions import Step, applicable_steps
+from gpuadvisor.tui.screens.questions import PRICE, Step, applicable_steps
 from gpuadvisor.tui.widgets.question_field import QuestionField
 from gpuadvisor.tui.widgets.review import ReviewTable
 
@@ -128,7 +128,8 @@ default shown in grey. Each answer is checked as you type and a problem is named
         visible = step.visible(self.state.raw)
         self._shown_keys = [q.key for q in visible]
         raw = self.state.raw
-        widgets = [QuestionField(q, raw.get(q.key), q.why_for(raw), raw) for q in visible]
+        catalog = self.advisor.catalog
+        widgets = [QuestionField(q, raw.get(q.key), q.why_for(raw, catalog), raw) for q in visible]
         await fields.mount_all(widgets)
         self._render_detection()
         self._render_errors()
@@ -174,7 +175,9 @@ default shown in grey. Each answer is checked as you type and a problem is named
                 field.set_matches(self.lookup.matches)
 
     def catalog_ready(self) -> None:
-        """The knowledge base arrived: resolve a model entry typed while it was loading."""
+        """The knowledge base arrived: resolve a model entry typed while it was loading, fill in prices."""
+        if any(PRICE.search(str(q.why)) for q in self.step.visible(self.state.raw)):
+            self.call_later(self.show_step, self.step_id)
         if self.state.raw.get("model"):
             self._relookup()
             self._validate()
@@ -194,7 +197,7 @@ default shown in grey. Each answer is checked as you type and a problem is named
             hint = detected_hint(field.question.key, detected)
             if hint is None:
                 continue
-            why = field.question.why_for(self.state.raw)
+            why = field.question.why_for(self.state.raw, self.advisor.catalog)
             field.set_hint(hint, f"{why} · {summary}" if summary and field.question.key == "current.gpu" else why)
 
     def step_errors(self, step: Step) -> dict[str, str]:

@@ -74,7 +74,8 @@ the consultation reruns and the results mark the options that moved (Δ column, 
             yield Static("What if…", classes="dialog-title")
             with VerticalScroll(id="whatif-fields"):
                 for q in self.questions:
-                    yield QuestionField(q, self.trial.raw.get(q.key), q.why_for(self.trial.raw), self.trial.raw)
+                    why = q.why_for(self.trial.raw, self.advisor.catalog)
+                    yield QuestionField(q, self.trial.raw.get(q.key), why, self.trial.raw)
             yield Static("", id="whatif-error", classes="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply (ctrl+n)", id="apply", variant="primary")
