@@ -442,8 +442,9 @@ def answer_fields() -> list[AnswerField]:
 QLORA_BASE_FORMAT = "nf4"
 
 
-def contextual_defaults(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults that depend on other answers, by dotted key (QLoRA's frozen base is 4-bit NF4, not BF16).
+def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = None) -> dict[str, Any]:
+    """Defaults that depend on other answers, by dotted key: QLoRA's frozen base is 4-bit NF4, not BF16; a model
+    served as published in a format of its own (`native_weights`: gpt-oss's MXFP4 experts) is sized in it.
 
     `flat` holds the answers given so far as `section.key` → value. Resolution and the questionnaire both use this,
     so the default a user is shown is the default the consultation applies.
@@ -451,6 +452,8 @@ def contextual_defaults(flat: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if flat.get("workload") == "finetune" and flat.get("finetune.method") == "qlora":
         out["precision.weights"] = QLORA_BASE_FORMAT
+    elif native_weights and flat.get("workload", "inference") == "inference":
+        out["precision.weights"] = native_weights
     return out
 
 

@@ -116,7 +116,7 @@ def _published_weights(answers: Answers, catalog: Catalog, model: ResolvedModel,
                        notes: list[str]) -> Precision | None:
     """Serving a model published with its routed experts in a format of their own (gpt-oss: MXFP4) defaults to that
     checkpoint rather than a bf16 copy; None when the user chose a format, or trains, or the model has none."""
-    native = model.architecture.expert_weights_format
+    native = contextual_defaults(answers.flat(), model.architecture.expert_weights_format).get("precision.weights")
     if native is None or answers.workload != "inference" or "weights" in answers.precision.model_fields_set:
         return None
     notes.append(f"precision.weights = {native} (default: {model.name} is published with its experts in {native})")

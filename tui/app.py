@@ -243,6 +243,11 @@ class GpuAdvisorApp(App[None]):
         if key not in self._cache and self._consult_running != key:
             self._start(answers, key, None)
 
+    def cached_result(self, state: AnswerState) -> RecommendResult | None:
+        """The result of these entries if a consultation (a prefetch) already finished, else None."""
+        answers, _ = state.validate()
+        return self._cache.get(answers_key(answers)) if answers is not None else None
+
     def show_results(self, state: AnswerState, what_if: str | None = None) -> None:
         """Show the results of these entries: at once when known, else after the worker reports."""
         answers, errors = state.validate()
@@ -292,6 +297,8 @@ class GpuAdvisorApp(App[None]):
         self.last_elapsed_s = message.elapsed_s
         if key == self._wanted:
             self._present(message.answers, message.result, message.what_if)
+        else:
+            self._notify_screens("result_cached")  # the review shows the values the consultation assumed
 
     @on(ConsultationFailed)
     def _consultation_failed(self, message: ConsultationFailed) -> None:

@@ -120,7 +120,8 @@ default shown in grey. Each answer is checked as you type and a problem is named
         await fields.remove_children()
         if step.review:
             self._shown_keys = []
-            await fields.mount(ReviewTable(self.state, id="review"))
+            cached = self.advisor.cached_result(self.state)
+            await fields.mount(ReviewTable(self.state, cached.defaults_applied if cached else None, id="review"))
             self.query_one("#review", ReviewTable).focus()
             self._render_errors()
             self.advisor.prefetch(self.state)
@@ -129,7 +130,8 @@ default shown in grey. Each answer is checked as you type and a problem is named
         self._shown_keys = [q.key for q in visible]
         raw = self.state.raw
         catalog = self.advisor.catalog
-        widgets = [QuestionField(q, raw.get(q.key), q.why_for(raw, catalog), raw) for q in visible]
+        widgets = [QuestionField(q, raw.get(q.key), q.why_for(raw, catalog), raw, self.state.native_weights)
+                   for q in visible]
         await fields.mount_all(widgets)
         self._render_detection()
         self._render_errors()
@@ -165,8 +167,11 @@ default shown in grey. Each answer is checked as you type and a problem is named
 
     def _relookup(self) -> None:
         text = self.state.raw.get("model")
-        self.lookup = lookup_model(str(text), self.advisor.catalog) if text else ModelLookup()
+        catalog = self.advisor.catalog
+        self.lookup = lookup_model(str(text), catalog) if text else ModelLookup()
         self.state.model_id = self.lookup.model_id
+        model = catalog.models.get(self.lookup.model_id) if catalog is not None and self.lookup.model_id else None
+        self.state.native_weights = model.architecture.expert_weights_format if model is not None else None
 
     def _render_lookup(self) -> None:
         for field in self.query(QuestionField):
@@ -183,6 +188,11 @@ default shown in grey. Each answer is checked as you type and a problem is named
             self._validate()
             self._render_lookup()
             self._render_errors()
+
+    def result_cached(self) -> None:
+        """A prefetched consultation finished: the review shows the values it assumed for empty answers."""
+        if self.step.review and not self.query("#review").first(ReviewTable).assumed:
+            self.call_later(self.show_step, self.step_id)
 
     def hardware_ready(self) -> None:
         """The machine's GPUs were detected: show them as the current-GPU default (the state already holds them)."""
