@@ -88,7 +88,7 @@ def price_subject(rec: Recommendation) -> str:
     """`NVIDIA L4 purchase price (msrp)`, `AWS p5.48xlarge on-demand price`: what the price is of."""
     kind = rec.cost.price_kind or "list"
     if rec.instance is not None:
-        return f"{rec.instance.provider} {rec.instance.name} {kind} price"
+        return f"{rec.instance.label} {kind} price"
     return f"{rec.accelerator.name} {kind} price"
 
 

@@ -74,6 +74,13 @@ class InstanceRef(Out):
     as_of: str | None = Field(default=None, description="date the price was read; null = the source gives none")
     count: int = Field(description="instances of this type needed")
 
+    @property
+    def label(self) -> str:
+        """`AWS p5.48xlarge`, `Kaggle Notebooks, GPU P100`: the provider, unless the offer's name starts with it."""
+        if self.name.lower().startswith(self.provider.lower()):
+            return self.name
+        return f"{self.provider} {self.name}"
+
 
 class Cost(Out):
     usd_per_hour: float | None = None

@@ -264,7 +264,7 @@ def where(rec: Recommendation) -> str:
         return "buy"
     inst = rec.instance
     count = f"{inst.count}× " if inst.count != 1 else ""
-    return f"{inst.provider} {count}{inst.name} ({inst.pricing})"
+    return f"{count}{inst.label} ({inst.pricing})"
 
 
 def hardware(rec: Recommendation) -> str:
@@ -403,7 +403,7 @@ def price_rows(result: RecommendResult) -> list[PriceRow]:
             key, name, when = f"purchase:{r.accelerator.id}", f"{r.accelerator.name}, purchase", r.cost.price_as_of
         else:
             inst = r.instance
-            key, name, when = inst.id, f"{inst.provider} {inst.name} ({inst.pricing})", inst.as_of
+            key, name, when = inst.id, f"{inst.label} ({inst.pricing})", inst.as_of
         names.setdefault(key, name)
         if key not in dates:
             dates[key] = when or r.cost.price_as_of or "unknown"

@@ -68,8 +68,9 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     if rec.instance is not None:
         i = rec.instance
-        pairs.append(("Instance", f"{i.count} × {i.name} on {i.provider} ({i.pricing}, price of "
-                                  f"{i.as_of or 'undated'})"))
+        when = f"price of {i.as_of}" if i.as_of else "price undated"
+        on = "" if i.name.lower().startswith(i.provider.lower()) else f" on {i.provider}"
+        pairs.append(("Instance", f"{i.count} × {i.name}{on} ({i.pricing}, {when})"))
     if rec.acquisition == "own":
         pairs.append(("Hardware", f"yours: {rec.count} × {rec.accelerator.name} (already paid for; power only)"))
     if rec.purchase:
