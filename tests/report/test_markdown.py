@@ -32,8 +32,8 @@ def test_tables_parse_as_gfm_tables() -> None:
 def test_headings_outline() -> None:
     out = render(sample(), "md", today=TODAY)
     h2 = re.findall(r"^## (.+)$", out, re.M)
-    assert h2 == ["What you asked", "Recommended options", "Findings", "Option details", "Ruled out", "Workload profile",
-                  "Your answers", "Assumptions and error bands", "Knowledge base and prices"]
+    assert h2 == ["What you asked", "Recommended options", "Findings", "Option details", "Ruled out",
+                  "Workload profile", "Your answers", "Assumptions and error bands", "Knowledge base and prices"]
     assert out.startswith("# GPU recommendation: Llama 3.1 70B, inference\n")
 
 

@@ -15,6 +15,7 @@ from gpuadvisor.rules.result import RecommendResult, Warning, WhyStep, severity_
 from gpuadvisor.tui.report.common import summary
 from tests.report import sample
 
+
 @pytest.fixture(scope="module")
 def advisor() -> Advisor:
     return Advisor(load_catalog(user_dir=None), include_user_packs=False)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gpuadvisor.rules.answers import Answers, AnswerField, answer_fields, parse_answers
+from gpuadvisor.rules.answers import AnswerField, Answers, answer_fields, parse_answers
 from gpuadvisor.tui.commands import recommend
 from gpuadvisor.tui.screens.questions import KINDS, QUESTIONS
 

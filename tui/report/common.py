@@ -208,7 +208,9 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     out = [("Workload", f"{WORKLOAD_LABEL.get(work, work)}, {eff.get('stage', '')}"),
            ("Model", f"{p.model}, {str(_effective(result, 'precision.weights') or '').upper()}"
                      f", context {int(_effective(result, 'precision.context_tokens') or 0):,} tokens")]
-    g = lambda key: _given(result, key)  # noqa: E731 - a local shorthand
+    def g(key: str) -> Any:
+        return _given(result, key)
+
     if work == "inference":
         rpm = g("inference.requests_per_minute")
         if rpm is not None:
