@@ -208,3 +208,20 @@ async def test_theme_toggles_and_is_remembered(catalog: Catalog) -> None:
     again = GpuAdvisorApp(catalog_fn=lambda: catalog)
     async with again.run_test(size=(100, 30)) as pilot:
         assert again.theme == "textual-light"
+
+
+async def test_a_long_why_line_is_shown_whole(catalog: Catalog) -> None:
+    """The tree cuts a line at its width; the line under it shows the highlighted one whole, wrapped."""
+    app = make_app(catalog, answers())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(pilot)
+        await pilot.press("enter", "y")
+        detail = app.screen
+        assert isinstance(detail, DetailScreen)
+        tree = detail.query_one("#why-tree", WhyTree)
+        await pilot.press("down")
+        await pilot.pause()
+        step = tree.cursor_node.data if tree.cursor_node is not None else None
+        assert step is not None and len(step.text) > 80  # longer than the terminal is wide
+        shown = str(detail.query_one(".why-detail", Static).render())
+        assert step.text.split()[-1] in shown.replace("\n", " ")

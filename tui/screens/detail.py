@@ -17,7 +17,7 @@ from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.memory_chart import MemoryChart
 from gpuadvisor.tui.widgets.roofline import Roofline, ridge_for
-from gpuadvisor.tui.widgets.why_tree import WhyTree
+from gpuadvisor.tui.widgets.why_tree import WhyTree, WhyView
 
 BOUND_TEXT = {
     "bandwidth": ("bandwidth-bound: each generated token reads every weight from memory, so memory bandwidth, not "
@@ -171,7 +171,7 @@ class DetailScreen(Screen[None]):
             with TabPane("a Assumptions", id="tab-assumptions"), VerticalScroll():
                 yield Static(assumptions_text(self.result), id="assumptions-text")
             with TabPane("y Why", id="tab-why"):
-                yield WhyTree(f"Why {rec.title}?", rec.why, id="why-tree")
+                yield WhyView(f"Why {rec.title}?", rec.why, tree_id="why-tree")
         yield Footer(compact=True)
 
     def action_tab(self, tab: str) -> None:
