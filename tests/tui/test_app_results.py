@@ -225,3 +225,18 @@ async def test_a_long_why_line_is_shown_whole(catalog: Catalog) -> None:
         assert step is not None and len(step.text) > 80  # longer than the terminal is wide
         shown = str(detail.query_one(".why-detail", Static).render())
         assert step.text.split()[-1] in shown.replace("\n", " ")
+
+
+async def test_many_findings_show_a_handful(catalog: Catalog) -> None:
+    """The on-prem QLoRA consultation of issue 19 (dozens of warnings before triage): at most five by default,
+    the recommended option's first, and the header says NF4, the format it was sized in."""
+    given = {"workload": "finetune", "finetune": {"method": "qlora"}, "model": {"name": "llama-3.1-70b"},
+             "deployment": {"where": "on_prem"}}
+    app = make_app(catalog, parse_answers(given))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(pilot)
+        assert screen.result is not None
+        findings = screen.query_one("#warnings", FindingList)
+        await pilot.pause()
+        assert 0 < findings.option_count <= 5 < len(screen.result.warnings)
+        assert "NF4" in str(screen.query_one("#results-asked", Static).render())

@@ -58,11 +58,12 @@ def legend(result: RecommendResult, compact: bool) -> str:
     from gpuadvisor.rules.ranking import MAX_COST_SCORE
 
     workload = str(result.answers_effective.get("workload", "inference"))
+    demand = bool(result.profile.required_tokens_per_s)
     if compact:
-        speed = "Tok/s: capacity ×demand" if workload == "inference" else "Time: one run"
+        speed = ("Tok/s: capacity" + (" ×demand" if demand else "")) if workload == "inference" else "Time: one run"
         return f"{speed} · $/h or buy price · Score: 100 = cheapest, ± advice"
-    speed = ("Capacity: the most tokens/s the option serves (× the demand)" if workload == "inference"
-             else "Time: one run, wall clock")
+    speed = ("Capacity: the most tokens/s the option serves" + (" (× the demand)" if demand else "")
+             if workload == "inference" else "Time: one run, wall clock")
     return f"{speed} · Score: 100 × cheapest paid cost ÷ cost (free, owned: ≤ {MAX_COST_SCORE:g}) ± advice points"
 
 
