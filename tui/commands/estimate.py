@@ -262,7 +262,8 @@ def _speed(r: EstimateResult) -> list[str]:
                                                                       if rng2 else "")))
     if r.training_gpu_hours is not None:
         rng3 = r.training_gpu_hours_range
-        rows.append(("training compute", flops_text(r.training_flops)))
+        if r.training_flops is not None:
+            rows.append(("training compute", flops_text(r.training_flops)))
         rows.append(("GPU-hours", f"{_n(r.training_gpu_hours)}" + (f" (range {_n(rng3.low)}-{_n(rng3.high)})"
                                                                   if rng3 else "")))
         rows.append(("wall time", f"{_n(r.training_days)} days on {r.setup.gpus} GPUs "
