@@ -81,7 +81,7 @@ def _prices(warnings: Sequence[Warning], ranked: Sequence[Recommendation]) -> Wa
     message = (f"The ranking rests on {len(parts)} price{'s' if len(parts) != 1 else ''} that may have moved: "
                f"{'; '.join(parts)}. Check today's price before you decide.")
     return Warning(id=PRICE_FINDING, rule=lead.rule, category="advice", severity="note", message=message,
-                   options=[r.option for r in recs], details=[w.message for w in warnings], why=lead.why)
+                   options=[r.option for r in recs], why=lead.why)
 
 
 def price_subject(rec: Recommendation) -> str:

@@ -72,11 +72,13 @@ def answers_key(answers: Answers) -> str:
     return json.dumps(answers.model_dump(mode="json"), sort_keys=True)
 
 
-def consultation_title(answers: Answers) -> str:
-    """One line naming a consultation (recent list, report titles): workload, model, precision."""
+def consultation_title(answers: Answers, result: RecommendResult | None = None) -> str:
+    """One line naming a consultation (recent list, report titles): workload, model, precision — the precision the
+    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known."""
     model = answers.model
     name = model.name or (f"{model.params_b:g}B" if model.params_b else Path(model.config or "?").parent.name)
-    return f"{answers.workload} · {name} · {answers.precision.weights}"
+    weights = result.answers_effective.get("precision", {}).get("weights") if result is not None else None
+    return f"{answers.workload} · {name} · {weights or answers.precision.weights}"
 
 
 class GpuAdvisorApp(App[None]):
@@ -317,7 +319,7 @@ class GpuAdvisorApp(App[None]):
         self.what_if = what_if
         self.answers, self.result = answers, result
         try:
-            settings.record_consultation(answers.to_toml(), consultation_title(answers))
+            settings.record_consultation(answers.to_toml(), consultation_title(answers, result))
         except OSError as exc:
             self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning")
         self._results_screen().show(result, self.previous, what_if)
