@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -21,6 +22,39 @@ Stage = Literal["learning", "prototyping", "production"]
 ALL_PROVIDERS = ["aws", "gcp", "azure", "oracle", "lambda", "runpod", "nebius", "coreweave", "crusoe", "tensorwave",
                  "vultr", "vast"]
 ALL_VENDORS = ["nvidia", "amd", "google", "aws", "intel", "apple", "other"]
+WEIGHT_FORMATS = {
+    "bf16": "BF16 (2 bytes/param)", "fp16": "FP16 (2 bytes/param)", "fp8": "FP8 (1 byte/param, Hopper/Ada+)",
+    "int8": "INT8 (1 byte/param)", "int4": "INT4 (~0.5 byte/param)", "awq": "AWQ 4-bit", "gptq": "GPTQ 4-bit",
+    "nf4": "NF4 (QLoRA, bitsandbytes)", "q4_k_m": "GGUF Q4_K_M (llama.cpp)", "fp4": "FP4 (Blackwell)",
+    "mxfp4": "MXFP4 (4.25 bits; gpt-oss as published)", "nvfp4": "NVFP4 (4.5 bits, Blackwell)",
+    "fp32": "FP32 (4 bytes/param)",
+}
+"""The weight formats the questionnaire offers (any format of precisions.toml is accepted)."""
+
+
+def ask(description: str, *, flag: str | None, question: str | None = None, hint: str | Mapping[str, str] = "",
+        unit: str = "", example: str = "", choices: Mapping[str, str] | None = None, widget: str | None = None,
+        count: bool = False) -> dict[str, Any]:
+    """A field's words for every front end, kept with the field (the vocabulary is declared once, here).
+
+    `description` is the schema's and the CLI help's text; `flag` the `gpuadvisor recommend --FLAG` that sets it
+    (None: answers file only); `question` the TUI's label (None: not asked), `hint` its "why this matters" line
+    (per workload when a mapping; `{buy:ID*N}` is the knowledge base's price of N × accelerator ID), `unit` and
+    `example` (the placeholder of an optional number); `choices` the labels of the values offered; `widget` a
+    control other than the one the type implies; `count` a flag that reads 70B-style counts (in billions).
+    Spread into `Field(...)`: the metadata also lands in the JSON Schema of the answers (`json_schema_extra`).
+    """
+    extra: dict[str, Any] = {"flag": flag}
+    if question is not None:
+        extra.update(question=question, hint=dict(hint) if isinstance(hint, Mapping) else hint)
+    for key, value in (("unit", unit), ("example", example), ("widget", widget)):
+        if value:
+            extra[key] = value
+    if choices:
+        extra["choices"] = dict(choices)
+    if count:
+        extra["count"] = True
+    return {"description": description, "json_schema_extra": extra}
 
 
 class Section(BaseModel):
@@ -32,9 +66,13 @@ class Section(BaseModel):
 class ModelAnswer(Section):
     """Which model: a knowledge-base name (matched loosely), a bare size in billions, or a local config.json."""
 
-    name: str | None = Field(default=None, description="knowledge-base model, e.g. llama-3.1-70b")
-    params_b: float | None = Field(default=None, gt=0, le=100_000, description="bare size in billions of parameters")
-    config: str | None = Field(default=None, description="path to a Hugging Face config.json")
+    name: str | None = Field(default=None, **ask(
+        "knowledge-base model (matched loosely), e.g. llama-3.1-70b", flag="model", question="Model",
+        hint="Weights = parameters × bytes per parameter; every other estimate scales from it (002/003, S1).",
+        example="llama-3.1-70b, 70, or ./config.json", widget="model"))
+    params_b: float | None = Field(default=None, gt=0, le=100_000, **ask(
+        "bare model size in billions of parameters, e.g. 70B or 7e9", flag="params", count=True))
+    config: str | None = Field(default=None, **ask("path to a Hugging Face config.json", flag="model_config"))
 
     @model_validator(mode="after")
     def _one_source(self) -> ModelAnswer:
@@ -45,39 +83,87 @@ class ModelAnswer(Section):
 
 
 class FinetuneAnswer(Section):
-    method: Literal["full", "lora", "qlora"] = "lora"
-    lora_rank: int = Field(default=16, ge=1, le=4096)
+    method: Literal["full", "lora", "qlora"] = Field(default="lora", **ask(
+        "fine-tuning method: full | lora | qlora", flag="method", question="Fine-tuning method",
+        hint="QLoRA keeps 4-bit base weights: a 7B model fits one 24 GB card (000/002, S5).",
+        choices={"full": "Full fine-tuning", "lora": "LoRA adapters", "qlora": "QLoRA (4-bit base)"}))
+    lora_rank: int = Field(default=16, ge=1, le=4096, **ask(
+        "adapter rank (LoRA, QLoRA)", flag="lora_rank", question="Adapter rank",
+        hint="The rank sets the adapter's trainable parameters, a small share of memory (002, S5)."))
 
 
 class TrainingAnswer(Section):
-    tokens_b: float | None = Field(default=None, ge=1e-6, le=1_000_000, description="training tokens, billions")
-    deadline_days: float = Field(default=30.0, ge=0.01, le=3650, description="days the run may take (≥ 15 min)")
-    optimizer: Literal["adamw", "sgd", "adam8bit"] = "adamw"
-    zero_stage: Literal["auto", 0, 1, 2, 3] = "auto"
-    gradient_checkpointing: bool = True
-    checkpointing: bool = Field(default=True,
-                                description="the job saves checkpoints (needed to survive spot preemption)")
+    tokens_b: float | None = Field(default=None, ge=1e-6, le=1_000_000, **ask(
+        "training tokens, billions, e.g. 2T or 500B (default: 20 per parameter for training, 0.1B for "
+        "fine-tuning)", flag="tokens", question="Training tokens",
+        hint="Training compute ≈ 6 × parameters × tokens (000, S8).", unit="billion",
+        example="e.g. 2 (empty: 20 per parameter from scratch, 0.1 fine-tuning)", count=True))
+    deadline_days: float = Field(default=30.0, ge=0.01, le=3650, **ask(
+        "days the run may take (≥ 15 min)", flag="deadline_days", question="Deadline",
+        hint="Time = compute ÷ (GPUs × peak × utilization): the deadline sets the GPU count (000, S8).",
+        unit="days"))
+    optimizer: Literal["adamw", "sgd", "adam8bit"] = Field(default="adamw", **ask(
+        "optimizer: adamw | sgd | adam8bit", flag="optimizer", question="Optimizer",
+        hint="Mixed-precision AdamW holds ~16–18 bytes per parameter before activations (000/002, S4, W2).",
+        choices={"adamw": "AdamW", "adam8bit": "8-bit Adam", "sgd": "SGD"}))
+    zero_stage: Literal["auto", 0, 1, 2, 3] = Field(default="auto", **ask(
+        "ZeRO stage: auto | 0 | 1 | 2 | 3", flag="zero_stage"))
+    gradient_checkpointing: bool = Field(default=True, **ask(
+        "recompute activations in the backward pass (less memory, ~30% more compute)",
+        flag="gradient_checkpointing"))
+    checkpointing: bool = Field(default=True, **ask(
+        "the job saves checkpoints (needed to survive spot preemption)", flag="checkpointing",
+        question="The job saves checkpoints",
+        hint="Spot capacity saves 60–90% but needs checkpoints to survive preemption (000, H16/W11)."))
 
 
 class InferenceAnswer(Section):
-    requests_per_minute: float | None = Field(
-        default=None, ge=0.001, le=10_000_000,
-        description="average request rate; unset = no throughput target (each option's capacity is reported)")
-    input_tokens: int = Field(default=500, ge=1, le=10_000_000)
-    output_tokens: int = Field(default=200, ge=1, le=10_000_000)
-    concurrent_requests: int | None = Field(default=None, ge=1, le=1_000_000)
-    latency_p95_s: float | None = Field(default=None, gt=0, le=86_400)
-    min_tokens_per_s_per_user: float | None = Field(default=None, gt=0, le=100_000)
-    ttft_max_s: float | None = Field(default=None, gt=0, le=3600)
-    models_per_gpu: int = Field(default=1, ge=1, le=64, description="distinct models of this size to host side by side "
-                                                                  "on the same accelerators")
-    failover: bool = Field(
-        default=False, description="the service survives the loss of one machine at full load (N+1 on two machines at "
-                                   "least); unset = yes for production serving, no otherwise")
+    requests_per_minute: float | None = Field(default=None, ge=0.001, le=10_000_000, **ask(
+        "average request rate, requests per minute; unset = no throughput target (each option's capacity is "
+        "reported)", flag="rpm", question="Requests per minute",
+        hint="Requests/min × tokens per request → tokens/s needed, plus burst headroom (002 Q4, S10).",
+        unit="req/min", example="e.g. 600 (empty: no throughput target; each option's capacity is shown)"))
+    input_tokens: int = Field(default=500, ge=1, le=10_000_000, **ask(
+        "prompt tokens per request", flag="input_tokens", question="Input tokens per request",
+        hint="Long prompts raise prefill compute and the time to first token (002, S7).", unit="tokens"))
+    output_tokens: int = Field(default=200, ge=1, le=10_000_000, **ask(
+        "generated tokens per request", flag="output_tokens", question="Output tokens per request",
+        hint="Output is generated token by token: it sets the bandwidth bill (002, S6).", unit="tokens"))
+    concurrent_requests: int | None = Field(default=None, ge=1, le=1_000_000, **ask(
+        "requests in flight at peak (default: the batch size)", flag="concurrency",
+        question="Peak concurrent requests",
+        hint="Peak concurrency × context sets the KV cache, not the average (002, W5).",
+        example="e.g. 16 (empty: the batch size)"))
+    latency_p95_s: float | None = Field(default=None, gt=0, le=86_400, **ask(
+        "p95 request latency target, seconds", flag="latency", question="Latency SLA, p95",
+        hint="The latency SLA caps how many requests can share one GPU (002 Q4, S10).", unit="s",
+        example="e.g. 10 (empty: no SLA)"))
+    min_tokens_per_s_per_user: float | None = Field(default=None, gt=0, le=100_000, **ask(
+        "minimum tokens/s each user sees", flag="min_user_tps", question="Minimum tokens/s per user",
+        hint="Per-user speed is bounded by bandwidth ÷ bytes read per token (002, S6).", unit="tok/s",
+        example="e.g. 20 (empty: no floor)"))
+    ttft_max_s: float | None = Field(default=None, gt=0, le=3600, **ask(
+        "maximum time to first token, seconds", flag="ttft"))
+    models_per_gpu: int = Field(default=1, ge=1, le=64, **ask(
+        "distinct models of this size hosted side by side on the same accelerators (each with its own weights)",
+        flag="models_per_gpu", question="Models hosted side by side",
+        hint="Several small models can share one large GPU through MIG slices (000, H12); each needs its own "
+             "weights in memory.", unit="models"))
+    failover: bool = Field(default=False, **ask(
+        "the service survives the loss of one machine at full load (N+1 on two machines at least); unset = yes for "
+        "production serving (stage = production), no otherwise", flag="failover", question="Survive a machine loss",
+        hint="A production endpoint keeps serving when a machine fails: N+1 replicas on two machines at least "
+             "(002 Q4, S10)."))
     engine: Literal["auto", "llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx"] = Field(
-        default="auto", description="serving engine; auto = by deployment: MLX on Apple silicon, llama.cpp on "
-                                    "desk-side (consumer, workstation) cards, vLLM on servers (per option)")
-
+        default="auto", **ask(
+            "serving engine: auto | llama.cpp | ollama | vllm | sglang | tensorrt-llm | mlx; auto = by "
+            "deployment: MLX on Apple silicon, llama.cpp on desk-side (consumer, workstation) cards, vLLM on "
+            "servers (per option)", flag="engine", question="Serving engine",
+            hint="Engines reach very different shares of the memory bandwidth: llama.cpp on an A100 about half of "
+                 "vLLM's; automatic = MLX on Apple, llama.cpp on desk-side cards, vLLM on servers (engines.toml, "
+                 "calibrated on published benchmarks).",
+            choices={"auto": "Automatic (by hardware)", "llama.cpp": "llama.cpp / Ollama", "vllm": "vLLM",
+                     "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM", "mlx": "MLX (Apple)"}))
 
     @field_validator("engine", mode="before")
     @classmethod
@@ -92,40 +178,89 @@ class InferenceAnswer(Section):
 
 
 class PrecisionAnswer(Section):
-    weights: str = Field(default="bf16", description="any format of precisions.toml: fp32 bf16 fp8 int4 awq nf4 ...")
-    kv_cache: str = "fp16"
-    context_tokens: int = Field(default=4096, ge=1, le=10_000_000)
-    batch_size: int = Field(default=1, ge=1, le=1_000_000)
+    weights: str = Field(default="bf16", **ask(
+        "weight format, any of precisions.toml: fp32 bf16 fp8 int4 awq nf4 q4_k_m mxfp4 ...", flag="precision",
+        question="Weights precision",
+        hint="FP16 2 bytes, INT8 1, INT4 0.5 per parameter: quantization is the escape hatch (002/003, H7).",
+        choices=WEIGHT_FORMATS, widget="select"))
+    kv_cache: str = Field(default="fp16", **ask(
+        "KV-cache format: fp16, bf16, fp8, int8", flag="kv_precision", question="KV cache precision",
+        hint="KV cache = 2 × layers × KV heads × head dim × bytes × context × batch (002, S3).",
+        choices={"fp16": "FP16", "bf16": "BF16", "fp8": "FP8", "int8": "INT8"}, widget="select"))
+    context_tokens: int = Field(default=4096, ge=1, le=10_000_000, **ask(
+        "context length in tokens", flag="context", question="Context length",
+        hint={"inference": "KV cache grows with context × concurrency: plan for the maximum (002, W5).",
+              "training": "Activations grow with sequence length × batch (002, S4).",
+              "finetune": "Activations grow with sequence length × batch (002, S4)."}, unit="tokens"))
+    batch_size: int = Field(default=1, ge=1, le=1_000_000, **ask(
+        "batch size (sequences per step)", flag="batch", question="Batch size",
+        hint={"inference": "Batch-1 decode is bandwidth-bound; past ~32 sequences TFLOPS matter (002, S6/H4).",
+              "training": "Activations scale with the micro-batch; checkpointing trades compute (002, S4).",
+              "finetune": "Activations scale with the micro-batch; checkpointing trades compute (002, S4)."},
+        unit="sequences"))
 
 
 class BudgetAnswer(Section):
-    capex_usd: float | None = Field(default=None, gt=0)
-    hourly_usd: float | None = Field(default=None, gt=0)
-    monthly_usd: float | None = Field(default=None, gt=0)
+    capex_usd: float | None = Field(default=None, gt=0, **ask(
+        "hardware (purchase) budget, USD", flag="capex", question="Purchase budget",
+        hint="In the knowledge base one RTX 4090 costs {buy:nvidia-rtx-4090}, an L40S {buy:nvidia-l40s}, the "
+             "eight GPUs of an H100 server {buy:nvidia-h100-sxm5*8} before the server itself (000, H14).",
+        unit="USD", example="e.g. 50000 (empty: no limit)"))
+    hourly_usd: float | None = Field(default=None, gt=0, **ask(
+        "cloud budget per hour, USD", flag="hourly", question="Cloud budget per hour",
+        hint="Specialist clouds undercut the big three; spot saves 60–90% (000, H16/H17).", unit="USD/h",
+        example="e.g. 40 (empty: no limit)"))
+    monthly_usd: float | None = Field(default=None, gt=0, **ask(
+        "budget per month, USD", flag="monthly", question="Monthly budget",
+        hint="Sustained serving over months: rent vs buy turns on utilization (002 Q6, H15).", unit="USD/month",
+        example="e.g. 50 (empty: no limit)"))
 
 
 class DeploymentAnswer(Section):
-    where: Literal["cloud", "on_prem", "either"] = "either"
-    providers: list[str] = Field(default_factory=lambda: list(ALL_PROVIDERS))
-    utilization: float | None = Field(default=None, ge=0.01, le=1,
-                                      description="expected busy fraction (0.01-1), for rent vs buy; unset = from "
-                                                  "hours_per_month, or by stage")
-    hours_per_month: float | None = Field(default=None, ge=0.5, le=744,
-                                          description="hours a month the hardware is in use (rented, or busy when "
-                                                      "owned); unset = from utilization, or by stage")
-    power_usd_per_kwh: float = Field(default=0.12, ge=0, le=10)
-    pue: float = Field(default=1.3, ge=1, le=3, description="data-centre power usage effectiveness")
-    lifetime_years: float = Field(default=3.0, ge=0.25, le=15, description="years the hardware is used")
-    site_usd_per_kw_month: float | None = Field(
-        default=None, ge=0, le=10_000, description="what a kW of server-room capacity costs a month (space, power and "
-                                                   "cooling capacity; 0 for a room you already pay for); unset = the "
-                                                   "colocation rate of the knowledge base")
-    spot: bool = Field(default=True, description="consider spot/preemptible prices; unset = yes, except for "
-                                                 "production serving (on-demand capacity, never reclaimed)")
-    desk_side: bool = Field(default=False, description="the hardware stays beside a desk (not in a server room or "
-                                                       "data centre): allows GeForce cards in production")
-    allow_marketplace: bool = Field(default=True, description="consider GPU marketplaces (not for sensitive data)")
-    sensitive_data: bool = False
+    where: Literal["cloud", "on_prem", "either"] = Field(default="either", **ask(
+        "cloud | on_prem | either", flag="where", question="Where",
+        hint="Above ~30–40% utilization over ~3 years buying wins; bursty work favours renting (002 Q6, H15).",
+        choices={"cloud": "Rent in the cloud", "on_prem": "Buy (on premises)", "either": "Either: compare both"}))
+    providers: list[str] = Field(default_factory=lambda: list(ALL_PROVIDERS), **ask(
+        "cloud providers to consider, comma-separated: " + ",".join(ALL_PROVIDERS), flag="providers",
+        question="Cloud providers",
+        hint="Specialist clouds (Lambda, RunPod, …) are cheaper than the big three (000, H17).",
+        choices={"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure", "oracle": "Oracle Cloud",
+                 "lambda": "Lambda", "runpod": "RunPod", "nebius": "Nebius", "coreweave": "CoreWeave",
+                 "crusoe": "Crusoe", "tensorwave": "TensorWave", "vultr": "Vultr", "vast": "Vast.ai (marketplace)"}))
+    utilization: float | None = Field(default=None, ge=0.01, le=1, **ask(
+        "expected busy fraction (0.01-1), for rent vs buy; unset = from hours_per_month, or by stage",
+        flag="utilization", question="Expected utilization",
+        hint="The busy fraction decides rent vs buy (002 Q6, H15).",
+        unit="0–1", example="e.g. 0.5 (empty: from hours a month, or 0.5 in production)"))
+    hours_per_month: float | None = Field(default=None, ge=0.5, le=744, **ask(
+        "hours a month the hardware is in use (rented, or busy when owned); unset = from utilization, or by stage",
+        flag="hours", question="Hours a month in use",
+        hint="Rentals bill the hours you use plus set-up per session; owned hardware costs the same idle or busy "
+             "(002 Q6, H15).", unit="h/month", example="e.g. 20 (empty: 20 learning, 60 prototyping, 730 production)"))
+    power_usd_per_kwh: float = Field(default=0.12, ge=0, le=10, **ask(
+        "electricity price, USD per kWh", flag="power_price", question="Electricity price",
+        hint="On-prem power costs are of the order of the hardware over its life (000, H20).", unit="USD/kWh"))
+    pue: float = Field(default=1.3, ge=1, le=3, **ask("data-centre power usage effectiveness", flag="pue"))
+    lifetime_years: float = Field(default=3.0, ge=0.25, le=15, **ask(
+        "years the hardware is used (purchases are amortized over them)", flag="lifetime_years"))
+    site_usd_per_kw_month: float | None = Field(default=None, ge=0, le=10_000, **ask(
+        "what a kW of server-room capacity costs a month (space, power and cooling capacity; 0 for a room you "
+        "already pay for); unset = the colocation rate of the knowledge base", flag="site_price",
+        unit="USD/kW-month"))
+    spot: bool = Field(default=True, **ask(
+        "consider spot/preemptible prices; unset = yes, except for production serving (on-demand capacity, never "
+        "reclaimed)", flag="spot", question="Use spot / preemptible prices",
+        hint="Spot capacity saves 60–90% but needs checkpointing (000, H16/W11); a production endpoint runs on "
+             "capacity that is not reclaimed."))
+    desk_side: bool = Field(default=False, **ask(
+        "the hardware stays beside a desk, not in a server room or data centre (allows GeForce cards in "
+        "production)", flag="desk_side"))
+    allow_marketplace: bool = Field(default=True, **ask(
+        "consider GPU marketplaces (not for sensitive data)", flag="marketplace"))
+    sensitive_data: bool = Field(default=False, **ask(
+        "the data is sensitive (no GPU marketplaces)", flag="sensitive_data", question="The data is sensitive",
+        hint="GPU marketplaces only suit work that is not security-sensitive (000, H17)."))
 
     @field_validator("providers")
     @classmethod
@@ -134,15 +269,26 @@ class DeploymentAnswer(Section):
 
 
 class FrameworkAnswer(Section):
-    name: Literal["pytorch", "jax", "tensorflow", "other"] = "pytorch"
+    name: Literal["pytorch", "jax", "tensorflow", "other"] = Field(default="pytorch", **ask(
+        "pytorch | jax | tensorflow | other", flag="framework", question="Framework",
+        hint="PyTorch → NVIDIA first; JAX/TensorFlow at scale → TPUs; ROCm costs engineering time (000/004, H10).",
+        choices={"pytorch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "other": "Other"}))
 
 
 class ConstraintsAnswer(Section):
-    datacenter_only: bool = False
-    ecc_required: bool = False
-    vendors: list[str] = Field(default_factory=lambda: list(ALL_VENDORS))
-    max_gpus: int | None = Field(default=None, ge=1, le=1_000_000,
-                                 description="most accelerators you would deploy; unset = as many as the job needs")
+    datacenter_only: bool = Field(default=False, **ask("only data-centre parts", flag="datacenter_only"))
+    ecc_required: bool = Field(default=False, **ask("only parts with ECC memory", flag="ecc_required"))
+    vendors: list[str] = Field(default_factory=lambda: list(ALL_VENDORS), **ask(
+        "accelerator vendors to consider, comma-separated: " + ",".join(ALL_VENDORS) + " (other: CPUs and "
+        "unbranded parts)", flag="vendors", question="Vendors",
+        hint="PyTorch runs first on NVIDIA; AMD, TPU, Trainium and Gaudi options cost porting time (000/004, H10).",
+        choices={"nvidia": "NVIDIA", "amd": "AMD", "google": "Google (TPU)", "aws": "AWS (Trainium, Inferentia)",
+                 "intel": "Intel (Gaudi)", "apple": "Apple silicon", "other": "Other (CPUs)"}))
+    max_gpus: int | None = Field(default=None, ge=1, le=1_000_000, **ask(
+        "most accelerators you would deploy; unset = as many as the job needs", flag="max_gpus",
+        question="At most this many GPUs",
+        hint="Multi-node jobs need InfiniBand-class networking between nodes (000, H21).", unit="GPUs",
+        example="e.g. 64 (empty: as many as the job needs)"))
 
     @field_validator("vendors")
     @classmethod
@@ -157,25 +303,43 @@ AUTO_GPU = "auto"
 class CurrentAnswer(Section):
     """The GPUs the user already has, if any (also used by the low-utilization warning W8)."""
 
-    gpu: str | None = Field(default=None, description='knowledge-base accelerator you already have, or "auto" to '
-                                                      "detect this machine's")
-    gpu_count: int | None = Field(default=None, ge=1, le=256, description="how many of them")
-    gpu_memory_gb: float | None = Field(default=None, gt=0, le=100_000,
-                                        description="memory per GPU, GB (for a part the knowledge base does not "
-                                                    "know, or one sold in several memory sizes)")
-    gpu_name: str | None = Field(default=None, description="the name the machine reports (set by detection)")
-    detection: str | None = Field(default=None, description="what detection found (set by current.gpu = \"auto\")")
-    gpu_utilization: float | None = Field(default=None, ge=0, le=1, description="observed busy fraction, 0-1")
-    pc_slots: int = Field(default=0, ge=0, le=8,
-                          description="free double-width PCIe slots in a desktop you already have, for cards you buy "
-                                      "(no new computer needed); unset = 2 while learning or prototyping, else 0")
+    gpu: str | None = Field(default=None, **ask(
+        "the GPU you already have: a knowledge-base name, cpu (a laptop) or desktop cpu, or auto to detect this "
+        "machine's", flag="current_gpu", question="GPUs you already have",
+        hint="Hardware you own is the option to beat before buying or renting more: a GPU of the knowledge base, "
+             "cpu (a laptop) or desktop cpu; left empty, the GPUs detected on this machine are used.",
+        example="e.g. nvidia-rtx-4090, cpu (empty: none)", widget="text"))
+    gpu_count: int | None = Field(default=None, ge=1, le=256, **ask(
+        "how many of the GPU you already have", flag="current_gpu_count", question="How many of them",
+        hint="A model that fits across the cards you have needs no new hardware at all.", unit="GPUs",
+        example="e.g. 2 (empty: 1)"))
+    gpu_memory_gb: float | None = Field(default=None, gt=0, le=100_000, **ask(
+        "memory per GPU you have, GB (for a part the knowledge base does not know, or one sold in several memory "
+        "sizes)", flag="current_gpu_memory"))
+    gpu_name: str | None = Field(default=None, **ask("the name the machine reports (set by detection)", flag=None))
+    detection: str | None = Field(default=None, **ask(
+        'what detection found (set by current.gpu = "auto")', flag=None))
+    gpu_utilization: float | None = Field(default=None, ge=0, le=1, **ask(
+        "observed busy fraction of the GPU you have, 0-1", flag="current_utilization"))
+    pc_slots: int = Field(default=0, ge=0, le=8, **ask(
+        "free double-width PCIe slots in a desktop you already have, for cards you buy (no new computer needed); "
+        "unset = 2 while learning or prototyping, else 0", flag="pc_slots", question="Free slots in your desktop",
+        hint="A card for a PC you have costs only the card; more cards need a workstation or a server.",
+        unit="slots", example="e.g. 1 (empty: 2 while learning or prototyping, else 0)"))
 
 
 class Answers(Section):
     """All answers of one consultation."""
 
-    workload: Workload = "inference"
-    stage: Stage = "production"
+    workload: Workload = Field(default="inference", **ask(
+        "training (from scratch) | finetune | inference", flag="workload", question="Workload",
+        hint="Training is compute-bound and needs optimizer memory; serving is bandwidth-bound (002, S4/S6).",
+        choices={"training": "Train a model from scratch", "finetune": "Fine-tune an existing model",
+                 "inference": "Serve a model (inference)"}))
+    stage: Stage = Field(default="production", **ask(
+        "learning | prototyping | production", flag="stage", question="Stage",
+        hint="Learning or prototyping rarely justifies buying GPUs: rent or use free notebooks (003/004, H13).",
+        choices={"learning": "Learning", "prototyping": "Prototyping", "production": "Production"}))
     model: ModelAnswer = Field(default_factory=ModelAnswer)
     finetune: FinetuneAnswer = Field(default_factory=FinetuneAnswer)
     training: TrainingAnswer = Field(default_factory=TrainingAnswer)
@@ -251,6 +415,69 @@ class Answers(Section):
         return sorted(_unset(self, ""))
 
 
+@dataclass(frozen=True)
+class AnswerField:
+    """One leaf of the answers, with the words every front end uses for it (see `ask`)."""
+
+    key: str
+    """Dotted `section.key`, as in the answers file and the JSON."""
+    kind: str
+    """What the value is: choice, bool, int, float, str or list (of strings)."""
+    values: tuple[Any, ...]
+    """The allowed values of a choice (from its Literal type), else empty."""
+    default: Any
+    description: str
+    flag: str | None
+    question: str | None
+    hint: str | Mapping[str, str]
+    unit: str
+    example: str
+    choices: Mapping[str, str]
+    widget: str | None
+    count: bool
+    optional: bool
+    """None is allowed (the answer may stay unset)."""
+
+    @property
+    def option(self) -> str | None:
+        """The command-line option, `--rpm`."""
+        return f"--{self.flag.replace('_', '-')}" if self.flag else None
+
+
+def _kind(annotation: Any) -> tuple[str, tuple[Any, ...], bool]:
+    args = get_args(annotation)
+    optional = type(None) in args
+    if optional:
+        annotation = next(a for a in args if a is not type(None))
+    if get_origin(annotation) is Literal:
+        return "choice", get_args(annotation), optional
+    if get_origin(annotation) is list:
+        return "list", (), optional
+    return {bool: "bool", int: "int", float: "float"}.get(annotation, "str"), (), optional
+
+
+def answer_fields() -> list[AnswerField]:
+    """Every leaf answer with its metadata, in the answers file's order: the one vocabulary of answers."""
+    out = []
+    for section, info in Answers.model_fields.items():
+        model = info.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            leaves = [(f"{section}.{name}", leaf) for name, leaf in model.model_fields.items()]
+        else:
+            leaves = [(section, info)]
+        for key, leaf in leaves:
+            extra = leaf.json_schema_extra if isinstance(leaf.json_schema_extra, dict) else {}
+            kind, values, optional = _kind(leaf.annotation)
+            default = leaf.get_default(call_default_factory=True)
+            out.append(AnswerField(
+                key=key, kind=kind, values=values, default=default, description=leaf.description or "",
+                flag=extra.get("flag"), question=extra.get("question"), hint=extra.get("hint", ""),  # type: ignore[arg-type]
+                unit=str(extra.get("unit", "")), example=str(extra.get("example", "")),
+                choices=dict(extra.get("choices", {})), widget=extra.get("widget"),  # type: ignore[arg-type]
+                count=bool(extra.get("count")), optional=optional))
+    return out
+
+
 QLORA_BASE_FORMAT = "nf4"
 HOBBY_PC_SLOTS = 2
 """Learners and hobbyists buy cards for the desktop they have: an ATX board takes two double-width cards."""
@@ -259,9 +486,20 @@ INTERACTIVE_MIN_TOKENS_PER_S = 10.0
 tokens, a second), so the text never stalls on screen. Set inference.min_tokens_per_s_per_user for batch work."""
 
 
-def contextual_defaults(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults that depend on other answers, by dotted key: QLoRA's frozen base is 4-bit NF4, not BF16; production
-    serving is a service level — on-demand capacity (no spot), failover (N+1), and a per-user speed floor.
+IMPLIED_WHY = {
+    "current.pc_slots": "learning or prototyping: cards go in the desktop you have",
+    "deployment.spot": "production serving runs on capacity that is not reclaimed",
+    "inference.failover": "production serving survives a machine loss (N+1)",
+    "inference.min_tokens_per_s_per_user": "production serving: a stream a little faster than people read",
+}
+"""Why `contextual_defaults` sets each key (shown with the default in every report)."""
+
+
+def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = None) -> dict[str, Any]:
+    """Defaults that depend on other answers, by dotted key: QLoRA's frozen base is 4-bit NF4, not BF16; a model
+    served as published in a format of its own (`native_weights`: gpt-oss's MXFP4 experts) is sized in it; a
+    learner's or hobbyist's cards go in the desktop they have; production serving is a service level — on-demand
+    capacity (no spot), failover (N+1) and a per-user speed floor.
 
     `flat` holds the answers GIVEN so far as `section.key` → value (no field defaults). Resolution, the consultation
     and the questionnaire all use this, so the default a user is shown is the default the consultation applies.
@@ -269,6 +507,8 @@ def contextual_defaults(flat: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if flat.get("workload") == "finetune" and flat.get("finetune.method") == "qlora":
         out["precision.weights"] = QLORA_BASE_FORMAT
+    elif native_weights and flat.get("workload", "inference") == "inference":
+        out["precision.weights"] = native_weights
     if flat.get("stage") in ("learning", "prototyping"):
         out["current.pc_slots"] = HOBBY_PC_SLOTS
     # the service level of production follows a stated stage: unstated, the consultation sizes for always-on use

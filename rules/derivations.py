@@ -40,6 +40,8 @@ from gpuadvisor.rules.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.usage import HOURS_PER_MONTH, Usage, read_usage, usage_profile, usage_values
 
 Fact = Mapping[str, Any]
+MIN_UTILIZATION = 1e-4
+"""Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
 LARGE_CLUSTER_GPUS = 1000
 """From this size a training cluster is a procurement project of its own (reserved capacity, a fabric)."""
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
@@ -536,6 +538,13 @@ class Derivations:
         usage = read_usage(ctx)
         f = self.factors(work, ctx)
         util = usage.utilization
+        busy_note = ""
+        if training and work.get("utilization_given") is None and work.get("hours_per_month_given") is None:
+            # nothing else is known to keep the machines busy: the job owns them for its deadline window
+            util = min(1.0, max(MIN_UTILIZATION, float(config.get("training_days") or 0) /
+                                max(float(work["deadline_days"]), 1e-9)))
+            busy_note = (f" (busy only with this run: {util:.1%} of its {float(work['deadline_days']):g}-day window; "
+                         "set deployment.utilization if other work will use them)")
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
         owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
         hourly = owned.usd_per_busy_hour  # a busy hour carries the amortization of the idle ones, plus power
@@ -574,7 +583,7 @@ class Derivations:
         site = (f"; site ${f.colocation_usd_per_kw_month:,.0f} per kW a month = ${lifetime_site:,.0f} over the life"
                 if site_kw else "")
         label = (f"{extra['title']}: ${bill.capex_usd:,.0f} ({bill.words}); {bill.power_w / 1000:,.1f} kW{site}; "
-                 f"busy {util:.0%} of the time over {f.hardware_lifetime_years:g} years")
+                 f"busy {util:.1%} of the time over {f.hardware_lifetime_years:g} years{busy_note}")
         self._conclude_option(ctx, config, a, work, extra, label, None)
 
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],

@@ -120,8 +120,8 @@ def _sla(cfg: Fact, rules: set[str], answers: Answers, cost: float) -> list[Sugg
     if "SLA.per-user" in rules and cfg.get("tokens_per_s_per_user"):
         v = math.floor(float(cfg["tokens_per_s_per_user"]) * 10) / 10
         changes["min_tokens_per_s_per_user"] = v
-        parts.append(f"inference.min_tokens_per_s_per_user to {v:g} (now "
-                     f"{answers.inference.min_tokens_per_s_per_user:g})")
+        now = answers.effective().get("inference.min_tokens_per_s_per_user")
+        parts.append(f"inference.min_tokens_per_s_per_user to {v:g}" + (f" (now {now:g})" if now is not None else ""))
     if "SLA.ttft" in rules and cfg.get("ttft_s"):
         v = math.ceil(float(cfg["ttft_s"]) * 100) / 100
         changes["ttft_max_s"] = v
@@ -183,9 +183,15 @@ def candidates(options: Iterable[tuple[Fact, Fact, set[str]]], answers: Answers,
                                   "would qualify.",
                                   {"deployment": {"providers": sorted({*answers.deployment.providers,
                                                                        str(opt.get("provider"))})}}, cost))
-        elif rules == {"C.spot"}:
+        elif rules <= {"C.spot", "SLA.on-demand"}:
             out.append(Suggestion(f"Allow spot capacity (deployment.spot = true): {_name(opt)} would qualify.",
                                   {"deployment": {"spot": True}}, cost))
+        elif rules == {"SLA.failover"}:
+            out.append(Suggestion(f"Accept one machine without failover (inference.failover = false): {_name(opt)} "
+                                  "would qualify.", {"inference": {"failover": False}}, cost))
+        elif rules == {"DC.geforce-licence-onprem"}:
+            out.append(Suggestion(f"Declare desk-side use (deployment.desk_side = true): {_name(opt)} would "
+                                  "qualify under the GeForce licence.", {"deployment": {"desk_side": True}}, cost))
     memory_bound = no_fit or any("C.max-gpus" in rules for _, _, rules in options)
     if memory_bound and weights_bits >= 8:
         out.append(Suggestion("Quantize the weights (precision.weights = \"int4\"): 4-bit weights need about a "

@@ -17,10 +17,12 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.answers import Answers
+from gpuadvisor.rules.effective import effective_answers
 from gpuadvisor.rules.engine import Consultation
 from gpuadvisor.rules.engine.gcpause import paused_gc
 from gpuadvisor.rules.explain import Explainer
 from gpuadvisor.rules.feasibility import Replan, candidates, checked
+from gpuadvisor.rules.findings import triage
 from gpuadvisor.rules.how import how_entries
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
@@ -37,7 +39,9 @@ from gpuadvisor.rules.result import (
     ScoreItem,
     UnitRef,
     Warning,
+    severity_of,
 )
+from gpuadvisor.rules.sizing.units import usd_text
 from gpuadvisor.rules.units import UnitTable, unit_table
 
 RUNNERS_UP = 10
@@ -46,7 +50,6 @@ POINTS_PER_COST_DOUBLING = 40.0
 MAX_COST_SCORE = 120.0
 """The cost score of an option that costs nothing or next to nothing (free tier, hardware you own): 20 points above
 the cheapest paid option, so advice (penalties, limits) can still order such options."""
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 Fact = Mapping[str, Any]
 
 
@@ -136,8 +139,8 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
             base = cost_score(metric, best)
             unit = "a month" if workload == "inference" else "per run"
             # (label, points, rule): ScoreItems are built only for the options the result lists
-            items = [(f"cost {_money(metric)} {unit} vs the cheapest {_money(best)} ({POINTS_PER_COST_DOUBLING:g} "
-                      "points per doubling)", round(base, 2), "RANK")]
+            items = [(f"cost {usd_text(metric)} {unit} vs the cheapest {usd_text(best)} "
+                      f"({POINTS_PER_COST_DOUBLING:g} points per doubling)", round(base, 2), "RANK")]
             adj = idx.adjustments_of(opt)
             items += [(str(a["reason"]), float(a["points"]), str(a["rule"])) for _, a in adj]
             score = round(sum(points for _, points, _ in items), 2)
@@ -158,10 +161,11 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     shown_targets = {t for _, o, *_ in ranked[:top] for t in idx.targets(o)}
     # score adjustments explain the order of every listed option, runners-up included (why an option sank)
     listed_targets = {t for _, o, *_ in ranked[: top + RUNNERS_UP] for t in idx.targets(o)}
-    warnings = _warnings(idx, shown_targets, listed_targets, recs)
+    warnings = triage(_warnings(idx, shown_targets, listed_targets, recs), recs)
+    effective, defaults = effective_answers(answers, resolved, idx.one["workload"][1],
+                                            (cons.of_kind("usage") or [(0, {})])[0][1])
     return RecommendResult(
-        answers=answers.given(), answers_effective=answers.model_dump(mode="json"),
-        defaults_applied=_defaults(answers, resolved),
+        answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
         headline=_headline(recs[:top], answers, workload) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
@@ -177,9 +181,6 @@ def cost_score(metric: float, best: float) -> float:
         return MAX_COST_SCORE
     return min(MAX_COST_SCORE, 100.0 - POINTS_PER_COST_DOUBLING * math.log2(metric / best))
 
-
-def _money(x: float) -> str:
-    return f"${x:,.0f}" if abs(x) >= 100 else f"${x:,.2f}"
 
 
 def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[str, float, str]], int], idx: _Index,
@@ -305,7 +306,11 @@ def _asked(answers: Answers, workload: str, top: Recommendation) -> str:
 
 def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
               recs: list[Recommendation]) -> list[Warning]:
-    by_option = {t: r.option for r in recs for t in (r.option, f"cfg:{r.accelerator.id}", f"acc:{r.accelerator.id}")}
+    facts = {str(o["ref"]): o for _, o in idx.options}
+    by_option: dict[str, list[str]] = defaultdict(list)
+    for r in recs:  # a configuration, an accelerator or an offer can concern several listed options
+        for t in idx.targets(facts[r.option]):
+            by_option[t].append(r.option)
     groups: dict[tuple[str, str], tuple[int, dict[str, Any], list[str]]] = {}
     for fid, w in idx.warnings:
         target = str(w.get("target") or "")
@@ -315,7 +320,7 @@ def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
         if key not in groups:
             groups[key] = (fid, w, [])
         if target and target in by_option:
-            groups[key][2].append(by_option[target])
+            groups[key][2].extend(by_option[target])
     # a heuristic's score adjustment is also shown as advice on the options it concerns: advice is visible, and
     # it moves the ranking instead of vetoing an answer
     for target in sorted(listed_targets):
@@ -327,12 +332,11 @@ def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
                                      "severity": "warning" if points <= -10 else "info",
                                      "message": f"{adj['reason']} ({points:+g} points)"}, [])
             if target in by_option:
-                groups[key][2].append(by_option[target])
-    out = [Warning(id=str(w.get("heuristic") or w["rule"]), rule=str(w["rule"]), category=w["category"],
-                   severity=w["severity"], message=str(w["message"]), options=sorted(set(opts)),
-                   why=idx.explainer.chain(fid, idx.explained)) for fid, w, opts in groups.values()]
-    out.sort(key=lambda w: (SEVERITY_ORDER.get(w.severity, 3), w.category != "warning", w.id, w.message))
-    return out
+                groups[key][2].extend(by_option[target])
+    return [Warning(id=str(w.get("heuristic") or w["rule"]), rule=str(w["rule"]), category=w["category"],
+                    severity=severity_of(str(w["severity"]), str(w["category"])), message=str(w["message"]),
+                    options=sorted(set(opts)), why=idx.explainer.chain(fid, idx.explained))
+            for fid, w, opts in groups.values()]
 
 
 def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str]) -> list[RuledOut]:
@@ -431,20 +435,6 @@ def _to_make_feasible(idx: _Index, answers: Answers, replan: Replan | None) -> l
                 f"{', '.join(binding)} (see 'Ruled out' for each one's numbers)."]
     return ["No option could be costed: add prices for your hardware in a knowledge overlay "
             "(`gpuadvisor kb path`), or allow renting (deployment.where = \"either\")."]
-
-
-def _defaults(answers: Answers, resolved: Resolved) -> list[str]:
-    """`table.key = value` for every answer left to its default ("not set" where the default is no value);
-    the model's keys are left out, the resolution notes say which model was assumed."""
-    flat = answers.effective()
-    out = []
-    for key in answers.defaults_applied():
-        if key.startswith("model."):
-            continue
-        value = flat.get(key)
-        shown = "not set" if value is None else ", ".join(map(str, value)) if isinstance(value, list) else value
-        out.append(f"{key} = {shown}")
-    return sorted(out + list(resolved.notes))
 
 
 def _profile(idx: _Index, resolved: Resolved) -> ProfileOut:

@@ -8,10 +8,22 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
-Severity = Literal["info", "warning", "critical"]
+Severity = Literal["risk", "advice", "note"]
+"""One vocabulary everywhere (screens, reports, JSON): a risk to the plan, advice on what to do, a note to read."""
+SEVERITY_ORDER: dict[str, int] = {"risk": 0, "advice": 1, "note": 2}
+
+
+def severity_of(level: str, category: str) -> str:
+    """A rule pack's severity (info | warning | critical) and category (warning | advice) in the published
+    vocabulary: warning or worse is a risk; an info-level advice is advice; an info-level warning is a note."""
+    if level in SEVERITY_ORDER:
+        return level
+    if level in ("critical", "warning"):
+        return "risk"
+    return "advice" if category == "advice" else "note"
 
 
 class Out(BaseModel):
@@ -61,6 +73,13 @@ class InstanceRef(Out):
     pricing: Literal["on-demand", "spot", "free"]
     as_of: str | None = Field(default=None, description="date the price was read; null = the source gives none")
     count: int = Field(description="instances of this type needed")
+
+    @property
+    def label(self) -> str:
+        """`AWS p5.48xlarge`, `Kaggle Notebooks, GPU P100`: the provider, unless the offer's name starts with it."""
+        if self.name.lower().startswith(self.provider.lower()):
+            return self.name
+        return f"{self.provider} {self.name}"
 
 
 class UnitRef(Out):
@@ -163,10 +182,23 @@ class Warning(Out):
     id: str = Field(description="HEURISTICS id such as W5 or H13, or a user rule's id")
     rule: str
     category: Literal["warning", "advice"]
-    severity: Severity
-    message: str
-    options: list[str] = Field(default_factory=list, description="options it concerns; empty = the whole plan")
+    severity: Severity = Field(description="risk (something may go wrong with the plan), advice (what to do), note")
+    message: str = Field(description="what the rule says about the best-ranked option it concerns (or the plan)")
+    options: list[str] = Field(default_factory=list, description="options it concerns, best-ranked first; empty = "
+                                                                  "the whole plan")
+    details: list[str] = Field(default_factory=list, description="the rule's own message for each other option "
+                                                                 "it concerns (one finding per rule)")
+    shown: bool = Field(default=False, description="among the few findings screens and reports show by default "
+                                                   "(the rest on request: --all-findings)")
     why: list[WhyStep]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_severity(cls, data: Any) -> Any:
+        """Reports saved before the one vocabulary (info | warning | critical) still load."""
+        if isinstance(data, dict) and data.get("severity") in ("info", "warning", "critical"):
+            data = {**data, "severity": severity_of(str(data["severity"]), str(data.get("category", "")))}
+        return data
 
 
 class RuledOut(Out):

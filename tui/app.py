@@ -72,11 +72,13 @@ def answers_key(answers: Answers) -> str:
     return json.dumps(answers.model_dump(mode="json"), sort_keys=True)
 
 
-def consultation_title(answers: Answers) -> str:
-    """One line naming a consultation (recent list, report titles): workload, model, precision."""
+def consultation_title(answers: Answers, result: RecommendResult | None = None) -> str:
+    """One line naming a consultation (recent list, report titles): workload, model, precision — the precision the
+    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known."""
     model = answers.model
     name = model.name or (f"{model.params_b:g}B" if model.params_b else Path(model.config or "?").parent.name)
-    return f"{answers.workload} · {name} · {answers.precision.weights}"
+    weights = result.answers_effective.get("precision", {}).get("weights") if result is not None else None
+    return f"{answers.workload} · {name} · {weights or answers.precision.weights}"
 
 
 class GpuAdvisorApp(App[None]):
@@ -250,6 +252,11 @@ class GpuAdvisorApp(App[None]):
         if key not in self._cache and self._consult_running != key:
             self._start(answers, key, None)
 
+    def cached_result(self, state: AnswerState) -> RecommendResult | None:
+        """The result of these entries if a consultation (a prefetch) already finished, else None."""
+        answers, _ = state.validate()
+        return self._cache.get(answers_key(answers)) if answers is not None else None
+
     def show_results(self, state: AnswerState, what_if: str | None = None) -> None:
         """Show the results of these entries: at once when known, else after the worker reports."""
         answers, errors = state.validate()
@@ -299,6 +306,8 @@ class GpuAdvisorApp(App[None]):
         self.last_elapsed_s = message.elapsed_s
         if key == self._wanted:
             self._present(message.answers, message.result, message.what_if)
+        else:
+            self._notify_screens("result_cached")  # the review shows the values the consultation assumed
 
     @on(ConsultationFailed)
     def _consultation_failed(self, message: ConsultationFailed) -> None:
@@ -317,7 +326,7 @@ class GpuAdvisorApp(App[None]):
         self.what_if = what_if
         self.answers, self.result = answers, result
         try:
-            settings.record_consultation(answers.to_toml(), consultation_title(answers))
+            settings.record_consultation(answers.to_toml(), consultation_title(answers, result))
         except OSError as exc:
             self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning")
         self._results_screen().show(result, self.previous, what_if)

@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "report": "Re-render a saved JSON report in another format.",
     "kb": "Inspect and validate the knowledge base and your overlays.",
     "schema": "Print the JSON Schema of the --json outputs.",
+    "serve": "Serve the advisor as a web page: the same app, in a browser (textual-serve).",
 }
 
 

@@ -37,3 +37,22 @@ def parse_count(text: str) -> float:
 def to_gb(n_bytes: float) -> float:
     """Bytes → GB (10^9)."""
     return n_bytes / GB
+
+
+def usd_text(value: float) -> str:
+    """Dollars as a person reads them, never in scientific notation: `$44,864`, `$3.59`, `$0.738`."""
+    if abs(value) >= 100:
+        return f"${value:,.0f}"
+    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.3f}"
+
+
+FLOP_PREFIXES = ((1e24, "yotta"), (1e21, "zetta"), (1e18, "exa"), (1e15, "peta"), (1e12, "tera"), (1e9, "giga"))
+
+
+def flops_text(value: float) -> str:
+    """A FLOP count with an SI prefix: `642 petaFLOPs`, `28.2 exaFLOPs` (never `6.42e+17`)."""
+    for scale, prefix in FLOP_PREFIXES:
+        if abs(value) >= scale:
+            scaled = value / scale
+            return f"{scaled:,.0f} {prefix}FLOPs" if scaled >= 100 else f"{scaled:.3g} {prefix}FLOPs"
+    return f"{value:,.0f} FLOPs"

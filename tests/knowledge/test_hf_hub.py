@@ -164,6 +164,6 @@ def test_an_fp8_checkpoint_is_served_in_fp8_by_default(hub_cache: Path, tmp_path
     assert main(["recommend", "--model", "Qwen/Qwen3-32B-FP8", "--where", "cloud", "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["profile"]["parameters_total"] == QWEN3_32B
-    assert ("precision.weights = fp8 (default: Qwen/Qwen3-32B-FP8 is published with its weights in fp8)"
+    assert ("precision.weights = fp8 (Qwen/Qwen3-32B-FP8 is published with its weights in fp8)"
             in result["defaults_applied"])
     assert result["profile"]["weights_gb"] < 0.6 * 65.5  # 32.8 GB of FP8 weights (plus scales), not 65.5 GB of BF16

@@ -93,14 +93,15 @@ def test_top_options_have_memory_speed_cost_and_score_breakdown(fmt: str) -> Non
 
 
 @pytest.mark.parametrize("fmt", READABLE)
-def test_warnings_with_severity_and_advice(fmt: str) -> None:
+def test_findings_with_severity(fmt: str) -> None:
     text = plain(fmt)
-    assert re.search(r"CRITICAL\W+W6", text)
-    assert re.search(r"WARNING\W+W5", text)
-    assert re.search(r"INFO\W+H11\W+advice", text)
-    assert "1 critical, 1 warning, 1 info; most severe first." in text
-    # critical first, whatever order the consultation gave
-    assert text.index("W6") < text.index("W5 ") < text.index("H11 ")
+    assert re.search(r"RISK\W+W6", text)
+    assert re.search(r"RISK\W+W5", text)
+    assert re.search(r"ADVICE\W+H11", text)
+    assert "3 findings (2 risks, 1 advice), about the recommended option first, then by severity." in text
+    # in the order triage gave them (rules/findings.py): the plan-wide risk, the risk about option 1, the advice
+    assert (text.index("The KV cache (42.95 GB) is 61%") < text.index("would run at 83% of its 141 GB")
+            < text.index("A 141 GB H200 or 192 GB MI300X"))
     assert "cap max_num_seqs at 14 or the context at 7,168 tokens" in text
 
 

@@ -67,7 +67,7 @@ def test_bad_field_names_its_path() -> None:
         parse_report(json.dumps(doc), "report.json")
     lines = str(info.value).splitlines()
     assert "report.json: recommendations.0.memory.weights: Field required" in lines
-    assert any(line.startswith("report.json: warnings.1.severity: Input should be 'info', 'warning' or 'critical'")
+    assert any(line.startswith("report.json: warnings.1.severity: Input should be 'risk', 'advice' or 'note'")
                for line in lines)
     assert "report.json: surprise: unknown field (not part of the report schema)" in lines
 

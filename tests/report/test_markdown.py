@@ -22,9 +22,9 @@ def github_like() -> MarkdownIt:
 def test_tables_parse_as_gfm_tables() -> None:
     out = render(sample(), "md", today=TODAY)
     html = github_like().render(out)
-    # ranking + runners-up (2) + memory/speed/cost/score per option (4 × 3 = 12)
-    # + ruled out, profile, answers, assumptions, prices (5) = 19
-    assert html.count("<table>") == 19
+    # what you asked (1) + ranking + runners-up (2) + memory/speed/cost/score per option (4 × 3 = 12)
+    # + ruled out, profile, answers, assumptions, prices (5) = 20
+    assert html.count("<table>") == 20
     assert "<th>Option</th>" in html
     assert '<td style="text-align:right">78.5</td>' in html  # score column right-aligned
 
@@ -32,8 +32,8 @@ def test_tables_parse_as_gfm_tables() -> None:
 def test_headings_outline() -> None:
     out = render(sample(), "md", today=TODAY)
     h2 = re.findall(r"^## (.+)$", out, re.M)
-    assert h2 == ["Recommended options", "Warnings and advice", "Option details", "Ruled out", "Workload profile",
-                  "Your answers", "Assumptions and error bands", "Knowledge base and prices"]
+    assert h2 == ["What you asked", "Recommended options", "Findings", "Option details", "Ruled out",
+                  "Workload profile", "Your answers", "Assumptions and error bands", "Knowledge base and prices"]
     assert out.startswith("# GPU recommendation: Llama 3.1 70B, inference\n")
 
 

@@ -36,6 +36,18 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecommendResult
         mp.undo()
 
 
+@pytest.mark.parametrize("fmt", ["md", "html", "text"])
+def test_real_report_opens_with_the_headline_and_what_was_asked(result: RecommendResult, fmt: str) -> None:
+    text = re.sub(r"\s+", " ", text_of(result, fmt))
+    assert result.headline is not None
+    headline = text.index(re.sub(r"\s+", " ", result.headline))
+    asked = text.index("What you asked")
+    assert headline < asked < text.index("Recommended options") < text.index("Findings")
+    assert re.search(r"Model\W+Llama 3\.1 70B, INT8, context 8,192 tokens", text)
+    assert re.search(r"Concurrency\W+16 requests in flight", text)
+    assert "Score: 100 × the cheapest paid plan's cost ÷ this plan's cost" in text
+
+
 def text_of(result: RecommendResult, fmt: str) -> str:
     out = render(result, fmt, today=TODAY)
     if fmt == "html":
@@ -59,8 +71,13 @@ def test_real_report_carries_the_consultation(result: RecommendResult, fmt: str)
     for as_of in result.knowledge.price_dates.values():
         assert as_of in text
     assert result.knowledge.version in text
-    for w in result.warnings:
+    shown = [w for w in result.warnings if w.shown]
+    assert 0 < len(shown) <= 5 < len(result.warnings)  # a handful by default, every one on request
+    for w in shown:
         assert w.id in text
+    every = re.sub(r"\s+", " ", render(result, fmt, today=TODAY, all_findings=True))
+    for w in result.warnings:
+        assert w.id in every
     for o in result.ruled_out:
         assert re.sub(r"\s+", " ", o.reason) in re.sub(r"\s+", " ", text)
     for step in top.why:

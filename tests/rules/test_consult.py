@@ -82,7 +82,7 @@ def test_every_rule_out_and_warning_has_a_reason_and_a_chain(advisor: Advisor) -
     for o in r.ruled_out:
         assert o.reason and o.rule and o.why and o.why[0].depth == 0
     for w in r.warnings:
-        assert w.message and w.why and w.severity in {"info", "warning", "critical"}
+        assert w.message and w.why and w.severity in {"risk", "advice", "note"}
     # 70B at FP16 needs more than one 24 GB card: eight L4s hold it (TP 8 in one server) but stream too slowly for
     # the per-user speed asked, so the SLA rules them out, with the figures in the reason
     by_family = {o.family: o for o in r.ruled_out}

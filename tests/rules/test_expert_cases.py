@@ -45,34 +45,11 @@ def run_case(case: dict[str, Any], where: str) -> dict[str, Any]:
     return data
 
 
-PENDING_ISSUE_16: dict[str, str] = {
-    "production-serving-on-demand-with-failover":
-        "issue 16 (deployable plans): production serving is not yet held to on-demand capacity with N+1 replicas, "
-        "and the JSON has no accelerators_paid",
-    "rented-8-gpu-node-used-in-full":
-        "issue 16: a plan on a multi-GPU instance still uses fewer accelerators than it pays for (no "
-        "accelerators_paid in the JSON)",
-    "onprem-server-includes-host":
-        "issue 16: purchases are priced without their server, network and rack (no "
-        "cost.capex_beyond_accelerators_usd)",
-    "tpu-slice-needs-no-infiniband":
-        "issue 16: a TPU slice (ICI) still gets the 'plan an InfiniBand fabric' advice",
-    "gaudi3-scales-up-over-roce":
-        "issue 16: Gaudi 3's RoCE scale-up is still read as PCIe",
-    "interactive-speed-floor":
-        "issue 16: production serving has no per-user tokens/s floor, so many small cards rank first",
-}
-"""The six newest shared cases are published facts for deployable plans (issue 16); until that issue lands each is an
-expected failure with its reason (strict: a case that starts passing must be moved out of this table)."""
-
-
 def _params() -> list[Any]:
     params = []
     for label, path in (("shared", SHARED), ("own", OWN)):
         for case in load_cases(path):
-            reason = PENDING_ISSUE_16.get(case.get("id", "")) if label == "shared" else None
-            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-            params.append(pytest.param(label, case, id=f"{label}:{case.get('id', '?')}", marks=marks))
+            params.append(pytest.param(label, case, id=f"{label}:{case.get('id', '?')}"))
     return params
 
 

@@ -37,10 +37,11 @@ def assert_table_is(app: GpuAdvisorApp, expected: RecommendResult) -> None:
     options = [*expected.recommendations, *expected.runners_up]
     rows = table_rows(app)
     assert [option for option, _ in rows] == [r.option for r in options]
+    compact = app.screen.query_one("#ranking", RankingTable).compact
     numeric = [c.key for c in columns_for(workload) if c.key in {"rank", "count", "memory", "speed", "cost", "unit",
                                                                    "score"}]
     for (_, shown), rec in zip(rows, options, strict=True):
-        want = cells(rec, workload)
+        want = cells(rec, workload, compact)
         assert {k: shown[k] for k in numeric} == {k: want[k] for k in numeric}
         assert shown["fits"] == want["fits"]
 

@@ -168,8 +168,12 @@ async def test_skip_logic_asks_only_what_applies(catalog: Catalog) -> None:
         # a monthly budget applies to training too: a run's cost is spread over the months it takes
         assert shown_keys(pilot) == ["budget.capex_usd", "budget.hourly_usd", "budget.monthly_usd"]
         await pilot.press("ctrl+n")
-        assert "deployment.spot" in shown_keys(pilot) and "deployment.power_usd_per_kwh" in shown_keys(pilot)
-        await pilot.press("up", "enter")  # where: either → on premises (buy): no cloud questions
+        keys = shown_keys(pilot)
+        assert "deployment.spot" in keys and "deployment.power_usd_per_kwh" in keys
+        # what decides early comes first: the hardware you have (detected, typed or cpu) before where and providers
+        assert keys[:3] == ["current.gpu", "current.gpu_count", "deployment.where"]
+        assert keys.index("current.gpu") < keys.index("deployment.providers")
+        await pilot.press("tab", "tab", "up", "enter")  # where: either → on premises (buy): no cloud questions
         keys = shown_keys(pilot)
         assert "deployment.spot" not in keys and "deployment.providers" not in keys
         assert "deployment.power_usd_per_kwh" in keys and "deployment.utilization" in keys
@@ -198,16 +202,16 @@ async def test_review_lists_answers_and_edits_a_step(catalog: Catalog) -> None:
 
 
 def test_loaded_answers_are_kept_even_where_no_question_is_asked() -> None:
-    """A file's answer the questionnaire would skip (a purchase budget while renting) or never asks (vendors)
-    still reaches the consultation unchanged, so the TUI and `recommend --answers` agree."""
+    """A file's answer the questionnaire would skip (a purchase budget while renting) or never asks (ECC) still
+    reaches the consultation unchanged, so the TUI and `recommend --answers` agree."""
     from gpuadvisor.rules.answers import parse_answers
     from gpuadvisor.tui.screens.answers_state import AnswerState, visible_questions
 
     given = {"workload": "inference", "model": {"name": "llama-3.1-8b"}, "budget": {"capex_usd": 50000.0},
-             "deployment": {"where": "cloud"}, "constraints": {"vendors": ["nvidia"]}}
+             "deployment": {"where": "cloud"}, "constraints": {"ecc_required": True}}
     state = AnswerState.from_answers(parse_answers(given))
     assert "budget.capex_usd" not in [q.key for q in visible_questions(state.raw)]
-    assert state.extra == {"budget.capex_usd": 50000.0, "constraints.vendors": ["nvidia"]}
+    assert state.extra == {"budget.capex_usd": 50000.0, "constraints.ecc_required": True}
     answers, errors = state.validate()
     assert errors == {} and answers is not None and answers.given() == given
     # Switching to "either" asks the purchase budget again, pre-filled; clearing it then removes it.
@@ -226,7 +230,7 @@ async def test_an_answer_skipped_later_is_left_out(catalog: Catalog) -> None:
         await pilot.press("ctrl+n", *"llama-3.1-8b", "ctrl+n", "ctrl+n", "ctrl+n")
         assert wizard(pilot).step_id == "budget"
         await pilot.press(*"50000", "ctrl+n")
-        await pilot.press("up", "up", "enter")  # where: either → rent in the cloud
+        await pilot.press("tab", "tab", "up", "up", "enter")  # where: either → rent in the cloud
         answers, _ = app.state.validate()
         assert answers is not None and answers.budget.capex_usd is None
         assert app.state.raw["budget.capex_usd"] == "50000"  # kept, should the user switch back

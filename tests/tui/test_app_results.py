@@ -82,10 +82,28 @@ async def test_a_warning_explains_itself(catalog: Catalog) -> None:
         warnings.focus()
         await pilot.press("enter")
         assert isinstance(app.screen, WhyScreen)
-        first = sorted(screen.result.warnings, key=lambda w: {"critical": 0, "warning": 1, "info": 2}[w.severity])[0]
+        first = screen.result.warnings[0]  # in the triaged order: about the recommended option first
         assert app.screen.why == first.why
         labels = [o.prompt for o in warnings._options]  # severity is spelled out, not colour alone
-        assert all(str(p).startswith(("✖ CRITICAL", "⚠ WARNING", "ℹ INFO")) for p in labels)
+        assert all(str(p).startswith(("⚠ RISK", "➜ ADVICE", "ℹ NOTE")) for p in labels)
+        assert len(labels) == sum(w.shown for w in screen.result.warnings) < len(screen.result.warnings)
+
+
+async def test_show_all_findings_and_back(catalog: Catalog) -> None:
+    app = make_app(catalog, answers())
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await opened(pilot)
+        assert screen.result is not None
+        findings = screen.query_one("#warnings", FindingList)
+        total, shown = len(screen.result.warnings), sum(w.shown for w in screen.result.warnings)
+        tabs = screen.query_one("#findings", TabbedContent)
+        assert str(tabs.get_tab("tab-warnings").label) == f"Findings ({shown} of {total}, f: all)"
+        await pilot.press("f")
+        await pilot.pause()
+        assert findings.option_count == total and str(tabs.get_tab("tab-warnings").label) == f"Findings ({total})"
+        await pilot.press("f")
+        await pilot.pause()
+        assert findings.option_count == shown
 
 
 async def test_compare_marked_options(catalog: Catalog) -> None:
@@ -190,3 +208,35 @@ async def test_theme_toggles_and_is_remembered(catalog: Catalog) -> None:
     again = GpuAdvisorApp(catalog_fn=lambda: catalog)
     async with again.run_test(size=(100, 30)) as pilot:
         assert again.theme == "textual-light"
+
+
+async def test_a_long_why_line_is_shown_whole(catalog: Catalog) -> None:
+    """The tree cuts a line at its width; the line under it shows the highlighted one whole, wrapped."""
+    app = make_app(catalog, answers())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(pilot)
+        await pilot.press("enter", "y")
+        detail = app.screen
+        assert isinstance(detail, DetailScreen)
+        tree = detail.query_one("#why-tree", WhyTree)
+        await pilot.press("down")
+        await pilot.pause()
+        step = tree.cursor_node.data if tree.cursor_node is not None else None
+        assert step is not None and len(step.text) > 80  # longer than the terminal is wide
+        shown = str(detail.query_one(".why-detail", Static).render())
+        assert step.text.split()[-1] in shown.replace("\n", " ")
+
+
+async def test_many_findings_show_a_handful(catalog: Catalog) -> None:
+    """The on-prem QLoRA consultation of issue 19 (dozens of warnings before triage): at most five by default,
+    the recommended option's first, and the header says NF4, the format it was sized in."""
+    given = {"workload": "finetune", "finetune": {"method": "qlora"}, "model": {"name": "llama-3.1-70b"},
+             "deployment": {"where": "on_prem"}}
+    app = make_app(catalog, parse_answers(given))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(pilot)
+        assert screen.result is not None
+        findings = screen.query_one("#warnings", FindingList)
+        await pilot.pause()
+        assert 0 < findings.option_count <= 5 < len(screen.result.warnings)
+        assert "NF4" in str(screen.query_one("#results-asked", Static).render())

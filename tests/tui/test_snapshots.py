@@ -28,6 +28,10 @@ INFERENCE: dict[str, Any] = {"workload": "inference", "model": {"name": "llama-3
 TRAINING: dict[str, Any] = {"workload": "training", "model": {"name": "llama-3.1-8b"},
                             "training": {"tokens_b": 100.0, "deadline_days": 30.0}}
 
+ON_PREM_QLORA: dict[str, Any] = {"workload": "finetune", "finetune": {"method": "qlora"},
+                                 "model": {"name": "llama-3.1-70b"}, "deployment": {"where": "on_prem"}}
+"""Dozens of warnings before triage (issue 19): the panel shows a handful, the header NF4 as sized."""
+
 Drive = Callable[[Pilot[None]], Awaitable[None]]
 
 
@@ -88,6 +92,8 @@ SCENARIOS: dict[str, tuple[dict[str, Any] | None, Drive]] = {
     "results": (INFERENCE, keys(results=True)),
     "results-training": (TRAINING, keys(results=True)),
     "results-ruled-out": (INFERENCE, keys("tab", "right", results=True)),
+    "results-all-findings": (INFERENCE, keys("f", results=True)),
+    "results-finetune": (ON_PREM_QLORA, keys(results=True)),
     "detail-memory": (INFERENCE, keys("enter", results=True)),
     "detail-speed": (INFERENCE, keys("enter", "p", results=True)),
     "detail-cost": (INFERENCE, keys("enter", "d", results=True)),
@@ -115,6 +121,16 @@ def test_screen(name: str, size: str, snap_compare: Any, catalog: Catalog, tmp_p
     given, drive = SCENARIOS[name]
     answers: Answers | None = parse_answers(given) if given is not None else None
     assert snap_compare(make_app(catalog, answers), terminal_size=SIZES[size], run_before=drive)
+
+
+@pytest.mark.parametrize("name", ["results", "results-training", "results-finetune"])
+def test_wide_screen(name: str, snap_compare: Any, catalog: Catalog, tmp_path: Path,
+                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 200-column terminal: the table as wide as its content, the findings panel taking the rest."""
+    monkeypatch.chdir(tmp_path)
+    given, drive = SCENARIOS[name]
+    assert snap_compare(make_app(catalog, parse_answers(given) if given else None), terminal_size=(200, 50),
+                        run_before=drive)
 
 
 @pytest.mark.parametrize("name", ["welcome", "q-precision-error", "results", "detail-memory"])

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.rules.sizing.units import flops_text
 
 if TYPE_CHECKING:
     from gpuadvisor.rules.estimate import EstimateRequest, EstimateResult
@@ -261,7 +262,8 @@ def _speed(r: EstimateResult) -> list[str]:
                                                                       if rng2 else "")))
     if r.training_gpu_hours is not None:
         rng3 = r.training_gpu_hours_range
-        rows.append(("training compute", f"{r.training_flops:.3g} FLOPs"))
+        if r.training_flops is not None:
+            rows.append(("training compute", flops_text(r.training_flops)))
         rows.append(("GPU-hours", f"{_n(r.training_gpu_hours)}" + (f" (range {_n(rng3.low)}-{_n(rng3.high)})"
                                                                   if rng3 else "")))
         rows.append(("wall time", f"{_n(r.training_days)} days on {r.setup.gpus} GPUs "
@@ -269,7 +271,7 @@ def _speed(r: EstimateResult) -> list[str]:
         if r.setup.training_mfu is not None:
             rows.append(("MFU", f"{r.setup.training_mfu:.1%}"))
     elif r.training_flops is not None:
-        rows.append(("training compute", f"{r.training_flops:.3g} FLOPs"))
+        rows.append(("training compute", flops_text(r.training_flops)))
     if r.serving is not None:
         sv = r.serving
         rows.append(("serving", f"{_n(sv.tokens_per_s_needed)} tokens/s needed, {_n(sv.tokens_per_s_planned)} "

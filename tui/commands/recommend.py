@@ -13,41 +13,13 @@ from typing import Any
 
 from gpuadvisor.knowledge.errors import InputError
 
-# flag -> (answers path, type); type "count" accepts 70B-style suffixes
-ANSWER_FLAGS: dict[str, tuple[tuple[str, ...], Any, str]] = {
-    "workload": (("workload",), str, "training | finetune | inference"),
-    "stage": (("stage",), str, "learning | prototyping | production"),
-    "model": (("model", "name"), str, "knowledge-base model (matched loosely), e.g. llama-3.1-70b"),
-    "params": (("model", "params_b"), "billions", "bare model size, e.g. 70B or 7e9"),
-    "model_config": (("model", "config"), str, "path to a Hugging Face config.json"),
-    "method": (("finetune", "method"), str, "full | lora | qlora (fine-tuning)"),
-    "precision": (("precision", "weights"), str, "weight format: bf16, fp8, int4, awq, nf4, q4_k_m, ..."),
-    "kv_precision": (("precision", "kv_cache"), str, "KV-cache format: fp16, bf16, fp8, int8"),
-    "context": (("precision", "context_tokens"), int, "context length in tokens"),
-    "batch": (("precision", "batch_size"), int, "batch size (sequences per step)"),
-    "rpm": (("inference", "requests_per_minute"), float, "requests per minute to serve"),
-    "input_tokens": (("inference", "input_tokens"), int, "prompt tokens per request"),
-    "output_tokens": (("inference", "output_tokens"), int, "generated tokens per request"),
-    "concurrency": (("inference", "concurrent_requests"), int, "requests in flight at peak"),
-    "min_user_tps": (("inference", "min_tokens_per_s_per_user"), float, "minimum tokens/s each user sees"),
-    "ttft": (("inference", "ttft_max_s"), float, "maximum time to first token, seconds"),
-    "latency": (("inference", "latency_p95_s"), float, "p95 request latency target, seconds"),
-    "engine": (("inference", "engine"), str, "serving engine: auto | llama.cpp | ollama | vllm | sglang | "
-                                            "tensorrt-llm | mlx"),
-    "tokens": (("training", "tokens_b"), "billions", "training tokens, e.g. 2T or 500B"),
-    "deadline_days": (("training", "deadline_days"), float, "days the run may take"),
-    "capex": (("budget", "capex_usd"), float, "hardware budget, USD"),
-    "hourly": (("budget", "hourly_usd"), float, "cloud budget per hour, USD"),
-    "monthly": (("budget", "monthly_usd"), float, "budget per month, USD"),
-    "where": (("deployment", "where"), str, "cloud | on_prem | either"),
-    "hours": (("deployment", "hours_per_month"), float, "hours a month the hardware is in use"),
-    "utilization": (("deployment", "utilization"), float, "expected busy fraction 0-1 (rent vs buy)"),
-    "framework": (("framework", "name"), str, "pytorch | jax | tensorflow | other"),
-    "max_gpus": (("constraints", "max_gpus"), int, "most accelerators you would deploy"),
-    "current_gpu": (("current", "gpu"), str, "the GPU you already have: a knowledge-base name, or auto to detect "
-                                             "this machine's"),
-    "current_gpu_count": (("current", "gpu_count"), int, "how many of the GPU you already have"),
-}
+
+def answer_flags() -> list[Any]:
+    """The answer fields that have a flag (rules/answers.py `ask`: the flag, the question and the schema share one
+    declaration)."""
+    from gpuadvisor.rules.answers import answer_fields
+
+    return [f for f in answer_fields() if f.flag]
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -59,14 +31,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite --output if it exists")
     parser.add_argument("--top", type=int, default=5, metavar="N", help="recommendations to list (default 5)")
     parser.add_argument("--why", action="store_true", help="text format: print the explanation chain of every line")
+    parser.add_argument("--all-findings", action="store_true",
+                        help="list every finding, not only the few that matter most (JSON always holds them all)")
     group = parser.add_argument_group("answers as flags (override the answers file)")
-    for name, (path, _kind, help_text) in ANSWER_FLAGS.items():
-        group.add_argument(f"--{name.replace('_', '-')}", dest=f"a_{name}", default=None, metavar="VALUE",
-                           help=f"{help_text} [{'.'.join(path)}]")
-    group.add_argument("--datacenter-only", dest="a_datacenter_only", action="store_const", const=True,
-                       default=None, help="only data-centre parts [constraints.datacenter_only]")
-    group.add_argument("--no-spot", dest="a_spot", action="store_const", const=False, default=None,
-                       help="do not consider spot prices [deployment.spot]")
+    for f in answer_flags():
+        help_text = f"{f.description} [{f.key}]".replace("%", "%%")
+        if f.kind == "bool":
+            group.add_argument(f.option, dest=f"a_{f.flag}", action=argparse.BooleanOptionalAction, default=None,
+                               help=help_text)
+        else:
+            metavar = "A,B,..." if f.kind == "list" else "|".join(map(str, f.values)) if f.values else "VALUE"
+            group.add_argument(f.option, dest=f"a_{f.flag}", default=None, metavar=metavar, help=help_text)
 
 
 def answers_from(args: argparse.Namespace) -> Any:
@@ -76,21 +51,18 @@ def answers_from(args: argparse.Namespace) -> Any:
     data: dict[str, Any] = {}
     if args.answers:
         data = load_answers(Path(args.answers)).given()
-    for name, (path, kind, _) in ANSWER_FLAGS.items():
-        raw = getattr(args, f"a_{name}")
+    for f in answer_flags():
+        raw = getattr(args, f"a_{f.flag}", None)
         if raw is None:
             continue
-        value = _convert(name, raw, kind)
+        value = _convert(f, raw)
+        *parents, leaf = f.key.split(".")
         section = data
-        for key in path[:-1]:
+        for key in parents:
             section = section.setdefault(key, {})
-        if path[0] == "model":  # one way of naming the model replaces another
+        if parents == ["model"]:  # one way of naming the model replaces another
             section.clear()
-        section[path[-1]] = value
-    if args.a_datacenter_only is not None:
-        data.setdefault("constraints", {})["datacenter_only"] = True
-    if args.a_spot is not None:
-        data.setdefault("deployment", {})["spot"] = False
+        section[leaf] = value
     try:
         return parse_answers(data, args.answers or "answers")
     except InputError as exc:
@@ -101,27 +73,35 @@ def _name_flags(message: str, args: argparse.Namespace) -> str:
     """Point each problem at the flag that set the field, when a flag did."""
     lines = []
     for line in message.splitlines():
-        for name, (path, _, _) in ANSWER_FLAGS.items():
-            if getattr(args, f"a_{name}") is not None and f"{'.'.join(path)}:" in line:
-                line += f" (from --{name.replace('_', '-')})"
+        for f in answer_flags():
+            if getattr(args, f"a_{f.flag}", None) is not None and f"{f.key}:" in line:
+                line += f" (from {f.option})"
                 break
         lines.append(line)
     return "\n".join(lines)
 
 
-def _convert(name: str, raw: str, kind: Any) -> Any:
-    flag = f"--{name.replace('_', '-')}"
-    if kind is str:
+def _convert(field: Any, raw: Any) -> Any:
+    """A flag's text as its answer: counts with suffixes (70B), comma-separated lists, numbers; the model validates
+    the rest and names the flag when it fails."""
+    if field.kind == "bool" or not isinstance(raw, str):
         return raw
+    if field.kind == "list":
+        return [part.strip() for part in raw.split(",") if part.strip()]
     try:
-        if kind == "billions":
+        if field.count:
             from gpuadvisor.rules.sizing.units import parse_count
 
             value = parse_count(raw)
             return value / 1e9 if value >= 1e6 else value  # "70B" → 70; a plain "70" already means billions
-        return kind(raw)
+        if field.kind == "choice" and raw.isdigit() and int(raw) in field.values:
+            return int(raw)  # training.zero_stage: 0-3 or "auto"
+        if field.kind in ("int", "float"):
+            number = raw.replace(",", "").replace("_", "")
+            return float(number) if field.kind == "float" else int(number)
+        return raw
     except ValueError as exc:
-        raise InputError(f"{flag}: {exc if kind == 'billions' else f'{raw!r} is not a number'}") from None
+        raise InputError(f"{field.option}: {exc if field.count else f'{raw!r} is not a number'}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"gpuadvisor: {detection.summary()}", file=sys.stderr)
     result = consult(answers, top=args.top)
     saving = bool(args.output or args.save)
-    text = render(result, fmt, why=args.why or fmt != "text" or saving)
+    text = render(result, fmt, why=args.why or fmt != "text" or saving, all_findings=args.all_findings)
     if saving:
         target = args.output or default_filename(result, fmt)
         path = save_report(text, target, force=args.force)

@@ -31,6 +31,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="write here ('-' for stdout); default: stdout, or for html "
                              "gpuadvisor-<workload>-<model>-<date>.html in the current directory")
     parser.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    parser.add_argument("--all-findings", action="store_true",
+                        help="list every finding, not only the few that matter most")
     parser.set_defaults(command="report")
 
 
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     result = load_report(Path(args.source))
     output: str | None = args.output
     fmt: str = args.format or (format_for_path(output) if output and output != "-" else None) or "md"
-    text = render(result, fmt)
+    text = render(result, fmt, all_findings=args.all_findings)
     if output == "-" or (output is None and fmt != "html"):
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -53,9 +53,11 @@ def format_for_path(path: str) -> str | None:
         return None
 
 
-def render(result: RecommendResult, fmt: str, *, today: date | None = None, why: bool = True) -> str:
+def render(result: RecommendResult, fmt: str, *, today: date | None = None, why: bool = True,
+           all_findings: bool = False) -> str:
     """The report in `fmt` (text, md, html, json). A result without a report header gets one dated `today`.
-    `why=False` drops the explanation chains from the text format (the others always carry them)."""
+    `why=False` drops the explanation chains from the text format (the others always carry them);
+    `all_findings` lists every finding instead of the few shown by default (JSON always holds them all)."""
     fmt = normalize_format(fmt)
     result = with_meta(result, today)
     if fmt == "json":
@@ -65,11 +67,11 @@ def render(result: RecommendResult, fmt: str, *, today: date | None = None, why:
     if fmt == "md":
         from gpuadvisor.tui.report.markdown import to_markdown
 
-        return to_markdown(result)
+        return to_markdown(result, all_findings=all_findings)
     if fmt == "html":
         from gpuadvisor.tui.report.html import to_html
 
-        return to_html(result)
+        return to_html(result, all_findings=all_findings)
     from gpuadvisor.tui.report.text import to_text
 
-    return to_text(result, why=why)
+    return to_text(result, why=why, all_findings=all_findings)

@@ -2,9 +2,9 @@
 
 A consultation's chains share most of their facts (every warning about an option re-derives that option's memory
 and speed), so printing each chain in full repeats the same derivation dozens of times. The chains are walked in
-order of importance (recommendations, warnings from most severe, rule-outs): the first time a fact appears its whole
-sub-chain is printed; afterwards the fact's own line is kept, its sub-chain dropped, and the line says where the full
-explanation is.
+order of importance (recommendations, findings in their triaged order, rule-outs): the first time a fact appears
+its whole sub-chain is printed; afterwards the fact's own line is kept, its sub-chain dropped, and the line says
+where the full explanation is.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuadvisor.rules.result import RecommendResult, WhyStep
-from gpuadvisor.tui.report.common import by_severity, one_line
+from gpuadvisor.tui.report.common import findings, one_line
 
 CITED_ELSEWHERE = {"your answer", "default", "default answers"}
 
@@ -69,13 +69,14 @@ def lines_of(steps: Sequence[WhyStep]) -> list[ChainLine]:
 class ChainBook:
     """The printed lines of every chain of a report, keyed by ("option", i), ("warning", i), ("ruled_out", i)."""
 
-    def __init__(self, result: RecommendResult) -> None:
+    def __init__(self, result: RecommendResult, all_findings: bool = False) -> None:
+        """`all_findings`: the report prints every finding (else only those shown by default get chains)."""
         home: dict[int, str] = {}
         self._lines: dict[tuple[str, int], list[ChainLine]] = {}
         for i, rec in enumerate(result.recommendations):
             self._lines[("option", i)] = walk(rec.why, f"option {rec.rank}", home)
-        for n, (i, w) in enumerate(by_severity(result.warnings), start=1):
-            self._lines[("warning", i)] = walk(w.why, f"warning {n} ({w.id})", home)
+        for n, (i, w) in enumerate(findings(result, all_findings), start=1):
+            self._lines[("warning", i)] = walk(w.why, f"finding {n} ({w.id})", home)
         for i, o in enumerate(result.ruled_out):
             self._lines[("ruled_out", i)] = walk(o.why, f"ruled out: {o.name}", home)
 

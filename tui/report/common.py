@@ -12,7 +12,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from importlib import metadata
 from typing import Any
 
-from gpuadvisor.rules.result import Cost, Recommendation, RecommendResult, ReportMeta, Warning
+from gpuadvisor.rules.ranking import MAX_COST_SCORE
+from gpuadvisor.rules.result import SEVERITY_ORDER, Cost, Recommendation, RecommendResult, ReportMeta, Warning
+from gpuadvisor.rules.sizing.units import flops_text
 from gpuadvisor.tui.widgets import format as fmt
 
 NA = "n/a"
@@ -155,7 +157,10 @@ def summary(result: RecommendResult) -> str:
     needs = [f"{gb(p.weights_gb)} of weights"]
     if p.training_memory_gb is not None:
         needs.append(f"{gb(p.training_memory_gb)} in total to train (before sharding)")
-    if p.kv_cache_gb > 0:
+    top = result.recommendations[0] if result.recommendations else None
+    if top is not None and top.memory.kv_cache > 0:  # the figure the option's detail shows, at its batch
+        needs.append(f"{gb(top.memory.kv_cache)} of KV cache per GPU in the recommended plan")
+    elif p.kv_cache_gb > 0:
         needs.append(f"{gb(p.kv_cache_gb)} of KV cache")
     joined = ", ".join(needs[:-1]) + f" and {needs[-1]}" if len(needs) > 1 else needs[0]
     if p.required_tokens_per_s:
@@ -163,9 +168,93 @@ def summary(result: RecommendResult) -> str:
     elif p.required_tokens_per_s is not None:
         joined += " (no throughput target given: each option's capacity is shown)"
     if p.training_flops is not None:
-        joined += f", and {p.training_flops:.2e} FLOPs of compute"
+        joined += f", and {flops_text(p.training_flops)} of compute"
     bound = "memory bandwidth" if p.bound == "bandwidth" else "compute"
     return f"{verdict} {p.model} needs {joined}; the job is bound by {bound}."
+
+
+def headline(result: RecommendResult) -> str:
+    """The recommendation in one sentence (rules/ranking.py builds it), or what stands in the way of one."""
+    if result.headline:
+        return one_line(result.headline)
+    fix = f" {result.to_make_feasible[0]}" if result.to_make_feasible else ""
+    return one_line(f"No plan meets every requirement.{fix}")
+
+
+def _given(result: RecommendResult, dotted: str) -> Any:
+    d: Any = result.answers
+    for part in dotted.split("."):
+        if not isinstance(d, Mapping) or part not in d:
+            return None
+        d = d[part]
+    return d
+
+
+def _effective(result: RecommendResult, dotted: str) -> Any:
+    d: Any = result.answers_effective
+    for part in dotted.split("."):
+        if not isinstance(d, Mapping):
+            return None
+        d = d.get(part)
+    return d
+
+
+def requirements(result: RecommendResult) -> list[tuple[str, str]]:
+    """What was asked, as (label, value): the workload, the model and format actually used, then every target the
+    user gave (load, service level, training size and deadline, budget, where, hardware owned)."""
+    eff = result.answers_effective
+    p = result.profile
+    work = workload(result)
+    out = [("Workload", f"{WORKLOAD_LABEL.get(work, work)}, {eff.get('stage', '')}"),
+           ("Model", f"{p.model}, {str(_effective(result, 'precision.weights') or '').upper()}"
+                     f", context {int(_effective(result, 'precision.context_tokens') or 0):,} tokens")]
+    def g(key: str) -> Any:
+        return _given(result, key)
+
+    if work == "inference":
+        rpm = g("inference.requests_per_minute")
+        if rpm is not None:
+            tokens = (f" of {int(_effective(result, 'inference.input_tokens') or 0):,} in + "
+                      f"{int(_effective(result, 'inference.output_tokens') or 0):,} out tokens")
+            out.append(("Load", f"{number(float(rpm))} requests a minute{tokens}"))
+        if p.required_tokens_per_s:
+            out.append(("Demand", rate(p.required_tokens_per_s) + " to generate"))
+        if g("inference.concurrent_requests") is not None:
+            out.append(("Concurrency", f"{g('inference.concurrent_requests'):,} requests in flight"))
+        sla = []
+        if g("inference.latency_p95_s") is not None:
+            sla.append(f"p95 latency ≤ {number(float(g('inference.latency_p95_s')))} s")
+        if g("inference.ttft_max_s") is not None:
+            sla.append(f"first token ≤ {number(float(g('inference.ttft_max_s')))} s")
+        if g("inference.min_tokens_per_s_per_user") is not None:
+            sla.append(f"≥ {number(float(g('inference.min_tokens_per_s_per_user')))} tokens/s per user")
+        if sla:
+            out.append(("Service level", ", ".join(sla)))
+    else:
+        tokens = _effective(result, "training.tokens_b")
+        if tokens is not None:
+            shown = f"{number(float(tokens))}B tokens"
+            out.append(("Training", shown + ("" if g("training.tokens_b") is not None else " (default)")))
+        out.append(("Deadline", f"{number(float(_effective(result, 'training.deadline_days') or 0))} days"
+                    + ("" if g("training.deadline_days") is not None else " (default)")))
+    budget = [f"{usd(float(v))} {label}" for key, label in (("capex_usd", "to buy"), ("hourly_usd", "an hour"),
+                                                             ("monthly_usd", "a month"))
+              if (v := g(f"budget.{key}")) is not None]
+    if budget:
+        out.append(("Budget", ", ".join(budget)))
+    where_ = {"cloud": "rent in the cloud", "on_prem": "buy (on premises)", "either": "rent or buy"}
+    out.append(("Where", where_.get(str(_effective(result, "deployment.where")), "rent or buy")
+                + (f", {number(float(h))} h a month" if (h := g("deployment.hours_per_month")) is not None else "")))
+    if g("constraints.max_gpus") is not None:
+        out.append(("At most", f"{g('constraints.max_gpus'):,} GPUs"))
+    if g("current.gpu") is not None:
+        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu')}"))
+    return [(label, one_line(value)) for label, value in out]
+
+
+SCORE_NOTE = ("Score: 100 × the cheapest paid plan's cost ÷ this plan's cost (free or owned hardware up to "
+              f"{MAX_COST_SCORE:g}), plus or minus the points of the documents' advice; higher is better.")
+"""What the Score column means, printed wherever the column is shown."""
 
 
 # --- options ---------------------------------------------------------------------------------------------------------
@@ -177,7 +266,7 @@ def where(rec: Recommendation) -> str:
         return "buy"
     inst = rec.instance
     count = f"{inst.count}× " if inst.count != 1 else ""
-    return f"{inst.provider} {count}{inst.name} ({inst.pricing})"
+    return f"{count}{inst.label} ({inst.pricing})"
 
 
 def hardware(rec: Recommendation) -> str:
@@ -193,12 +282,23 @@ def layout(rec: Recommendation) -> str:
 
 
 def speed(rec: Recommendation) -> str:
-    """The headline speed figure: tokens/s for inference, days for training."""
+    """The headline speed figure: for serving the option's capacity and its headroom over the demand (the demand
+    itself is the same for every option and is printed once, above the table); days for training."""
     if rec.training_days is not None:
         return fmt.duration_days(rec.training_days)
+    if rec.capacity_tokens_per_s is not None:
+        return rate(rec.capacity_tokens_per_s) + (f" ({fmt.headroom(rec.headroom)})" if rec.headroom is not None
+                                                  else "")
     if rec.tokens_per_s is not None:
         return rate(rec.tokens_per_s)
     return NA
+
+
+def speed_header(result: RecommendResult) -> str:
+    """The ranking table's speed column: capacity and headroom for serving, run time for training."""
+    if workload(result) == "inference":
+        return "Capacity (× demand)" if result.profile.required_tokens_per_s else "Capacity"
+    return "Time"
 
 
 def speed_items(rec: Recommendation) -> list[tuple[str, str]]:
@@ -305,7 +405,7 @@ def price_rows(result: RecommendResult) -> list[PriceRow]:
             key, name, when = f"purchase:{r.accelerator.id}", f"{r.accelerator.name}, purchase", r.cost.price_as_of
         else:
             inst = r.instance
-            key, name, when = inst.id, f"{inst.provider} {inst.name} ({inst.pricing})", inst.as_of
+            key, name, when = inst.id, f"{inst.label} ({inst.pricing})", inst.as_of
         names.setdefault(key, name)
         if key not in dates:
             dates[key] = when or r.cost.price_as_of or "unknown"
@@ -313,20 +413,37 @@ def price_rows(result: RecommendResult) -> list[PriceRow]:
                   key=lambda row: (row.name.lower(), row.key))
 
 
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-
-
-def by_severity(warnings: Sequence[Warning]) -> list[tuple[int, Warning]]:
-    """(index, warning) with critical first, then warnings, then advice; the consultation's order within each."""
-    return sorted(enumerate(warnings), key=lambda pair: SEVERITY_ORDER.get(pair[1].severity, 3))
+def findings(result: RecommendResult, all_findings: bool = False) -> list[tuple[int, Warning]]:
+    """(index, finding) in the triaged order (rules/findings.py): the ones shown by default, or every one (also for
+    a report saved before findings were triaged, where none is marked)."""
+    every = all_findings or not any(w.shown for w in result.warnings)
+    return [(i, w) for i, w in enumerate(result.warnings) if every or w.shown]
 
 
 def severity_counts(warnings: Sequence[Warning]) -> str:
-    """`1 critical, 2 warnings, 1 info` (only the severities present)."""
+    """`1 risk, 2 advice, 3 notes` (only the severities present)."""
     counts = {sev: sum(w.severity == sev for w in warnings) for sev in SEVERITY_ORDER}
-    label = {"critical": "critical", "warning": "warning", "info": "info"}
-    parts = [f"{n} {label[sev]}{'s' if sev == 'warning' and n != 1 else ''}" for sev, n in counts.items() if n]
-    return ", ".join(parts)
+    plural = {"risk": "risks", "advice": "advice", "note": "notes"}
+    return ", ".join(f"{n} {sev if n == 1 else plural[sev]}" for sev, n in counts.items() if n)
+
+
+def findings_intro(result: RecommendResult, all_findings: bool, more: str) -> str:
+    """`13 findings (5 risks, 6 advice, 2 notes); the 5 that matter most are shown, about the recommended option
+    first: <more> lists every one.` — `more` names how to ask for the rest (a flag, a key)."""
+    total = len(result.warnings)
+    if not total:
+        return "No findings."
+    shown = len(findings(result, all_findings))
+    head = f"{total} finding{'s' if total != 1 else ''} ({severity_counts(result.warnings)})"
+    if shown == total:
+        return f"{head}, about the recommended option first, then by severity."
+    return (f"{head}; the {shown} that matter most are shown, about the recommended option first: {more} lists "
+            f"every one.")
+
+
+def concerns(w: Warning, titles: Mapping[str, str]) -> str:
+    """The options a finding concerns, by title (`the whole plan` when none)."""
+    return "; ".join(titles.get(o, o) for o in w.options) if w.options else "the whole plan"
 
 
 def ordinal_rank(rank: int) -> str:

@@ -14,10 +14,10 @@ h2 { font-size: 1.3rem; margin: 2.2rem 0 .8rem; padding-bottom: .3rem; border-bo
 h3 { font-size: 1.1rem; margin: 1.6rem 0 .5rem; }
 h4 { font-size: .95rem; margin: 1.1rem 0 .4rem; color: var(--muted); text-transform: uppercase;
      letter-spacing: .04em; }
-h3.sev-critical, h3.sev-warning, h3.sev-info { padding-left: .6rem; border-left: 5px solid; }
-h3.sev-critical { border-color: var(--crit); color: var(--crit); }
-h3.sev-warning { border-color: var(--warn); color: var(--warn); }
-h3.sev-info { border-color: var(--info); color: var(--info); }
+h3.sev-risk, h3.sev-advice, h3.sev-note { padding-left: .6rem; border-left: 5px solid; }
+h3.sev-risk { border-color: var(--crit); color: var(--crit); }
+h3.sev-advice { border-color: var(--warn); color: var(--warn); }
+h3.sev-note { border-color: var(--info); color: var(--info); }
 table { border-collapse: collapse; min-width: 55%; margin: .4rem 0 1rem; font-size: .9rem;
         font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid var(--rule); padding: .3rem .55rem; vertical-align: top; }

@@ -25,7 +25,7 @@ from gpuadvisor.tui.report.markdown import to_markdown
 from gpuadvisor.tui.report.svg import cost_chart, memory_chart
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-SEVERITY_HEADING = re.compile(r"^(?:\d+\. )?(CRITICAL|WARNING|INFO) ")
+SEVERITY_HEADING = re.compile(r"^(?:\d+\. )?(RISK|ADVICE|NOTE) ")
 
 
 def _render_details(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
@@ -58,7 +58,7 @@ def _render_col(self: RendererHTML, tokens: Sequence[Token], idx: int, options: 
 
 
 def _severity_classes(state: StateCore) -> None:
-    """Colour-code warning headings (`### CRITICAL · W6 · ...`) by giving them a class."""
+    """Colour-code finding headings (`### RISK · W6`) by giving them a class."""
     tokens = state.tokens
     for i, token in enumerate(tokens[:-1]):
         if token.type == "heading_open" and token.tag == "h3":
@@ -77,7 +77,7 @@ def converter() -> MarkdownIt:
     return md
 
 
-def to_html(result: RecommendResult) -> str:
+def to_html(result: RecommendResult, *, all_findings: bool = False) -> str:
     meta = c.meta_of(result)
     ranked = [*result.recommendations, *result.runners_up]
     metric = c.comparable_cost(ranked)
@@ -85,7 +85,8 @@ def to_html(result: RecommendResult) -> str:
         "memory": (memory_chart(result.recommendations), "Memory per GPU of each recommended option, in GB."),
         "cost": (cost_chart(ranked), f"{metric.label} of each ranked option, in US dollars." if metric else ""),
     }
-    body = converter().render(to_markdown(result, for_html=True), {"charts": charts})
+    body = converter().render(to_markdown(result, for_html=True, all_findings=all_findings),
+                              {"charts": charts})
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'

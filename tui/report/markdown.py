@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult, Warning
+from gpuadvisor.rules.sizing.units import flops_text
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, sources, why_parts
 
@@ -87,17 +88,20 @@ def _steps_label(chain: Sequence[ChainLine]) -> str:
     return f"{len(chain)} step{'s' if len(chain) != 1 else ''}"
 
 
-def _ranking(doc: _Doc, recs: Sequence[Recommendation]) -> None:
+def _ranking(doc: _Doc, recs: Sequence[Recommendation], speed: str) -> None:
     rows = [[str(r.rank), md(r.title), md(f"{c.fixed(r.memory.total, 1)} / {c.fixed(r.memory.capacity, 0)} GB"),
              md(c.pct(r.memory.utilization)), md(c.speed(r)), md(c.headline_cost(r.cost)), f"{r.score:.1f}"]
             for r in recs]
-    doc.add(*_table(["#", "Option", "Memory per GPU", "Used", "Speed", "Cost", "Score"], rows, right=(0, 2, 3, 4, 6)))
+    doc.add(*_table(["#", "Option", "Memory per GPU", "Used", md(speed), "Cost", "Score"], rows,
+                    right=(0, 2, 3, 4, 6)))
 
 
-def _warning(doc: _Doc, n: int, w: Warning, chain: Sequence[ChainLine], titles: dict[str, str]) -> None:
-    concerns = ", ".join(titles.get(o, o) for o in w.options) if w.options else "the whole plan"
-    doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)} · {w.category}", "", md(w.message), "",
-            f"*Concerns: {md(concerns)}*", "")
+def _warning(doc: _Doc, n: int, w: Warning, chain: Sequence[ChainLine], titles: dict[str, str],
+             all_findings: bool) -> None:
+    doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)}", "", md(w.message), "",
+            f"*Concerns: {md(c.concerns(w, titles))}*", "")
+    if all_findings and w.details:
+        doc.add(*[f"- {md(d)}" for d in w.details], "")
     doc.details(f"Why? ({_steps_label(chain)})", why_list(chain))
 
 
@@ -118,7 +122,7 @@ def _option(doc: _Doc, r: Recommendation, chain: Sequence[ChainLine]) -> None:
     rows.append(["**Score**", f"**{r.score:.1f}**", ""])
     doc.add("#### Score", "", *_table(["Reason", "Points", "Rule"], rows, right=(1,)))
     if r.warnings:
-        doc.add(f"Warnings for this option: {md(', '.join(r.warnings))}", "")
+        doc.add(f"Findings about this option: {md(', '.join(r.warnings))}", "")
     cited = sources(r.why)
     if cited:
         doc.add(f"Sources: {md('; '.join(cited))}", "")
@@ -152,15 +156,19 @@ def _code(text: str) -> str:
     return f"`{text}`" if re.fullmatch(r"[\w.:/-]+", text) else md(text)
 
 
-def to_markdown(result: RecommendResult, *, for_html: bool = False) -> str:
-    """The whole report. `for_html` swaps `<details>` for containers and adds chart placeholders."""
+def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False) -> str:
+    """The whole report. `for_html` swaps `<details>` for containers and adds chart placeholders; `all_findings`
+    lists every finding, not only the few shown by default."""
     meta = c.meta_of(result)
     doc = _Doc(for_html)
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
-    book = ChainBook(result)
+    book = ChainBook(result, all_findings)
     doc.add(f"# {md(meta.title)}", "",
             f"*{md(meta.date)} · {md(meta.generator)} · knowledge base {md(result.knowledge.version)}*", "")
 
+    doc.add(f"**{md(c.headline(result))}**", "")
+    doc.add("## What you asked", "", *_table(["Requirement", "Value"], [[md(k), md(v)] for k, v in
+                                                                       c.requirements(result)]))
     p = result.profile
     verdict = c.summary(result)
     doc.add(md(verdict) if result.feasible else f"**{md(verdict)}**", "")
@@ -168,22 +176,21 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False) -> str:
         doc.add("## To make it feasible", "", *[f"- {md(t)}" for t in result.to_make_feasible], "")
 
     doc.add("## Recommended options", "")
+    speed = c.speed_header(result)
     if result.recommendations:
-        _ranking(doc, result.recommendations)
+        _ranking(doc, result.recommendations, speed)
     else:
         doc.add("No option was recommended.", "")
     if result.runners_up:
         doc.add("### Runners-up", "")
-        _ranking(doc, result.runners_up)
+        _ranking(doc, result.runners_up, speed)
+    if result.recommendations or result.runners_up:
+        doc.add(f"*{md(c.SCORE_NOTE)}*", "")
     doc.chart("cost")
 
-    doc.add("## Warnings and advice", "")
-    if result.warnings:
-        doc.add(f"{c.severity_counts(result.warnings)}; most severe first.", "")
-    else:
-        doc.add("No warnings.", "")
-    for n, (i, w) in enumerate(c.by_severity(result.warnings), start=1):
-        _warning(doc, n, w, book.lines("warning", i), titles)
+    doc.add("## Findings", "", md(c.findings_intro(result, all_findings, "--all-findings")), "")
+    for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
+        _warning(doc, n, w, book.lines("warning", i), titles, all_findings)
 
     doc.add("## Option details", "")
     doc.chart("memory")
@@ -212,7 +219,7 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False) -> str:
     if p.required_tokens_per_s is not None:
         rows.append(["Required throughput", md(c.rate(p.required_tokens_per_s))])
     if p.training_flops is not None:
-        rows.append(["Training compute", md(f"{p.training_flops:.3g} FLOPs")])
+        rows.append(["Training compute", md(flops_text(p.training_flops))])
     rows.append(["Bound by", "memory bandwidth" if p.bound == "bandwidth" else "compute"])
     doc.add(*_table(["Item", "Value"], rows))
 

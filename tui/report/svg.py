@@ -15,11 +15,13 @@ from gpuadvisor.rules.result import Recommendation
 from gpuadvisor.tui.report import common as c
 
 WIDTH = 760
-LABEL_W = 262
-VALUE_W = 150
-BAR_W = WIDTH - LABEL_W - VALUE_W - 20
-ROW_H = 40
+X0 = 4
+"""Bars start at the left edge: each option's whole name is written on its own line above its bar."""
+VALUE_W = 170
+BAR_W = WIDTH - X0 - VALUE_W - 10
+LABEL_H = 16
 BAR_H = 22
+ROW_H = LABEL_H + BAR_H + 14
 FONT = 12
 
 # (field, legend name, short label, fill, text colour). Fills differ in lightness as well as hue, for grey printing.
@@ -37,9 +39,9 @@ def _e(text: str) -> str:
     return escape(text, quote=True)
 
 
-def _short(text: str, limit: int = 34) -> str:
-    text = c.one_line(text)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+def _label(x: int, y: float, text: str) -> str:
+    """An option's name, whole, on the line above its bar."""
+    return f'<text x="{x}" y="{y - 5:.1f}" fill="#222">{_e(c.one_line(text))}</text>'
 
 
 NICE_STEPS = ((1, 5), (2, 4), (2.5, 5), (4, 4), (5, 5), (8, 4), (10, 5))  # (axis end / 10^n, tick intervals)
@@ -110,13 +112,12 @@ def memory_chart(recs: Sequence[Recommendation]) -> str:
                 "Stacked bars of weights, KV cache, activations, gradients, optimizer states and runtime overhead "
                 "per GPU, in GB; a solid line marks the GPU's capacity and a dashed line the keep-free limit.")
     out += legend
-    x0 = LABEL_W
+    x0 = X0
     for i, r in enumerate(recs):
-        y = legend_h + i * ROW_H + 6
+        y = legend_h + i * ROW_H + LABEL_H + 6
         m = r.memory
         out.append(f'<g class="row"><title>{_e(f"{r.title}: {c.gb(m.total)} of {c.gb(m.capacity)}")}</title>')
-        out.append(f'<text x="{x0 - 8}" y="{y + BAR_H / 2 + 4:.1f}" text-anchor="end" fill="#222">'
-                   f"{_e(_short(f'{r.rank}. {r.title}'))}</text>")
+        out.append(_label(x0, y, f"{r.rank}. {r.title}"))
         cursor = float(x0)
         for field, name, short, fill, ink in SEGMENTS:
             value = float(getattr(m, field))
@@ -141,7 +142,7 @@ def memory_chart(recs: Sequence[Recommendation]) -> str:
         out.append(f'<text x="{x0 + BAR_W + 10}" y="{y + BAR_H / 2 + 4:.1f}" fill="#222">'
                    f"{_e(f'{c.fixed(m.total, 1)} / {c.fixed(m.capacity, 0)} GB ({c.pct(m.utilization)})')}</text>")
         out.append("</g>")
-    out += _axis(x0, legend_h + ROW_H * len(recs), scale, top,
+    out += _axis(x0, legend_h + ROW_H * len(recs) + 4, scale, top,
                  "GB per GPU (solid line: capacity, dashed: keep-free limit)")
     out.append("</svg>")
     return "\n".join(out)
@@ -155,17 +156,16 @@ def cost_chart(recs: Sequence[Recommendation]) -> str:
     values = [getattr(r.cost, metric.field) for r in recs]
     top = nice_ceiling(max(v for v in values if v is not None))
     scale = BAR_W / top
-    height = ROW_H * len(recs) + 50
+    height = ROW_H * len(recs) + 54
     out = _open("cost-chart", height, f"{metric.label} by option",
                 f"{metric.label} in US dollars for each ranked option; shorter is cheaper.")
-    x0 = LABEL_W
+    x0 = X0
     for i, (r, value) in enumerate(zip(recs, values, strict=True)):
-        y = 8 + i * ROW_H
+        y = 8 + i * ROW_H + LABEL_H
         fill = "#2f6f4f" if not r.purchase else "#4a6fa5"
         pricing = "buy" if r.purchase else (r.instance.pricing if r.instance else "")
         out.append(f'<g class="row"><title>{_e(f"{r.title}: {c.usd(value) if value is not None else c.NA}")}</title>')
-        out.append(f'<text x="{x0 - 8}" y="{y + BAR_H / 2 + 4:.1f}" text-anchor="end" fill="#222">'
-                   f"{_e(_short(f'{r.rank}. {r.title}'))}</text>")
+        out.append(_label(x0, y, f"{r.rank}. {r.title}"))
         if value is None:
             out.append(f'<text x="{x0 + 4}" y="{y + BAR_H / 2 + 4:.1f}" fill="#555">{c.NA}</text>')
         else:
@@ -175,6 +175,6 @@ def cost_chart(recs: Sequence[Recommendation]) -> str:
                        f"{_e(f'{c.usd(value)} ({pricing})' if pricing else c.usd(value))}</text>")
         out.append("</g>")
     money = "${:,.2f}" if top < 10 else "${:,.0f}"
-    out += _axis(x0, 8 + ROW_H * len(recs), scale, top, f"{metric.label}, USD", money)
+    out += _axis(x0, 8 + ROW_H * len(recs) + 4, scale, top, f"{metric.label}, USD", money)
     out.append("</svg>")
     return "\n".join(out)

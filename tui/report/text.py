@@ -42,10 +42,10 @@ def why_lines(chain: Sequence[ChainLine], indent: str = "    ") -> list[str]:
     return lines
 
 
-def _ranking(recs: Sequence[Recommendation]) -> list[str]:
+def _ranking(recs: Sequence[Recommendation], speed: str) -> list[str]:
     rows = [[str(r.rank), r.title, f"{c.gb(r.memory.total)}/{c.fixed(r.memory.capacity, 0)} GB", c.speed(r),
              c.headline_cost(r.cost), f"{r.score:.1f}"] for r in recs]
-    return table(["#", "Option", "Memory/GPU", "Speed", "Cost", "Score"], rows, right=(0, 5))
+    return table(["#", "Option", "Memory/GPU", speed, "Cost", "Score"], rows, right=(0, 3, 5))
 
 
 def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[str]:
@@ -67,13 +67,18 @@ def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[st
     return lines
 
 
-def to_text(result: RecommendResult, *, why: bool = True) -> str:
+def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False) -> str:
     """The report as plain text. `why=False` leaves out the explanation chains (a terminal summary); each line then
-    names its rule, and `--why` or the Markdown/HTML reports give the chains."""
+    names its rule, and `--why` or the Markdown/HTML reports give the chains. `all_findings` lists every finding,
+    not only the few shown by default."""
     meta = c.meta_of(result)
-    book = ChainBook(result)
+    book = ChainBook(result, all_findings)
+    titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
     lines = heading(meta.title)
     lines += [f"{meta.date} · {meta.generator} · knowledge base {result.knowledge.version}", ""]
+    lines += [*wrap(c.headline(result)), ""]
+    lines += heading("What you asked", "-")
+    lines += table(["", ""], c.requirements(result))[2:]
     verdict = c.summary(result)
     lines += wrap(verdict if result.feasible else f"NOT FEASIBLE. {verdict}")
     lines.append("")
@@ -84,14 +89,21 @@ def to_text(result: RecommendResult, *, why: bool = True) -> str:
         lines.append("")
 
     lines += heading("Recommended options", "-")
-    lines += _ranking(result.recommendations) if result.recommendations else ["No option was recommended.", ""]
+    speed = c.speed_header(result)
+    lines += _ranking(result.recommendations, speed) if result.recommendations else ["No option was recommended.", ""]
     if result.runners_up:
-        lines += ["Runners-up:", "", *_ranking(result.runners_up)]
+        lines += ["Runners-up:", "", *_ranking(result.runners_up, speed)]
+    if result.recommendations or result.runners_up:
+        lines += [*wrap(c.SCORE_NOTE), ""]
 
-    lines += heading("Warnings and advice", "-")
-    lines += [f"{c.severity_counts(result.warnings)}; most severe first." if result.warnings else "No warnings.", ""]
-    for n, (i, w) in enumerate(c.by_severity(result.warnings), start=1):
-        lines += wrap(f"{n}. [{w.severity.upper()}] {w.id} ({w.category}): {w.message}")
+    lines += heading("Findings", "-")
+    lines += [*wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]
+    for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
+        lines += wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
+        if w.options:
+            lines += wrap(f"Concerns: {c.concerns(w, titles)}", "   ")
+        if all_findings:
+            lines += [line for d in w.details for line in wrap(f"- {d}", "   ")]
         lines += ["  Why:", *why_lines(book.lines("warning", i)), ""] if why else [""]
 
     for i, r in enumerate(result.recommendations):

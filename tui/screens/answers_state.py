@@ -84,9 +84,13 @@ class AnswerState:
     detected: dict[str, Any] = field(default_factory=dict)
     """`current.*` answers the GPUs detected on this machine stand for (rules/current_gpu.detected_answers): the
     defaults of the current-GPU questions, applied while the current-GPU entry is left empty."""
+    native_weights: str | None = None
+    """The weight format the chosen model is published in when it has its own (gpt-oss: MXFP4): the default
+    precision for serving it (rules/answers.contextual_defaults)."""
 
     def copy(self) -> AnswerState:
-        return AnswerState(dict(self.raw), dict(self.extra), self.model_id, dict(self.detected))
+        return AnswerState(dict(self.raw), dict(self.extra), self.model_id, dict(self.detected),
+                           native_weights=self.native_weights)
 
     def uses_detection(self) -> bool:
         """The current-GPU entry is empty and detection found a GPU: the detected answers apply."""
@@ -217,9 +221,9 @@ def detected_hint(key: str, detected: Mapping[str, Any]) -> str | None:
     return None
 
 
-def default_text(q: Question, raw: Mapping[str, Any] | None = None) -> str:
+def default_text(q: Question, raw: Mapping[str, Any] | None = None, native: str | None = None) -> str:
     """The placeholder of a number field: its default, or an example when it has none."""
-    value = default_value(q.key, raw)
+    value = default_value(q.key, raw, native)
     if value is None:
         return q.example or "optional"
     return f"default: {_number_to_text(value)}"
@@ -232,13 +236,14 @@ def _defaults() -> dict[str, Any]:
     return Answers().flat()
 
 
-def default_value(key: str, raw: Mapping[str, Any] | None = None) -> Any:
-    """The default the consultation will apply to a dotted key, given the answers so far (`raw`): a default
-    implied by other answers (QLoRA → NF4 weights) first, else the `Answers` default (None when optional)."""
-    if raw:
+def default_value(key: str, raw: Mapping[str, Any] | None = None, native: str | None = None) -> Any:
+    """The default the consultation will apply to a dotted key, given the answers so far (`raw`) and the model's
+    own weight format (`native`): a default implied by them (QLoRA → NF4, gpt-oss → MXFP4) first, else the
+    `Answers` default (None when optional)."""
+    if raw or native:
         from gpuadvisor.rules.answers import contextual_defaults
 
-        implied = contextual_defaults(raw)
+        implied = contextual_defaults(raw or {}, native)
         if key in implied:
             return implied[key]
     return _defaults().get(key)

@@ -29,7 +29,7 @@ def _where(r: Recommendation) -> str:
     if r.purchase:
         return "buy (on premises)"
     if r.instance is not None:
-        return f"{r.instance.provider} {r.instance.name} ({r.instance.pricing})"
+        return f"{r.instance.label} ({r.instance.pricing})"
     return fmt.DASH
 
 

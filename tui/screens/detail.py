@@ -17,7 +17,7 @@ from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.memory_chart import MemoryChart
 from gpuadvisor.tui.widgets.roofline import Roofline, ridge_for
-from gpuadvisor.tui.widgets.why_tree import WhyTree
+from gpuadvisor.tui.widgets.why_tree import WhyTree, WhyView
 
 BOUND_TEXT = {
     "bandwidth": ("bandwidth-bound: each generated token reads every weight from memory, so memory bandwidth, not "
@@ -68,8 +68,9 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     if rec.instance is not None:
         i = rec.instance
-        pairs.append(("Instance", f"{i.count} × {i.name} on {i.provider} ({i.pricing}, price of "
-                                  f"{i.as_of or 'undated'})"))
+        when = f"price of {i.as_of}" if i.as_of else "price undated"
+        on = "" if i.name.lower().startswith(i.provider.lower()) else f" on {i.provider}"
+        pairs.append(("Instance", f"{i.count} × {i.name}{on} ({i.pricing}, {when})"))
     if rec.acquisition == "own":
         pairs.append(("Hardware", f"yours: {rec.count} × {rec.accelerator.name} (already paid for; power only)"))
     if rec.purchase:
@@ -170,7 +171,7 @@ class DetailScreen(Screen[None]):
             with TabPane("a Assumptions", id="tab-assumptions"), VerticalScroll():
                 yield Static(assumptions_text(self.result), id="assumptions-text")
             with TabPane("y Why", id="tab-why"):
-                yield WhyTree(f"Why {rec.title}?", rec.why, id="why-tree")
+                yield WhyView(f"Why {rec.title}?", rec.why, tree_id="why-tree")
         yield Footer(compact=True)
 
     def action_tab(self, tab: str) -> None:

@@ -20,7 +20,7 @@ from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, detected_hint
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
 from gpuadvisor.tui.screens.model_lookup import ModelLookup, lookup_model
-from gpuadvisor.tui.screens.questions import Step, applicable_steps
+from gpuadvisor.tui.screens.questions import PRICE, Step, applicable_steps
 from gpuadvisor.tui.widgets.question_field import QuestionField
 from gpuadvisor.tui.widgets.review import ReviewTable
 
@@ -120,7 +120,8 @@ default shown in grey. Each answer is checked as you type and a problem is named
         await fields.remove_children()
         if step.review:
             self._shown_keys = []
-            await fields.mount(ReviewTable(self.state, id="review"))
+            cached = self.advisor.cached_result(self.state)
+            await fields.mount(ReviewTable(self.state, cached.defaults_applied if cached else None, id="review"))
             self.query_one("#review", ReviewTable).focus()
             self._render_errors()
             self.advisor.prefetch(self.state)
@@ -128,7 +129,9 @@ default shown in grey. Each answer is checked as you type and a problem is named
         visible = step.visible(self.state.raw)
         self._shown_keys = [q.key for q in visible]
         raw = self.state.raw
-        widgets = [QuestionField(q, raw.get(q.key), q.why_for(raw), raw) for q in visible]
+        catalog = self.advisor.catalog
+        widgets = [QuestionField(q, raw.get(q.key), q.why_for(raw, catalog), raw, self.state.native_weights)
+                   for q in visible]
         await fields.mount_all(widgets)
         self._render_detection()
         self._render_errors()
@@ -164,8 +167,11 @@ default shown in grey. Each answer is checked as you type and a problem is named
 
     def _relookup(self) -> None:
         text = self.state.raw.get("model")
-        self.lookup = lookup_model(str(text), self.advisor.catalog) if text else ModelLookup()
+        catalog = self.advisor.catalog
+        self.lookup = lookup_model(str(text), catalog) if text else ModelLookup()
         self.state.model_id = self.lookup.model_id
+        model = catalog.models.get(self.lookup.model_id) if catalog is not None and self.lookup.model_id else None
+        self.state.native_weights = model.architecture.expert_weights_format if model is not None else None
 
     def _render_lookup(self) -> None:
         for field in self.query(QuestionField):
@@ -174,12 +180,19 @@ default shown in grey. Each answer is checked as you type and a problem is named
                 field.set_matches(self.lookup.matches)
 
     def catalog_ready(self) -> None:
-        """The knowledge base arrived: resolve a model entry typed while it was loading."""
+        """The knowledge base arrived: resolve a model entry typed while it was loading, fill in prices."""
+        if any(PRICE.search(str(q.why)) for q in self.step.visible(self.state.raw)):
+            self.call_later(self.show_step, self.step_id)
         if self.state.raw.get("model"):
             self._relookup()
             self._validate()
             self._render_lookup()
             self._render_errors()
+
+    def result_cached(self) -> None:
+        """A prefetched consultation finished: the review shows the values it assumed for empty answers."""
+        if self.step.review and not self.query("#review").first(ReviewTable).assumed:
+            self.call_later(self.show_step, self.step_id)
 
     def hardware_ready(self) -> None:
         """The machine's GPUs were detected: show them as the current-GPU default (the state already holds them)."""
@@ -194,7 +207,7 @@ default shown in grey. Each answer is checked as you type and a problem is named
             hint = detected_hint(field.question.key, detected)
             if hint is None:
                 continue
-            why = field.question.why_for(self.state.raw)
+            why = field.question.why_for(self.state.raw, self.advisor.catalog)
             field.set_hint(hint, f"{why} · {summary}" if summary and field.question.key == "current.gpu" else why)
 
     def step_errors(self, step: Step) -> dict[str, str]:

@@ -1,7 +1,10 @@
-"""Results: the ranked options table, the warnings panel, the ruled-out list and the assumptions.
+"""Results: the headline, what was asked, the ranked options, the findings, the ruled-out list and the assumptions.
 
-Narrow terminals stack the table over the panels; wide ones (≥120 columns) put them side by side. After a what-if,
-the rows that moved are marked (▲/▼/new in the Δ column, in bold) and a banner says what changed.
+The screen reads top-down like the reports: the recommendation in one sentence, the requirements (with the demand,
+the same for every option), then the ranking with a line saying what Score and the speed column mean. Narrow
+terminals stack the table over the panels and abbreviate the table's figures; wide ones (≥120 columns) put them side
+by side, the table as wide as its content and the panel taking the rest. After a what-if, the rows that moved are
+marked (▲/▼/new in the Δ column, in bold) and a banner says what changed.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container
+from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
@@ -22,6 +25,7 @@ from gpuadvisor.tui.widgets.findings import (
     FindingList,
     assumption_entries,
     ruled_out_entries,
+    shown_findings,
     warning_entries,
 )
 from gpuadvisor.tui.widgets.ranking_table import RankingTable, dropped
@@ -30,16 +34,37 @@ if TYPE_CHECKING:
     from gpuadvisor.rules.result import RecommendResult
 
 
-def summary(result: RecommendResult) -> str:
-    """One line: workload, model, precision, context and how many options were ranked."""
-    eff = result.answers_effective
-    prec = eff.get("precision", {})
-    n, more = len(result.recommendations), len(result.runners_up)
-    parts = [str(eff.get("workload", "")).replace("finetune", "fine-tuning").capitalize(),
-             result.profile.model,
-             str(prec.get("weights", "")).upper(), f"context {int(prec.get('context_tokens', 0)):,}",
-             f"{n} option{'s' if n != 1 else ''}" + (f" + {more} runners-up" if more else "")]
-    return " · ".join(parts)
+PANEL_MIN = 48
+"""Columns the findings panel keeps on a wide terminal; the table takes the rest, up to its natural width."""
+
+
+def asked_line(result: RecommendResult) -> str:
+    """What was asked, in a line or two: the requirements the reports list under "What you asked", abbreviated."""
+    from gpuadvisor.tui.report.common import requirements
+
+    short = {"Load": "", "Demand": "demand ", "Concurrency": "", "Service level": "", "Training": "",
+             "Deadline": "deadline ", "Budget": "budget ", "At most": "at most ", "You have": "you have "}
+    parts = [short.get(label, "") + value for label, value in requirements(result) if label != "Workload"]
+    text = "Asked: " + " · ".join(parts)
+    for long, brief in ((" requests a minute of ", " req/min ("), (" in + ", " in/"), (" out tokens", " out)"),
+                        (" to generate", ""), (", context ", " · context "), (" tokens ·", " ·"),
+                        ("p95 latency", "p95"), (" requests in flight", " in flight")):
+        text = text.replace(long, brief)
+    return text
+
+
+def legend(result: RecommendResult, compact: bool) -> str:
+    """What the speed and Score columns mean (the demand itself is in the asked line)."""
+    from gpuadvisor.rules.ranking import MAX_COST_SCORE
+
+    workload = str(result.answers_effective.get("workload", "inference"))
+    demand = bool(result.profile.required_tokens_per_s)
+    if compact:
+        speed = ("Tok/s: capacity" + (" ×demand" if demand else "")) if workload == "inference" else "Time: one run"
+        return f"{speed} · $/h or buy price · Score: 100 = cheapest, ± advice"
+    speed = ("Capacity: the most tokens/s the option serves" + (" (× the demand)" if demand else "")
+             if workload == "inference" else "Time: one run, wall clock")
+    return f"{speed} · Score: 100 × cheapest paid cost ÷ cost (free, owned: ≤ {MAX_COST_SCORE:g}) ± advice points"
 
 
 class ResultsScreen(AdvisorScreenMixin, Screen[None]):
@@ -58,16 +83,21 @@ class ResultsScreen(AdvisorScreenMixin, Screen[None]):
         Binding("escape", "app.edit_answers", "Edit", show=False, id="results.back"),
         Binding("n", "app.new_consultation", "New", show=False, id="results.new",
                 tooltip="Start a new consultation"),
+        Binding("f", "all_findings", "All findings", show=False, id="results.findings",
+                tooltip="Show every finding, or only the few that matter most"),
     ]
     HELP = """\
 ## Results
 
-The table ranks the options that meet your answers (score: higher is better). Dimmed rows are runners-up.
-The panel lists warnings (severity spelled out: ✖ CRITICAL, ⚠ WARNING, ℹ INFO), the options that were
-ruled out and why, and the assumptions behind the estimates.
+The headline says what to do; the line under it what you asked (with the demand every option must serve).
+The table ranks the options that meet your answers (score: higher is better; the line under the table says
+how it is made). For serving, the speed column is each option's capacity and its headroom over the demand.
+Dimmed rows are runners-up. The panel lists the findings (severity spelled out: ⚠ RISK, ➜ ADVICE, ℹ NOTE),
+the few that matter first, the options that were ruled out and why, and the assumptions behind the estimates.
 
 - **Enter** on an option opens its detail: memory chart, speed (roofline), cost and the WHY tree.
 - **Enter** on a warning or a ruled-out entry shows its WHY chain.
+- **f** shows every finding, or again only the few that matter.
 - **Space** marks up to three options, **c** compares them (or the top three) side by side.
 - **w** what-if: change precision, budget, context, GPU count or cloud/on-prem and see what moves (Δ column).
 - **s** saves a report (Markdown, HTML, JSON) or the answers (TOML), **e** / **Escape** edits the answers,
@@ -79,16 +109,20 @@ ruled out and why, and the assumptions behind the estimates.
         self.result: RecommendResult | None = None
         self.previous: RecommendResult | None = None
         self.what_if: str | None = None
+        self.all_findings = False
 
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="results-summary")
+        yield Static(id="results-headline")
+        yield Static(id="results-asked")
         yield Static(id="results-banner")
         with Container(id="results-body"):
-            yield RankingTable(id="ranking")
+            with Vertical(id="ranking-column"):
+                yield RankingTable(id="ranking")
+                yield Static(id="results-legend")
             with TabbedContent(id="findings"):
-                with TabPane("Warnings", id="tab-warnings"):
+                with TabPane("Findings", id="tab-warnings"):
                     yield FindingList(id="warnings")
                 with TabPane("Ruled out", id="tab-ruled-out"):
                     yield FindingList(id="ruled-out")
@@ -130,12 +164,17 @@ ruled out and why, and the assumptions behind the estimates.
         result = self.result
         assert result is not None
         self.query_one("#results-body").loading = False
-        self.query_one("#results-summary", Static).update(summary(result))
+        from gpuadvisor.tui.report.common import headline
+
+        self.query_one("#results-headline", Static).update(headline(result))
+        self.query_one("#results-asked", Static).update(asked_line(result))
         theme = self.app.current_theme
         table = self.query_one("#ranking", RankingTable)
+        self._fit_table()
         table.show(result, self.previous, highlight=f"bold {theme.accent or theme.primary}")
+        self._fit_table()
+        self._label_findings(result)
         tabs = self.query_one("#findings", TabbedContent)
-        tabs.get_tab("tab-warnings").label = f"Warnings ({len(result.warnings)})"
         tabs.get_tab("tab-ruled-out").label = f"Ruled out ({len(result.ruled_out)})"
         tabs.get_tab("tab-assumptions").label = f"Assumptions ({len(result.assumptions)})"
         self.call_after_refresh(self._fill_findings, result)  # the ranking first; the lists one frame later
@@ -144,13 +183,47 @@ ruled out and why, and the assumptions behind the estimates.
             self._banner("✖ No option meets every requirement. " + " ".join(result.to_make_feasible), error=True)
         table.focus()
 
+    def _label_findings(self, result: RecommendResult) -> None:
+        shown, total = len(shown_findings(result, self.all_findings)), len(result.warnings)
+        label = f"Findings ({total})" if shown == total else f"Findings ({shown} of {total}, f: all)"
+        self.query_one("#findings", TabbedContent).get_tab("tab-warnings").label = label
+
+    def _fit_table(self) -> None:
+        """On a wide terminal the table is as wide as its content (up to what leaves the panel PANEL_MIN columns);
+        the panel takes the rest. On a narrow one it takes the full width and abbreviates."""
+        table = self.query_one("#ranking", RankingTable)
+        column = self.query_one("#ranking-column")
+        wide = self.app.size.width >= 120
+        if wide:  # the panel keeps PANEL_MIN columns, and a third of a very wide screen
+            room = min(self.app.size.width - PANEL_MIN, int(self.app.size.width * 0.66))
+            table.max_width = room
+            column.styles.width = min(room, max(60, table.natural_width() + 2))
+        else:
+            table.max_width = None
+            column.styles.width = "1fr"
+        compact = not wide and self.app.size.width < 110
+        if self.result is not None:
+            self.query_one("#results-legend", Static).update(legend(self.result, compact))
+
+    def on_resize(self) -> None:
+        if self.result is not None:
+            self._fit_table()
+
+    def action_all_findings(self) -> None:
+        """Every finding, or again only the few that matter most."""
+        if self.result is None:
+            return
+        self.all_findings = not self.all_findings
+        self._label_findings(self.result)
+        self._fill_findings(self.result)
+
     def _fill_findings(self, result: RecommendResult) -> None:
         if result is not self.result:
             return
         theme = self.app.current_theme
-        styles = {"critical": f"bold {theme.error}", "warning": f"bold {theme.warning}",
-                  "info": f"bold {theme.primary}"}
-        self.query_one("#warnings", FindingList).set_entries(warning_entries(result, styles), "No warnings.")
+        styles = {"risk": f"bold {theme.error}", "advice": f"bold {theme.warning}", "note": f"bold {theme.primary}"}
+        self.query_one("#warnings", FindingList).set_entries(warning_entries(result, styles, self.all_findings),
+                                                             "No findings.")
         self.query_one("#ruled-out", FindingList).set_entries(ruled_out_entries(result), "Nothing was ruled out.")
         self.query_one("#assumptions", FindingList).set_entries(assumption_entries(result), "No assumptions.")
 

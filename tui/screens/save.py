@@ -133,7 +133,7 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
             from gpuadvisor.tui.app import consultation_title
 
             try:
-                settings.remember(written, consultation_title(self.answers))
+                settings.remember(written, consultation_title(self.answers, self.result))
             except OSError:
                 pass  # the file is saved; only the recent list could not be updated
         self.app.notify(f"Saved {written.resolve()}", title="Save")

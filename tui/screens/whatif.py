@@ -32,7 +32,7 @@ def _short(q: Question, state: AnswerState) -> str:
     """An entry in a few characters: the choice id rather than its label, numbers without their unit."""
     value = state.raw.get(q.key)
     if value is None or (isinstance(value, str) and not value.strip()):
-        value = default_value(q.key, state.raw)
+        value = default_value(q.key, state.raw, state.native_weights)
     if value is None:
         return "none"
     if isinstance(value, float) and value.is_integer():
@@ -74,7 +74,8 @@ the consultation reruns and the results mark the options that moved (Δ column, 
             yield Static("What if…", classes="dialog-title")
             with VerticalScroll(id="whatif-fields"):
                 for q in self.questions:
-                    yield QuestionField(q, self.trial.raw.get(q.key), q.why_for(self.trial.raw), self.trial.raw)
+                    why = q.why_for(self.trial.raw, self.advisor.catalog)
+                    yield QuestionField(q, self.trial.raw.get(q.key), why, self.trial.raw, self.trial.native_weights)
             yield Static("", id="whatif-error", classes="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply (ctrl+n)", id="apply", variant="primary")

@@ -10,7 +10,7 @@ from textual.widgets import Footer, Static
 
 from gpuadvisor.rules.result import WhyStep
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.widgets.why_tree import WhyTree
+from gpuadvisor.tui.widgets.why_tree import WhyTree, WhyView
 
 
 class WhyScreen(ModalScreen[None]):
@@ -33,7 +33,7 @@ the knowledge-base entries and the source documents. **Enter**/**Space** opens a
     def compose(self) -> ComposeResult:
         with Vertical(id="why-dialog", classes="dialog"):
             yield Static(self.heading, classes="dialog-title")
-            yield WhyTree("Why?", self.why, id="finding-why")
+            yield WhyView("Why?", self.why, tree_id="finding-why")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

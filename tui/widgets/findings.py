@@ -1,6 +1,7 @@
-"""Warnings, ruled-out options and assumptions as selectable lists; Enter on an entry explains it.
+"""Findings, ruled-out options and assumptions as selectable lists; Enter on an entry explains it.
 
-Severity is spelled out ("⚠ WARNING", "✖ CRITICAL", "ℹ INFO"): colour only repeats what the text says.
+Severity is spelled out ("⚠ RISK", "➜ ADVICE", "ℹ NOTE"): colour only repeats what the text says. Findings come
+triaged (rules/findings.py): the few shown by default, or all of them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from textual.widgets.option_list import Option
 from gpuadvisor.rules.result import RecommendResult, WhyStep
 from gpuadvisor.tui.widgets.format import severity
 
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+MAX_NAMED = 3
+"""Options named in a finding's "concerns" line before "and N more"."""
 
 
 @dataclass
@@ -55,19 +57,27 @@ class FindingList(OptionList):
             self.post_message(Explain(title, why))
 
 
-def warning_entries(result: RecommendResult, styles: dict[str, str] | None = None,
+def shown_findings(result: RecommendResult, all_findings: bool = False) -> list[int]:
+    """Indexes of the findings to list: those shown by default (triage), or every one."""
+    every = all_findings or not any(w.shown for w in result.warnings)
+    return [i for i, w in enumerate(result.warnings) if every or w.shown]
+
+
+def warning_entries(result: RecommendResult, styles: dict[str, str] | None = None, all_findings: bool = False,
                     ) -> list[tuple[str, Text, str, list[WhyStep]]]:
-    """Warnings, most severe first; `styles` maps a severity to a Rich style (theme colours, set by the screen)."""
+    """Findings in their triaged order (about the recommended option first, then by severity); `styles` maps a
+    severity to a Rich style (theme colours, set by the screen)."""
     styles = styles or {}
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
     out = []
-    ordered = sorted(enumerate(result.warnings), key=lambda iw: (SEVERITY_ORDER.get(iw[1].severity, 3), iw[0]))
-    for i, w in ordered:
+    for i in shown_findings(result, all_findings):
+        w = result.warnings[i]
         prompt = Text.assemble((severity(w.severity), styles.get(w.severity, "bold")), " ", (w.id, "bold"), "  ",
                                w.message)
         if w.options:
-            names = ", ".join(titles.get(o, o) for o in w.options)
-            prompt.append(f"\n  concerns: {names}", style="dim")
+            names = ", ".join(titles.get(o, o) for o in w.options[:MAX_NAMED])
+            more = len(w.options) - MAX_NAMED
+            prompt.append(f"\n  concerns: {names}" + (f" and {more} more" if more > 0 else ""), style="dim")
         out.append((f"w{i}", prompt, f"{severity(w.severity)} {w.id}: {w.message}", w.why))
     return out
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SEVERITY_LABEL = {"critical": "✖ CRITICAL", "warning": "⚠ WARNING", "info": "ℹ INFO"}
+SEVERITY_LABEL = {"risk": "⚠ RISK", "advice": "➜ ADVICE", "note": "ℹ NOTE"}
 """Severity is always spelled out in text, so it never depends on colour alone."""
 
 DASH = "—"
@@ -86,6 +86,20 @@ def price_label(kind: str | None, as_of: str | None, age_months: int | None) -> 
     if not as_of:
         return f"{short} · undated"
     return f"{short} · {age_months} mo" if age_months is not None else f"{short} · {as_of}"
+
+
+def price_age(kind: str | None, as_of: str | None, age_months: int | None) -> str:
+    """How old a price is, for a narrow column: `2 mo`, `undated`, `free`, `owned` (the kind is in the detail)."""
+    if kind in (None, "free", "owned"):
+        return kind or DASH
+    if not as_of:
+        return "undated"
+    return f"{age_months} mo" if age_months is not None else as_of
+
+
+def headroom(value: float) -> str:
+    """Capacity ÷ demand: `1.3×`, `12×`."""
+    return f"{value:.1f}×" if value < 10 else f"{value:,.0f}×"
 
 
 def yes_no(value: bool) -> str:

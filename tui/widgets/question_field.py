@@ -46,16 +46,19 @@ class QuestionField(Vertical):
         key: str
         value: object
 
-    def __init__(self, question: Question, value: object, why: str, raw: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, question: Question, value: object, why: str, raw: Mapping[str, Any] | None = None,
+                 native: str | None = None) -> None:
+        """`raw`: the entries so far and `native` the model's own weight format, for the defaults they imply."""
         super().__init__(classes=f"question kind-{question.kind}", id=f"field-{question.input_id}")
         self._raw = raw or {}
+        self._native = native
         self.question = question
         self._initial_value = value
         self._why = why
         self._last: object = self._shown_value(question, value)
 
     def _default(self, key: str) -> Any:
-        return default_value(key, self._raw)
+        return default_value(key, self._raw, self._native)
 
     def _shown_value(self, q: Question, value: object) -> object:
         """What the control shows at first: the entry, else the default (choices) or empty text."""
@@ -101,7 +104,7 @@ class QuestionField(Vertical):
             chosen = [str(x) for x in v] if isinstance(v, list) else list(self._default(q.key) or [])
             return MultiChoice([(str(c.value), c.label) for c in q.choices], chosen, id=cid,
                                classes="question-control")
-        placeholder = q.example if q.kind == "model" else default_text(q, self._raw)
+        placeholder = q.example if q.kind == "model" else default_text(q, self._raw, self._native)
         return Input("" if v is None else str(v), placeholder=placeholder, id=cid, classes="question-control",
                      compact=True, select_on_focus=False)
 

@@ -14,6 +14,8 @@ from gpuadvisor.rules.result import Recommendation, RecommendResult
 from gpuadvisor.tui.widgets import format as fmt
 
 MAX_MARKS = 3
+MIN_OPTION = 14
+MAX_OPTION = 72
 RIGHT = frozenset({"rank", "count", "memory", "speed", "cost", "unit", "score"})
 
 
@@ -24,19 +26,24 @@ class Column:
     width: int
 
 
-def columns_for(workload: str) -> list[Column]:
-    """Inference shows throughput and $/1M tokens; training and fine-tuning show days and $/run.
+def columns_for(workload: str, compact: bool = False, moved: bool = True) -> list[Column]:
+    """Serving shows each option's capacity (× the demand) and $/month; training and fine-tuning show the run's
+    time and $/run. `compact` (a narrow terminal) abbreviates labels so every column stays; `moved`: the Δ column
+    of a what-if needs room for `▲12`.
 
     Widths are minimums including the one-space gap before the column (the table has no cell padding, to fit 80
     columns); `RankingTable.rebuild` widens a column to its widest cell.
     """
-    common = [Column("mark", "", 1), Column("rank", "#", 3), Column("option", "Option", 0), Column("count", "GPUs", 5),
-              Column("fits", "Fits", 5), Column("memory", "Mem/GPU", 8)]
+    common = [Column("mark", "", 1), Column("rank", "#", 3), Column("option", "Option", 0),
+              Column("count", "GPUs", 5), Column("fits", "Fit" if compact else "Fits", 4),
+              Column("memory", "GB/GPU" if compact else "Mem/GPU", 7)]
     if workload == "inference":
-        extra = [Column("speed", "Tok/s", 6), Column("cost", "$/month", 8), Column("unit", "$/h", 7)]
+        extra = [Column("speed", "Tok/s" if compact else "Capacity tok/s", 6),
+                 Column("cost", "$/mo" if compact else "$/month", 7), Column("unit", "$/h", 7)]
     else:
         extra = [Column("speed", "Time", 6), Column("cost", "$/run", 7), Column("unit", "$/h", 7)]
-    return [*common, *extra, Column("price", "Price", 6), Column("score", "Score", 6), Column("move", "Δ", 4)]
+    return [*common, *extra, Column("price", "Price", 6), Column("score", "Score", 6),
+            Column("move", "Δ", 4 if moved else 2)]
 
 
 VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD Radeon ", "AMD ", "Google ", "AWS ", "Intel ",
@@ -45,7 +52,7 @@ VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD Radeon ",
 
 def short_title(rec: Recommendation) -> str:
     """`H200 SXM · RunPod`, `MI300X · buy`: the count has its own column, the vendor is implied by the part."""
-    name = rec.accelerator.name
+    name = rec.accelerator.name.split(" (")[0]  # "GB200 (per Blackwell GPU in GB200 NVL72)": the part's name
     for prefix in VENDOR_PREFIXES:
         name = name.removeprefix(prefix)
     where = ("yours" if rec.acquisition == "own" else "buy" if rec.purchase
@@ -54,22 +61,29 @@ def short_title(rec: Recommendation) -> str:
     return f"{name} · {where}{spot}" if where else name
 
 
-def cells(rec: Recommendation, workload: str) -> dict[str, str]:
-    """The text of each column for one option (purchases show their price where rentals show $/h)."""
+def cells(rec: Recommendation, workload: str, compact: bool = False) -> dict[str, str]:
+    """The text of each column for one option (purchases show their price where rentals show $/h); `compact`
+    abbreviates figures for a narrow terminal."""
     cost = rec.cost
-    buy = f"buy {fmt.short_money(cost.capex_usd)}" if rec.purchase and cost.capex_usd is not None else None
+    buy = None
+    if rec.purchase and cost.capex_usd is not None:  # compact: the option's name already says "buy"
+        buy = fmt.short_money(cost.capex_usd) if compact else f"buy {fmt.short_money(cost.capex_usd)}"
     if workload == "inference":  # ranked by the cost of the month at the hours used
-        speed = fmt.number(rec.tokens_per_s, 0)
-        main = fmt.money(cost.usd_per_month)
+        capacity = rec.capacity_tokens_per_s if rec.capacity_tokens_per_s is not None else rec.tokens_per_s
+        speed = fmt.number(capacity, 0)
+        if rec.headroom is not None:
+            speed += f" {fmt.headroom(rec.headroom)}" if compact else f" ({fmt.headroom(rec.headroom)})"
+        main = fmt.short_money(cost.usd_per_month) if compact else fmt.money(cost.usd_per_month)
         unit = buy or fmt.money(cost.usd_per_hour)
     else:
         speed = fmt.duration_days(rec.training_days)
         main = fmt.money(cost.usd_per_run) if cost.usd_per_run is not None else (buy or fmt.DASH)
         unit = buy if cost.usd_per_run is not None and buy else fmt.money(cost.usd_per_hour)
     return {
-        "rank": str(rec.rank), "count": str(rec.count), "fits": "✔" if rec.fits else "✖ no",
+        "rank": str(rec.rank), "count": str(rec.count), "fits": "✔" if rec.fits else "✖",
         "memory": f"{rec.memory_gb_per_gpu:,.1f}", "speed": speed, "cost": main, "unit": unit,
-        "price": fmt.price_label(cost.price_kind, cost.price_as_of, cost.price_age_months),
+        "price": (fmt.price_age(cost.price_kind, cost.price_as_of, cost.price_age_months) if compact
+                  else fmt.price_label(cost.price_kind, cost.price_as_of, cost.price_age_months)),
         "score": f"{rec.score:.1f}",
     }
 
@@ -94,6 +108,11 @@ class RankingTable(DataTable[Text]):
         self.moved: dict[str, str] = {}
         self._highlight = "bold"
         self._built_width = -1
+        self._runners: set[str] = set()
+        self.max_width: int | None = None
+        self.compact = False
+        """The figures are abbreviated (`cells(..., compact=True)`) because the terminal is narrow."""
+        """Set by the results screen on a wide terminal, where the table is as wide as its content up to this."""
 
     @property
     def options(self) -> list[Recommendation]:
@@ -110,24 +129,20 @@ class RankingTable(DataTable[Text]):
             self.rebuild()
 
     def rebuild(self) -> None:
-        """(Re)fill the table: each column as wide as its widest cell plus a gap, the option column the rest."""
+        """(Re)fill the table: each column as wide as its widest cell plus a gap, the option column the rest. When
+        the columns do not leave the option names room (a narrow terminal), labels and figures are abbreviated
+        rather than a column dropped."""
         if self._result is None:
             return
         workload = str(self._result.answers_effective.get("workload", "inference"))
-        cols = columns_for(workload)
-        runners = {r.option for r in self._result.runners_up}
-        rows = []
-        for rec in self.options:
-            values = cells(rec, workload)
-            values["mark"] = "●" if rec.option in self.marked else ""
-            values["fits"] = " " + values["fits"]
-            values["price"] = " " + values["price"]
-            values["move"] = " " + self.moved.get(rec.option, "")
-            rows.append((rec, values))
-        widths = {c.key: max([c.width, len(c.label) + 1, *(len(v[c.key]) + 1 for _, v in rows)])
-                  for c in cols if c.key != "option"}
+        room = self.room()
         self._built_width = self.size.width
-        option_width = max(14, min(60, (self.size.width or 80) - sum(widths.values()) - 3))
+        self.compact = False
+        cols, rows, widths = self._layout(workload, False)
+        if room - sum(widths.values()) < MIN_OPTION + 6:
+            self.compact = True
+            cols, rows, widths = self._layout(workload, True)
+        option_width = max(MIN_OPTION, min(MAX_OPTION, room - sum(widths.values())))
         row_key = self.cursor_row
         self.clear(columns=True)
         for c in cols:
@@ -142,13 +157,43 @@ class RankingTable(DataTable[Text]):
         for rec, values in rows:
             title = rec.title if full else short[rec.option]
             values["option"] = " " + ellipsize(title, option_width - 1)
-            style = "dim" if rec.option in runners else ""
+            style = "dim" if rec.option in self._runners else ""
             if values["move"].strip():
                 style = self._highlight
             self.add_row(*(Text(values[c.key], style=style, justify="right" if c.key in RIGHT else "left",
                                 no_wrap=True) for c in cols), key=rec.option)
         if self.row_count:
             self.move_cursor(row=min(row_key, self.row_count - 1))
+
+    def room(self) -> int:
+        """Columns the table may use: its own width, or `max_width` when its width follows its content, less the
+        vertical scrollbar (kept so that no row is hidden behind a horizontal one)."""
+        return (self.max_width or self.size.width or 80) - self.styles.scrollbar_size_vertical
+
+    def natural_width(self) -> int:
+        """Columns the table needs without abbreviating (the widest option title included, up to MAX_OPTION)."""
+        if self._result is None:
+            return 0
+        workload = str(self._result.answers_effective.get("workload", "inference"))
+        _, rows, widths = self._layout(workload, False)
+        longest = max((len(rec.title) for rec, _ in rows), default=MIN_OPTION) + 2
+        return sum(widths.values()) + min(MAX_OPTION, longest) + self.styles.scrollbar_size_vertical
+
+    def _layout(self, workload: str, compact: bool,
+                ) -> tuple[list[Column], list[tuple[Recommendation, dict[str, str]]], dict[str, int]]:
+        cols = columns_for(workload, compact, moved=bool(self.moved))
+        self._runners = {r.option for r in self._result.runners_up} if self._result is not None else set()
+        rows = []
+        for rec in self.options:
+            values = cells(rec, workload, compact)
+            values["mark"] = "●" if rec.option in self.marked else ""
+            values["fits"] = " " + values["fits"]
+            values["price"] = " " + values["price"]
+            values["move"] = " " + self.moved.get(rec.option, "")
+            rows.append((rec, values))
+        widths = {c.key: max([c.width, len(c.label) + 1, *(len(v[c.key]) + 1 for _, v in rows)])
+                  for c in cols if c.key != "option"}
+        return cols, rows, widths
 
     def on_resize(self) -> None:
         if self.size.width != self._built_width:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -11,15 +13,35 @@ from textual.widgets import DataTable
 from gpuadvisor.tui.screens.answers_state import AnswerState, default_value
 from gpuadvisor.tui.screens.questions import TEXT_KINDS, Question, applicable_steps
 
+EMPTY = re.compile(r"\(empty: ([^)]*)\)")
 
-def answer_text(q: Question, state: AnswerState) -> Text:
-    """The entry as the user sees it; the default (dimmed, marked "default") when nothing was entered."""
+
+def assumed_values(defaults_applied: Sequence[str] | None) -> dict[str, str]:
+    """`key = value (why)` lines of a consultation's defaults (rules/effective.py) by key: what it assumed."""
+    out = {}
+    for line in defaults_applied or ():
+        key, sep, rest = line.partition(" = ")
+        if sep and rest != "not set":
+            out[key] = rest
+    return out
+
+
+def answer_text(q: Question, state: AnswerState, assumed: Mapping[str, str] | None = None) -> Text:
+    """The entry as the user sees it; when nothing was entered, the value the consultation assumes (dimmed,
+    marked "default"): from the prefetched consultation's effective answers when it has finished (`assumed`),
+    else the default, else what the question's example says an empty entry means."""
     value = state.raw.get(q.key)
     given = value is not None and not ((q.kind in TEXT_KINDS or q.kind == "text") and not str(value).strip())
     if not given:
-        value = default_value(q.key, state.raw)
+        value = default_value(q.key, state.raw, state.native_weights)
         if state.uses_detection() and q.key in state.detected:
             return Text(f"{state.detected[q.key]}  (detected)", style="dim")
+        key = "model.name" if q.key == "model" else q.key
+        if assumed and key in assumed and (value is None or "(" in assumed[key]):
+            return Text(f"{assumed[key]}  (default)", style="dim")
+        empty = EMPTY.search(q.example)
+        if value is None and empty:
+            return Text(f"{empty.group(1)}  (default)", style="dim")
     if q.choices and not isinstance(value, list):
         labels = {c.value: c.label for c in q.choices}
         shown = labels.get(value, str(value)) if isinstance(value, str | int) else str(value)
@@ -45,9 +67,12 @@ class ReviewTable(DataTable[Text]):
     class Edit(Message):
         step_id: str
 
-    def __init__(self, state: AnswerState, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, state: AnswerState, defaults_applied: Sequence[str] | None = None, *,
+                 id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        """`defaults_applied`: the prefetched consultation's, when it has finished (what it assumed)."""
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self._state = state
+        self.assumed = assumed_values(defaults_applied)
 
     def on_mount(self) -> None:
         self.add_column("Step", width=10)
@@ -57,8 +82,8 @@ class ReviewTable(DataTable[Text]):
         for step in applicable_steps(raw):
             for i, q in enumerate(step.visible(raw)):
                 label = q.label if len(q.label) <= 26 else q.label[:25] + "…"
-                self.add_row(Text(step.short if i == 0 else "", style="bold"), Text(label), answer_text(q, self._state),
-                             key=f"{step.id}:{q.key}")
+                self.add_row(Text(step.short if i == 0 else "", style="bold"), Text(label),
+                             answer_text(q, self._state, self.assumed), key=f"{step.id}:{q.key}")
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Tree
+from textual.containers import Vertical
+from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
 from gpuadvisor.rules.result import WhyStep
@@ -67,3 +70,35 @@ class WhyTree(Tree[WhyStep | None]):
     def action_collapse_all(self) -> None:
         for child in self.root.children:
             child.collapse_all()
+
+
+def step_detail(step: WhyStep | None, fallback: str = "") -> Text:
+    """The whole of a chain line, wrapped by the widget that shows it: the tree cuts its lines at the width."""
+    if step is None:
+        return Text(fallback, style="dim")
+    text = step_label(step)
+    if step.rule_title or step.rule:
+        text.append(f"\nrule: {step.rule_title or step.rule}", style="dim")
+        if step.rule and step.rule_title:
+            text.append(f" ({step.rule})", style="dim")
+    if step.source:
+        text.append(f"\nsource: {step.source}", style="dim")
+    return text
+
+
+class WhyView(Vertical):
+    """A WHY tree with, under it, the highlighted line in full (wrapped): long chain lines are never lost."""
+
+    def __init__(self, title: str, steps: Sequence[WhyStep], *, tree_id: str) -> None:
+        super().__init__(classes="why-view")
+        self._tree = WhyTree(title, steps, id=tree_id)
+
+    def compose(self) -> ComposeResult:
+        yield self._tree
+        yield Static(step_detail(None, "Move to a line to read it whole here."), classes="why-detail")
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted[WhyStep | None]) -> None:
+        node = event.node
+        step = node.data if node.data is not None else (node.parent.data if node.parent is not None else None)
+        self.query_one(".why-detail", Static).update(step_detail(step, str(node.label)))

@@ -1,0 +1,75 @@
+"""The HTML report as a browser shows it (headless Chromium): it opens with the headline and what was asked, and
+the charts write every option's whole name inside the picture, however long the name."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.tui.report import render
+from tests.browser import NO_BROWSER, browser, open_page
+from tests.report import TODAY, sample
+
+LONG = "NVIDIA GB300 (per Blackwell Ultra GPU in GB300 NVL72) — TensorWave MI300X cluster, 8 GPUs per node (spot)"
+
+pytestmark = pytest.mark.skipif(browser() is None, reason=NO_BROWSER)
+
+MEASURE = """
+(() => {
+  const out = {h1: document.querySelector("h1").innerText,
+               firstParagraph: document.querySelector("h1 ~ p strong").innerText,
+               h2: [...document.querySelectorAll("h2")].map((h) => h.innerText), labels: []};
+  for (const svg of document.querySelectorAll("svg.chart")) {
+    const box = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll("g.row > text:first-of-type")) {
+      const r = t.getBoundingClientRect();
+      out.labels.push({text: t.textContent, left: r.left - box.left, right: r.right - box.left,
+                       width: box.width, length: t.getComputedTextLength()});
+    }
+  }
+  return out;
+})()
+"""
+
+
+def long_named() -> RecommendResult:
+    """The sample report with option names as long as the knowledge base's longest and longer."""
+    result = sample()
+    recs = [r.model_copy(update={"title": f"{r.count}× {LONG} #{r.rank}"}) for r in result.recommendations]
+    return result.model_copy(update={"recommendations": recs})
+
+
+def test_the_report_in_a_browser(tmp_path: Path) -> None:
+    path = tmp_path / "report.html"
+    path.write_text(render(long_named(), "html", today=TODAY), encoding="utf-8")
+    found, shot = asyncio.run(_measure(path, tmp_path))
+    result = long_named()
+    assert found["h1"] == "GPU recommendation: Llama 3.1 70B, inference"
+    assert found["firstParagraph"] == result.headline
+    assert found["h2"][:3] == ["What you asked", "Recommended options", "Findings"]
+    labels = found["labels"]
+    # the cost chart (every ranked option) and the memory chart (the recommended ones): whole names, inside the
+    # picture
+    assert len(labels) == len(result.recommendations) + len(result.runners_up) + len(result.recommendations)
+    titles = {f"{r.rank}. {r.title}" for r in [*result.recommendations, *result.runners_up]}
+    for label in labels:
+        assert label["text"] in titles
+        assert 0 <= label["left"] and label["right"] <= label["width"] + 0.5, label
+    assert shot.stat().st_size > 10_000
+
+
+async def _measure(path: Path, tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    executable = browser()
+    assert executable is not None
+    profile = tmp_path / "chromium"
+    profile.mkdir()
+    async with open_page(executable, profile, width=1000, height=1400) as page:
+        await page.call("Page.navigate", url=path.as_uri())
+        await page.wait_for("document.readyState === 'complete'")
+        found = await page.evaluate(MEASURE)
+        shot = await page.screenshot(tmp_path / "report.png")
+    return dict(found), shot
