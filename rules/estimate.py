@@ -33,9 +33,12 @@ from gpuadvisor.rules.sizing.memory import (
     training_memory,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
+from gpuadvisor.rules.sizing.serving_load import serving_rate
 from gpuadvisor.rules.sizing.speed import (
+    DecodeCurve,
     Device,
     EngineEfficiency,
+    PrefillModel,
     TrainingTime,
     decode_step,
     prefill,
@@ -47,6 +50,8 @@ from gpuadvisor.rules.topology import Link, accelerator_topology, device_for, pe
 from gpuadvisor.rules.units import Unit, purchase_units
 
 SCHEMA_VERSION = 1
+DEFAULT_OUTPUT_TOKENS = 200
+"""Generated tokens per request when --output-tokens is not given."""
 T = TypeVar("T")
 Workload = Literal["inference", "training", "finetune"]
 Method = Literal["full", "lora", "qlora"]
@@ -263,6 +268,13 @@ class EstimateResult(Out):
     decode_tokens_per_s: float | None = Field(default=None, description="aggregate over the batch and all replicas")
     decode_tokens_per_s_per_sequence: float | None = None
     decode_tokens_per_s_range: Range | None = None
+    throughput_tokens_per_s: float | None = Field(
+        default=None, description="generated tokens/s of the whole configuration with every prompt processed "
+        "(continuous batching with chunked prefill at the batch, input_tokens and output_tokens; all replicas): "
+        "the capacity to size serving with; decode_tokens_per_s leaves the prompts out")
+    throughput_output_tokens: int | None = Field(
+        default=None, description="generated tokens per request throughput_tokens_per_s assumes (--output-tokens, "
+        "default 200)")
     bandwidth_bound_tokens_per_s: float | None = Field(
         default=None, description="ceiling at 100% bandwidth, no overhead (all replicas)")
     tpot_s: float | None = Field(default=None, description="time per output token of one sequence")
@@ -699,6 +711,21 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
     if device.peak_tflops:
         result.ridge_point = ridge_point(device.peak_tflops, device.bandwidth_gbs)
     result.decode_tokens_per_s = step.tokens_per_s * par.dp
+    if device.peak_tflops is not None:  # without a peak the prompts' compute cannot be estimated
+        out_tokens = req.output_tokens or DEFAULT_OUTPUT_TOKENS
+        curve = DecodeCurve(arch, params, device, bytes_per_weight=w_bytes, kv_bytes_per_value=kv_p.bytes_per_weight,
+                            context=context, tp=par.tp, pp=par.pp, embedding_bytes=emb, factors=factors,
+                            experts=experts)
+        flops = PrefillModel(arch, params, bytes_per_weight=w_bytes, prompt_tokens=prompt, factors=factors,
+                             experts=experts).flops
+        rate = serving_rate(curve, flops, batch=batch, input_tokens=prompt, output_tokens=out_tokens,
+                            chunk_tokens=factors.prefill_chunk_tokens)
+        result.throughput_tokens_per_s = rate.tokens_per_s * par.dp
+        result.throughput_output_tokens = out_tokens
+        ctx.notes.append(Note("method.serving_throughput", "Throughput with prompts: continuous batching with "
+                              "chunked prefill; each iteration advances every sequence one token and prefills "
+                              "batch × input ÷ output prompt tokens in the same pass over the weights",
+                              source="rules/sizing/serving_load.py"))
     result.decode_tokens_per_s_per_sequence = step.tokens_per_s_per_sequence
     result.decode_tokens_per_s_range = Range(low=lo[0], high=hi[0])
     result.bandwidth_bound_tokens_per_s = step.bandwidth_bound_tokens_per_s * par.dp
@@ -725,7 +752,7 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
                             f"{step.arithmetic_intensity:.0f} FLOP/byte ≥ ridge {result.ridge_point or 0:.0f}): "
                             "TFLOPS matter")
     if req.requests_per_minute is not None:
-        out_tokens = req.output_tokens or 200
+        out_tokens = req.output_tokens or DEFAULT_OUTPUT_TOKENS
         plan = serving_capacity(req.requests_per_minute, out_tokens, step.tokens_per_s, factors=factors)
         ctx.notes.extend(plan.notes)
         result.serving = ServingOut(requests_per_minute=req.requests_per_minute, output_tokens=out_tokens,

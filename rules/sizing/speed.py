@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
@@ -180,6 +180,16 @@ class DecodeStep:
     notes: tuple[Note, ...]
 
 
+class StepParts(NamedTuple):
+    """One decode step's times (s): memory and compute overlap (the roofline takes the larger), overhead and
+    communication add."""
+
+    memory: float
+    compute: float
+    overhead: float
+    comm: float
+
+
 class DecodeCurve:
     """`decode_step` for one model, device and split, as a function of the batch alone.
 
@@ -283,6 +293,18 @@ class DecodeCurve:
         if found is None:
             found = self._seconds[batch] = self._parts(batch)[7]
         return found
+
+    def parts(self, batch: int) -> StepParts:
+        """The step at `batch` split into what overlaps (memory, compute) and what adds (overheads, communication):
+        what a mixed step of continuous batching adds its prompt tokens to (rules/sizing/serving_load.py)."""
+        p = self._parts(batch)
+        return StepParts(memory=p[4], compute=p[5], overhead=self._overhead + self._seq_overhead * batch,
+                         comm=p[6])
+
+    def compute_seconds(self, flops: float) -> float:
+        """Seconds `flops` (of the whole replica) take on its tensor-parallel ranks at the engine's compute rate
+        (0 without a published peak: only bandwidth bounds then)."""
+        return flops / self.tp / self._comp_den if self._comp_den is not None else 0.0
 
     def bound(self, batch: int) -> Bound:
         """What limits a step at `batch` (`DecodeStep.bound`)."""

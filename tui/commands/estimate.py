@@ -252,6 +252,9 @@ def _speed(r: EstimateResult) -> list[str]:
                      + f", {_n(r.decode_tokens_per_s_per_sequence)} per sequence, ceiling "
                        f"{_n(r.bandwidth_bound_tokens_per_s)} at full bandwidth"))
         rows.append(("time per token", f"{_n((r.tpot_s or 0) * 1000)} ms"))
+        if r.throughput_tokens_per_s is not None:
+            rows.append(("throughput with prompts", f"{_n(r.throughput_tokens_per_s)} tokens/s (every prompt "
+                         f"processed, {r.throughput_output_tokens} output tokens per request)"))
         if r.bound:
             ridge = f", ridge {_n(r.ridge_point)}" if r.ridge_point else ""
             rows.append(("bound", f"{r.bound} (intensity {_n(r.arithmetic_intensity)} FLOP/byte{ridge})"))

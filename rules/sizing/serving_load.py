@@ -1,0 +1,212 @@
+"""Serving under load: what a replica delivers with every prompt processed, and what a request waits (S10, H4).
+
+A production engine (vLLM, SGLang, TensorRT-LLM in-flight batching) runs continuous batching with chunked prefill:
+every iteration advances each running sequence by one token and admits prompt tokens in chunks, in one pass over
+the weights. The decode-only figure (`DecodeCurve`) leaves the prompts out; at large batch they cost as much compute
+as the outputs (an OpenOrca request has about as many prompt tokens as generated ones), so capacity sized on it is
+too high by up to 2×.
+
+Throughput with prompts (steady state). With B sequences running, each finishing after O outputs, B/O requests
+finish per iteration, so on average B·I/O prompt tokens (prompts of I tokens) are prefilled per iteration:
+
+    P      = B·I/O                                    prompt tokens per iteration
+    passes = max(1, (B + P) / chunk)                  a pass holds at most `chunk` tokens (max_num_batched_tokens)
+    t_iter = max(t_mem(B)·passes, t_comp(B) + F_p·B/O ÷ (peak·η_c)) + (overhead(B) + comm(B + P)/passes)·passes
+    throughput = B / t_iter                            generated tokens/s of one replica, every prompt processed
+
+t_mem, t_comp, overhead and comm are the decode step's (`DecodeCurve.parts`); F_p is one prompt's prefill FLOPs
+(`PrefillModel.flops`: 2 × matmul parameters × I + causal attention + the LM head of the last token). Weight reads
+are shared by the decode and prompt tokens of a pass, so at small batch prompts ride free on the memory-bound step;
+at large batch the step is compute-bound and the prompts' FLOPs add in full.
+
+Latency under load: the M/M/c queue (Erlang C). Requests arrive independently (Poisson: what MLPerf Server's
+LoadGen and most traffic generators send) at rate λ; a replica serves up to c of them at once (its batch slots:
+KV-cache memory or the engine's max_num_seqs), each for S = TTFT_service + O·t_iter(B). M/M/c is the textbook model
+of c parallel servers fed by one queue, which is what a continuous-batching scheduler is; exponential service is
+the simplification (real output lengths are widely spread, so its tail is closer than a deterministic one). Because
+t_iter grows with the batch, the batch the engine forms is the fixed point of Little's law, B = λ·S(B), found by
+bisection. Then:
+
+    P(wait)   = Erlang C(c, a = λ·S)                  probability an arrival finds every slot busy
+    wait_q    = ln(P(wait) / (1 − q)) / (c/S − λ)     q-quantile of the queueing delay (0 when P(wait) ≤ 1 − q)
+    TTFT_q    = wait_q + (⌈I / (chunk − B)⌉ + ½ or 1) · t_iter(B)   (p50: half an iteration already under way)
+    TPOT_p50  = t_iter(B);  TPOT_p95 = t_iter(B95), B95 = min(c, a + 1.645·√a) (slots busy at the 95th percentile)
+    latency_q = TTFT_q + O · TPOT_q
+
+A closed loop of N users (a benchmark's max-concurrency N, each sending its next request when the last finishes)
+keeps B = min(N, c) in flight and queues the rest: wait = (N − c) ÷ (completions per second).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpuadvisor.rules.sizing.speed import DecodeCurve
+
+Z95 = 1.6449
+"""Standard normal 95th percentile: the busy slots' spread around their mean (Poisson: √a)."""
+
+
+@dataclass(frozen=True)
+class ServingRate:
+    """One replica at a batch, every prompt processed (continuous batching with chunked prefill)."""
+
+    batch: int
+    input_tokens: int
+    output_tokens: int
+    iteration_seconds: float
+    """One engine iteration: every running sequence advances one token (the time per output token at this batch)."""
+    prompt_tokens_per_iteration: float
+    passes: float
+    """Weight passes per iteration (1 unless the prompt work overflows the chunk)."""
+    tokens_per_s: float
+    """Generated tokens/s, prompts included."""
+    decode_only_tokens_per_s: float
+    """batch ÷ decode step: the figure without prompts, for comparison."""
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.tokens_per_s / self.output_tokens
+
+
+def serving_rate(curve: DecodeCurve, prompt_flops: float, *, batch: int, input_tokens: int, output_tokens: int,
+                 chunk_tokens: float) -> ServingRate:
+    """Generated tokens/s of one replica running `batch` sequences, every prompt of `input_tokens` processed
+    (the module docstring's steady state). `prompt_flops` is one prompt's prefill FLOPs (`PrefillModel.flops` at
+    batch 1); `chunk_tokens` the tokens one pass holds (the engine's max_num_batched_tokens)."""
+    if batch < 1 or input_tokens < 0 or output_tokens < 1 or chunk_tokens < 1:
+        raise ValueError("batch, output tokens and chunk must be positive")
+    parts = curve.parts(batch)
+    prompt_tokens = batch * input_tokens / output_tokens
+    passes = max(1.0, (batch + prompt_tokens) / chunk_tokens)
+    comm = curve.parts(max(batch, math.ceil((batch + prompt_tokens) / passes))).comm if curve.tp > 1 else parts.comm
+    compute = parts.compute + curve.compute_seconds(prompt_flops * batch / output_tokens)
+    seconds = max(parts.memory * passes, compute) + (parts.overhead + comm) * passes
+    return ServingRate(batch=batch, input_tokens=input_tokens, output_tokens=output_tokens,
+                       iteration_seconds=seconds, prompt_tokens_per_iteration=prompt_tokens, passes=passes,
+                       tokens_per_s=batch / seconds, decode_only_tokens_per_s=batch / curve.seconds(batch))
+
+
+def erlang_c(servers: int, offered: float) -> float:
+    """Probability that an arrival waits in an M/M/c queue with `servers` slots and offered load a = λ·S
+    (Erlang C), through the Erlang B recurrence B(k) = a·B(k−1) / (k + a·B(k−1)), stable for thousands of slots.
+    1 when the load reaches the slots (the queue grows without bound)."""
+    if servers < 1 or offered < 0:
+        raise ValueError("servers must be positive and the load non-negative")
+    if offered >= servers:
+        return 1.0
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered * b / (k + offered * b)
+    rho = offered / servers
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def wait_quantile(servers: int, offered: float, service_seconds: float, q: float) -> float:
+    """q-quantile of the queueing delay in M/M/c: P(W > t) = C·exp(−(c/S − λ)·t), so t_q = ln(C / (1 − q)) ÷
+    (c/S − λ), and 0 when fewer than 1 − q of the arrivals wait at all. Infinite at or beyond saturation."""
+    if not 0 < q < 1:
+        raise ValueError("q must be in (0, 1)")
+    p_wait = erlang_c(servers, offered)
+    if p_wait >= 1.0:
+        return math.inf
+    if p_wait <= 1.0 - q:
+        return 0.0
+    drain = (servers - offered) / service_seconds  # c·μ − λ
+    return math.log(p_wait / (1.0 - q)) / drain
+
+
+@dataclass(frozen=True)
+class LoadLatency:
+    """What a request sees at a load: p50 and p95 of time to first token, time per output token and the whole
+    request (s), with the batch the engine forms."""
+
+    batch: int
+    """Sequences in flight on average (Little's law at this load)."""
+    slots: int
+    """The most the replica holds at once (c)."""
+    utilization: float
+    """Offered load ÷ slots (≥ 1: saturated, the queue grows without bound)."""
+    wait_probability: float
+    ttft_p50_s: float
+    ttft_p95_s: float
+    tpot_p50_s: float
+    tpot_p95_s: float
+    latency_p50_s: float
+    latency_p95_s: float
+    tokens_per_s: float
+    """Generated tokens/s of the replica at the batch it forms (its capacity at that batch)."""
+
+
+def _prompt_iterations(input_tokens: int, batch: int, chunk_tokens: float) -> int:
+    """Iterations a new prompt needs: the chunk less the running sequences' decode tokens, at least a quarter of
+    the chunk (schedulers reserve prefill budget so a full batch cannot starve new prompts)."""
+    budget = max(chunk_tokens - batch, chunk_tokens / 4.0)
+    return max(1, math.ceil(input_tokens / budget))
+
+
+def _latency(rate: ServingRate, rate95: ServingRate, slots: int, offered: float, wait50: float, wait95: float,
+             chunk_tokens: float, p_wait: float) -> LoadLatency:
+    it = _prompt_iterations(rate.input_tokens, rate.batch, chunk_tokens)
+    ttft50 = wait50 + (it + 0.5) * rate.iteration_seconds
+    ttft95 = wait95 + (it + 1.0) * rate95.iteration_seconds
+    o = rate.output_tokens
+    return LoadLatency(batch=rate.batch, slots=slots, utilization=offered / slots, wait_probability=p_wait,
+                       ttft_p50_s=ttft50, ttft_p95_s=ttft95, tpot_p50_s=rate.iteration_seconds,
+                       tpot_p95_s=rate95.iteration_seconds,
+                       latency_p50_s=ttft50 + (o - 1) * rate.iteration_seconds,
+                       latency_p95_s=ttft95 + (o - 1) * rate95.iteration_seconds,
+                       tokens_per_s=rate.tokens_per_s)
+
+
+def latency_at_rate(curve: DecodeCurve, prompt_flops: float, *, arrival_rate: float, slots: int, input_tokens: int,
+                    output_tokens: int, chunk_tokens: float) -> LoadLatency:
+    """Latency of one replica with `slots` batch slots fed `arrival_rate` requests/s (open loop, M/M/c; see the
+    module docstring). Beyond saturation the waits are infinite and `utilization` ≥ 1 says so."""
+    if arrival_rate <= 0 or slots < 1:
+        raise ValueError("arrival rate and slots must be positive")
+
+    def rate_at(b: int) -> ServingRate:
+        return serving_rate(curve, prompt_flops, batch=b, input_tokens=input_tokens, output_tokens=output_tokens,
+                            chunk_tokens=chunk_tokens)
+
+    def service(b: int) -> float:
+        r = rate_at(b)
+        return (_prompt_iterations(input_tokens, b, chunk_tokens) + output_tokens - 1) * r.iteration_seconds
+
+    # Little's law: the mean batch is λ·S(B), S growing with B; the smallest B with λ·S(B) ≤ B is the fixed point
+    if arrival_rate * service(slots) >= slots:
+        batch = slots
+    else:
+        lo, hi = 1, slots
+        if arrival_rate * service(1) <= 1:
+            hi = 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if arrival_rate * service(mid) <= mid:
+                hi = mid
+            else:
+                lo = mid
+        batch = hi
+    s = service(batch)
+    offered = arrival_rate * s
+    p_wait = erlang_c(slots, offered)
+    b95 = min(slots, max(batch, math.ceil(offered + Z95 * math.sqrt(offered))))
+    rate, rate95 = rate_at(batch), rate_at(b95)
+    return _latency(rate, rate95, slots, offered, wait_quantile(slots, offered, s, 0.5),
+                    wait_quantile(slots, offered, s, 0.95), chunk_tokens, p_wait)
+
+
+def latency_at_concurrency(curve: DecodeCurve, prompt_flops: float, *, concurrency: int, slots: int,
+                           input_tokens: int, output_tokens: int, chunk_tokens: float) -> LoadLatency:
+    """Latency with `concurrency` requests always in flight (closed loop): min(N, c) run, the rest wait for a
+    slot, (N − c) ÷ completions per second on average (the same for p50 and p95: the queue is a fixed length)."""
+    if concurrency < 1 or slots < 1:
+        raise ValueError("concurrency and slots must be positive")
+    batch = min(concurrency, slots)
+    rate = serving_rate(curve, prompt_flops, batch=batch, input_tokens=input_tokens, output_tokens=output_tokens,
+                        chunk_tokens=chunk_tokens)
+    wait = (concurrency - batch) / rate.requests_per_s
+    return _latency(rate, rate, slots, float(concurrency), wait, wait, chunk_tokens,
+                    1.0 if concurrency > slots else 0.0)

@@ -1,0 +1,94 @@
+"""Serving calibration report: `throughput_tokens_per_s` against every published large-batch row.
+
+The rows are tests/data/serving_calibration.toml: MLPerf Inference v5.1 and v4.1 (closed, datacenter) and the
+TensorRT-LLM perf overview. Prints the signed error of each Offline row (Server rows are held below capacity by
+their latency limits and are printed apart), then the median and p90 |error| per engine and per part family,
+in-sample (the sources the engine profiles were fitted on: MLPerf v5.1 and the TensorRT-LLM perf overview) and
+held out (never seen by the fit: MLPerf v4.1; see HELD_OUT). Targets (issue 17): held-out median ≤ 10 %,
+p90 ≤ 25 %; no part family (in-sample, or of the held-out round) worse than 20 % median. Exits 1 when a
+target is missed. Rows on parts without a published compute peak at their precision are listed, not counted
+(without a peak the model cannot see the compute bound at all).
+
+usage: python tests/benchmarks/bench_serving.py [--rows]
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from gpuadvisor.knowledge.loader import load_catalog  # noqa: E402
+from gpuadvisor.rules.topology import peak_tflops  # noqa: E402
+from tests.calibration_model import family, quantiles  # noqa: E402
+from tests.serving_calibration_model import ROWS, TARGET_ROUND, error, predict  # noqa: E402
+
+TARGET_MEDIAN, TARGET_P90, TARGET_FAMILY = 0.10, 0.25, 0.20
+
+
+def main(argv: list[str]) -> int:
+    catalog = load_catalog(user_dir=None)
+    groups: dict[str, dict[str, list[float]]] = {"in-sample": defaultdict(list), "held-out": defaultdict(list)}
+    server: list[float] = []
+    target_families: dict[str, list[float]] = defaultdict(list)
+    lines = [f"{'row':<92} {'published':>10} {'estimate':>10} {'error':>7}"]
+    skipped = []
+    for row in ROWS:
+        acc = catalog.accelerators.get(row.gpu)
+        if acc is None or peak_tflops(acc, catalog.precisions[row.precision].compute)[0] is None:
+            skipped.append(row.label)
+            continue
+        est = predict(row, catalog)
+        err = error(est, row.measured)
+        where = "held-out" if row.held_out else "in-sample"
+        mark = "" if row.scenario == "Offline" else "  (Server)"
+        lines.append(f"{row.label[:92]:<92} {row.measured:>10.0f} {est:>10.0f} {err:>+7.1%}  {where}{mark}")
+        if row.scenario != "Offline":
+            server.append(err)
+            continue
+        g = groups[where]
+        if row.raw["round"] == TARGET_ROUND:
+            target_families[f"family {family(acc)}"].append(err)
+        g["all"].append(err)
+        g[f"engine {row.engine}"].append(err)
+        g[f"family {family(acc)}"].append(err)
+        g[f"source {row.raw['round']}"].append(err)
+    if "--rows" in argv:
+        print("\n".join(lines))
+        print()
+    for where, g in groups.items():
+        print(f"|error| {where} (Offline and perf-overview rows):")
+        print(f"  {'group':<44} {'rows':>5} {'median':>8} {'p90':>8} {'signed median':>14}")
+        for name in sorted(g, key=lambda n: (n != "all", n)):
+            med, p90, n = quantiles(g[name])
+            signed = sorted(g[name])[len(g[name]) // 2]
+            print(f"  {name:<44} {n:>5} {med:>8.1%} {p90:>8.1%} {signed:>+14.1%}")
+        print()
+    med, p90, n = quantiles(server)
+    print(f"Server rows (capacity under latency limits, not a target): {n} rows, median {med:.1%}, p90 {p90:.1%}")
+    print(f"Not counted (part not in the knowledge base, or no published compute peak at the row's precision): "
+          f"{len(skipped)} rows")
+    for label in skipped:
+        print(f"  {label}")
+    print()
+    failed = False
+    med, p90, n = quantiles(groups["held-out"][f"source {TARGET_ROUND}"])
+    ok = med <= TARGET_MEDIAN and p90 <= TARGET_P90
+    failed |= not ok
+    print(f"held-out ({TARGET_ROUND}): {n} rows, median {med:.1%}, p90 {p90:.1%} "
+          f"(target median ≤ {TARGET_MEDIAN:.0%}, p90 ≤ {TARGET_P90:.0%}): {'met' if ok else 'MISSED'}")
+    worst = []
+    for where, g in (("in-sample", groups["in-sample"]), ("held-out", target_families)):
+        for name, errs in g.items():
+            if name.startswith("family ") and quantiles(errs)[0] > TARGET_FAMILY:
+                worst.append(f"{where} {name[7:]} {quantiles(errs)[0]:.1%}")
+    failed |= bool(worst)
+    print(f"part families over {TARGET_FAMILY:.0%} median: {', '.join(worst) if worst else 'none'}: "
+          f"{'MISSED' if worst else 'met'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

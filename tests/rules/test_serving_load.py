@@ -1,0 +1,125 @@
+"""Throughput with prompts and latency under load (rules/sizing/serving_load.py) against hand calculations."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpuadvisor.knowledge.schema import Architecture
+from gpuadvisor.rules.sizing.factors import Factors
+from gpuadvisor.rules.sizing.params import count_parameters
+from gpuadvisor.rules.sizing.serving_load import (
+    erlang_c,
+    latency_at_concurrency,
+    latency_at_rate,
+    serving_rate,
+    wait_quantile,
+)
+from gpuadvisor.rules.sizing.speed import DecodeCurve, Device, EngineEfficiency, PrefillModel
+
+# Llama 2 7B shape: 32 layers, hidden 4096, MHA, vocab 32000 (6,738,415,616 parameters)
+ARCH = Architecture(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                    num_attention_heads=32, num_key_value_heads=32)
+PARAMS = count_parameters(ARCH)
+# a device with round numbers: 1,000 GB/s, 100 TFLOPS, engine at 100 % of both, no overheads
+EFF = EngineEfficiency("test", 1.0, 1.0, 0.0, compute_efficiency=1.0)
+DEVICE = Device(1000.0, 100.0, efficiency=EFF)
+
+
+def _curve(context: int) -> DecodeCurve:
+    return DecodeCurve(ARCH, PARAMS, DEVICE, bytes_per_weight=2.0, kv_bytes_per_value=2.0, context=context,
+                       factors=Factors())
+
+
+def test_composed_throughput_matches_the_hand_calculation() -> None:
+    # batch 64, prompts of 512, outputs of 128, average KV length 512 + 64 = 576
+    curve = _curve(576)
+    prompt_flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=512).flops
+    rate = serving_rate(curve, prompt_flops, batch=64, input_tokens=512, output_tokens=128, chunk_tokens=8192)
+    # weights read per step: all but the input embedding (6,738,415,616 − 131,072,000) × 2 bytes
+    weights = (6_738_415_616 - 32000 * 4096) * 2.0
+    # KV cache: 2 (K, V) × 32 layers × 4096 × 2 bytes = 524,288 bytes per token, × 576 tokens × 64 sequences
+    kv = 524_288 * 576 * 64
+    t_mem = (weights + kv) / 1000e9
+    # decode FLOPs: 2 × 6,607,343,616 matmul parameters (LM head counted, embedding lookup not) per token, plus
+    # attention 2 × 576 attended × (4096 + 4096) × 32 layers per token; × 64 tokens
+    matmul = 6_738_415_616 - 32000 * 4096
+    decode_flops = 64 * (2.0 * matmul + 2.0 * 576 * 32 * 8192)
+    # one prompt: 2 × (matmul − LM head) × 512 tokens + causal attention (qk + v = 8192) × 32 layers × 512² (half of
+    # 2·s² pairs × 2 FLOPs) + the LM head of the last token, 2 × 131,072,000
+    prompt = 2.0 * (matmul - 32000 * 4096) * 512 + 8192 * 32 * 512**2 + 2.0 * 32000 * 4096
+    assert prompt_flops == pytest.approx(prompt)
+    # per iteration 64 ÷ 128 requests finish, so half a prompt (256 tokens) is prefilled: 64 + 256 < 8192, one pass
+    t_comp = (decode_flops + prompt * 64 / 128) / 100e12
+    expected = 64 / max(t_mem, t_comp)
+    assert rate.passes == 1.0
+    assert rate.prompt_tokens_per_iteration == 256.0
+    assert rate.tokens_per_s == pytest.approx(expected, rel=1e-9)
+    # the decode-only figure leaves the prompt's compute out (compute-bound here: 64 × 13.2 GFLOP ÷ 100 TFLOPS)
+    assert rate.decode_only_tokens_per_s == pytest.approx(64 / max(t_mem, decode_flops / 100e12), rel=1e-9)
+    assert rate.tokens_per_s < rate.decode_only_tokens_per_s
+
+
+def test_prompt_work_beyond_the_chunk_takes_more_passes() -> None:
+    curve = _curve(1024)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=1000).flops
+    rate = serving_rate(curve, flops, batch=256, input_tokens=1000, output_tokens=10, chunk_tokens=8192)
+    # 256 × 1000 ÷ 10 = 25,600 prompt tokens + 256 decode tokens per iteration = 25,856 ÷ 8,192 = 3.156 passes
+    assert rate.passes == pytest.approx(25_856 / 8192)
+
+
+def test_erlang_c_matches_the_textbook_values() -> None:
+    # one server: P(wait) = ρ (M/M/1)
+    assert erlang_c(1, 0.7) == pytest.approx(0.7)
+    # two servers, a = 1: B(2, 1) = 1/5, C = B / (1 − ρ(1 − B)) = 0.2 / (1 − 0.5 × 0.8) = 1/3
+    assert erlang_c(2, 1.0) == pytest.approx(1 / 3)
+    assert erlang_c(4, 4.0) == 1.0
+
+
+def test_wait_quantile_of_mm1() -> None:
+    # M/M/1, ρ = 0.8, service 1 s: P(W > t) = 0.8 e^{−0.2 t}; p95: t = ln(0.8 / 0.05) / 0.2 = 13.86 s
+    assert wait_quantile(1, 0.8, 1.0, 0.95) == pytest.approx(math.log(16) / 0.2)
+    # p50: ln(0.8 / 0.5) / 0.2 = 2.35 s; below ρ = 0.5 the median wait is 0
+    assert wait_quantile(1, 0.8, 1.0, 0.5) == pytest.approx(math.log(1.6) / 0.2)
+    assert wait_quantile(1, 0.4, 1.0, 0.5) == 0.0
+
+
+def test_light_load_forms_the_little_batch_and_no_queue() -> None:
+    curve = _curve(576)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=512).flops
+    load = latency_at_rate(curve, flops, arrival_rate=1.0, slots=256, input_tokens=512, output_tokens=128,
+                           chunk_tokens=8192)
+    # Little: B = λ × S(B); at 1 request/s the batch is a few sequences, nobody waits
+    def step_at(b: int) -> float:
+        return serving_rate(curve, flops, batch=b, input_tokens=512, output_tokens=128,
+                            chunk_tokens=8192).iteration_seconds
+
+    # a request is served for one prompt iteration + 127 more tokens; the batch is the smallest b with λ·S(b) ≤ b
+    step = step_at(load.batch)
+    assert 1.0 * 128 * step <= load.batch
+    assert load.batch == 1 or 1.0 * 128 * step_at(load.batch - 1) > load.batch - 1
+    assert load.wait_probability < 1e-6
+    # TTFT p50 = (1 prompt iteration + ½ under way) × step; latency = TTFT + 127 × TPOT
+    assert load.ttft_p50_s == pytest.approx(1.5 * step)
+    assert load.latency_p50_s == pytest.approx(1.5 * step + 127 * step)
+
+
+def test_overload_is_infinite_wait() -> None:
+    curve = _curve(576)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=512).flops
+    load = latency_at_rate(curve, flops, arrival_rate=1e6, slots=8, input_tokens=512, output_tokens=128,
+                           chunk_tokens=8192)
+    assert load.batch == 8 and load.utilization >= 1.0 and math.isinf(load.ttft_p95_s)
+
+
+def test_closed_loop_queues_beyond_the_slots() -> None:
+    curve = _curve(576)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=512).flops
+    load = latency_at_concurrency(curve, flops, concurrency=96, slots=64, input_tokens=512, output_tokens=128,
+                                  chunk_tokens=8192)
+    rate = serving_rate(curve, flops, batch=64, input_tokens=512, output_tokens=128, chunk_tokens=8192)
+    # 32 requests wait for a slot; completions per second = 64 ÷ (128 × step)
+    wait = 32 / (rate.tokens_per_s / 128)
+    assert load.batch == 64
+    assert load.ttft_p50_s == pytest.approx(wait + 1.5 * rate.iteration_seconds)
