@@ -346,7 +346,8 @@ class Derivations:
                 input_tokens=int(work["input_tokens"]), output_tokens=int(work["output_tokens"]),
                 context=int(work["context"]), min_tokens_per_s_per_user=work.get("min_tps_user"),
                 ttft_max_s=work.get("ttft_max_s"), latency_p95_s=work.get("latency_p95_s"),
-                max_gpus=_i(work.get("max_gpus")), failover=bool(work.get("failover")))
+                max_gpus=_i(work.get("max_gpus")), failover=bool(work.get("failover")),
+                requests_per_s=float(demand["requests_per_s"]) if demand.get("target") else None)
             weights = self.catalog.precisions[str(work["weights_precision"])]
             kv = self.catalog.precisions[str(work["kv_precision"])]
             engine = str(work.get("engine", "auto"))

@@ -27,6 +27,7 @@ from gpuadvisor.rules.sizing.memory import (
     training_memory,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount
+from gpuadvisor.rules.sizing.serving_load import LoadLatency, latency_at_concurrency, latency_at_rate, serving_rate
 from gpuadvisor.rules.sizing.speed import (
     DecodeCurve,
     Device,
@@ -65,6 +66,8 @@ class ServingTargets:
     """Only when the user sets one: the cluster is sized by the job, not capped by a default."""
     failover: bool = False
     """The fleet must survive the loss of one machine at full load (N+1, on two machines at least): production."""
+    requests_per_s: float | None = None
+    """The arrival rate latency is queued at (open loop); None = the concurrency is held (closed loop)."""
 
     @property
     def mean_kv_length(self) -> int:
@@ -255,11 +258,38 @@ class InferenceSearch:
         return curve
 
     def seconds(self, speed: DecodeCurve) -> Callable[[int], float]:
-        """A decode step's duration at a batch: with several models hosted, each runs its share in turn."""
+        """One engine iteration at a batch, every prompt processed (continuous batching with chunked prefill,
+        `serving_load.serving_rate`): its inverse is each stream's speed, batch ÷ it the replica's throughput. With
+        several models hosted, each runs its share in turn."""
+        t = self.t
+        flops, chunk = self._prefill.flops, self.factors.prefill_chunk_tokens
+        prompt, out = min(t.input_tokens, t.context), t.output_tokens
+        cache: dict[int, float] = {}
+
+        def iteration(batch: int) -> float:
+            found = cache.get(batch)
+            if found is None:
+                found = cache[batch] = serving_rate(speed, flops, batch=batch, input_tokens=prompt,
+                                                    output_tokens=out, chunk_tokens=chunk).iteration_seconds
+            return found
+
         n = self.models
         if n == 1:
-            return speed.seconds
-        return lambda batch: n * speed.seconds(max(1, -(-batch // n)))
+            return iteration
+        return lambda batch: n * iteration(max(1, -(-batch // n)))
+
+    def latency(self, speed: DecodeCurve, replicas: int, slots: int) -> LoadLatency:
+        """p50/p95 time to first token, time per token and request latency of one replica at its share of the load:
+        queued at the arrival rate when one is given (M/M/c), else with its share of the concurrency held."""
+        t = self.t
+        kw = dict(input_tokens=min(t.input_tokens, t.context), output_tokens=t.output_tokens,
+                  chunk_tokens=self.factors.prefill_chunk_tokens)
+        if t.requests_per_s:
+            return latency_at_rate(speed, self._prefill.flops, arrival_rate=t.requests_per_s / replicas, slots=slots,
+                                   **kw)
+        return latency_at_concurrency(speed, self._prefill.flops, concurrency=max(1, math.ceil(t.concurrency /
+                                                                                                replicas)),
+                                      slots=slots, **kw)
 
     def plan(self, acc: Accelerator, unit: Unit | None = None, with_notes: bool = True) -> Plan | NoFit:
         """The cheapest way to serve on `unit` (default: the part alone, `units.bare_unit`): a replica layout that
@@ -318,10 +348,10 @@ class InferenceSearch:
             replicas = count // size
             batch = _smallest_batch(replicas, fit, t, seconds, throttle) or batch
             batch = max(batch, min(fit, math.ceil(t.concurrency / replicas)))
-            step_seconds = seconds(batch)
-            per_user = 1.0 / step_seconds * throttle  # DecodeStep.tokens_per_s_per_sequence × throttle
-            ttft = self._prefill.seconds(device, tp) + step_seconds
-            latency = ttft + t.output_tokens / per_user
+            load_latency = self.latency(speed, replicas, fit)
+            per_user = 1.0 / load_latency.tpot_p50_s * throttle  # the stream at the batch the engine forms
+            ttft = load_latency.ttft_p95_s / throttle
+            latency = load_latency.latency_p95_s / throttle
             c = _Candidate(
                 tp, pp, replicas, batch, fit, throttle, count, per_user, ttft, latency,
                 meets_tpot=t.min_tokens_per_s_per_user is None or per_user >= t.min_tokens_per_s_per_user,
