@@ -618,6 +618,9 @@ class Model(Strict):
     official_parameters: OfficialCount | None = None
     config_sources: list[str] = Field(min_length=1)
     notes: str | None = None
+    published_weights: str | None = None
+    """Precision id (precisions.toml) the publisher's checkpoint stores its weights in when it is not 16-bit
+    (DeepSeek-V3: "fp8"): serving defaults to it, as serving a Hugging Face checkpoint does."""
 
 
 class Precision(Strict):

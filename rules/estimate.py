@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.rules.answers import contextual_defaults
 from gpuadvisor.rules.planning import training_shape
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
@@ -353,7 +354,8 @@ def _lookup(flag: str, fn: Callable[[Catalog, str], T], catalog: Catalog, query:
         raise InputError(f"{flag}: {exc}") from None
 
 
-def _resolve_model(req: EstimateRequest, catalog: Catalog, ctx: _Ctx) -> tuple[Architecture, ModelOut]:
+def _resolve_model(req: EstimateRequest, catalog: Catalog, ctx: _Ctx) -> tuple[Architecture, ModelOut, str | None]:
+    """The architecture, how the output names it, and the precision its published checkpoint is stored in."""
     from gpuadvisor.rules.sizing.params import describe
     from gpuadvisor.rules.sizing.shape import describe_synthesis, synthesize_architecture
 
@@ -364,7 +366,7 @@ def _resolve_model(req: EstimateRequest, catalog: Catalog, ctx: _Ctx) -> tuple[A
     if not given:
         raise InputError("--model, --params or --model-config is required (e.g. --model llama-3.1-8b, --params 70B)")
     if req.model is not None:
-        from gpuadvisor.knowledge.hf_hub import HubModel, describe_hub, find_model_or_hub
+        from gpuadvisor.knowledge.hf_hub import HubModel, describe_hub, find_model_or_hub, stored_format
 
         model = _lookup("--model", find_model_or_hub, catalog, req.model)
         if isinstance(model, HubModel):
@@ -372,11 +374,11 @@ def _resolve_model(req: EstimateRequest, catalog: Catalog, ctx: _Ctx) -> tuple[A
                 ctx.notes.append(Note("method.config_json", text, source=describe_hub(model)))
             arch = model.config.architecture
             return arch, ModelOut(name=f"{model.spec} ({model.config.model_type})", source="hugging-face",
-                                  description=describe(arch), attention=attention_kind(arch))
+                                  description=describe(arch), attention=attention_kind(arch)), stored_format(model)
         arch = model.architecture
         out = ModelOut(name=model.name, id=model.id, source="knowledge-base", description=describe(arch),
                        attention=attention_kind(arch))
-        return arch, out
+        return arch, out, model.published_weights
     if req.model_config is not None:
         from gpuadvisor.knowledge.hf_config import read_hf_config
 
@@ -388,7 +390,7 @@ def _resolve_model(req: EstimateRequest, catalog: Catalog, ctx: _Ctx) -> tuple[A
             ctx.notes.append(Note("method.config_json", text, source=str(req.model_config)))
         arch = cfg.architecture
         return arch, ModelOut(name=f"{req.model_config} ({cfg.model_type})", source="config.json",
-                              description=describe(arch), attention=attention_kind(arch))
+                              description=describe(arch), attention=attention_kind(arch)), None
     assert req.params is not None
     if not math.isfinite(req.params) or req.params <= 0:
         raise InputError(f"--params must be a positive size such as 7B or 70B (got {req.params:g})")
@@ -401,7 +403,7 @@ def _resolve_model(req: EstimateRequest, catalog: Catalog, ctx: _Ctx) -> tuple[A
     ctx.warnings.append("Model shape synthesized from --params: KV cache and activations are estimates for a "
                         "Llama-3-like model of that size")
     return arch, ModelOut(name=f"{req.params / 1e9:.3g}B (synthesized)", source="synthesized",
-                          description=describe(arch), attention=attention_kind(arch))
+                          description=describe(arch), attention=attention_kind(arch)), None
 
 
 def _precision(catalog: Catalog, flag: str, query: str) -> Precision:
@@ -479,15 +481,16 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     _check_numbers(req)
     _check_engine(req)
     method = _check_workload(req)
-    arch, model_out = _resolve_model(req, catalog, ctx)
+    arch, model_out, published = _resolve_model(req, catalog, ctx)
     params = count_parameters(arch)
     factors = catalog_factors(catalog)
     training = req.workload != "inference"
 
     # precisions
-    default_precision = "nf4" if method == "qlora" else "bf16"
-    if not training and arch.expert_weights_format is not None:
-        default_precision = arch.expert_weights_format  # serve the checkpoint as published (gpt-oss: MXFP4 experts)
+    # the consultation's policy (answers.contextual_defaults): QLoRA's NF4 base; serving the checkpoint as published
+    given = {"workload": req.workload, "finetune.method": method}
+    default_precision = contextual_defaults(given, arch.expert_weights_format or published).get(
+        "precision.weights", "bf16")
     weights_p = _precision(catalog, "--precision", req.precision or default_precision)
     if req.precision is None:
         ctx.defaults.append(f"precision = {weights_p.id}")

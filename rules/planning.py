@@ -260,7 +260,7 @@ class InferenceSearch:
     def seconds(self, speed: DecodeCurve) -> Callable[[int], float]:
         """One engine iteration at a batch, every prompt processed (continuous batching with chunked prefill,
         `serving_load.serving_rate`): its inverse is each stream's speed, batch ÷ it the replica's throughput. With
-        several models hosted, each runs its share in turn."""
+        several models hosted, each model with streams in flight runs its share in turn."""
         t = self.t
         flops, chunk = self._prefill.flops, self.factors.prefill_chunk_tokens
         prompt, out = min(t.input_tokens, t.context), t.output_tokens
@@ -276,7 +276,13 @@ class InferenceSearch:
         n = self.models
         if n == 1:
             return iteration
-        return lambda batch: n * iteration(max(1, -(-batch // n)))
+
+        def in_turn(batch: int) -> float:
+            # the streams in flight are spread over the models; only models with a stream take a turn
+            active = max(1, min(n, batch))
+            return active * iteration(-(-batch // active))
+
+        return in_turn
 
     def latency(self, speed: DecodeCurve, replicas: int, slots: int) -> LoadLatency:
         """p50/p95 time to first token, time per token and request latency of one replica at its share of the load:

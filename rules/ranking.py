@@ -252,8 +252,12 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str) -> st
     figure = ("free" if not metric else f"${metric:,.0f} " + ("per run" if per_run else "a month"))
     verb = {"rent": "Rent", "buy": "Buy", "free": "Use", "own": "Use"}[top.acquisition]
     short = top.accelerator.name.split(" (")[0]
-    what = top.unit.name if top.acquisition in ("free", "own") else \
-        f"{top.unit.machines:,} × {top.unit.name} ({top.count:,} × {short})"
+    if top.acquisition in ("free", "own"):
+        what = top.unit.name
+    elif top.unit.machines == 1 and top.count == 1:  # 'TensorWave MI300X (per GPU)', 'desktop PC with 1 × RTX 4090'
+        what = top.unit.name if short.split()[-1] in top.unit.name else f"{top.unit.name} with 1 × {short}"
+    else:
+        what = f"{top.unit.machines:,} × {top.unit.name} ({top.count:,} × {short})"
     capacity = {"rent": f" on {top.instance.pricing} capacity" if top.instance else ""}.get(top.acquisition, "")
     goal = _asked(answers, workload, top)
     paid = [r for r in recs if r.acquisition in ("rent", "buy")]
@@ -288,7 +292,7 @@ def _asked(answers: Answers, workload: str, top: Recommendation) -> str:
             parts.append(f"first token ≤ {eff['inference.ttft_max_s']:g} s")
         if eff.get("inference.min_tokens_per_s_per_user"):
             parts.append(f"≥ {eff['inference.min_tokens_per_s_per_user']:g} tokens/s per user")
-        tail = " with failover" if top.failover else ""
+        tail = " with failover" if top.failover and eff.get("inference.failover") else ""
     else:
         tokens = eff.get("training.tokens_b")
         days = eff.get("training.deadline_days")

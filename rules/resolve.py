@@ -33,8 +33,9 @@ class ResolvedModel:
     architecture: Architecture
     synthesized: bool = False
     published_format: str | None = None
-    """Precision id a Hub checkpoint is stored in when it is a low-precision one (fp8, mxfp4): served that way by
-    default, like gpt-oss's MXFP4 experts."""
+    """Precision id the published checkpoint is stored in when it is a low-precision one (a Hub checkpoint's fp8 or
+    mxfp4, a knowledge-base model's `published_weights`): served that way by default, like gpt-oss's MXFP4
+    experts."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def _model(answers: Answers, catalog: Catalog, notes: list[str]) -> ResolvedMode
         return ResolvedModel(id=f"hf:{entry.spec}", name=entry.spec, source=describe_hub(entry),
                              architecture=entry.config.architecture, published_format=stored_format(entry))
     return ResolvedModel(id=entry.id, name=entry.name, source=f"knowledge: models.toml {entry.id}",
-                         architecture=entry.architecture)
+                         architecture=entry.architecture, published_format=entry.published_weights)
 
 
 def _hub_notes(entry: HubModel, notes: list[str]) -> None:
