@@ -32,7 +32,14 @@ from gpuadvisor.rules.serving import engine_efficiency, engine_memory
 from gpuadvisor.rules.sizing.cost import break_even_utilization, system_cost
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
-from gpuadvisor.rules.sizing.memory import inference_memory, split_weight_format, training_memory, weight_bytes
+from gpuadvisor.rules.sizing.memory import (
+    inference_memory,
+    mig_slice_bytes,
+    per_model_bytes,
+    split_weight_format,
+    training_memory,
+    weight_bytes,
+)
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
@@ -433,6 +440,7 @@ class Derivations:
             "market": a.market, "vendor": a.vendor, "ecc": a.ecc, "trains": a.trains,
             "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2, "throttled": plan.throttled,
             "mig": int(a.mig_max_instances.value) if a.mig_max_instances else 0, "memory_gb": a.memory_gb.value,
+            **_mig_slices(a, plan, search),
             "flagship": flagship(a),
             "vendor_allowed": a.vendor in work["vendors"],
             **self._library_support(a, str(work["weights_precision"])),
@@ -706,3 +714,18 @@ def _f(x: Any) -> float | None:
 
 def _i(x: Any) -> int | None:
     return None if x is None else int(x)
+
+
+def _mig_slices(a: Accelerator, plan: Plan, search: Any) -> dict[str, Any]:
+    """Several models on one GPU: the MIG instance each would get (`mig_slice_gb`) and whether each model, alone in
+    its instance with the headroom kept, fits it (`mig_fits`, rule H12)."""
+    models = int(getattr(search, "models", 1))
+    if a.mig_max_instances is None or plan.tensor_parallel * plan.pipeline_parallel > 1 or models < 2:
+        return {"mig_fits": False, "mig_slice_gb": None}
+    slice_bytes = mig_slice_bytes(a.memory_gb.value * GB, int(a.mig_max_instances.value), models)
+    if slice_bytes is None:
+        return {"mig_fits": False, "mig_slice_gb": None}
+    need = per_model_bytes(plan.memory, models)
+    return {"mig_fits": need <= plan.memory.usable(slice_bytes), "mig_slice_gb": round(slice_bytes / GB, 1),
+            "mig_model_gb": round(need / GB, 2)}
+

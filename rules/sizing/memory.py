@@ -490,3 +490,25 @@ def _mixed_note(optimizer: str, grad_bytes: float, opt_bytes: float) -> Note:
         text += (" (ZeRO paper's 16 B/param; document 002 counts 18 with fp32 gradients; 000's '4× FP16 weights' "
                  "= 8 B/param omits the fp32 master copy and full-width moments and undercounts)")
     return Note("method.training_bytes", text, value=total, source="Rajbhandari et al. 2020 (ZeRO) §3.1; S4")
+
+
+# NVIDIA MIG User Guide, "Supported MIG Profiles" (A100 80GB, H100, H200, B200): a GPU instance of g compute slices
+# gets this many eighths of the memory (1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb on an 80 GB part).
+MIG_MEMORY_EIGHTHS = {1: 1, 2: 2, 3: 4, 4: 4, 7: 8}
+
+
+def mig_slice_bytes(capacity_bytes: float, mig_instances: int, models: int) -> float | None:
+    """Memory of the MIG instance each of `models` models gets on a part of `mig_instances` compute slices, the
+    largest profile of which `models` fit side by side (2 models: 3g each; 3: 2g; 4 to 7: 1g); None when the part
+    has no MIG or more models than slices."""
+    if mig_instances < 2 or models < 2 or models > mig_instances:
+        return None
+    g = max(k for k in MIG_MEMORY_EIGHTHS if k * models <= mig_instances)
+    return capacity_bytes * MIG_MEMORY_EIGHTHS[g] / 8
+
+
+def per_model_bytes(memory: MemoryBreakdown, models: int) -> float:
+    """What one of `models` models hosted together needs alone (in its own MIG instance): its share of the weights,
+    KV cache and activations, and a whole runtime overhead (each instance runs its own process)."""
+    shared = memory.weights + memory.kv_cache + memory.activations
+    return shared / max(1, models) + memory.runtime_overhead

@@ -216,3 +216,14 @@ def test_block_scaled_formats_need_the_hardware(shipped: Catalog) -> None:
     assert p["nvfp4"].requires == ["fp4_support"] and p["mxfp6"].requires == ["fp4_support"]
     assert p["mxfp8"].requires == ["fp8_support"] and p["mxfp4"].requires == []
     assert p["mxfp4"].compute == "fp16" and p["nvfp4"].compute == "fp4"
+
+
+def test_published_checkpoint_formats_are_weight_formats(shipped: Catalog) -> None:
+    """A model served as published (models.toml `published_weights`, `expert_weights_format`) names a precision
+    that stores weights; DeepSeek-V3 and Kimi K2 are released in FP8 (their model cards), gpt-oss's experts in MXFP4."""
+    named = {m.id: m.published_weights or m.architecture.expert_weights_format for m in shipped.models.values()}
+    for model, fmt in named.items():
+        if fmt is not None:
+            assert "weights" in shipped.precisions[fmt].uses, model
+    assert named["deepseek-v3"] == named["kimi-k2"] == "fp8"
+    assert named["gpt-oss-120b"] == "mxfp4" and named["llama-3.1-70b"] is None

@@ -278,3 +278,14 @@ def test_other_formats_store_every_tensor_alike() -> None:
     assert weight_bytes(params, 2.0) == 2 * 20_914_757_184  # a dequantized bf16 copy: 41.8 GB
     # a model not published in MXFP4 quantized to MXFP4: every linear layer at 4.25 bits (no expert split)
     assert split_weight_format(LLAMA3_70B, MXFP4) == (4.25 / 8, None)
+
+
+def test_mig_instances_for_models_hosted_together() -> None:
+    from gpuadvisor.rules.sizing.memory import mig_slice_bytes
+
+    # H100 80 GB, 7 compute slices (NVIDIA MIG User Guide): 2 models → 2 × 3g.40gb, 3 → 3 × 2g.20gb, 5 → 5 × 1g.10gb
+    assert mig_slice_bytes(80e9, 7, 2) == pytest.approx(40e9)
+    assert mig_slice_bytes(80e9, 7, 3) == pytest.approx(20e9)
+    assert mig_slice_bytes(80e9, 7, 5) == pytest.approx(10e9)
+    assert mig_slice_bytes(80e9, 7, 8) is None  # more models than instances
+    assert mig_slice_bytes(48e9, 0, 2) is None  # no MIG (L40S)
