@@ -95,11 +95,14 @@ class UnitRef(Out):
 class Cost(Out):
     usd_per_hour: float | None = Field(default=None, description="all machines of the option together")
     usd_per_run: float | None = None
-    usd_per_million_tokens: float | None = None
-    capex_usd: float | None = None
-    usd_per_month: float | None = None
+    usd_per_million_tokens: float | None = Field(default=None, description="serving: cost per million generated "
+                                                                           "tokens at the stated load")
+    capex_usd: float | None = Field(default=None, description="purchase only: the whole bill (accelerators, hosts, "
+                                                              "fabric)")
+    usd_per_month: float | None = Field(default=None, description="a month at the stated hours (purchases: "
+                                                                  "amortization, power and site)")
     price_as_of: str | None = Field(default=None, description="date of the price used")
-    price_source: str | None = None
+    price_source: str | None = Field(default=None, description="source ids of the prices used (knowledge base)")
     price_kind: str | None = Field(default=None, description="on-demand, spot, msrp, street, used, system-share, "
                                                               "estimate, free, owned")
     price_age_months: int | None = Field(default=None, description="months since price_as_of; null when undated")
@@ -113,7 +116,8 @@ class Cost(Out):
     fabric_usd: float | None = Field(default=None, description="purchase only: switch ports, optics and cables "
                                                                "joining the machines (0 when they work apart)")
     power_kw: float | None = Field(default=None, description="purchase only: what the machines draw at load")
-    tco_usd: float | None = Field(default=None, description="purchase only: price plus power over the horizon")
+    tco_usd: float | None = Field(default=None, description="purchase only: price plus power and site over "
+                                                            "the horizon")
     horizon_years: float | None = Field(default=None, description="purchase only: years the purchase is costed over "
                                                                   "(deployment.lifetime_years)")
 
@@ -142,7 +146,7 @@ class ScoreItem(Out):
 class Recommendation(Out):
     rank: int
     option: str = Field(description="stable option id")
-    title: str
+    title: str = Field(description="the unit and what it holds, as the text output names it")
     accelerator: AcceleratorRef
     count: int = Field(description="accelerators in total, all used by the plan")
     accelerators_paid: int = Field(description="accelerators rented or bought: equal to count (every option is "
@@ -164,14 +168,16 @@ class Recommendation(Out):
     memory: MemoryBreakdown
     bound: Literal["bandwidth", "compute"]
     tokens_per_s: float | None = Field(default=None, description="aggregate tokens/s (inference)")
-    tokens_per_s_per_user: float | None = None
+    tokens_per_s_per_user: float | None = Field(default=None, description="serving: one stream's speed at the "
+                                                                          "planned load")
     capacity_tokens_per_s: float | None = Field(default=None, description="most tokens/s the option serves")
     headroom: float | None = Field(default=None, description="capacity ÷ the tokens/s needed (when a load is given)")
-    ttft_s: float | None = None
-    training_days: float | None = None
-    training_gpu_hours: float | None = None
+    ttft_s: float | None = Field(default=None, description="serving: time to first token at the planned "
+                                                           "load (queueing included)")
+    training_days: float | None = Field(default=None, description="training: wall-clock days of the run")
+    training_gpu_hours: float | None = Field(default=None, description="training: accelerator-hours of the run")
     cost: Cost
-    score: float
+    score: float = Field(description="100 − 40 × log2(cost ÷ cheapest) + the advice points in score_breakdown")
     score_breakdown: list[ScoreItem]
     warnings: list[str] = Field(default_factory=list, description="ids of warnings that concern this option")
     notes: list[str] = Field(default_factory=list, description="assumptions and methods behind the figures")
