@@ -216,6 +216,7 @@ class Derivations:
         n_bytes = weight_bytes(params_of(model), rest_bytes, embedding, experts)
         ctx.conclude({"kind": "weights", "ref": "weights", "bytes": round(n_bytes), "gb": _gb(n_bytes),
                       "precision": p.id, "bits": p.bits_per_weight,
+                      "gb_4bit": _gb(n_bytes * self.catalog.precisions["awq"].bits_per_weight / p.bits_per_weight),
                       "text": (f"Weights: {params['total']:,} parameters × {p.bytes_per_weight:g} bytes ({p.name}) = "
                                f"{n_bytes / GB:,.1f} GB" if experts is None else
                                f"Weights as published: {experts.params:,} routed-expert parameters × "

@@ -44,7 +44,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                  "lora_rank", "tokens_b", "tokens_default", "hours_per_month_given", "utilization_given",
                  "spot_given", "desk_side", "failover", "production_stated", "pc_slots", "site_usd_per_kw_month"),
     "parameters": ("total", "active", "total_b", "active_b"),
-    "weights": ("bytes", "gb", "precision", "bits"),
+    "weights": ("bytes", "gb", "precision", "bits", "gb_4bit"),
     "kv_cache": ("bytes_per_token", "gb_per_sequence", "gb_total", "sequences", "context"),
     "demand": ("tokens_per_s", "requests_per_s", "concurrency", "burst", "target"),
     "usage": ("hours_per_month", "utilization", "sessions_per_month", "session_overhead_h", "per_run",

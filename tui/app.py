@@ -90,7 +90,8 @@ class GpuAdvisorApp(App[None]):
     # stylesheet added when its screen is first shown makes Textual re-parse every source: ~100 ms at that moment).
     CSS_PATH = [STYLES / "app.tcss", STYLES / "welcome.tcss"]
     LATER_CSS = [STYLES / name for name in ("questionnaire.tcss", "results.tcss", "detail.tcss", "modals.tcss")]
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    # side by side from 130 columns: the ranking table's abbreviated columns (~80) beside the findings panel (48)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (130, "-wide")]
     COMMANDS = App.COMMANDS | {AdvisorCommands}
     BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = [
         Binding("f1", "help", "Help", id="app.help", tooltip="What this screen does, and every key"),

@@ -2,7 +2,7 @@
 
 The screen reads top-down like the reports: the recommendation in one sentence, the requirements (with the demand,
 the same for every option), then the ranking with a line saying what Score and the speed column mean. Narrow
-terminals stack the table over the panels and abbreviate the table's figures; wide ones (≥120 columns) put them side
+terminals stack the table over the panels and abbreviate the table's figures; wide ones (≥130 columns) put them side
 by side, the table as wide as its content and the panel taking the rest. After a what-if, the rows that moved are
 marked (▲/▼/new in the Δ column, in bold) and a banner says what changed.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from textual import on
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.screen import Screen
@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 
 PANEL_MIN = 48
 """Columns the findings panel keeps on a wide terminal; the table takes the rest, up to its natural width."""
+
+
+def wide_from(app: App[object]) -> int:
+    """Terminal width from which the table and the panels sit side by side (the app's `-wide` breakpoint)."""
+    return next(width for width, name in app.HORIZONTAL_BREAKPOINTS or [] if name == "-wide")
 
 
 def asked_line(result: RecommendResult) -> str:
@@ -64,7 +69,8 @@ def legend(result: RecommendResult, compact: bool) -> str:
         return f"{speed} · $/h or buy price · Score: 100 = cheapest, ± advice"
     speed = ("Capacity: the most tokens/s the option serves" + (" (× the demand)" if demand else "")
              if workload == "inference" else "Time: one run, wall clock")
-    return f"{speed} · Score: 100 × cheapest paid cost ÷ cost (free, owned: ≤ {MAX_COST_SCORE:g}) ± advice points"
+    return (f"{speed} · Score: 100 − 40 × log2(cost ÷ cheapest paid) (free, owned: ≤ {MAX_COST_SCORE:g}) "
+            "± advice points")
 
 
 class ResultsScreen(AdvisorScreenMixin, Screen[None]):
@@ -193,7 +199,7 @@ the few that matter first, the options that were ruled out and why, and the assu
         the panel takes the rest. On a narrow one it takes the full width and abbreviates."""
         table = self.query_one("#ranking", RankingTable)
         column = self.query_one("#ranking-column")
-        wide = self.app.size.width >= 120
+        wide = self.app.size.width >= wide_from(self.app)
         if wide:  # the panel keeps PANEL_MIN columns, and a third of a very wide screen
             room = min(self.app.size.width - PANEL_MIN, int(self.app.size.width * 0.66))
             table.max_width = room

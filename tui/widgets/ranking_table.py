@@ -51,14 +51,24 @@ VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD Radeon ",
 
 
 def short_title(rec: Recommendation) -> str:
-    """`H200 SXM · RunPod`, `MI300X · buy`: the count has its own column, the vendor is implied by the part."""
+    """`H200 SXM · RunPod`, `H100 SXM5 · AWS 2×8`, `MI300X · buy 2×8`: the part and how it comes, machines × the
+    accelerators in each (the vendor is implied by the part; the detail and the headline name the unit in full)."""
     name = rec.accelerator.name.split(" (")[0]  # "GB200 (per Blackwell GPU in GB200 NVL72)": the part's name
     for prefix in VENDOR_PREFIXES:
         name = name.removeprefix(prefix)
-    where = ("yours" if rec.acquisition == "own" else "buy" if rec.purchase
-             else (rec.instance.provider if rec.instance is not None else ""))
-    spot = " spot" if rec.instance is not None and rec.instance.pricing == "spot" else ""
-    return f"{name} · {where}{spot}" if where else name
+    machines, per = rec.unit.machines, rec.unit.per_machine
+    if rec.acquisition == "own":
+        where = "yours"
+    elif rec.purchase or rec.instance is not None:
+        layout = f" {machines}×{per}" if machines * per > 1 else ""  # machines × accelerators in each
+        if rec.purchase:
+            where = "buy" + layout
+        else:
+            assert rec.instance is not None
+            where = rec.instance.provider + layout + (" spot" if rec.instance.pricing == "spot" else "")
+    else:
+        where = ""
+    return f"{name} · {where}" if where else name
 
 
 def cells(rec: Recommendation, workload: str, compact: bool = False) -> dict[str, str]:
