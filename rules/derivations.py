@@ -400,7 +400,10 @@ class Derivations:
             return
         layout = f"TP {plan.tensor_parallel}" + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1
                                                  else "")
-        where = u.describe(plan.machines, plan.count)
+        # the plan is the shape's, shared by every unit of it (an instance type and a server alike): say the shape
+        per = plan.count // max(1, plan.machines)
+        where = (f"{plan.count:,} × {a.name}" + (f" on {plan.machines:,} machines of {per}" if plan.machines > 1
+                                                 else ""))
         if work["workload"] == "inference":
             capacity = plan.capacity_tokens_per_s or 0.0
             load = (f"capacity {capacity:,.0f} tokens/s = {capacity / need_tps:,.1f}× the {need_tps:,.0f} needed"

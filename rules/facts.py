@@ -140,16 +140,17 @@ def unit_fact(shape: str, unit: Unit) -> dict[str, Any]:
         "scale_up_kind": t.scale_up.kind, "domain": t.scale_up.domain,
         "scale_out_kind": t.scale_out.kind if t.scale_out is not None else "none", "joinable": t.joinable,
         "desk_side": unit.desk_side, "unit_kind": unit.kind, "name": unit.name,
-        "text": f"{unit.name}: {t.describe()}",
+        # every unit of this shape (an instance type, a server …) is planned alike: the text names the shape only
+        "text": f"Machine topology: {t.describe()}",
     }
 
 
-def system_fact(unit: Unit, shape: str, system_id: str) -> dict[str, Any]:
+def system_fact(unit: Unit, shape: str, system_id: str, accelerator_name: str) -> dict[str, Any]:
     """A machine one can buy with this accelerator in it (systems.toml × the card)."""
     return {
         "kind": "system", "ref": unit.id, "key": unit.id, "system": system_id, "accelerator": unit.accelerator,
         "shape": shape, "unit_kind": unit.kind, "desk_side": unit.desk_side, "name": unit.name,
-        "text": f"{unit.name} with {unit.accelerator}: {unit.topology.describe()}",
+        "text": f"{unit.name} holding {accelerator_name}: {unit.topology.describe()}",
     }
 
 
