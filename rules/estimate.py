@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
-from gpuadvisor.rules.answers import contextual_defaults
+from gpuadvisor.rules.answers import PrecisionAnswer, contextual_defaults
 from gpuadvisor.rules.planning import training_shape
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
@@ -490,14 +490,15 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     # the consultation's policy (answers.contextual_defaults): QLoRA's NF4 base; serving the checkpoint as published
     given = {"workload": req.workload, "finetune.method": method}
     default_precision = contextual_defaults(given, arch.expert_weights_format or published).get(
-        "precision.weights", "bf16")
+        "precision.weights", PrecisionAnswer.model_fields["weights"].default)
     weights_p = _precision(catalog, "--precision", req.precision or default_precision)
     if req.precision is None:
         ctx.defaults.append(f"precision = {weights_p.id}")
     _check_precision(weights_p, method, training)
     kv_p: Precision | None = None
     if not training:
-        kv_p = _precision(catalog, "--kv-precision", req.kv_precision or "fp16")
+        kv_default = PrecisionAnswer.model_fields["kv_cache"].default
+        kv_p = _precision(catalog, "--kv-precision", req.kv_precision or kv_default)
         if req.kv_precision is None:
             ctx.defaults.append(f"kv_precision = {kv_p.id}")
         if "kv_cache" not in kv_p.uses:

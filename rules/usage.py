@@ -18,9 +18,8 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.engine import Callback, RuleContext
+from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
 
-HOURS_PER_MONTH = 730.0
-"""A month of wall-clock time (8,760 h ÷ 12)."""
 DEFAULTS = {
     "usage_hours_learning": 20.0,
     "usage_hours_prototyping": 60.0,

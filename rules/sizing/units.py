@@ -14,6 +14,8 @@ TB = 1e12
 TFLOPS = 1e12
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_YEAR = 365.0 * 24.0
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0
+"""A month of wall-clock time: 730 h."""
 
 _SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 _COUNT = re.compile(r"^\s*([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:[eE]([+-]?[0-9]+))?\s*([KMBGTkmbgt]?)\s*$")
