@@ -45,7 +45,7 @@ def test_real_report_opens_with_the_headline_and_what_was_asked(result: Recommen
     assert headline < asked < text.index("Recommended options") < text.index("Findings")
     assert re.search(r"Model\W+Llama 3\.1 70B, INT8, context 8,192 tokens", text)
     assert re.search(r"Concurrency\W+16 requests in flight", text)
-    assert "Score: 100 × the cheapest paid plan's cost ÷ this plan's cost" in text
+    assert "Score: 100 − 40 × log2(this plan's cost ÷ the cheapest paid plan's)" in text
 
 
 def text_of(result: RecommendResult, fmt: str) -> str:

@@ -252,8 +252,9 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     return [(label, one_line(value)) for label, value in out]
 
 
-SCORE_NOTE = ("Score: 100 × the cheapest paid plan's cost ÷ this plan's cost (free or owned hardware up to "
-              f"{MAX_COST_SCORE:g}), plus or minus the points of the documents' advice; higher is better.")
+SCORE_NOTE = ("Score: 100 − 40 × log2(this plan's cost ÷ the cheapest paid plan's), so 40 points per doubling of "
+              f"the cost (free or owned hardware up to {MAX_COST_SCORE:g}), plus or minus the points of the "
+              "documents' advice; higher is better.")
 """What the Score column means, printed wherever the column is shown."""
 
 
