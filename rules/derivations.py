@@ -275,14 +275,15 @@ class Derivations:
                               f"{src} = {flops:.3g} FLOPs ({flops / 1e15 / 86400:,.1f} PFLOP/s-days)"})
 
     def intensity(self, ctx: RuleContext, weights: Fact, work: Fact) -> None:
-        batch = int(work["batch"])
+        # serving decodes the requests in flight together (continuous batching): the batch is the concurrency
+        batch = int(work["concurrency"]) if work["workload"] == "inference" else int(work["batch"])
         value = 2.0 * batch / (float(weights["bits"]) / 8.0)
         ridges = sorted(a.dense_tflops("bf16") * 1e3 / a.memory_bandwidth_gbs.value  # type: ignore[operator]
                         for a in self.catalog.accelerators.values() if a.dense_tflops("bf16"))
         low = ridges[len(ridges) // 10] if ridges else 100.0
         bound = "bandwidth" if value < low else "compute"
         ctx.conclude({"kind": "intensity", "ref": "intensity", "phase": "decode", "flop_per_byte": round(value, 3),
-                      "bound": bound,
+                      "bound": bound, "batch": batch,
                       "text": f"Decode at batch {batch}: 2 FLOPs per weight per sequence ÷ "
                               f"{float(weights['bits']) / 8:g} "
                               f"bytes per weight = {value:.1f} FLOP/byte, "

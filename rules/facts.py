@@ -52,7 +52,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "compute_need": ("flops", "tokens", "factor", "pflop_days"),
     "memory_need": ("mode", "total_gb", "weights_gb", "kv_cache_gb", "activations_gb", "gradients_gb",
                     "optimizer_gb", "overhead_gb", "ratio_to_weights"),
-    "intensity": ("phase", "flop_per_byte", "bound"),
+    "intensity": ("phase", "flop_per_byte", "bound", "batch"),
     "speed_model": ("name",),
     # hardware configurations and the ways to acquire them
     "config": ("accelerator", "count", "nodes", "tensor_parallel", "pipeline_parallel", "replicas", "zero_stage",
