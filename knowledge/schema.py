@@ -606,6 +606,12 @@ class OfficialCount(Strict):
     notes: str | None = None
 
 
+def served_format(arch: Architecture, published: str | None) -> str | None:
+    """The precision a model is served in unless the user chooses: its experts' own format (gpt-oss: MXFP4), else
+    the whole checkpoint's when it is stored below 16 bits (DeepSeek-V3: FP8); None = the 16-bit default."""
+    return arch.expert_weights_format or published
+
+
 class Model(Strict):
     """A known model architecture with its exact config and the source of that config."""
 
@@ -621,6 +627,11 @@ class Model(Strict):
     published_weights: str | None = None
     """Precision id (precisions.toml) the publisher's checkpoint stores its weights in when it is not 16-bit
     (DeepSeek-V3: "fp8"): serving defaults to it, as serving a Hugging Face checkpoint does."""
+
+    @property
+    def checkpoint_format(self) -> str | None:
+        """What serving this model defaults to (`served_format`)."""
+        return served_format(self.architecture, self.published_weights)
 
 
 class Precision(Strict):

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision, served_format
 from gpuadvisor.rules.answers import PrecisionAnswer, contextual_defaults
 from gpuadvisor.rules.planning import training_shape
 from gpuadvisor.rules.price_age import as_of_label
@@ -489,7 +489,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     # precisions
     # the consultation's policy (answers.contextual_defaults): QLoRA's NF4 base; serving the checkpoint as published
     given = {"workload": req.workload, "finetune.method": method}
-    default_precision = contextual_defaults(given, arch.expert_weights_format or published).get(
+    default_precision = contextual_defaults(given, served_format(arch, published)).get(
         "precision.weights", PrecisionAnswer.model_fields["weights"].default)
     weights_p = _precision(catalog, "--precision", req.precision or default_precision)
     if req.precision is None:

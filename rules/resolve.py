@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import find_accelerator, find_precision
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision, served_format
 from gpuadvisor.rules.answers import Answers, contextual_defaults
 
 if TYPE_CHECKING:
@@ -143,8 +143,8 @@ def _published_weights(answers: Answers, catalog: Catalog, model: ResolvedModel,
                        notes: list[str]) -> Precision | None:
     """Serving a model published with its routed experts in a format of their own (gpt-oss: MXFP4) defaults to that
     checkpoint rather than a bf16 copy; None when the user chose a format, or trains, or the model has none."""
-    native = contextual_defaults(answers.flat(), model.architecture.expert_weights_format
-                                 or model.published_format).get("precision.weights")
+    native = contextual_defaults(answers.flat(), served_format(model.architecture, model.published_format)).get(
+        "precision.weights")
     if native is None or answers.workload != "inference" or "weights" in answers.precision.model_fields_set:
         return None
     what = "its experts" if model.architecture.expert_weights_format else "its weights"

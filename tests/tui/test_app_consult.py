@@ -85,10 +85,15 @@ async def test_inference_consultation(catalog: Catalog) -> None:
         await run_to_results(pilot)
         await check(app, catalog, {
             "workload": "inference",
+            "stage": "production",  # a radio shown chosen is answered by moving on (and brings its service level)
             "model": {"name": "llama-3.1-8b"},
             "precision": {"context_tokens": 8192},
-            "inference": {"requests_per_minute": 120.0, "concurrent_requests": 16},
+            "inference": {"requests_per_minute": 120.0, "concurrent_requests": 16, "engine": "auto"},
+            "deployment": {"where": "either"},
+            "framework": {"name": "pytorch"},
         })
+        top = app.result.recommendations[0]  # type: ignore[union-attr]
+        assert top.failover and top.unit.machines >= 2  # production serving: N+1 machines
 
 
 async def test_training_consultation(catalog: Catalog) -> None:
@@ -107,8 +112,11 @@ async def test_training_consultation(catalog: Catalog) -> None:
         await run_to_results(pilot)
         await check(app, catalog, {
             "workload": "training",
+            "stage": "production",
             "model": {"params_b": 1.3},
-            "training": {"tokens_b": 26.0, "deadline_days": 20.0},
+            "training": {"tokens_b": 26.0, "deadline_days": 20.0, "optimizer": "adamw"},
+            "deployment": {"where": "either"},
+            "framework": {"name": "pytorch"},
         })
         assert all(r.training_days is not None for r in app.result.recommendations)  # type: ignore[union-attr]
 
@@ -133,8 +141,11 @@ async def test_finetune_consultation(catalog: Catalog) -> None:
         await check(app, catalog, {
             "workload": "finetune",
             "model": {"name": "mistral-7b-v0.1"},  # the loose name is stored as the knowledge-base id it matched
+            "stage": "production",
             "finetune": {"method": "qlora"},
-            "training": {"tokens_b": 0.2},
+            "training": {"tokens_b": 0.2, "optimizer": "adamw"},
+            "deployment": {"where": "either"},
+            "framework": {"name": "pytorch"},
         })
 
 

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Static
 
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, detected_hint
+from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, default_value, detected_hint
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
 from gpuadvisor.tui.screens.model_lookup import ModelLookup, lookup_model
 from gpuadvisor.tui.screens.questions import PRICE, Step, applicable_steps
@@ -171,7 +171,7 @@ default shown in grey. Each answer is checked as you type and a problem is named
         self.lookup = lookup_model(str(text), catalog) if text else ModelLookup()
         self.state.model_id = self.lookup.model_id
         model = catalog.models.get(self.lookup.model_id) if catalog is not None and self.lookup.model_id else None
-        self.state.native_weights = model.architecture.expert_weights_format if model is not None else None
+        self.state.native_weights = model.checkpoint_format if model is not None else None
 
     def _render_lookup(self) -> None:
         for field in self.query(QuestionField):
@@ -271,8 +271,11 @@ default shown in grey. Each answer is checked as you type and a problem is named
             self.notify(f"{count} answer{'s' if count > 1 else ''} to fix before going on", severity="error",
                         timeout=3)
             return
-        if step.id == "workload":
-            self.state.raw.setdefault("workload", "inference")
+        # a radio shows its default as chosen: leaving the step with it chosen answers it (stage = production then
+        # brings production's service level, shown as the defaults of the questions that follow)
+        for q in step.visible(self.state.raw):
+            if q.kind == "radio":
+                self.state.raw.setdefault(q.key, default_value(q.key, self.state.raw, self.state.native_weights))
         if step.review:
             answers, _ = self.state.validate()
             if answers is not None:
