@@ -81,3 +81,21 @@ def test_faster_chip_loses_more_mfu_at_the_same_cluster() -> None:
     slow = training_time(8e9, 1e12, gpus=4096, peak_tflops=312.0, factors=F, shape=SHAPE).mfu
     fast = training_time(8e9, 1e12, gpus=4096, peak_tflops=936.0, factors=F, shape=SHAPE).mfu
     assert fast < slow
+
+
+def test_plain_ethernet_reaches_less_of_its_line_rate_as_nodes_are_added() -> None:
+    from gpuadvisor.rules.sizing.speed import network_efficiency
+
+    f = Factors(tcp_fabric_efficiency=0.4, tcp_fabric_loss_per_doubling=0.1)
+    assert network_efficiency(False, 64, f) == 1.0  # RDMA (InfiniBand, RoCE, EFA, ICI): the line rate
+    assert network_efficiency(True, 1, f) == 1.0  # one machine: no network in the step
+    assert network_efficiency(True, 2, f) == pytest.approx(0.4 / 1.1)  # 0.364
+    assert network_efficiency(True, 16, f) == pytest.approx(0.4 / 1.4)  # 4 doublings: 0.286
+    # 128 GPUs on 16 nodes of 100 Gb/s (12.5 GB/s): compute = 6 × 8e9 × 16e6 ÷ 128 ÷ 4e14 = 15 s a step; the
+    # gradients (6 B × 8e9 = 48e9 B per node) cross 12.5 × 0.4/1.4 = 3.571 GB/s in 13.44 s, exposed 13.44 − 1.5
+    # → 1.796×; over RDMA at the line rate 3.84 s, exposed 2.34 s → 1.156×
+    shape = replace(SHAPE, network_gbs=12.5, network_efficiency=network_efficiency(True, 16, f), gpus_per_node=8)
+    rdma = replace(shape, network_efficiency=1.0)
+    assert sync_slowdown(8e9, 128, 1000.0, shape, 0.4, F) == pytest.approx(1 + (48e9 / (12.5e9 * 0.4 / 1.4) - 1.5)
+                                                                          / 15)
+    assert sync_slowdown(8e9, 128, 1000.0, rdma, 0.4, F) == pytest.approx(1 + (3.84 - 1.5) / 15)
