@@ -169,8 +169,11 @@ def summary(result: RecommendResult) -> str:
         joined += " (no throughput target given: each option's capacity is shown)"
     if p.training_flops is not None:
         joined += f", and {flops_text(p.training_flops)} of compute"
-    bound = "memory bandwidth" if p.bound == "bandwidth" else "compute"
-    return f"{verdict} {p.model} needs {joined}; the job is bound by {bound}."
+    # the recommended plan's own regime (its batch, its MoE experts read) when there is one, else the profile's
+    regime = top.bound if top is not None else p.bound
+    bound = "memory bandwidth" if regime == "bandwidth" else "compute"
+    where = " on the recommended plan" if top is not None else ""
+    return f"{verdict} {p.model} needs {joined}; the job is bound by {bound}{where}."
 
 
 def headline(result: RecommendResult) -> str:
