@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator
-from gpuadvisor.rules.estimate import catalog_factors, device_for, embedding_bytes
+from gpuadvisor.rules.estimate import catalog_factors, embedding_bytes
 from gpuadvisor.rules.serving import engine_efficiency
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence
@@ -26,6 +26,7 @@ from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.serving_load import serving_rate
 from gpuadvisor.rules.sizing.speed import DecodeCurve, EngineEfficiency, PrefillModel
 from gpuadvisor.rules.sizing.units import GB
+from gpuadvisor.rules.topology import device_for
 from tests.calibration_model import ARCHS
 
 DATA = Path(__file__).resolve().parent / "data" / "serving_calibration.toml"
@@ -122,7 +123,7 @@ def predict(row: Row, catalog: Catalog, factors: Factors | None = None,
     tp = replica_tp(row, acc, weight_total)
     replicas = max(1, row.gpus // tp)
     i, o = row.lengths(inputs)
-    device = device_for(acc, prec.compute, eff)
+    device = device_for(acc, prec.compute, efficiency=eff)
     curve = DecodeCurve(arch, params, device, bytes_per_weight=w_bytes, kv_bytes_per_value=kv.bytes_per_weight,
                         context=i + o // 2, tp=tp, embedding_bytes=emb, factors=factors, experts=experts)
     flops = PrefillModel(arch, params, bytes_per_weight=w_bytes, prompt_tokens=max(1, i), factors=factors,
