@@ -9,6 +9,7 @@ memory the engine leaves for it, up to `MAX_BATCH`), every prompt processed (rul
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
 from dataclasses import dataclass
@@ -37,6 +38,9 @@ against 31,176 in v5.1, which the profiles, fitted on the current round and the 
 model). Holding out the perf overview instead (fit on MLPerf v5.1 alone) gives a held-out median of 19.8 %, p90
 51 %: trtllm-bench's defaults run about 20 % below tuned MLPerf submissions."""
 TARGET_ROUND = HELD_OUT[0]
+HELD_OUT_SUSTAINED_SOURCES = {"mlperf-v4.1": ("mlperf-inference-v4.1-llm-results",)}
+"""accelerators.toml sources that carry a held-out round's rows: a part whose `sustained_compute_ratio` cites one
+was derived from that round (H100 PCIe and NVL have rows in no other), so its rows there are not held out for it."""
 MAX_BATCH = 4096
 """Sequences per replica the engines schedule at most in these runs (MLPerf submitters raise max_num_seqs /
 max_batch_size to what memory holds: up to 3,450 in AMD's v5.1 configs, 6,144 in NVIDIA's)."""
@@ -107,8 +111,9 @@ def replica_tp(row: Row, acc: Accelerator, weight_bytes: float) -> int:
 
 def predict(row: Row, catalog: Catalog, factors: Factors | None = None,
             efficiency: EngineEfficiency | None | str = "profile", inputs: dict[str, float] | None = None,
-            detail: bool = False) -> float:
-    """Whole-configuration generated tokens/s the engine would publish for the row."""
+            detail: bool = False, sustained: float | None = None) -> float:
+    """Whole-configuration generated tokens/s the engine would publish for the row (`sustained` overrides the
+    part's sustained share of its peak, for tests/benchmarks/derive_sustained.py)."""
     factors = factors or catalog_factors(catalog)
     acc = catalog.accelerators[row.gpu]
     prec = catalog.precisions[row.precision]
@@ -124,6 +129,8 @@ def predict(row: Row, catalog: Catalog, factors: Factors | None = None,
     replicas = max(1, row.gpus // tp)
     i, o = row.lengths(inputs)
     device = device_for(acc, prec.compute, efficiency=eff)
+    if sustained is not None:
+        device = dataclasses.replace(device, sustained=sustained)
     curve = DecodeCurve(arch, params, device, bytes_per_weight=w_bytes, kv_bytes_per_value=kv.bytes_per_weight,
                         context=i + o // 2, tp=tp, embedding_bytes=emb, factors=factors, experts=experts)
     flops = PrefillModel(arch, params, bytes_per_weight=w_bytes, prompt_tokens=max(1, i), factors=factors,
