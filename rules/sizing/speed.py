@@ -145,8 +145,7 @@ def weight_bytes_per_step(params: ParameterCount, arch: Architecture, batch: int
 
 def _active_matmul_params(params: ParameterCount) -> int:
     """Parameters one token multiplies through, without the embedding lookup but with the LM head."""
-    lm_head = params.lm_head if params.lm_head else params.embedding
-    return params.active - params.embedding - params.position_embedding - params.lm_head + lm_head
+    return params.active_per_token
 
 
 def _attention_dims(arch: Architecture) -> tuple[int, int]:
