@@ -223,3 +223,12 @@ def test_power_limited_cards_carry_their_sourced_sustained_share() -> None:
     for k in ("nvidia-h100-pcie", "nvidia-h100-nvl", "nvidia-l40s", "nvidia-h200-nvl"):
         m = cat.accelerators[k].sustained_compute_ratio
         assert m is not None and m.derived and m.sources and m.notes
+
+
+def test_fine_grained_moe_reads_nearly_every_expert_at_modest_batch() -> None:
+    # 128 experts, 8 per token (Qwen3-30B-A3B's router): at batch 64 a layer touches
+    # 128 × (1 − (1 − 8/128)^64) = 128 × (1 − 0.9375^64) = 128 × (1 − 0.01607) ≈ 125.9 experts, so from a few dozen
+    # sequences on the step reads the whole model, not the 3B active share; at batch 1 exactly 8.
+    assert expected_distinct_experts(128, 8, 1) == pytest.approx(8)
+    assert expected_distinct_experts(128, 8, 64) == pytest.approx(125.94, abs=0.01)
+    assert expected_distinct_experts(128, 8, 1024) == pytest.approx(128, abs=1e-9)
