@@ -61,21 +61,29 @@ def key(r: Row) -> tuple[str, str, str, str]:
     return (r.raw["round"], r.raw["model"], r.scenario, r.raw["engine"])
 
 
-def main() -> int:
-    catalog = load_catalog(user_dir=None)
+Pair = tuple[float, Row, Row, float]
+
+
+def pairs_for(card: str, catalog: object) -> list[Pair]:
+    """(s, card row, module row, measured per-GPU ratio) for every pairing of `card` (see the module docstring)."""
     mlperf = [r for r in ROWS if r.raw["round"].startswith("mlperf") and r.scenario == "Offline"]
     modules: dict[tuple[str, str, str, str, str], list[Row]] = defaultdict(list)
     for r in mlperf:
         modules[(*key(r), r.gpu)].append(r)
-    for card, refs in REFERENCE.items():
-        pairs = []
-        for r in (r for r in mlperf if r.gpu == card):
-            for ref_gpu in refs:
-                for m in modules.get((*key(r), ref_gpu), []):
-                    module_error = predict(m, catalog, sustained=1.0) / m.measured  # type: ignore[arg-type]
-                    s = solve(r, catalog, module_error * r.measured)
-                    per_card = r.measured / r.gpus / (m.measured / m.gpus)
-                    pairs.append((s, r, m, per_card))
+    pairs = []
+    for r in (r for r in mlperf if r.gpu == card):
+        for ref_gpu in REFERENCE[card]:
+            for m in modules.get((*key(r), ref_gpu), []):
+                module_error = predict(m, catalog, sustained=1.0) / m.measured  # type: ignore[arg-type]
+                s = solve(r, catalog, module_error * r.measured)
+                pairs.append((s, r, m, r.measured / r.gpus / (m.measured / m.gpus)))
+    return pairs
+
+
+def main() -> int:
+    catalog = load_catalog(user_dir=None)
+    for card in REFERENCE:
+        pairs = pairs_for(card, catalog)
         if not pairs:
             print(f"{card}: no paired rows")
             continue
