@@ -171,6 +171,12 @@ class Accelerator(Strict):
     NVLink-bridged PCIe pair, the pod size for TPUs; None when the part has none (PCIe only)."""
     pcie_gen: Measure | None = None
     tdp_w: Measure | None = None
+    sustained_compute_ratio: Measure | None = Field(default=None)
+    """Share of the datasheet dense tensor rate the part sustains through a long, full serving load, for power- or
+    cooling-limited form factors (PCIe and NVL cards, L40S-class cards): the clocks fall to the board's power
+    limit. Derived from published MLPerf Inference per-GPU throughput against the same round's full-power module
+    (tests/benchmarks/derive_sustained.py), with the rows in its sources and the arithmetic in its notes. None = the
+    datasheet rate is sustained (SXM/OAM modules, and parts without published large-batch rows)."""
     ecc: bool
     mig_max_instances: Measure | None = None
     compute_capability: TextMeasure | None = None
@@ -193,6 +199,13 @@ class Accelerator(Strict):
     sources: list[str] = Field(min_length=1)
     unverified: list[str] = []
     notes: str | None = None
+
+    @model_validator(mode="after")
+    def _sustained_share(self) -> Accelerator:
+        m = self.sustained_compute_ratio
+        if m is not None and not 0 < m.value <= 1:
+            raise ValueError(f"{self.id}: sustained_compute_ratio must be in (0, 1], got {m.value}")
+        return self
 
     def dense_tflops(self, precision: str) -> float | None:
         """Dense tensor throughput for a compute precision ('bf16', 'fp16', 'fp8', 'fp4', 'int8', 'tf32', 'fp32')."""

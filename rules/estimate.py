@@ -123,7 +123,12 @@ class ModelOut(Out):
 
 class ParametersOut(Out):
     total: int = Field(description="all parameters (every MoE expert): what must be resident in memory")
-    active: int = Field(description="parameters one token uses (MoE: routed + shared experts): what costs FLOPs")
+    active: int = Field(description="parameters one token uses (MoE: routed + shared experts), embedding tables "
+                                    "included")
+    active_per_token: int | None = Field(default=None, description=(
+        "parameters one token multiplies through: `active` less the input-embedding lookup (a row read, not a "
+        "matmul), LM head included; what the decode bytes and FLOPs are computed from (gpt-oss-120b 5.13B as its "
+        "model card)"))
     embedding: int = Field(description="token (and position) embedding and untied LM head")
     trainable: int | None = Field(default=None, description="trained parameters (LoRA/QLoRA: the adapters)")
 
@@ -575,7 +580,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
                        tokens=req.tokens),
         precision=PrecisionOut(weights=weights_p.id, weights_bits=weights_p.bits_per_weight,
                                kv_cache=kv_p.id if kv_p else None, compute=weights_p.compute),
-        parameters=ParametersOut(total=params.total, active=params.active,
+        parameters=ParametersOut(total=params.total, active=params.active, active_per_token=params.active_per_token,
                                  embedding=params.embedding + params.position_embedding + params.lm_head,
                                  trainable=_trainable(arch, params, method, lora_rank)),
         memory_gb=_memory_out(mem, acc),

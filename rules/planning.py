@@ -380,7 +380,7 @@ class InferenceSearch:
         pre_notes: tuple[Note, ...] = ()
         if with_notes:
             key: tuple[object, ...] = ("decode", c.batch, c.tp > 1 and c.device.link_kind == "nvlink", c.tp > 1,
-                                       c.device.efficiency)  # the engine profile is named in the notes
+                                       c.device.efficiency, c.device.sustained)  # both are named in the notes
             step_notes = self._notes.get(key) or c.speed.step(c.batch).notes
             self._notes[key] = step_notes
             key = ("prefill", bool(c.device.peak_tflops))

@@ -50,6 +50,14 @@ class ParameterCount:
     """project_in + project_out between a narrower token embedding and the hidden size (OPT-350m); else 0."""
 
     @property
+    def active_per_token(self) -> int:
+        """Parameters one token multiplies through: `active` less the input-embedding and position lookups (a row
+        read, not a matmul), with the LM head (the tied table when there is no separate head). The model-card
+        convention: gpt-oss-120b 5.13B, gpt-oss-20b 3.61B (its 201,088 × 2,880 input table left out)."""
+        head = self.lm_head if self.lm_head else self.embedding
+        return self.active - self.embedding - self.position_embedding - self.lm_head + head
+
+    @property
     def non_embedding(self) -> int:
         """Parameters outside the token/position tables and the LM head (the 'N' of scaling-law papers)."""
         return self.total - self.embedding - self.position_embedding - self.lm_head - self.embedding_projections

@@ -6,7 +6,8 @@ weight once (an MoE only the experts its tokens touch) and each sequence's KV ca
 weight per token, so its arithmetic intensity is ≈ B FLOP/byte at 16-bit: batch-1 decode is bandwidth-bound
 (002: ≈1 FLOP/byte vs the A100's ≈156) and serving turns compute-bound only at large batches (H4).
 
-    decode step = max(bytes ÷ (bandwidth × η_bw), FLOPs ÷ (peak × η_c)) + layers × per-layer overhead + TP comm
+    decode step = max(bytes ÷ (bandwidth × η_bw), FLOPs ÷ (peak × η_c × s)) + layers × per-layer overhead + TP comm
+                  (s: the share of the datasheet peak a power-limited card sustains, `Device.sustained`)
     TP comm     = 2 all-reduces per layer of B × hidden × 2 bytes: latency + 2(tp−1)/tp × bytes ÷ link bandwidth
                   (per direction: NVLink 4 = 450 GB/s, PCIe 4.0 x16 ≈ 31.5 GB/s)
     prefill     = 2 × active params × prompt tokens + causal attention 2·L·a·d·s² per sequence, compute-bound
@@ -76,12 +77,24 @@ class Device:
     link_kind: LinkKind = "pcie"
     efficiency: EngineEfficiency | None = None
     """The serving engine's calibrated efficiencies on this accelerator; None = the engine-blind `Factors`."""
+    sustained: float = 1.0
+    """Share of `peak_tflops` the part sustains under a full serving load (`Accelerator.sustained_compute_ratio`:
+    power-limited PCIe/NVL cards run their tensor cores below the datasheet clock); 1 = the datasheet rate."""
 
     def __post_init__(self) -> None:
         if self.bandwidth_gbs <= 0:
             raise ValueError("bandwidth must be positive")
         if self.peak_tflops is not None and self.peak_tflops <= 0:
             raise ValueError("peak TFLOPS must be positive")
+        if not 0 < self.sustained <= 1:
+            raise ValueError("the sustained share of the peak must be in (0, 1]")
+
+    def flops_per_second(self, factors: Factors) -> float | None:
+        """FLOP/s the engine's matmuls reach: peak × compute efficiency × the sustained share (None without a
+        published peak)."""
+        if not self.peak_tflops:
+            return None
+        return self.peak_tflops * TFLOPS * self.compute_efficiency(factors) * self.sustained
 
     def weight_efficiency(self, factors: Factors) -> float:
         return self.efficiency.bandwidth_efficiency if self.efficiency else factors.decode_bandwidth_efficiency
@@ -132,8 +145,7 @@ def weight_bytes_per_step(params: ParameterCount, arch: Architecture, batch: int
 
 def _active_matmul_params(params: ParameterCount) -> int:
     """Parameters one token multiplies through, without the embedding lookup but with the LM head."""
-    lm_head = params.lm_head if params.lm_head else params.embedding
-    return params.active - params.embedding - params.position_embedding - params.lm_head + lm_head
+    return params.active_per_token
 
 
 def _attention_dims(arch: Architecture) -> tuple[int, int]:
@@ -231,8 +243,7 @@ class DecodeCurve:
         self.device, self.tp, self.pp = device, tp, pp
         self._mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
         self._kv_den = device.bandwidth_gbs * GB * device.kv_efficiency(factors)
-        self._comp_den = device.peak_tflops * TFLOPS * device.compute_efficiency(factors) if device.peak_tflops \
-            else None
+        self._comp_den = device.flops_per_second(factors)
         self._overhead = self._layers * device.overhead_per_layer_us(factors) * 1e-6
         self._seq_overhead = self._layers * device.efficiency.overhead_per_sequence_us * 1e-6 \
             if device.efficiency else 0.0
@@ -332,6 +343,11 @@ class DecodeCurve:
                  f"KV cache of {batch} sequence(s) at {self.context} tokens (the longest step)",
                  source="S6, S7 (002)"),
         ]
+        if self.device.sustained < 1.0:
+            notes.append(Note("accelerator.sustained_compute_ratio", f"Power-limited form factor: matmuls run at "
+                              f"{self.device.sustained:.0%} of the datasheet tensor rate under a full serving load "
+                              "(derived from published MLPerf per-GPU throughput, accelerators.toml)",
+                              value=self.device.sustained, source="accelerators.toml"))
         if self.tp > 1:
             notes.append(factors.note("allreduce_latency_nvlink_us" if self.device.link_kind == "nvlink"
                                       else "allreduce_latency_pcie_us", "Latency of one tensor-parallel all-reduce"))
@@ -416,8 +432,8 @@ class PrefillModel:
         if tp < 1:
             raise ValueError("prompt_tokens, batch and tp must be positive")
         factors = self.factors
-        t_comp = self.flops / tp / (device.peak_tflops * TFLOPS * device.compute_efficiency(factors)) \
-            if device.peak_tflops else 0.0
+        rate = device.flops_per_second(factors)
+        t_comp = self.flops / tp / rate if rate else 0.0
         t_mem = self.w_bytes / tp / (device.bandwidth_gbs * GB * device.weight_efficiency(factors))
         t_comm = 2 * self.layers * allreduce_seconds(self.message, tp, device, factors)
         t_over = self.layers * device.overhead_per_layer_us(factors) * 1e-6

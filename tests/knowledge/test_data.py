@@ -12,8 +12,8 @@ from gpuadvisor.knowledge.catalog import Catalog
 
 def test_counts(shipped: Catalog) -> None:
     # the 45 devices of the reference table + 15 added for issue 10 (B300, GB300, RTX PRO 6000, RTX 50, DGX Spark,
-    # MI355X/MI350X, W7900, Apple M3 Ultra/M4 Max configurations, TPU7x)
-    assert len(shipped.accelerators) == 62  # 60 parts and two CPUs (your own computer)
+    # MI355X/MI350X, W7900, Apple M3 Ultra/M4 Max configurations, TPU7x) + GH200 (issue 17)
+    assert len(shipped.accelerators) == 63  # 61 parts and two CPUs (your own computer)
     assert len(shipped.instances) >= 40
     assert {"doc-000", "doc-001", "doc-002", "doc-003", "doc-004", "doc-reference"} <= set(shipped.documents)
     assert {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4", "gptq", "awq", "nf4", "bnb-int8",

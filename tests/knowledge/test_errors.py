@@ -143,7 +143,7 @@ def test_validate_collects_every_error(overlay_dir: Path) -> None:
 
 def test_validate_ok(overlay_dir: Path) -> None:
     report = validate_knowledge()
-    assert report.errors == [] and report.catalog is not None and len(report.catalog.accelerators) == 62
+    assert report.errors == [] and report.catalog is not None and len(report.catalog.accelerators) == 63
 
 
 def test_missing_extra_file(tmp_path: Path) -> None:

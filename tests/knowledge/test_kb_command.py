@@ -38,7 +38,7 @@ def test_list_accelerators(capsys: pytest.CaptureFixture[str]) -> None:
     assert "3,350" in h100 and "989.4" in h100 and "~$30,000 street, undated" in h100
     rtx = next(line for line in lines if line.startswith("nvidia-rtx-4090 "))
     assert "165.2" in rtx and "$1,599 msrp, 2022-10" in rtx and "~" not in rtx
-    assert "62 accelerators" in lines[-1]
+    assert "63 accelerators" in lines[-1]
 
 
 def test_list_instances_shows_newest_price_with_date(capsys: pytest.CaptureFixture[str]) -> None:
@@ -77,7 +77,7 @@ def test_list_models_and_precisions_tables(capsys: pytest.CaptureFixture[str]) -
 def test_validate_ok(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["kb", "validate"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("ok: 62 accelerators, ") and " instances, " in out
+    assert out.startswith("ok: 63 accelerators, ") and " instances, " in out
 
 
 def test_validate_given_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

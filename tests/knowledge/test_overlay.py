@@ -87,7 +87,7 @@ def test_overlay_adds_in_house_gpu(overlay_dir: Path) -> None:
     assert catalog.overlay_status("accelerator", "acme-x1") == "added"
     assert find_accelerator(catalog, "x1") is acc
     assert catalog.instances["onprem-acme-x1-4"].accelerator_count == 4
-    assert len(catalog.accelerators) == 63
+    assert len(catalog.accelerators) == 64
 
 
 def test_shipped_catalog_untouched_by_overlay(overlay_dir: Path) -> None:
@@ -114,7 +114,7 @@ def test_extra_files_and_explicit_dir(tmp_path: Path) -> None:
 def test_counts_and_hashes_of_files() -> None:
     catalog = load_catalog(user_dir=None)
     by_name = {f.path.name: f for f in catalog.files}
-    assert by_name["accelerators.toml"].counts["accelerator"] == 62
+    assert by_name["accelerators.toml"].counts["accelerator"] == 63
     assert len(by_name["accelerators.toml"].sha256) == 12 and not by_name["accelerators.toml"].overlay
     assert catalog.version.count("+kb.") == 1
 

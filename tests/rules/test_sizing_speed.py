@@ -186,3 +186,49 @@ def test_decode_never_beats_the_bandwidth_bound(batch: int, context: int, bits: 
     assert step.tokens_per_s <= ceiling * (1 + 1e-9)
     assert step.bandwidth_bound_tokens_per_s == pytest.approx(ceiling)
     assert step.tokens_per_s_per_sequence == pytest.approx(step.tokens_per_s / batch)
+
+
+def test_sustained_share_slows_compute_bound_steps_only() -> None:
+    # Llama 3 8B at batch 512, context 256 on an A100-like device with ideal factors: the step is compute-bound
+    # (test above). FLOPs = 2 × 512 × matmul params + attention; at s = 0.5 the compute time doubles exactly,
+    # while the batch-1 step (bandwidth-bound: 16 GB ÷ 2,039 GB/s ≈ 7.9 ms, compute 16 GFLOP ÷ 156 TFLOP/s ≈ 0.1 ms)
+    # does not move.
+    half = Device(bandwidth_gbs=2039, peak_tflops=312, link_gbs_per_direction=300, link_kind="nvlink", sustained=0.5)
+    full = decode_step(LLAMA3_8B, P8, A100, bytes_per_weight=2, kv_bytes_per_value=2, context=256, batch=512,
+                       factors=IDEAL)
+    slow = decode_step(LLAMA3_8B, P8, half, bytes_per_weight=2, kv_bytes_per_value=2, context=256, batch=512,
+                       factors=IDEAL)
+    assert slow.compute_seconds == pytest.approx(2 * full.compute_seconds, rel=1e-12)
+    assert slow.step_seconds == pytest.approx(slow.compute_seconds, rel=1e-12)
+    one_full = decode_step(LLAMA3_8B, P8, A100, bytes_per_weight=2, kv_bytes_per_value=2, context=256, factors=IDEAL)
+    one_slow = decode_step(LLAMA3_8B, P8, half, bytes_per_weight=2, kv_bytes_per_value=2, context=256, factors=IDEAL)
+    assert one_slow.step_seconds == pytest.approx(one_full.step_seconds, rel=1e-12)
+    # prefill (compute-bound) of 2,048 tokens doubles too
+    p_full = prefill(LLAMA3_8B, P8, A100, bytes_per_weight=2, prompt_tokens=2048, factors=IDEAL)
+    p_slow = prefill(LLAMA3_8B, P8, half, bytes_per_weight=2, prompt_tokens=2048, factors=IDEAL)
+    assert p_slow.seconds == pytest.approx(2 * p_full.seconds, rel=1e-9)
+    with pytest.raises(ValueError):
+        Device(bandwidth_gbs=2039, peak_tflops=312, sustained=0.0)
+
+
+def test_power_limited_cards_carry_their_sourced_sustained_share() -> None:
+    # accelerators.toml, derived by tests/benchmarks/derive_sustained.py from MLPerf per-GPU ratios: H100 PCIe 0.445
+    # (v4.1: 1,160 tokens/s per GPU against 2,586-3,027 on H100 SXM), H100 NVL 0.81, L40S 0.70 (v5.1); the SXM
+    # module sustains its datasheet rate (no field), and so does H200 NVL at 600 W (1.0: v5.1, 6 pairs, 0.998).
+    cat = load_catalog(user_dir=None)
+    share = {k: device_for(cat.accelerators[k], "fp8").sustained for k in
+             ("nvidia-h100-pcie", "nvidia-h100-nvl", "nvidia-l40s", "nvidia-h100-sxm5", "nvidia-h200-nvl")}
+    assert share == {"nvidia-h100-pcie": 0.445, "nvidia-h100-nvl": 0.81, "nvidia-l40s": 0.70,
+                     "nvidia-h100-sxm5": 1.0, "nvidia-h200-nvl": 1.0}
+    for k in ("nvidia-h100-pcie", "nvidia-h100-nvl", "nvidia-l40s", "nvidia-h200-nvl"):
+        m = cat.accelerators[k].sustained_compute_ratio
+        assert m is not None and m.derived and m.sources and m.notes
+
+
+def test_fine_grained_moe_reads_nearly_every_expert_at_modest_batch() -> None:
+    # 128 experts, 8 per token (Qwen3-30B-A3B's router): at batch 64 a layer touches
+    # 128 × (1 − (1 − 8/128)^64) = 128 × (1 − 0.9375^64) = 128 × (1 − 0.01607) ≈ 125.9 experts, so from a few dozen
+    # sequences on the step reads the whole model, not the 3B active share; at batch 1 exactly 8.
+    assert expected_distinct_experts(128, 8, 1) == pytest.approx(8)
+    assert expected_distinct_experts(128, 8, 64) == pytest.approx(125.94, abs=0.01)
+    assert expected_distinct_experts(128, 8, 1024) == pytest.approx(128, abs=1e-9)

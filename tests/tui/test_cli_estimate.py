@@ -45,6 +45,8 @@ def test_text_output_llama_8b_on_4090(capsys: pytest.CaptureFixture[str]) -> Non
 def test_json_inference_fields(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--gpu", "nvidia-rtx-4090", "--context", "8192", "--batch", "2")
     assert d["parameters"]["total"] == 8_030_261_248 and d["parameters"]["active"] == 8_030_261_248
+    # one token multiplies through all but the untied 128,256 × 4,096 input table: 8,030,261,248 − 525,336,576
+    assert d["parameters"]["active_per_token"] == 7_504_924_672
     assert d["kv_cache_bytes_per_token"] == 131_072
     assert d["kv_cache_gb"] == pytest.approx(131_072 * 8192 * 2 / 1e9)
     m = d["memory_gb"]
@@ -290,3 +292,14 @@ def test_engine_choice_changes_decode(capsys: pytest.CaptureFixture[str]) -> Non
     assert auto["setup"]["engine"] == "vllm" and ollama["setup"]["engine"] == "llama.cpp"
     assert ollama["setup"]["engine_profile"] == "llama.cpp@nvidia-ampere-hbm"
     assert ollama["decode_tokens_per_s"] < auto["decode_tokens_per_s"]
+
+
+@pytest.mark.parametrize(("model", "active_b"), [("gpt-oss-120b", 5.13), ("gpt-oss-20b", 3.61)])
+def test_json_active_per_token_leaves_out_the_embedding_lookup(capsys: pytest.CaptureFixture[str], model: str,
+                                                               active_b: float) -> None:
+    # The gpt-oss model card: 5.13B active for gpt-oss-120b and 3.61B for gpt-oss-20b. `active` (5.71B, 4.19B)
+    # also counts the 201,088 × 2,880 = 579,133,440-parameter input table, a row lookup.
+    d = run_json(capsys, "--model", model, "--gpu", "nvidia-h100-sxm5")
+    p = d["parameters"]
+    assert round(p["active_per_token"] / 1e9, 2) == active_b
+    assert p["active"] - p["active_per_token"] == 201_088 * 2_880
