@@ -262,13 +262,20 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str) -> st
     goal = _asked(answers, workload, top)
     paid = [r for r in recs if r.acquisition in ("rent", "buy")]
     cheapest = min((_metric_of(r, per_run) for r in paid), default=None)
-    if metric is None or cheapest is None or metric <= cheapest * 1.0001 or top.acquisition in ("free", "own"):
-        why = "the cheapest plan" if top.acquisition in ("rent", "buy") else "it costs nothing to use"
-        return f"{verb} {what}{capacity}: {why}{goal}, at {figure}."
+    if top.acquisition in ("free", "own"):  # nothing is cheaper: say what it delivers
+        meets = goal.replace(" that meets", " and meets", 1).replace(" that serves", " and serves", 1)
+        return f"{verb} {what}: it costs nothing{meets}."
+    if metric is None or cheapest is None or metric <= cheapest * 1.0001:
+        return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}."
     advice = [i for i in top.score_breakdown if i.rule != "RANK" and i.points > 0]
     lift = f"; advice: {advice[0].label.rstrip('.')}" if advice else ""
     return (f"{verb} {what}{capacity}: the best-scoring plan{goal}, at {figure} "
             f"({metric / cheapest - 1:.0%} above the cheapest{lift}).")
+
+
+def fmt_duration(days: float) -> str:
+    """'0.3 days' would hide an eight-hour run: hours below two days, days above."""
+    return f"{days * 24:,.1f} hours" if days < 2 else f"{days:,.1f} days"
 
 
 def _metric_of(r: Recommendation, per_run: bool) -> float:
@@ -298,7 +305,8 @@ def _asked(answers: Answers, workload: str, top: Recommendation) -> str:
         days = eff.get("training.deadline_days")
         run = f"{tokens:,.4g}B tokens" if tokens else "the run"
         if days and top.training_days is not None:
-            run += f" in {days:g} days (it takes {top.training_days:,.1f})"
+            took = fmt_duration(top.training_days)
+            run += f" in {days:g} days (it takes {took})"
         parts.append(run)
         tail = ""
     if answers.budget.capex_usd and top.acquisition == "buy":
