@@ -269,8 +269,9 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str) -> st
         return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}."
     advice = [i for i in top.score_breakdown if i.rule != "RANK" and i.points > 0]
     lift = f"; advice: {advice[0].label.rstrip('.')}" if advice else ""
-    return (f"{verb} {what}{capacity}: the best-scoring plan{goal}, at {figure} "
-            f"({metric / cheapest - 1:.0%} above the cheapest{lift}).")
+    gap = metric / cheapest - 1
+    dearer = "as cheap as the cheapest" if gap <= 0.005 else f"{gap:.0%} above the cheapest"
+    return f"{verb} {what}{capacity}: the best-scoring plan{goal}, at {figure} ({dearer}{lift})."
 
 
 def fmt_duration(days: float) -> str:

@@ -85,7 +85,7 @@ def price_label(kind: str | None, as_of: str | None, age_months: int | None) -> 
     short = {"on-demand": "on-demand"}.get(kind, kind)
     if not as_of:
         return f"{short} · undated"
-    return f"{short} · {age_months} mo" if age_months is not None else f"{short} · {as_of}"
+    return f"{short} · {months(age_months)}" if age_months is not None else f"{short} · {as_of}"
 
 
 def price_age(kind: str | None, as_of: str | None, age_months: int | None) -> str:
@@ -94,7 +94,12 @@ def price_age(kind: str | None, as_of: str | None, age_months: int | None) -> st
         return kind or DASH
     if not as_of:
         return "undated"
-    return f"{age_months} mo" if age_months is not None else as_of
+    return months(age_months) if age_months is not None else as_of
+
+
+def months(age: int) -> str:
+    """`2 mo`; a price read this month is `< 1 mo`, not `0 mo`."""
+    return f"{age} mo" if age > 0 else "< 1 mo"
 
 
 def headroom(value: float) -> str:
