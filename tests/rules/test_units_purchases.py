@@ -21,17 +21,32 @@ def catalog() -> Catalog:
 
 def test_a_pcie_card_is_bought_in_a_server_and_priced_with_its_host(catalog: Catalog) -> None:
     # 64 L4 (msrp $2,345, accelerators.toml) in 8 × 4U 8-GPU PCIe servers (host $13,300 each, systems.toml):
-    # 64 × 2,345 = 150,080; 8 × 13,300 = 106,400; capex 256,480. Power: 64 × 72 W + 8 × 2,000 W = 20,608 W.
-    # The servers carry one 100 GbE NIC each: joined, they need 100 GbE switch ports, which have no price.
+    # 64 × 2,345 = 150,080; 8 × 13,300 = 106,400. The servers carry one 100 GbE NIC each: joined, they take 8
+    # ports of the 100 GbE fabric at $1,780 (3 switch ports of a two-tier fat tree × $593) = 14,240.
+    # Capex 150,080 + 106,400 + 14,240 = 270,720. Power: 64 × 72 W + 8 × 2,000 W = 20,608 W.
     l4 = catalog.accelerators["nvidia-l4"]
     server = catalog.systems["pcie-4u-8gpu-server"]
     bill = purchase_bill(catalog, server, l4, machines=8, accelerators=64, joined=True)
     assert bill.accelerators_usd == pytest.approx(150_080)
     assert bill.host_usd == pytest.approx(106_400)
-    assert bill.capex_usd == pytest.approx(256_480)
-    assert bill.beyond_usd == pytest.approx(106_400)
+    assert bill.fabric_usd == pytest.approx(14_240)
+    assert bill.capex_usd == pytest.approx(270_720)
+    assert bill.beyond_usd == pytest.approx(120_640)
     assert bill.power_w == pytest.approx(20_608)
-    assert "not priced" in bill.words and "8 × $13,300" in bill.words
+    assert "8 × $13,300" in bill.words and "8 100 GbE network ports × $1,780" in bill.words
+    # the same machines serving apart (independent replicas) need no cluster fabric
+    apart = purchase_bill(catalog, server, l4, machines=8, accelerators=64, joined=False)
+    assert apart.capex_usd == pytest.approx(256_480) and apart.fabric_usd == 0
+
+
+def test_a_fabric_without_a_switch_price_says_so(catalog: Catalog) -> None:
+    # Gaudi 3 servers join over their on-chip 400G RoCE ports; no RoCE switch price was found (systems.toml)
+    gaudi = catalog.accelerators["intel-gaudi3"]
+    bill = purchase_bill(catalog, catalog.systems["intel-gaudi3-8oam-server"], gaudi, machines=2, accelerators=16,
+                         joined=True)
+    assert bill.fabric_usd == 0 and "switches not priced" in bill.words
+    # 8 × 900 W OAM + 4,300 W host (11.5 kW XE9680 − 8 × 900 W) per machine
+    assert bill.power_w == pytest.approx(2 * (8 * 900 + 4_300))
 
 
 def test_an_hgx_cluster_pays_for_its_infiniband_ports(catalog: Catalog) -> None:
