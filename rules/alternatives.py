@@ -19,7 +19,8 @@ from gpuadvisor.rules.derivations import option_fact
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.sizing.cost import power_usd_per_hour
-from gpuadvisor.rules.usage import HOURS_PER_MONTH, read_usage
+from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
+from gpuadvisor.rules.usage import read_usage
 
 Fact = Mapping[str, Any]
 WEEKS_PER_MONTH = 52.0 / 12.0

@@ -41,10 +41,10 @@ from gpuadvisor.rules.sizing.memory import (
     weight_bytes,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
-from gpuadvisor.rules.sizing.units import GB, HOURS_PER_YEAR
+from gpuadvisor.rules.sizing.units import GB, HOURS_PER_MONTH, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
-from gpuadvisor.rules.usage import HOURS_PER_MONTH, Usage, read_usage, usage_profile, usage_values
+from gpuadvisor.rules.usage import Usage, read_usage, usage_profile, usage_values
 
 Fact = Mapping[str, Any]
 MIN_UTILIZATION = 1e-4

@@ -32,7 +32,7 @@ class BestPlan(NamedTuple):
     monthly: float | None = None
 
 
-TIGHTEN = {
+TIGHTEN: dict[tuple[str, ...], tuple[str, str, str, str]] = {
     ("training.deadline_days",): ("training", "deadline_days", "days",
                                   "Extend training.deadline_days to {v:g} (now {now:g})"),
     ("budget.capex_usd",): ("budget", "capex_usd", "capex", "Raise budget.capex_usd to ${v:,.0f} (now ${now:,.0f})"),

@@ -288,14 +288,13 @@ class InferenceSearch:
         """p50/p95 time to first token, time per token and request latency of one replica at its share of the load:
         queued at the arrival rate when one is given (M/M/c), else with its share of the concurrency held."""
         t = self.t
-        kw = dict(input_tokens=min(t.input_tokens, t.context), output_tokens=t.output_tokens,
-                  chunk_tokens=self.factors.prefill_chunk_tokens)
+        prompt, out, chunk = min(t.input_tokens, t.context), t.output_tokens, self.factors.prefill_chunk_tokens
         if t.requests_per_s:
             return latency_at_rate(speed, self._prefill.flops, arrival_rate=t.requests_per_s / replicas, slots=slots,
-                                   **kw)
+                                   input_tokens=prompt, output_tokens=out, chunk_tokens=chunk)
         return latency_at_concurrency(speed, self._prefill.flops, concurrency=max(1, math.ceil(t.concurrency /
                                                                                                 replicas)),
-                                      slots=slots, **kw)
+                                      slots=slots, input_tokens=prompt, output_tokens=out, chunk_tokens=chunk)
 
     def plan(self, acc: Accelerator, unit: Unit | None = None, with_notes: bool = True) -> Plan | NoFit:
         """The cheapest way to serve on `unit` (default: the part alone, `units.bare_unit`): a replica layout that
