@@ -98,3 +98,15 @@ def test_real_report_round_trips_through_json(result: RecommendResult, tmp_path:
     path = save_report(render(result, "json", today=TODAY), tmp_path / name)
     back = parse_report(path.read_text(), str(path))
     assert render(back, "html") == render(result, "html", today=TODAY)
+
+
+def test_a_purchase_shows_what_it_pays_beyond_its_accelerators_and_over_its_horizon() -> None:
+    from gpuadvisor.rules.result import Cost
+    from gpuadvisor.tui.report.common import purchase_items
+
+    cost = Cost(capex_usd=638_000, capex_beyond_accelerators_usd=158_000, fabric_usd=68_000, power_kw=20.4,
+                tco_usd=700_000, horizon_years=3)
+    assert purchase_items(cost) == [("Beyond the accelerators", "$158,000 (hosts, fabric $68,000)"),
+                                    ("Power at load", "20.4 kW"),
+                                    ("Cost of ownership", "$700,000 over 3 years (purchase, power and site)")]
+    assert purchase_items(Cost(usd_per_hour=2.0)) == []  # a rental has none

@@ -339,6 +339,7 @@ def cost_items(cost: Cost) -> list[tuple[str, str]]:
         items.append(("Per million tokens", usd(cost.usd_per_million_tokens)))
     if cost.usage_hours is not None:
         items.append(("Hours billed", f"{cost.usage_hours:,.1f} h (set-up included)"))
+    items += purchase_items(cost)
     if cost.break_even_utilization is not None:
         items.append(("Buying beats renting above", f"{pct(cost.break_even_utilization)} utilization"))
     if cost.price_kind:
@@ -347,6 +348,25 @@ def cost_items(cost: Cost) -> list[tuple[str, str]]:
     items.append(("Price as of", (cost.price_as_of or "undated") + age))
     if cost.price_source:
         items.append(("Price source", cost.price_source))
+    return items
+
+
+def purchase_items(cost: Cost) -> list[tuple[str, str]]:
+    """What a purchase pays beyond its accelerators, what it draws and what it costs over its horizon (the TUI's
+    detail and every report show the same lines)."""
+    items: list[tuple[str, str]] = []
+    if cost.capex_usd is None:
+        return items
+    if cost.capex_beyond_accelerators_usd is not None:
+        fabric = f", fabric {usd(cost.fabric_usd)}" if cost.fabric_usd else ""
+        items.append(("Beyond the accelerators", f"{usd(cost.capex_beyond_accelerators_usd)} (hosts{fabric})"))
+    elif cost.capex_usd:
+        items.append(("Beyond the accelerators", "not split in the published price"))
+    if cost.power_kw is not None:
+        items.append(("Power at load", f"{cost.power_kw:,.1f} kW"))
+    if cost.tco_usd is not None and cost.horizon_years is not None:
+        items.append(("Cost of ownership", f"{usd(cost.tco_usd)} over {cost.horizon_years:g} years "
+                                           "(purchase, power and site)"))
     return items
 
 

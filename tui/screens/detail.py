@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.tui.report.common import purchase_items
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.memory_chart import MemoryChart
@@ -74,7 +75,8 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     if rec.acquisition == "own":
         pairs.append(("Hardware", f"yours: {rec.count} × {rec.accelerator.name} (already paid for; power only)"))
     if rec.purchase:
-        pairs.append(("Purchase", f"{fmt.money(c.capex_usd)} ({rec.count} × {rec.accelerator.name})"))
+        pairs.append(("Purchase", f"{fmt.money(c.capex_usd)} ({rec.unit.machines} × {rec.unit.name} holding "
+                                  f"{rec.count} × {rec.accelerator.name})"))
     for label, value in (("Per hour", c.usd_per_hour), ("Per run", c.usd_per_run),
                          ("Per 1M tokens", c.usd_per_million_tokens), ("Per month", c.usd_per_month)):
         if value is not None:
@@ -82,6 +84,7 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     if c.usage_hours is not None:
         per = "per run" if c.usd_per_run is not None else "a month"
         pairs.append(("Hours billed", f"{c.usage_hours:,.1f} h {per} (set-up time included)"))
+    pairs += purchase_items(c)
     if c.break_even_utilization is not None:
         pairs.append(("Break-even", f"buying beats renting above {fmt.percent(c.break_even_utilization)} "
                                     "utilization (002 Q6, H15)"))
