@@ -234,6 +234,12 @@ class InferenceSearch:
                                      prompt_tokens=min(t.input_tokens, t.context), factors=factors,
                                      experts=self._experts)
         self._notes: dict[tuple[object, ...], tuple[Note, ...]] = {}  # decode and prefill notes, equal across GPUs
+        # a layout's decode curve and iteration time, and its latency under load, are the same on every unit that
+        # gives the part the same link: computed once per consultation, not once per instance type or server
+        self._curves: dict[tuple[Device, int, int], tuple[DecodeCurve, Callable[[int], float]]] = {}
+        self._latencies: dict[tuple[Device, int, int, int, int], LoadLatency] = {}
+        self._loads: dict[tuple[object, ...], tuple[int, int]] = {}
+        self._batches: dict[tuple[object, ...], int | None] = {}
 
     def speed(self, device: Device, tp: int, pp: int) -> DecodeCurve:
         """Decode speed of the model on `device` split `tp` × `pp` (at the average KV length)."""
@@ -256,6 +262,15 @@ class InferenceSearch:
                 kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.context, par=Parallelism(tp=tp, pp=pp),
                 flash_attention=flash, factors=factors, experts=self._experts, models=self.models)
         return curve
+
+    def curve(self, device: Device, tp: int, pp: int) -> tuple[DecodeCurve, Callable[[int], float]]:
+        """`speed` and `seconds` of a layout on a device, once per consultation."""
+        key = (device, tp, pp)
+        found = self._curves.get(key)
+        if found is None:
+            speed = self.speed(device, tp, pp)
+            found = self._curves[key] = (speed, self.seconds(speed))
+        return found
 
     def seconds(self, speed: DecodeCurve) -> Callable[[int], float]:
         """One engine iteration at a batch, every prompt processed (continuous batching with chunked prefill,
@@ -323,8 +338,8 @@ class InferenceSearch:
                 # no published compute peak: batching gains cannot be estimated, so none are assumed (a replica
                 # serves one sequence at a time; more load takes more replicas)
                 fit = 1
-            speed = self.speed(device, tp, pp)
-            found = self._packed(acc, unit, tp, pp, fit, speed, device, mem, link)
+            speed, seconds = self.curve(device, tp, pp)
+            found = self._packed(acc, unit, tp, pp, fit, speed, seconds, device, mem, link)
             if found is not None:
                 candidates.append(found)
                 if _settled(candidates):
@@ -336,24 +351,32 @@ class InferenceSearch:
         c = min(meeting or candidates, key=lambda c: (c.cost, c.gpus, c.tp * c.pp))
         return self._plan(acc, unit, c, capacity, flash, with_notes)
 
-    def _packed(self, acc: Accelerator, unit: Unit, tp: int, pp: int, fit: int, speed: DecodeCurve, device: Device,
-                mem: InferenceMemoryCurve, link: Link) -> _Candidate | None:
+    def _packed(self, acc: Accelerator, unit: Unit, tp: int, pp: int, fit: int, speed: DecodeCurve,
+                seconds: Callable[[int], float], device: Device, mem: InferenceMemoryCurve,
+                link: Link) -> _Candidate | None:
         """One layout packed into the unit's machines at the cheapest fill; None when no fill holds whole
         replicas (some accelerators paid for would sit idle)."""
         t, factors = self.t, self.factors
         size = tp * pp
-        seconds = self.seconds(speed)
         best: _Candidate | None = None
         for fill in _fills_for(unit, size):
             throttle = 1.0 - factors.consumer_dense_throttle if acc.market == "consumer" and fill >= 4 else 1.0
-            batch, load = _replicas_for_load(fit, t, seconds, throttle)
+            layout = (device, tp, pp, fit, throttle)
+            found_load = self._loads.get(layout)
+            if found_load is None:
+                found_load = self._loads[layout] = _replicas_for_load(fit, t, seconds, throttle)
+            batch, load = found_load
             machines, count, survives = _machines(unit, size, fill, load, t.failover)
             if machines is None:
                 continue
             replicas = count // size
-            batch = _smallest_batch(replicas, fit, t, seconds, throttle) or batch
+            if (layout, replicas) not in self._batches:
+                self._batches[layout, replicas] = _smallest_batch(replicas, fit, t, seconds, throttle)
+            batch = self._batches[layout, replicas] or batch
             batch = max(batch, min(fit, math.ceil(t.concurrency / replicas)))
-            load_latency = self.latency(speed, replicas, fit)
+            key = (device, tp, pp, replicas, fit)
+            load_latency = self._latencies.get(key) or self._latencies.setdefault(
+                key, self.latency(speed, replicas, fit))
             per_user = 1.0 / load_latency.tpot_p50_s * throttle  # the stream at the batch the engine forms
             ttft = load_latency.ttft_p95_s / throttle
             latency = load_latency.latency_p95_s / throttle
@@ -372,7 +395,7 @@ class InferenceSearch:
     def _plan(self, acc: Accelerator, unit: Unit, c: _Candidate, capacity: float, flash: bool,
               with_notes: bool) -> Plan:
         """The kept layout as a `Plan`, with the notes of its memory, decode and prefill figures."""
-        seconds = self.seconds(c.speed)
+        _, seconds = self.curve(c.device, c.tp, c.pp)
         bound, step_seconds = c.speed.bound(c.batch), seconds(c.batch)
         memory = c.mem.breakdown(c.batch, with_notes)
         step_notes: tuple[Note, ...] = ()
