@@ -123,6 +123,19 @@ class InferenceAnswer(Section):
         "reported)", flag="rpm", question="Requests per minute",
         hint="Requests/min × tokens per request → tokens/s needed, plus burst headroom (002 Q4, S10).",
         unit="req/min", example="e.g. 600 (empty: no throughput target; each option's capacity is shown)"))
+    daily_active_users: int | None = Field(default=None, ge=1, le=10_000_000_000, **ask(
+        "daily active users; the request rate is derived from them (sessions per user, requests per session, "
+        "peak-to-average: knowledge/data/assumptions.toml, or the keys below); give this or requests_per_minute",
+        flag="dau"))
+    sessions_per_user_per_day: float | None = Field(default=None, gt=0, le=1000, **ask(
+        "sessions each daily user opens a day (with daily_active_users; unset = assumptions.toml "
+        "dau_sessions_per_user_per_day)", flag="sessions_per_user"))
+    requests_per_session: float | None = Field(default=None, gt=0, le=10_000, **ask(
+        "requests (turns) per session (with daily_active_users; unset = assumptions.toml dau_requests_per_session)",
+        flag="requests_per_session"))
+    peak_to_average: float | None = Field(default=None, ge=1, le=100, **ask(
+        "busiest-hour request rate ÷ the day's average (with daily_active_users; unset = assumptions.toml "
+        "dau_peak_to_average)", flag="peak_to_average"))
     input_tokens: int = Field(default=500, ge=1, le=10_000_000, **ask(
         "prompt tokens per request", flag="input_tokens", question="Input tokens per request",
         hint="Long prompts raise prefill compute and the time to first token (002, S7).", unit="tokens"))
@@ -296,6 +309,9 @@ class ConstraintsAnswer(Section):
         return [p.strip().lower() for p in v]
 
 
+USER_LOAD_KEYS = ("sessions_per_user_per_day", "requests_per_session", "peak_to_average")
+"""The assumptions that turn inference.daily_active_users into a request rate (settable per consultation)."""
+
 AUTO_GPU = "auto"
 """`current.gpu = "auto"`: detect the GPUs of this machine before the consultation (see rules/current_gpu.py)."""
 
@@ -357,6 +373,13 @@ class Answers(Section):
         if self.workload == "inference" and "training" in given and "tokens_b" in self.training.model_fields_set:
             raise ValueError("workload = \"inference\" contradicts training.tokens_b: training tokens only apply to "
                              "training or fine-tuning (remove [training] or change workload)")
+        inf = self.inference
+        if inf.daily_active_users is not None and inf.requests_per_minute is not None:
+            raise ValueError("inference.daily_active_users and inference.requests_per_minute: give one (the request "
+                             "rate is derived from the daily users)")
+        if self.workload != "inference" and inf.daily_active_users is not None:
+            raise ValueError(f"workload = \"{self.workload}\" contradicts inference.daily_active_users: users are "
+                             "served by an inference workload (in a lifecycle file, a later [[phase]])")
         qlora = self.workload == "finetune" and self.finetune.method == "qlora"
         if qlora and "weights" in self.precision.model_fields_set:
             if self.precision.weights.lower() in {"fp32", "float32", "tf32"}:
