@@ -596,6 +596,15 @@ def parse_answers(data: dict[str, Any], where: str = "answers") -> Answers:
 
 def load_answers(path: Path) -> Answers:
     """Read an answers TOML file, or the `answers` object embedded in a saved JSON report."""
+    data = read_answers_data(path)
+    if "phase" in data:
+        raise InputError(f"{path}: phase: this file lists several workloads ([[phase]] tables); open it with "
+                         "`gpuadvisor recommend --answers FILE` or the TUI, which plan lifecycles")
+    return parse_answers(data, str(path))
+
+
+def read_answers_data(path: Path) -> dict[str, Any]:
+    """The raw answers of a TOML file, or of the `answers` object embedded in a saved JSON report (unvalidated)."""
     text = read_text_file(path, what="answers file", max_bytes=ANSWERS_MAX_BYTES)
     if path.suffix.lower() == ".json":
         import json
@@ -606,9 +615,9 @@ def load_answers(path: Path) -> Answers:
             raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("answers"), dict):
             raise InputError(f"{path}: a JSON answers source must be a gpuadvisor report with an 'answers' object")
-        return parse_answers(doc["answers"], str(path))
+        answers: dict[str, Any] = doc["answers"]
+        return answers
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
-    return parse_answers(data, str(path))
