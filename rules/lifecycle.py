@@ -123,11 +123,16 @@ def _pick(result: RecommendResult, acquisitions: Sequence[str], n: int = CANDIDA
     return found[:n]
 
 
+MAX_OWNED = 256
+"""The most accelerators an answers file can say it owns (current.gpu_count): a later phase on a larger purchase
+is planned on this many of them."""
+
+
 def reuse_answers(answers: Answers, bought: Candidate) -> Answers:
-    """The phase's answers with an earlier purchase as the hardware the user owns."""
+    """The phase's answers with an earlier purchase as the hardware the user owns (at most MAX_OWNED of it)."""
     data = answers.given()
     data["current"] = {**{k: v for k, v in data.get("current", {}).items() if k == "pc_slots"},
-                       "gpu": bought.accelerator, "gpu_count": bought.count}
+                       "gpu": bought.accelerator, "gpu_count": min(bought.count, MAX_OWNED)}
     return Answers.model_validate(data)
 
 
