@@ -167,14 +167,26 @@ def reuse_candidate(advisor: Advisor, answers: Answers, bought: Candidate) -> Ca
         return None
     _, opt, cfg = best
     count = int(opt["count"])
-    lifted = " (its replicas on two of the purchase's machines: N+1)" if bought.machines >= 2 and \
-        any(FAILOVER_RULE in vetoes.get(t, set()) for t in (str(opt["ref"]), str(opt["config"]))) else ""
+    scale = 1.0
+    lifted = ""
+    if bought.machines >= 2 and any(FAILOVER_RULE in vetoes.get(t, set()) for t in (str(opt["ref"]),
+                                                                                   str(opt["config"]))):
+        replicas = max(int(cfg.get("replicas") or 1), 1)
+        if replicas < int(cfg.get("replicas_for_load") or 1) + 1:  # N+1: one more replica, on a second machine
+            scale = (replicas + 1) / replicas
+            count = count + count // replicas
+        lifted = " (its replicas on two of the purchase's machines: N+1)"
+    if count > min(bought.count, MAX_OWNED):
+        return None
     usage = (cons.of_kind("usage") or [(0, {})])[0][1]
+    per_run, per_month = opt.get("usd_per_run"), opt.get("usd_per_month")
     return Candidate(
         choice="reuse", title=f"{count} of the {bought.count} × {bought.title.split(' — ')[-1]} bought{lifted}",
         option=str(opt["ref"]), accelerator=bought.accelerator, count=count, machines=bought.machines,
-        per_machine=bought.per_machine, memory_gb=bought.memory_gb, usd_per_run=opt.get("usd_per_run"),
-        usd_per_month=opt.get("usd_per_month"), training_days=cfg.get("training_days"),
+        per_machine=bought.per_machine, memory_gb=bought.memory_gb,
+        usd_per_run=None if per_run is None else float(per_run) * scale,
+        usd_per_month=None if per_month is None else float(per_month) * scale,
+        training_days=cfg.get("training_days"),
         utilization=float(usage.get("utilization") or 1.0), note=lifted.strip(" ()"),
         advice_points=round(sum(points.get(t, 0.0) for t in (str(opt["ref"]), str(opt["config"]),
                                                              f"acc:{opt['accelerator']}")), 2))
