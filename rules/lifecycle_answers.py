@@ -199,3 +199,27 @@ def load_any(path: Path) -> Answers | LifecycleAnswers:
 def parse_any(data: Mapping[str, Any], where: str = "answers") -> Answers | LifecycleAnswers:
     """`parse_answers` or `parse_lifecycle`, by the shape of the data."""
     return parse_lifecycle(data, where) if is_lifecycle(data) else parse_answers(dict(data), where)
+
+
+def lifecycle_file_model() -> type[BaseModel]:
+    """A model of the lifecycle file for its JSON Schema (`gpuadvisor schema lifecycle`); validation itself is
+    `parse_lifecycle`, which also resolves the phase references and names the phase in its messages."""
+    from pydantic import create_model
+
+    from gpuadvisor.rules.answers import ModelAnswer
+
+    own = {name: (info.annotation, info) for name, info in PhaseSettings.model_fields.items()}
+    fields = {name: (info.annotation, info) for name, info in Answers.model_fields.items()
+              if name not in ("budget", "model")}
+    ref = Field(default=None, description='a [model] table, or "phase:N" / "phase:NAME": the model an earlier '
+                                          "phase trains (N from 1)")
+    phase = create_model("Phase", __config__=ConfigDict(extra="forbid"),  # type: ignore[call-overload]
+                         model=(ModelAnswer | str | None, ref), **own, **fields)
+    shared = {name: (info.annotation, info) for name, info in Answers.model_fields.items()
+              if name in SHARED_SECTIONS}
+    model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        "LifecycleFile", __config__=ConfigDict(extra="forbid"),
+        phase=(list[phase], Field(min_length=1, description="the workloads, in order: each holds the fields of a "
+                                                            "one-workload answers file (no budget) and its own")),
+        lifecycle=(LifecycleSettings, Field(default_factory=LifecycleSettings)), **shared)
+    return model
