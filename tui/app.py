@@ -30,6 +30,8 @@ from gpuadvisor.tui.messages import (
     ConsultationFailed,
     ConsultationReady,
     HardwareDetected,
+    LifecycleFailed,
+    LifecycleReady,
 )
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import AnswerState
@@ -89,7 +91,8 @@ class GpuAdvisorApp(App[None]):
     # The first screen's styles only; the others are parsed by `warm_up` once the welcome screen is on screen (a
     # stylesheet added when its screen is first shown makes Textual re-parse every source: ~100 ms at that moment).
     CSS_PATH = [STYLES / "app.tcss", STYLES / "welcome.tcss"]
-    LATER_CSS = [STYLES / name for name in ("questionnaire.tcss", "results.tcss", "detail.tcss", "modals.tcss")]
+    LATER_CSS = [STYLES / name for name in ("questionnaire.tcss", "results.tcss", "detail.tcss", "modals.tcss",
+                                            "lifecycle.tcss")]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     COMMANDS = App.COMMANDS | {AdvisorCommands}
     BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = [
@@ -128,6 +131,10 @@ class GpuAdvisorApp(App[None]):
         self._cache: dict[str, RecommendResult] = {}
         self._consult_running: str | None = None
         self._wanted: str | None = None
+        self.lifecycle_phases: list[tuple[dict[str, Any], int | None]] = []
+        """Earlier phases of a lifecycle being entered ("and then?"): each one's given answers and the phase whose
+        model it uses (None: its own model)."""
+        self.lifecycle_result: RecommendResult | None = None
         self._theme_ready = False
         self._loading_started = False
         wanted = theme or settings.load_theme() or DARK_THEME
@@ -343,6 +350,86 @@ class GpuAdvisorApp(App[None]):
         self.show_results(self.state, what_if=note)
         return None
 
+    # --- lifecycles: "and then?" --------------------------------------------------------------------------------
+    SHARED_PREFIXES = ("stage", "budget.", "deployment.", "constraints.", "framework.", "current.")
+    """Entries a later phase starts from (the lifecycle's shared answers), with the model the phase trains."""
+
+    def and_then(self, state: AnswerState, answers: Answers, workload: str) -> None:
+        """The phase just reviewed is kept; the questionnaire opens again for the next one (serve or fine-tune the
+        model it trains), starting from the shared answers and that model."""
+        from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
+
+        self.lifecycle_phases.append((answers.given(), state.model_from))
+        nxt = AnswerState(detected=dict(state.detected))
+        nxt.raw = {k: v for k, v in state.raw.items() if k.startswith(self.SHARED_PREFIXES) or k == "model"}
+        nxt.extra = {k: v for k, v in state.extra.items() if k.startswith(self.SHARED_PREFIXES)}
+        nxt.model_from = len(self.lifecycle_phases)
+        nxt.raw["workload"] = workload
+        nxt.model_id, nxt.native_weights = state.model_id, state.native_weights
+        self.state = nxt
+        self.push_screen(QuestionnaireScreen(nxt, phase=len(self.lifecycle_phases) + 1))
+
+    def lifecycle_data(self, state: AnswerState, answers: Answers) -> dict[str, Any]:
+        """The lifecycle answers file the entered phases make: the first phase's shared tables at the top level,
+        each phase's own fields, a served or fine-tuned model as `model = "phase:N"`."""
+        from gpuadvisor.rules.lifecycle_answers import SHARED_SECTIONS
+
+        phases = [*self.lifecycle_phases, (answers.given(), state.model_from)]
+        first = phases[0][0]
+        data: dict[str, Any] = {k: first[k] for k in SHARED_SECTIONS if k in first}
+        data["phase"] = []
+        for given, model_from in phases:
+            phase = {k: v for k, v in given.items() if k != "budget"}
+            if model_from:
+                phase["model"] = f"phase:{model_from}"
+            data["phase"].append(phase)
+        return data
+
+    def show_lifecycle(self, state: AnswerState, answers: Answers) -> None:
+        """Plan the entered phases as one consultation and show the lifecycle results."""
+        from gpuadvisor.knowledge.errors import AdvisorError
+        from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
+
+        try:
+            lifecycle = parse_lifecycle(self.lifecycle_data(state, answers), "questionnaire")
+        except AdvisorError as exc:
+            self.notify(str(exc), title="Answers to fix", severity="error", timeout=10)
+            return
+        self.notify("Planning every phase and the fleet for the whole…", timeout=3)
+        self._consult_lifecycle(lifecycle)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="engine", description="Lifecycle")
+    def _consult_lifecycle(self, lifecycle: Any) -> None:
+        from gpuadvisor.rules.consult import get_advisor
+
+        try:
+            result = get_advisor(self.get_catalog()).consult_lifecycle(lifecycle)
+        except Exception as exc:  # an engine bug must not take the UI down: say what happened instead
+            self.post_message(LifecycleFailed(f"the lifecycle consultation failed: {exc}"))
+            return
+        self.post_message(LifecycleReady(result))
+
+    @on(LifecycleReady)
+    def _lifecycle_ready(self, message: LifecycleReady) -> None:
+        from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
+
+        self.lifecycle_result = message.result
+        self.push_screen(LifecycleScreen(message.result))
+
+    @on(LifecycleFailed)
+    def _lifecycle_failed(self, message: LifecycleFailed) -> None:
+        self.notify(message.error, title="The consultation failed", severity="error", timeout=10)
+
+    def show_phase(self, phase: RecommendResult) -> None:
+        """One phase's own results, in the usual results screen on top of the lifecycle."""
+        from gpuadvisor.rules.answers import parse_answers
+        from gpuadvisor.tui.screens.results import ResultsScreen
+
+        self.answers, self.result, self.previous, self.what_if = parse_answers(phase.answers), phase, None, None
+        screen = ResultsScreen()
+        self.push_screen(screen)
+        screen.show(phase, None, None)
+
     # --- screens ----------------------------------------------------------------------------------------------------
     def _find_results(self) -> ResultsScreen | None:
         from gpuadvisor.tui.screens.results import ResultsScreen
@@ -390,6 +477,7 @@ class GpuAdvisorApp(App[None]):
     def action_new_consultation(self) -> None:
         from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 
+        self.lifecycle_phases = []
         self.state = AnswerState(detected=dict(self._detected))
         self._detect_into_state = True
         self.result = self.previous = self.answers = None
