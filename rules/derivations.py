@@ -37,9 +37,9 @@ from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
+from gpuadvisor.rules.usage import HOURS_PER_MONTH, Usage, read_usage, usage_profile, usage_values
 from gpuadvisor.rules.user_load import ANSWER_KEYS as USER_ANSWER_KEYS
 from gpuadvisor.rules.user_load import user_load, user_load_values
-from gpuadvisor.rules.usage import HOURS_PER_MONTH, Usage, read_usage, usage_profile, usage_values
 
 Fact = Mapping[str, Any]
 MIN_UTILIZATION = 1e-4

@@ -165,12 +165,12 @@ def reuse_candidate(advisor: Advisor, answers: Answers, bought: Candidate) -> Ca
             best = (float(metric), opt, configs.get(str(opt["config"]), {}))
     if best is None:
         return None
-    _, opt, cfg = best
-    count = int(opt["count"])
+    _, own, cfg = best
+    count = int(own["count"])
     scale = 1.0
     lifted = ""
-    if bought.machines >= 2 and any(FAILOVER_RULE in vetoes.get(t, set()) for t in (str(opt["ref"]),
-                                                                                   str(opt["config"]))):
+    if bought.machines >= 2 and any(FAILOVER_RULE in vetoes.get(t, set()) for t in (str(own["ref"]),
+                                                                                   str(own["config"]))):
         replicas = max(int(cfg.get("replicas") or 1), 1)
         if replicas < int(cfg.get("replicas_for_load") or 1) + 1:  # N+1: one more replica, on a second machine
             scale = (replicas + 1) / replicas
@@ -179,17 +179,17 @@ def reuse_candidate(advisor: Advisor, answers: Answers, bought: Candidate) -> Ca
     if count > min(bought.count, MAX_OWNED):
         return None
     usage = (cons.of_kind("usage") or [(0, {})])[0][1]
-    per_run, per_month = opt.get("usd_per_run"), opt.get("usd_per_month")
+    run_usd, month_usd = own.get("usd_per_run"), own.get("usd_per_month")
     return Candidate(
         choice="reuse", title=f"{count} of the {bought.count} × {bought.title.split(' — ')[-1]} bought{lifted}",
-        option=str(opt["ref"]), accelerator=bought.accelerator, count=count, machines=bought.machines,
+        option=str(own["ref"]), accelerator=bought.accelerator, count=count, machines=bought.machines,
         per_machine=bought.per_machine, memory_gb=bought.memory_gb,
-        usd_per_run=None if per_run is None else float(per_run) * scale,
-        usd_per_month=None if per_month is None else float(per_month) * scale,
+        usd_per_run=None if run_usd is None else float(run_usd) * scale,
+        usd_per_month=None if month_usd is None else float(month_usd) * scale,
         training_days=cfg.get("training_days"),
         utilization=float(usage.get("utilization") or 1.0), note=lifted.strip(" ()"),
-        advice_points=round(sum(points.get(t, 0.0) for t in (str(opt["ref"]), str(opt["config"]),
-                                                             f"acc:{opt['accelerator']}")), 2))
+        advice_points=round(sum(points.get(t, 0.0) for t in (str(own["ref"]), str(own["config"]),
+                                                             f"acc:{own['accelerator']}")), 2))
 
 
 # --- timeline and costs --------------------------------------------------------------------------------------------
@@ -614,7 +614,7 @@ def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPl
             "idle_after": busy_share < IDLE_SHARE and after > 0,
             "below_break_even": util_after < be and busy_share >= IDLE_SHARE,
             "rent_run_usd": round(rent_cost, 2), "rent_title": rented.title if rented else "",
-            "text": f"{cand.title} ({'in the chosen fleet' if in_plan else 'phase ' + str(ph.index) + ' ranks it first'})"
+            "text": f"{cand.title} ({'in the chosen fleet' if in_plan else f'phase {ph.index} ranks it first'})"
                     f": after the run ({plan.months * DAYS_PER_MONTH:,.0f} days) {after:,.1f} months remain; "
                     + ("; ".join(users) if users else "no later phase runs on it")
                     + f" — busy {util_after:.0%} of that time (break-even {be:.0%})",

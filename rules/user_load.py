@@ -72,8 +72,8 @@ def user_load_values(catalog: Catalog | None) -> dict[str, float]:
 
 def user_load(daily_active_users: int, answers: Mapping[str, Any], values: Mapping[str, float]) -> UserLoad:
     """The load of `daily_active_users`; `answers` maps answer leaves (`peak_to_average`…) to a value or None."""
-    picked = {leaf: answers.get(leaf) if answers.get(leaf) is not None else values[asm]
-              for leaf, asm in ANSWER_KEYS.items()}
-    return UserLoad(int(daily_active_users), float(picked["sessions_per_user_per_day"]),
-                    float(picked["requests_per_session"]), float(picked["peak_to_average"]),
+    picked: dict[str, float] = {leaf: float(answers[leaf]) if answers.get(leaf) is not None else values[asm]
+                                for leaf, asm in ANSWER_KEYS.items()}
+    return UserLoad(int(daily_active_users), picked["sessions_per_user_per_day"],
+                    picked["requests_per_session"], picked["peak_to_average"],
                     frozenset(k for k in ANSWER_KEYS if answers.get(k) is not None))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on, work
 from textual.app import App
@@ -39,6 +39,7 @@ from gpuadvisor.tui.screens.welcome import WelcomeScreen
 
 if TYPE_CHECKING:
     from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
     from gpuadvisor.rules.result import Recommendation, RecommendResult
     from gpuadvisor.tui.screens.results import ResultsScreen
 
@@ -101,15 +102,19 @@ class GpuAdvisorApp(App[None]):
                 tooltip="Switch between the light and the dark theme"),
     ]
 
-    def __init__(self, answers: Answers | None = None, *, theme: str | None = None,
+    def __init__(self, answers: Answers | LifecycleAnswers | None = None, *, theme: str | None = None,
                  consult_fn: ConsultFn | None = None, catalog_fn: CatalogFn | None = None,
                  today: date | None = None, detect_fn: DetectFn | None = None) -> None:
         """`consult_fn`, `catalog_fn`, `detect_fn` (this machine's GPUs) and `today` (the date in report names and
         headers) are seams for tests."""
         super().__init__()
         self.today = today
-        self.state = AnswerState.from_answers(answers) if answers is not None else AnswerState()
-        self._initial = answers
+        lifecycle = hasattr(answers, "phases")  # a LifecycleAnswers (not imported here: start-up stays light)
+        self._initial_lifecycle = answers if lifecycle else None
+        """A lifecycle file given at start (`gpuadvisor --answers FILE` with [[phase]] tables): planned at once."""
+        single = None if lifecycle else cast("Answers | None", answers)
+        self.state = AnswerState.from_answers(single) if single is not None else AnswerState()
+        self._initial = single
         self._wanted_theme = theme
         self._consult_fn = consult_fn or _engine_consult
         self._catalog_fn = catalog_fn or _shipped_catalog
@@ -148,6 +153,9 @@ class GpuAdvisorApp(App[None]):
         if self._initial is not None:
             self.warm_up()
             self.show_results(self.state)
+        elif self._initial_lifecycle is not None:
+            self.warm_up()
+            self._consult_lifecycle(self._initial_lifecycle)
         # Otherwise the welcome screen starts the loading once it has been painted: the loader's thread competes
         # for the GIL, and the first screen must not wait for it.
 
@@ -460,12 +468,17 @@ class GpuAdvisorApp(App[None]):
     def open_answers(self, path: Path) -> str | None:
         """Load an answers file (TOML or a JSON report) and show its results; the problem text on failure."""
         from gpuadvisor.knowledge.errors import AdvisorError
-        from gpuadvisor.rules.answers import load_answers
+        from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers, load_any
 
         try:
-            answers = load_answers(path)
+            loaded = load_any(path)
         except AdvisorError as exc:
             return str(exc)
+        if isinstance(loaded, LifecycleAnswers):  # several phases: planned as one, shown on the lifecycle screen
+            self._pop_to(self.screen_stack[0])
+            self._consult_lifecycle(loaded)
+            return None
+        answers = loaded
         self.state = AnswerState.from_answers(answers)
         self._detect_into_state = False
         self.result = None

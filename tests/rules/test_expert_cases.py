@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.rules.lifecycle_answers import parse_any
 from gpuadvisor.rules.consult import consult
+from gpuadvisor.rules.lifecycle_answers import parse_any
 from tests.expert_expect import check, describe, unknown_keys
 
 HERE = Path(__file__).resolve().parent

@@ -72,3 +72,16 @@ async def test_and_then_serve_plans_both_phases_as_one_consultation(catalog: Cat
         await pilot.pause()
         assert isinstance(app.screen, ResultsScreen) and app.screen.result is not None
         assert app.screen.result.model_dump() == expected.phases[1].model_dump()
+
+
+async def test_a_lifecycle_file_given_at_start_opens_on_the_lifecycle_screen(catalog: Catalog) -> None:
+    lifecycle = parse_lifecycle({"deployment": {"where": "cloud"}, "phase": [
+        {"workload": "training", "model": {"params_b": 1.3}, "training": {"tokens_b": 26.0, "deadline_days": 20.0}},
+        {"workload": "inference", "model": "phase:1", "months": 6}]})
+    app = make_app(catalog, lifecycle)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, LifecycleScreen))
+        assert isinstance(app.screen, LifecycleScreen)
+        assert [p.name for p in app.screen.result.phases] == ["training", "inference"]
+        assert app.screen.result.lifecycle is not None and app.screen.result.lifecycle.plan[1].months == 6

@@ -83,8 +83,8 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
     lines += heading("Fleet", "-")
     lines += table(c.FLEET_HEADER, c.fleet_rows(result), right=(0, 2, 3, 4, 5))
     lines += [*wrap(c.FLEET_NOTE), ""]
-    for n in life.notes:
-        lines += wrap(f"- {n}")
+    for note in life.notes:
+        lines += wrap(f"- {note}")
     lines.append("")
     if why and life.why:
         lines += ["  Why this fleet:", *why_lines(walk(life.why, "the fleet", {})), ""]
