@@ -18,6 +18,18 @@ def phase_title(p: PhaseResult) -> str:
     return c.one_line(f"Phase {p.phase} ({p.name}): {c.title_for(p)}")
 
 
+def in_plan(result: RecommendResult, p: PhaseResult) -> str:
+    """What the lifecycle's plan runs the phase on, before the phase's own one-workload ranking (which may differ:
+    alone, a training phase charges a purchase only the run's share of its price)."""
+    life = result.lifecycle
+    plan = next((x for x in life.plan if x.phase == p.phase), None) if life else None
+    if plan is None:
+        return f"Phase {p.phase} ({p.name}): no plan for the whole was found; its own consultation follows."
+    how = c.CHOICE_VERB.get(plan.choice, plan.choice)
+    return (f"Phase {p.phase} ({p.name}) in the plan for the whole: {how} {plan.title.removeprefix('Buy ')}, "
+            f"{c.phase_when(plan)}, {c.usd(c.phase_spend(plan))}. Its own consultation, as one workload, follows.")
+
+
 def _phase_meta(result: RecommendResult, p: PhaseResult) -> RecommendResult:
     """A phase with the lifecycle report's date and generator, titled as a phase."""
     meta = c.meta_of(result)
@@ -60,6 +72,7 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
     if result.defaults_applied:
         doc.add("## Defaults applied to the whole", "", *[f"- {md(d)}" for d in result.defaults_applied], "")
     for p in result.phases:
+        doc.add(f"*{md(in_plan(result, p))}*", "")
         text = to_markdown(_phase_meta(result, p), for_html=for_html, all_findings=all_findings,
                            chart_prefix=f"p{p.phase}-")
         doc.add(*[_HEADING.sub(lambda m: "#" + m.group(1) + " ", line) for line in text.splitlines()], "")
@@ -104,5 +117,6 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
         lines += [line for d in result.defaults_applied for line in wrap(f"- {d}")]
         lines.append("")
     for p in result.phases:
-        lines += [to_text(_phase_meta(result, p), why=why, all_findings=all_findings), ""]
+        lines += [*wrap(in_plan(result, p)), "", to_text(_phase_meta(result, p), why=why, all_findings=all_findings),
+                  ""]
     return "\n".join(lines).rstrip() + "\n"
