@@ -51,7 +51,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
               "alternatives"),
     "purchase_use": ("phase", "name", "workload", "title", "count", "in_plan", "capex_usd", "months_after",
                      "busy_share_after", "utilization_after", "break_even_utilization", "idle_after",
-                     "below_break_even", "rent_run_usd", "rent_title"),
+                     "below_break_even", "instead", "plan_text"),
     "eval_check": ("phase", "name", "trained_phase", "title", "machine_memory_gb", "eval_need_gb", "fits_eval",
                    "precision"),
     "parameters": ("total", "active", "total_b", "active_b"),

@@ -606,6 +606,12 @@ def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPl
         be = cand.break_even if cand.break_even is not None else H15_BREAK_EVEN
         rented = _cand_of(slot, plan) if plan.choice in ("rent", "free", "own") else slot.rent
         rent_cost = (rented.usd_per_run or 0.0) * float(plan.runs or 1.0) if rented else 0.0
+        instead = (f"Rent the run ({rented.title}: ${rent_cost:,.0f})" if rented is not None else
+                   "Renting the run is excluded by your answers (deployment.where); allowing it "
+                   '(deployment.where = "either") would show what it costs')
+        spend = plan.cost_usd + plan.capex_usd + plan.holding_usd
+        verb = {"rent": "rents", "buy": "buys", "reuse": "reuses", "own": "uses", "free": "uses"}[plan.choice]
+        plan_text = f"{verb} {plan.title.removeprefix('Buy ')} (${spend:,.0f})"
         out.append(InputFact({
             "kind": "purchase_use", "ref": f"purchase:{ph.index}", "phase": ph.index, "name": ph.name,
             "workload": ph.answers.workload, "title": cand.title, "count": cand.count, "in_plan": in_plan,
@@ -613,7 +619,7 @@ def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPl
             "utilization_after": round(util_after, 4), "break_even_utilization": round(be, 4),
             "idle_after": busy_share < IDLE_SHARE and after > 0,
             "below_break_even": util_after < be and busy_share >= IDLE_SHARE,
-            "rent_run_usd": round(rent_cost, 2), "rent_title": rented.title if rented else "",
+            "instead": instead, "plan_text": plan_text,
             "text": f"{cand.title} ({'in the chosen fleet' if in_plan else f'phase {ph.index} ranks it first'})"
                     f": after the run ({plan.months * DAYS_PER_MONTH:,.0f} days) {after:,.1f} months remain; "
                     + ("; ".join(users) if users else "no later phase runs on it")

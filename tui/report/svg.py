@@ -201,20 +201,21 @@ def timeline_chart(life: LifecycleOut, chart_id: str = "timeline-chart") -> str:
     for i, p in enumerate(life.plan):
         y = 8 + i * ROW_H + LABEL_H
         spend = c.phase_spend(p)
-        label = f"{p.phase}. {p.name}: {c.CHOICE_VERB.get(p.choice, p.choice)} {p.title}"
+        label = f"{p.phase}. {p.name}: {c.CHOICE_VERB.get(p.choice, p.choice)} {p.title.removeprefix('Buy ')}"
         out.append(f'<g class="row"><title>{_e(f"{label}: {c.phase_when(p)}, {c.usd(spend)}")}</title>')
         out.append(_label(x0, y, label))
         bx = x0 + p.start_month * scale
         w = max(p.months * scale, 3.0)
         fill = CHOICE_FILL.get(p.choice, "#555")
         out.append(f'<rect x="{bx:.1f}" y="{y}" width="{w:.1f}" height="{BAR_H}" fill="{fill}"/>')
+        tx = bx + w + 6
         if p.choice == "buy":
             hold_x = x0 + life.horizon_months * scale
             mid = y + BAR_H / 2
             out.append(f'<line x1="{bx + w:.1f}" y1="{mid:.1f}" x2="{hold_x:.1f}" y2="{mid:.1f}" stroke="{fill}" '
                        f'stroke-width="2" stroke-dasharray="4 3"><title>held to month '
                        f'{_e(c.number(life.horizon_months))}</title></line>')
-        tx = min(bx + w + 6, x0 + BAR_W - 4)
+            tx = max(tx, hold_x + 6)  # the cost after the holding line, not over it
         out.append(f'<text x="{tx:.1f}" y="{y + BAR_H / 2 + 4:.1f}" fill="#222">{_e(c.usd(spend))}</text>')
         out.append("</g>")
     out += _axis(x0, 8 + ROW_H * len(life.plan) + 4, scale, axis_end, "months from the start")
