@@ -493,16 +493,19 @@ def _headline(lc: LifecycleAnswers, life: LifecycleOut, chosen: FleetPlan | None
     if chosen is None:
         return None
     steps = []
+    end = 0.0
     for p in chosen.phases:
         verb = {"buy": "buy", "reuse": "reuse", "own": "use", "free": "use"}.get(p.choice, "rent")
         title = p.title.removeprefix("Buy ") if p.choice == "buy" else p.title
         spent = p.cost_usd + p.capex_usd + p.holding_usd
         when = f"{p.months:,.1f} months" if p.workload == "inference" or p.runs and p.runs > 1 else \
             f"{p.months * DAYS_PER_MONTH:,.0f} days"
-        steps.append(f"{p.name}: {verb} {title} ({when}, ${spent:,.0f})")
+        link = "" if not steps else ("; then " if p.start_month >= end - 1e-6 else "; alongside, ")
+        steps.append(f"{link}{p.name}: {verb} {title} ({when}, ${spent:,.0f})")
+        end = max(end, p.start_month + p.months)
     left = f"; ${life.budget_left_usd:,.0f} of the budget left" if life.budget_left_usd is not None else ""
     over = "" if chosen.within_budget else " — OVER BUDGET: no way to equip the phases fits it"
-    return (f"{_CHOICE_WORDS.get(chosen.choice, chosen.choice)}: " + "; then ".join(steps)
+    return (f"{_CHOICE_WORDS.get(chosen.choice, chosen.choice)}: " + "".join(steps)
             + f". Total ${chosen.total_cost_usd:,.0f} over {lc.horizon_months:g} months{left}{over}.")
 
 

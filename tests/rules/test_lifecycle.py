@@ -174,3 +174,19 @@ def test_lifecycle_json_reruns_and_single_workload_json_is_unchanged(opening: An
     assert [p.name for p in again.phases] == ["pretrain", "serve"]  # type: ignore[union-attr]
     single = advisor.consult(parse_answers({"model": {"name": "gpt2"}}), top=1)
     assert single.phases == [] and single.lifecycle is None
+
+
+def test_a_monthly_fine_tune_beside_serving_by_hand() -> None:
+    # serving from month 0 to 36 on a rental at $2,000 a month = $72,000; a fine-tune every month from month 0 for
+    # 12 months (runs_per_month 1 → 12 runs) at $500 a run = $6,000; side by side, total $78,000
+    lc = parse_lifecycle({"phase": [
+        {"workload": "inference", "model": {"params_b": 1}, "name": "serve"},
+        {"workload": "finetune", "model": "phase:serve", "start_month": 0, "months": 12, "runs_per_month": 1}]},
+        "f.toml")
+    serve = _Slot(lc.phases[0], None, [_cand("rent", usd_per_month=2_000.0)], [])  # type: ignore[arg-type]
+    tune = _Slot(lc.phases[1], None, [_cand("rent", usd_per_run=500.0, training_days=0.5)], [])  # type: ignore[arg-type]
+    costed = cost_fleet([serve, tune], [("rent", 0, 0), ("rent", 0, 0)], 36.0, 184.06)
+    assert costed is not None
+    first, second = costed.plans
+    assert (first.start_month, first.months) == (0, 36) and (second.start_month, second.months) == (0, 12)
+    assert second.runs == 12 and second.cost_usd == 6_000 and costed.total == 78_000
