@@ -284,7 +284,6 @@ def cost_fleet(slots: Sequence[_Slot], picks: Sequence[Pick], horizon: float,
             holding_usd=round(holding, 2), reuses_phase=owner if choice == "reuse" else None, note=note))
     if not _fits_side_by_side(plans, slots, picks):
         return None
-    capex += 0.0
     points = sum(c.advice_points for c in (_chosen(sl, pk) for sl, pk in zip(slots, picks, strict=True))
                  if c is not None)
     return _Costed(tuple(plans), round(capex, 2), round(total, 2), round(points, 2))
@@ -298,6 +297,8 @@ def _fits_side_by_side(plans: Sequence[PhasePlan], slots: Sequence[_Slot], picks
             by_owner.setdefault(owner, []).append(p)
     for owner, users in by_owner.items():
         buyer = plans[owner - 1]
+        if any(u.start_month < buyer.start_month - 1e-9 for u in users):
+            return False  # a phase cannot run on hardware before it is bought
         size = buyer.count
         everyone = [buyer, *users]
         for p in everyone:
