@@ -24,8 +24,11 @@ IRRELEVANT: dict[str, tuple[str, ...]] = {
 }
 """Answers a workload never reads: left out of the defaults list (they would only be noise)."""
 SILENT_WHEN_UNSET = frozenset({"current.gpu_name", "current.detection", "current.gpu_memory_gb",
-                               "current.gpu_utilization", "current.gpu_count"})
-"""Answers set by detection or meaningful only with another one: not listed as "not set"."""
+                               "current.gpu_utilization", "current.gpu_count", "inference.daily_active_users",
+                               "inference.sessions_per_user_per_day", "inference.requests_per_session",
+                               "inference.peak_to_average"})
+"""Answers set by detection or meaningful only with another one (the daily-users load and its factors, an
+alternative to requests_per_minute): not listed as "not set"."""
 
 
 def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, Any],
