@@ -493,7 +493,7 @@ def _defaults(lc: LifecycleAnswers) -> list[str]:
 def _headline(lc: LifecycleAnswers, life: LifecycleOut, chosen: FleetPlan | None) -> str | None:
     if chosen is None:
         return None
-    steps = []
+    steps: list[str] = []
     end = 0.0
     for p in chosen.phases:
         verb = {"buy": "buy", "reuse": "reuse", "own": "use", "free": "use"}.get(p.choice, "rent")

@@ -75,9 +75,14 @@ def answers_key(answers: Answers) -> str:
     return json.dumps(answers.model_dump(mode="json"), sort_keys=True)
 
 
-def consultation_title(answers: Answers, result: RecommendResult | None = None) -> str:
+def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendResult | None = None) -> str:
     """One line naming a consultation (recent list, report titles): workload, model, precision — the precision the
-    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known."""
+    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known; a lifecycle's phases."""
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers  # imported when first needed (light start-up)
+
+    if isinstance(answers, LifecycleAnswers):
+        phases = " → ".join(p.name for p in answers.phases)
+        return f"lifecycle · {phases} · {consultation_title(answers.phases[0].answers)}"
     model = answers.model
     name = model.name or (f"{model.params_b:g}B" if model.params_b else Path(model.config or "?").parent.name)
     weights = result.answers_effective.get("precision", {}).get("weights") if result is not None else None
@@ -415,14 +420,19 @@ class GpuAdvisorApp(App[None]):
         except Exception as exc:  # an engine bug must not take the UI down: say what happened instead
             self.post_message(LifecycleFailed(f"the lifecycle consultation failed: {exc}"))
             return
-        self.post_message(LifecycleReady(result))
+        self.post_message(LifecycleReady(lifecycle, result))
 
     @on(LifecycleReady)
     def _lifecycle_ready(self, message: LifecycleReady) -> None:
         from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
 
         self.lifecycle_result = message.result
-        self.push_screen(LifecycleScreen(message.result))
+        try:
+            settings.record_consultation(message.lifecycle.to_toml(), consultation_title(message.lifecycle))
+        except OSError as exc:
+            self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning")
+        self.push_screen(LifecycleScreen(message.result, message.lifecycle))
+        self._notify_screens("recent_changed")
 
     @on(LifecycleFailed)
     def _lifecycle_failed(self, message: LifecycleFailed) -> None:

@@ -49,8 +49,9 @@ class ConsultationFailed(Message):
 
 @dataclass
 class LifecycleReady(Message):
-    """A lifecycle consultation (several phases) finished."""
+    """A lifecycle consultation (several phases) finished: its answers (LifecycleAnswers) and result."""
 
+    lifecycle: Any
     result: RecommendResult
 
 

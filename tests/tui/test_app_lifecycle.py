@@ -11,6 +11,7 @@ from gpuadvisor.tui.screens.and_then import AndThenScreen
 from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
 from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 from gpuadvisor.tui.screens.results import ResultsScreen
+from gpuadvisor.tui.screens.save import SaveScreen
 
 from .conftest import make_app, settle, wait_until
 
@@ -85,3 +86,8 @@ async def test_a_lifecycle_file_given_at_start_opens_on_the_lifecycle_screen(cat
         assert isinstance(app.screen, LifecycleScreen)
         assert [p.name for p in app.screen.result.phases] == ["training", "inference"]
         assert app.screen.result.lifecycle is not None and app.screen.result.lifecycle.plan[1].months == 6
+        await pilot.press("s")  # save the lifecycle's report or its answers file
+        await pilot.pause()
+        assert isinstance(app.screen, SaveScreen)
+        assert app.screen.answers is lifecycle
+        assert app.screen.fmt == "md" and "lifecycle" in app.screen._auto_name

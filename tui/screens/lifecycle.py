@@ -25,6 +25,8 @@ class LifecycleScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="lifecycle.back", tooltip="Back to the questionnaire"),
+        Binding("s", "save", "Save", id="lifecycle.save", tooltip="Save the report (Markdown, HTML, JSON) or the "
+                                                                   "answers file with its [[phase]] tables"),
         *[Binding(str(n), f"phase({n})", f"Phase {n}", show=n <= 3, id=f"lifecycle.phase{n}",
                   tooltip=f"Phase {n}'s own results") for n in range(1, 10)],
     ]
@@ -36,12 +38,15 @@ and what it costs; the total over the horizon and the budget left; the fleet cho
 findings about how the phases interact (L1-L4).
 
 - **1-9** open a phase's own results (its ranking, findings and WHY chains).
+- **s** saves the report (Markdown, HTML with the timeline chart, JSON) or the answers file.
 - **Escape** goes back.
 """
 
-    def __init__(self, result: RecommendResult) -> None:
+    def __init__(self, result: RecommendResult, lifecycle: Any = None) -> None:
+        """`lifecycle`: the LifecycleAnswers planned (for saving the answers file)."""
         super().__init__()
         self.result = result
+        self.lifecycle = lifecycle
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -82,6 +87,12 @@ findings about how the phases interact (L1-L4).
         if action == "phase":
             return bool(parameters) and int(str(parameters[0])) <= len(self.result.phases)
         return True
+
+    def action_save(self) -> None:
+        from gpuadvisor.tui.screens.save import SaveScreen
+
+        if self.lifecycle is not None:
+            self.app.push_screen(SaveScreen(self.result, self.lifecycle, getattr(self.app, "today", None)))
 
     def action_phase(self, n: int) -> None:
         phase: Any = self.result.phases[n - 1]
