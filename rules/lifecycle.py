@@ -416,11 +416,18 @@ def consult_lifecycle(advisor: Advisor, lc: LifecycleAnswers, *, top: int = 5) -
     lifecycle = _lifecycle_out(lc, chosen, plans, fleet_why(lc, slots, chosen, plans))
     phases = [_phase_result(slot, chosen) for slot in slots]
     first = slots[0].result
+    fixes = [f"phase {p.phase} ({p.name}): {t}" for p in phases for t in p.to_make_feasible]
+    if chosen is not None and not chosen.within_budget:
+        budget = _budget(lc) or 0.0
+        fixes.append(f"The cheapest way to equip every phase costs ${chosen.total_cost_usd:,.0f} over "
+                     f"{lc.horizon_months:g} months (${chosen.capex_usd:,.0f} of it bought), against a budget of "
+                     f"${budget:,.0f}: set budget.capex_usd = {chosen.total_cost_usd:.0f}, or shorten the horizon "
+                     "(lifecycle.horizon_months), the load or the training run")
     return RecommendResult(
         answers=lc.given(), answers_effective=_effective(lc), defaults_applied=_defaults(lc),
-        profile=first.profile, feasible=chosen is not None, headline=_headline(lc, lifecycle, chosen),
-        recommendations=[], runners_up=[], warnings=warnings, ruled_out=[],
-        to_make_feasible=[f"phase {p.phase} ({p.name}): {t}" for p in phases for t in p.to_make_feasible],
+        profile=first.profile, feasible=chosen is not None and chosen.within_budget,
+        headline=_headline(lc, lifecycle, chosen),
+        recommendations=[], runners_up=[], warnings=warnings, ruled_out=[], to_make_feasible=fixes,
         assumptions=first.assumptions, knowledge=first.knowledge,
         rules_fired=sum(s.result.rules_fired for s in slots) + len(cons.fired), phases=phases, lifecycle=lifecycle)
 
@@ -499,12 +506,15 @@ def _headline(lc: LifecycleAnswers, life: LifecycleOut, chosen: FleetPlan | None
         verb = {"buy": "buy", "reuse": "reuse", "own": "use", "free": "use"}.get(p.choice, "rent")
         title = p.title.removeprefix("Buy ") if p.choice == "buy" else p.title
         spent = p.cost_usd + p.capex_usd + p.holding_usd
+        days = p.months * DAYS_PER_MONTH
         when = f"{p.months:,.1f} months" if p.workload == "inference" or p.runs and p.runs > 1 else \
-            f"{p.months * DAYS_PER_MONTH:,.0f} days"
+            (f"{days:,.0f} days" if days >= 1 else f"{days * 24:,.1f} hours")
         link = "" if not steps else ("; then " if p.start_month >= end - 1e-6 else "; alongside, ")
         steps.append(f"{link}{p.name}: {verb} {title} ({when}, ${spent:,.0f})")
         end = max(end, p.start_month + p.months)
-    left = f"; ${life.budget_left_usd:,.0f} of the budget left" if life.budget_left_usd is not None else ""
+    left = "" if life.budget_left_usd is None else (
+        f"; ${life.budget_left_usd:,.0f} of the budget left" if life.budget_left_usd >= 0 else
+        f"; ${-life.budget_left_usd:,.0f} over the budget")
     over = "" if chosen.within_budget else " — OVER BUDGET: no way to equip the phases fits it"
     return (f"{_CHOICE_WORDS.get(chosen.choice, chosen.choice)}: " + "".join(steps)
             + f". Total ${chosen.total_cost_usd:,.0f} over {lc.horizon_months:g} months{left}{over}.")

@@ -280,8 +280,9 @@ class RecommendResult(Out):
     lifecycle: LifecycleOut | None = Field(
         default=None, description="lifecycle files only: the fleet chosen for the whole (one fleet reused across "
                                   "phases, or a split), its total cost over the horizon and the budget left; the "
-                                  "top-level recommendations are then empty and `warnings` holds the findings about "
-                                  "how the phases interact")
+                                  "top-level recommendations are then empty, `warnings` holds the findings about "
+                                  "how the phases interact, and `feasible` is true when a fleet within the budget "
+                                  "equips every phase")
 
 
 class PhasePlan(Out):

@@ -149,8 +149,9 @@ CHOICE_VERB = {"rent": "rent", "buy": "buy", "reuse": "reuse", "own": "use your 
 
 def phase_when(p: PhasePlan) -> str:
     """`months 0.0–0.8 (23 days)`, `months 0.8–36.0 (35.2 months)`."""
-    span = f"{p.months * 365.25 / 12:,.0f} days" if p.workload != "inference" and not (p.runs and p.runs > 1) \
-        else f"{fixed(p.months, 1)} months"
+    days = p.months * 365.25 / 12
+    span = (f"{days:,.0f} days" if days >= 1 else f"{fixed(days * 24, 1)} hours") \
+        if p.workload != "inference" and not (p.runs and p.runs > 1) else f"{fixed(p.months, 1)} months"
     runs = f", {number(round(p.runs, 2))} runs" if p.runs and p.runs > 1 else ""
     return f"months {fixed(p.start_month, 1)}–{fixed(p.start_month + p.months, 1)} ({span}{runs})"
 
@@ -188,7 +189,8 @@ def fleet_rows(result: RecommendResult, limit: int = 6) -> list[list[str]]:
         return []
     rows = []
     for n, f in enumerate(life.alternatives[:limit], start=1):
-        left = NA if f.budget_left_usd is None else usd(f.budget_left_usd)
+        left = NA if f.budget_left_usd is None else (usd(f.budget_left_usd) if f.budget_left_usd >= 0
+                                                     else f"−{usd(-f.budget_left_usd)}")
         rows.append([str(n), f.description + ("" if f.within_budget else " (over budget)"), usd(f.capex_usd),
                      usd(f.total_cost_usd), left, f"{f.score:.1f}"])
     return rows
@@ -202,7 +204,8 @@ def lifecycle_totals(result: RecommendResult) -> str:
     text = f"Total {usd(life.total_cost_usd)} over {number(life.horizon_months)} months"
     text += f" ({usd(life.capex_usd)} of it bought)" if life.capex_usd else " (nothing bought)"
     if life.budget_usd is not None and life.budget_left_usd is not None:
-        text += f"; budget {usd(life.budget_usd)}, {usd(life.budget_left_usd)} left"
+        left = life.budget_left_usd
+        text += f"; budget {usd(life.budget_usd)}, " + (f"{usd(left)} left" if left >= 0 else f"{usd(-left)} over")
     return text + ("." if life.within_budget else " — over budget.")
 
 
