@@ -183,12 +183,19 @@ FLEET_HEADER = ["#", "Fleet", "Bought", "Total", "Budget left", "Score"]
 
 
 def fleet_rows(result: RecommendResult, limit: int = 6) -> list[list[str]]:
-    """The ways to equip the phases that were costed, best first (the chosen one is #1)."""
+    """The ways to equip the phases that were costed, best first (the chosen one is #1), and the best of each kind
+    (one fleet, split, rent…) that ranks lower, so one fleet and a split can always be compared."""
     life = result.lifecycle
     if life is None:
         return []
+    shown = list(enumerate(life.alternatives, start=1))[:limit]
+    kinds = {f.choice for _, f in shown}
+    for n, f in enumerate(life.alternatives, start=1):
+        if f.choice not in kinds:
+            kinds.add(f.choice)
+            shown.append((n, f))
     rows = []
-    for n, f in enumerate(life.alternatives[:limit], start=1):
+    for n, f in shown:
         left = NA if f.budget_left_usd is None else (usd(f.budget_left_usd) if f.budget_left_usd >= 0
                                                      else f"−{usd(-f.budget_left_usd)}")
         rows.append([str(n), f.description + ("" if f.within_budget else " (over budget)"), usd(f.capex_usd),
