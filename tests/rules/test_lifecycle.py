@@ -190,3 +190,16 @@ def test_a_monthly_fine_tune_beside_serving_by_hand() -> None:
     first, second = costed.plans
     assert (first.start_month, first.months) == (0, 36) and (second.start_month, second.months) == (0, 12)
     assert second.runs == 12 and second.cost_usd == 6_000 and costed.total == 78_000
+
+
+def test_rules_about_a_phase_fire_on_that_phase(opening: Any) -> None:
+    pretrain, serve = opening.phases
+    assert "W2" in {w.id for w in pretrain.warnings}  # training memory beyond the weights: the training phase
+    assert "W2" not in {w.id for w in serve.warnings}
+    assert "W1" in {w.id for w in serve.warnings}  # a 13B model served at batch 1: the serving phase
+    assert "W1" not in {w.id for w in pretrain.warnings}
+    # the whole carries only the findings about how the phases interact: phase 1 alone ranks a purchase first
+    # (costed at the run's share of its price) that nothing would use after the run; the plan rents the run
+    assert {w.id for w in opening.warnings} == {"L1"}
+    assert opening.warnings[0].rule == "L1.top-pick"
+    assert "the plan for the whole rents" in opening.warnings[0].message
