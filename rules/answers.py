@@ -126,7 +126,10 @@ class InferenceAnswer(Section):
     daily_active_users: int | None = Field(default=None, ge=1, le=10_000_000_000, **ask(
         "daily active users; the request rate is derived from them (sessions per user, requests per session, "
         "peak-to-average: knowledge/data/assumptions.toml, or the keys below); give this or requests_per_minute",
-        flag="dau"))
+        flag="dau", question="Or: daily active users",
+        hint="Instead of requests per minute: users × 2 sessions × 5 requests a day ÷ 1,440 × 3 at the busiest "
+             "hour (assumptions.toml, settable; 002 W5: plan for the peak).", unit="users",
+        example="e.g. 50000 (empty: use requests per minute)"))
     sessions_per_user_per_day: float | None = Field(default=None, gt=0, le=1000, **ask(
         "sessions each daily user opens a day (with daily_active_users; unset = assumptions.toml "
         "dau_sessions_per_user_per_day)", flag="sessions_per_user"))

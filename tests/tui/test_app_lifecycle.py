@@ -53,7 +53,7 @@ async def test_and_then_serve_plans_both_phases_as_one_consultation(catalog: Cat
                                           "training": {"tokens_b": 26.0, "deadline_days": 20.0}}, None)]
         await pilot.press("ctrl+n", "ctrl+n", "ctrl+n")  # workload (set), model (carried over), precision
         assert second.step_id == "targets"
-        await pilot.press(*"60")  # 60 requests a minute
+        await pilot.press("tab", "tab", "tab", "tab", *"50000")  # past rpm, tokens in/out, concurrency: daily users
         await to_review(pilot, second)
         assert not second.query("#and-then-hint")  # serving is the end of the line
         await pilot.press("ctrl+n")
@@ -63,7 +63,7 @@ async def test_and_then_serve_plans_both_phases_as_one_consultation(catalog: Cat
         assert isinstance(screen, LifecycleScreen)
         expected = get_advisor(catalog).consult_lifecycle(parse_lifecycle({"phase": [
             {"workload": "training", "model": {"params_b": 1.3}, "training": {"tokens_b": 26.0, "deadline_days": 20.0}},
-            {"workload": "inference", "model": "phase:1", "inference": {"requests_per_minute": 60.0}}]}))
+            {"workload": "inference", "model": "phase:1", "inference": {"daily_active_users": 50000}}]}))
         assert screen.result.model_dump() == expected.model_dump()
         table = screen.query_one("#timeline", DataTable)
         assert table.row_count == 2
