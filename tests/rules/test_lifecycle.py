@@ -203,3 +203,9 @@ def test_rules_about_a_phase_fire_on_that_phase(opening: Any) -> None:
     assert {w.id for w in opening.warnings} == {"L1"}
     assert opening.warnings[0].rule == "L1.top-pick"
     assert "the plan for the whole rents" in opening.warnings[0].message
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.toml")), ids=lambda p: p.name)
+def test_example_answers_files_validate(path: Path) -> None:
+    loaded = load_any(path)
+    assert loaded.phases  # type: ignore[union-attr]  # every example is a lifecycle
