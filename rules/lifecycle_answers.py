@@ -122,10 +122,10 @@ def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _model_ref(value: str, where: str, index: int, names: list[str]) -> int:
+def _model_ref(value: str, where: str, index: int, names: list[str | None]) -> int:
     """The 1-based index of the earlier phase a `model = "phase:…"` names; InputError naming the field otherwise."""
     ref = value[len(MODEL_REF_PREFIX):].strip()
-    listing = ", ".join(f"{i + 1} '{n}'" for i, n in enumerate(names)) or "none"
+    listing = ", ".join(f"{i + 1} '{n}'" if n else f"{i + 1}" for i, n in enumerate(names)) or "none"
     target: int | None = None
     if ref.isdigit():
         target = int(ref)
@@ -153,7 +153,7 @@ def parse_lifecycle(data: Mapping[str, Any], where: str = "answers") -> Lifecycl
         raise InputError(describe_validation_error(exc, f"{where}: lifecycle")) from None
     shared = {k: data[k] for k in SHARED_SECTIONS if k in data}
     phases: list[Phase] = []
-    names: list[str] = []
+    names: list[str | None] = []
     models: list[Any] = []
     for n, raw in enumerate(phases_raw, start=1):
         here = f"{where}: phase[{n}]"
@@ -182,7 +182,7 @@ def parse_lifecycle(data: Mapping[str, Any], where: str = "answers") -> Lifecycl
         name = ps.name or f"{answers.workload}"
         if ps.name is not None and ps.name in names:
             raise InputError(f"{here}: name: {ps.name!r} is the name of an earlier phase too")
-        names.append(ps.name or f"phase {n}")
+        names.append(ps.name)
         models.append(body.get("model", {}))
         phases.append(Phase(index=n, name=name, answers=answers, settings=ps, model_from=model_from))
     return LifecycleAnswers(phases=tuple(phases), settings=settings, shared=shared, data=copy.deepcopy(dict(data)))

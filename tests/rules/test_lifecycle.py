@@ -25,7 +25,7 @@ SERVE = {"workload": "inference", "model": "phase:1", "inference": {"requests_pe
 
 @pytest.mark.parametrize(("data", "message"), [
     ({"phase": [TRAIN, {**SERVE, "model": "phase:3"}]},
-     r"f\.toml: phase\[2\]\.model: 'phase:3' names no earlier phase \(earlier phases: 1 'phase 1'\)"),
+     r"f\.toml: phase\[2\]\.model: 'phase:3' names no earlier phase \(earlier phases: 1\)"),
     ({"phase": [{**SERVE, "model": "phase:1"}]}, r"phase\[1\]\.model: 'phase:1' names no earlier phase"),
     ({"phase": [{**TRAIN, "name": "pre"}, {**SERVE, "model": "phase:post"}]},
      r"phase\[2\]\.model: 'phase:post' names no earlier phase \(earlier phases: 1 'pre'\)"),
