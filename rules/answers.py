@@ -123,6 +123,22 @@ class InferenceAnswer(Section):
         "reported)", flag="rpm", question="Requests per minute",
         hint="Requests/min × tokens per request → tokens/s needed, plus burst headroom (002 Q4, S10).",
         unit="req/min", example="e.g. 600 (empty: no throughput target; each option's capacity is shown)"))
+    daily_active_users: int | None = Field(default=None, ge=1, le=10_000_000_000, **ask(
+        "daily active users; the request rate is derived from them (sessions per user, requests per session, "
+        "peak-to-average: knowledge/data/assumptions.toml, or the keys below); give this or requests_per_minute",
+        flag="dau", question="Or: daily active users",
+        hint="Instead of requests per minute: users × 2 sessions × 5 requests a day ÷ 1,440 × 3 at the busiest "
+             "hour (assumptions.toml, settable; 002 W5: plan for the peak).", unit="users",
+        example="e.g. 50000 (empty: use requests per minute)"))
+    sessions_per_user_per_day: float | None = Field(default=None, gt=0, le=1000, **ask(
+        "sessions each daily user opens a day (with daily_active_users; unset = assumptions.toml "
+        "dau_sessions_per_user_per_day)", flag="sessions_per_user"))
+    requests_per_session: float | None = Field(default=None, gt=0, le=10_000, **ask(
+        "requests (turns) per session (with daily_active_users; unset = assumptions.toml dau_requests_per_session)",
+        flag="requests_per_session"))
+    peak_to_average: float | None = Field(default=None, ge=1, le=100, **ask(
+        "busiest-hour request rate ÷ the day's average (with daily_active_users; unset = assumptions.toml "
+        "dau_peak_to_average)", flag="peak_to_average"))
     input_tokens: int = Field(default=500, ge=1, le=10_000_000, **ask(
         "prompt tokens per request", flag="input_tokens", question="Input tokens per request",
         hint="Long prompts raise prefill compute and the time to first token (002, S7).", unit="tokens"))
@@ -296,6 +312,9 @@ class ConstraintsAnswer(Section):
         return [p.strip().lower() for p in v]
 
 
+USER_LOAD_KEYS = ("sessions_per_user_per_day", "requests_per_session", "peak_to_average")
+"""The assumptions that turn inference.daily_active_users into a request rate (settable per consultation)."""
+
 AUTO_GPU = "auto"
 """`current.gpu = "auto"`: detect the GPUs of this machine before the consultation (see rules/current_gpu.py)."""
 
@@ -357,6 +376,13 @@ class Answers(Section):
         if self.workload == "inference" and "training" in given and "tokens_b" in self.training.model_fields_set:
             raise ValueError("workload = \"inference\" contradicts training.tokens_b: training tokens only apply to "
                              "training or fine-tuning (remove [training] or change workload)")
+        inf = self.inference
+        if inf.daily_active_users is not None and inf.requests_per_minute is not None:
+            raise ValueError("inference.daily_active_users and inference.requests_per_minute: give one (the request "
+                             "rate is derived from the daily users)")
+        if self.workload != "inference" and inf.daily_active_users is not None:
+            raise ValueError(f"workload = \"{self.workload}\" contradicts inference.daily_active_users: users are "
+                             "served by an inference workload (in a lifecycle file, a later [[phase]])")
         qlora = self.workload == "finetune" and self.finetune.method == "qlora"
         if qlora and "weights" in self.precision.model_fields_set:
             if self.precision.weights.lower() in {"fp32", "float32", "tf32"}:
@@ -573,6 +599,15 @@ def parse_answers(data: dict[str, Any], where: str = "answers") -> Answers:
 
 def load_answers(path: Path) -> Answers:
     """Read an answers TOML file, or the `answers` object embedded in a saved JSON report."""
+    data = read_answers_data(path)
+    if "phase" in data:
+        raise InputError(f"{path}: phase: this file lists several workloads ([[phase]] tables); open it with "
+                         "`gpuadvisor recommend --answers FILE` or the TUI, which plan lifecycles")
+    return parse_answers(data, str(path))
+
+
+def read_answers_data(path: Path) -> dict[str, Any]:
+    """The raw answers of a TOML file, or of the `answers` object embedded in a saved JSON report (unvalidated)."""
     text = read_text_file(path, what="answers file", max_bytes=ANSWERS_MAX_BYTES)
     if path.suffix.lower() == ".json":
         import json
@@ -583,9 +618,9 @@ def load_answers(path: Path) -> Answers:
             raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("answers"), dict):
             raise InputError(f"{path}: a JSON answers source must be a gpuadvisor report with an 'answers' object")
-        return parse_answers(doc["answers"], str(path))
+        answers: dict[str, Any] = doc["answers"]
+        return answers
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
-    return parse_answers(data, str(path))

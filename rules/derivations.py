@@ -45,6 +45,8 @@ from gpuadvisor.rules.sizing.units import GB, HOURS_PER_MONTH, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.usage import Usage, read_usage, usage_profile, usage_values
+from gpuadvisor.rules.user_load import ANSWER_KEYS as USER_ANSWER_KEYS
+from gpuadvisor.rules.user_load import user_load, user_load_values
 
 Fact = Mapping[str, Any]
 MIN_UTILIZATION = 1e-4
@@ -86,6 +88,7 @@ class Derivations:
         self.cheapest_rent = _cheapest_rent_per_gpu_hour(catalog)
         self.units = unit_table(catalog)
         self.usage_values = usage_values(catalog)
+        self.user_load_values = user_load_values(catalog)
         found = catalog.assumptions.get("spot_uninterrupted_hours")
         self._spot_hours = found.value if found is not None else 24.0
         self._prices: dict[tuple[str, str], tuple[InstancePrice, str] | None] = {}  # catalog-derived, see _price
@@ -190,12 +193,24 @@ class Derivations:
             "lora_rank": int(a("finetune.lora_rank")),
             "tokens_b": tokens_b, "tokens_default": tokens_default,
         }
+        if workload == "inference" and fact["requests_per_minute"] is None \
+                and answers["inference.daily_active_users"][1] is not None:
+            load = user_load(int(a("inference.daily_active_users")),
+                             {leaf: a(f"inference.{leaf}") for leaf in USER_ANSWER_KEYS}, self.user_load_values)
+            fact["daily_active_users"] = load.daily_active_users
+            fact["requests_per_minute"] = round(load.requests_per_minute, 3)
+            fact["sessions_per_user_per_day"] = load.sessions_per_user_per_day
+            fact["requests_per_session"] = load.requests_per_session
+            fact["peak_to_average"] = load.peak_to_average
+            fact["load_from_users"] = load.text()
         fact["utilization"] = usage_profile(str(workload), str(fact["stage"]), fact["hours_per_month_given"],
                                             fact["utilization_given"], self.usage_values).utilization
         what = {"inference": "Serving", "training": "Training from scratch", "finetune": f"Fine-tuning ({method})"}
         fact["text"] = (f"{what[str(workload)]} {model['name']} ({fact['params_b']:.2f}B parameters) in {wprec.name}, "
                         f"context {fact['context']:,}, batch {batch}"
                         + (f", {fact['concurrency']} concurrent requests" if workload == "inference" else "")
+                        + (f"; load: {fact['load_from_users']} (assumptions.toml dau_*)"
+                           if fact.get("load_from_users") else "")
                         + f"; {fact['stage']}, {fact['framework']}, deployment {fact['where']}")
         ctx.conclude(fact, also_from=used)
 
@@ -260,7 +275,8 @@ class Derivations:
         ctx.conclude({"kind": "demand", "ref": "demand", "tokens_per_s": round(needed * (1 + burst), 3),
                       "requests_per_s": round(float(rpm) / 60.0, 4), "concurrency": concurrency, "burst": burst,
                       "target": True,
-                      "text": f"{float(rpm):,.0f} requests/min × {out} output tokens = {needed:,.0f} tokens/s; "
+                      "text": (f"{work['load_from_users']}; " if work.get("load_from_users") else "")
+                              + f"{float(rpm):,.0f} requests/min × {out} output tokens = {needed:,.0f} tokens/s; "
                               f"+{burst:.0%} burst headroom → plan {needed * (1 + burst):,.0f} tokens/s, "
                               f"{concurrency} requests in flight"})
 

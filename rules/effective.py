@@ -15,6 +15,7 @@ from typing import Any
 
 from gpuadvisor.rules.answers import IMPLIED_WHY, Answers
 from gpuadvisor.rules.resolve import Resolved
+from gpuadvisor.rules.user_load import ANSWER_KEYS as USER_ANSWER_KEYS
 
 IRRELEVANT: dict[str, tuple[str, ...]] = {
     "inference": ("training.", "finetune."),
@@ -23,8 +24,11 @@ IRRELEVANT: dict[str, tuple[str, ...]] = {
 }
 """Answers a workload never reads: left out of the defaults list (they would only be noise)."""
 SILENT_WHEN_UNSET = frozenset({"current.gpu_name", "current.detection", "current.gpu_memory_gb",
-                               "current.gpu_utilization", "current.gpu_count"})
-"""Answers set by detection or meaningful only with another one: not listed as "not set"."""
+                               "current.gpu_utilization", "current.gpu_count", "inference.daily_active_users",
+                               "inference.sessions_per_user_per_day", "inference.requests_per_session",
+                               "inference.peak_to_average"})
+"""Answers set by detection or meaningful only with another one (the daily-users load and its factors, an
+alternative to requests_per_minute): not listed as "not set"."""
 
 
 def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, Any],
@@ -53,6 +57,14 @@ def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, A
     if workload == "inference" and "inference.concurrent_requests" not in given and work.get("concurrency"):
         eff["inference"]["concurrent_requests"] = int(work["concurrency"])
         used["inference.concurrent_requests"] = (int(work["concurrency"]), "the batch size")
+    if workload == "inference" and work.get("load_from_users") and "inference.requests_per_minute" not in given:
+        rpm = float(work["requests_per_minute"])
+        eff["inference"]["requests_per_minute"] = rpm
+        used["inference.requests_per_minute"] = (rpm, f"from {work['load_from_users'].rsplit(' = ', 1)[0]}")
+        for leaf, asm in USER_ANSWER_KEYS.items():
+            if f"inference.{leaf}" not in given and work.get(leaf) is not None:
+                eff["inference"][leaf] = float(work[leaf])
+                used[f"inference.{leaf}"] = (float(work[leaf]), f"assumptions.toml {asm}")
     if usage:
         if "deployment.hours_per_month" not in given:
             hours = float(usage["hours_per_month"])

@@ -167,7 +167,7 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     return RecommendResult(
         answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
-        headline=_headline(recs[:top], answers, workload) if recs else None,
+        headline=_headline(recs[:top], answers, workload, idx.one["workload"][1]) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
         warnings=warnings, ruled_out=_ruled_out(cons, idx, catalog, shown), how=how_entries(cons),
         to_make_feasible=[] if recs else _to_make_feasible(idx, answers, replan),
@@ -242,7 +242,7 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
     )
 
 
-def _headline(recs: list[Recommendation], answers: Answers, workload: str) -> str:
+def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Fact | None = None) -> str:
     """The recommendation in one sentence: what to do, on what capacity, and why — the cheapest plan that meets
     what was asked, or by how much dearer and what the advice that lifted it said."""
     top = recs[0]
@@ -259,7 +259,7 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str) -> st
     else:
         what = f"{top.unit.machines:,} × {top.unit.name} ({top.count:,} × {short})"
     capacity = {"rent": f" on {top.instance.pricing} capacity" if top.instance else ""}.get(top.acquisition, "")
-    goal = _asked(answers, workload, top)
+    goal = _asked(answers, workload, top, (work or {}).get("requests_per_minute"))
     paid = [r for r in recs if r.acquisition in ("rent", "buy")]
     cheapest = min((_metric_of(r, per_run) for r in paid), default=None)
     if top.acquisition in ("free", "own"):  # nothing is cheaper: say what it delivers
@@ -284,14 +284,16 @@ def _metric_of(r: Recommendation, per_run: bool) -> float:
     return float(value) if value is not None else math.inf
 
 
-def _asked(answers: Answers, workload: str, top: Recommendation) -> str:
-    """' that meets 1,000 req/min at p95 ≤ 5 s with failover' — the targets the plan was held to."""
+def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: float | None = None) -> str:
+    """' that meets 1,000 req/min at p95 ≤ 5 s with failover' — the targets the plan was held to (a rate derived
+    from daily active users is named with them)."""
     parts: list[str] = []
     eff = answers.effective()
     if workload == "inference":
-        rpm = eff.get("inference.requests_per_minute")
+        rpm = eff.get("inference.requests_per_minute") or derived_rpm
+        users = answers.inference.daily_active_users
         if rpm:
-            parts.append(f"{rpm:,.0f} req/min")
+            parts.append(f"{rpm:,.0f} req/min" + (f" ({users:,} daily users at peak)" if users else ""))
         if answers.inference.concurrent_requests:
             parts.append(f"{answers.inference.concurrent_requests:,} users at once")
         if eff.get("inference.latency_p95_s"):

@@ -279,3 +279,90 @@ class RecommendResult(Out):
     assumptions: list[AssumptionOut]
     knowledge: KnowledgeOut
     rules_fired: int
+    phases: list[PhaseResult] = Field(
+        default_factory=list, description="lifecycle files ([[phase]] tables) only: one entry per phase, in order — "
+                                          "that phase's whole consultation (its own recommendations, warnings, "
+                                          "why) with its place on the timeline; empty for one workload")
+    lifecycle: LifecycleOut | None = Field(
+        default=None, description="lifecycle files only: the fleet chosen for the whole (one fleet reused across "
+                                  "phases, or a split), its total cost over the horizon and the budget left; the "
+                                  "top-level recommendations are then empty, `warnings` holds the findings about "
+                                  "how the phases interact, and `feasible` is true when a fleet within the budget "
+                                  "equips every phase")
+
+
+class PhasePlan(Out):
+    """What one phase runs on under a fleet choice, and what that costs over the phase."""
+
+    phase: int = Field(description="1-based phase number")
+    name: str
+    workload: Literal["training", "finetune", "inference"]
+    choice: Literal["rent", "buy", "reuse", "own", "free"] = Field(
+        description="rent by the hour; buy (the price is paid when the phase starts and the hardware is kept to the "
+                    "end of the horizon); reuse hardware an earlier phase bought; hardware you own; a free tier")
+    option: str | None = Field(default=None, description="the option id in the phase's consultation")
+    title: str
+    accelerator: str = Field(description="accelerator id")
+    count: int = Field(description="accelerators the phase uses")
+    start_month: float
+    months: float = Field(description="how long the phase runs (a training run: its days ÷ 30.44)")
+    runs: float | None = Field(default=None, description="training/fine-tuning runs in the phase")
+    cost_usd: float = Field(description="what the phase costs in cash: rent for its hours, or power for its work "
+                                        "on hardware bought (the purchase itself is in capex_usd)")
+    capex_usd: float = Field(default=0.0, description="purchase price paid at the phase's start (buy only)")
+    holding_usd: float = Field(default=0.0, description="buy only: site rent and idle power of the purchase from "
+                                                        "this phase's start to the end of the horizon")
+    reuses_phase: int | None = Field(default=None, description="reuse only: the phase that bought the hardware")
+    note: str = ""
+
+
+class FleetPlan(Out):
+    """One way to equip the whole lifecycle, costed in cash over the horizon."""
+
+    choice: str = Field(description="one-fleet (a purchase reused by later phases), split (some bought, some rented, "
+                                    "or two purchases), rent (everything rented) or own")
+    description: str
+    phases: list[PhasePlan]
+    capex_usd: float
+    total_cost_usd: float = Field(description="purchases + site rent and power of what is owned + rentals, over the "
+                                              "horizon (no resale value counted)")
+    budget_left_usd: float | None = Field(default=None, description="the budget less total_cost_usd (null: no "
+                                                                    "budget given)")
+    within_budget: bool
+    advice_points: float = Field(default=0.0, description="the points the phases' heuristics gave the options it "
+                                                          "uses")
+    score: float = Field(default=0.0, description="100 for the cheapest fleet, 40 fewer per doubling of cost, plus "
+                                                  "advice_points: fleets within the budget are chosen by it")
+
+
+class LifecycleOut(Out):
+    """The plan for the whole lifecycle."""
+
+    fleet_choice: str = Field(description="one-fleet | split | rent | own: the chosen FleetPlan's choice")
+    description: str
+    horizon_months: float
+    total_cost_usd: float
+    capex_usd: float
+    budget_usd: float | None = Field(default=None, description="budget.capex_usd + budget.monthly_usd × horizon "
+                                                               "months (null when neither is given)")
+    budget_left_usd: float | None = None
+    within_budget: bool
+    plan: list[PhasePlan] = Field(description="the chosen fleet, phase by phase (the timeline)")
+    alternatives: list[FleetPlan] = Field(description="every fleet considered, cheapest first (the chosen one too)")
+    notes: list[str] = Field(default_factory=list, description="how the figures were costed")
+    why: list[WhyStep] = Field(default_factory=list, description="why this fleet: the chain to the phases' plans")
+
+
+class PhaseResult(RecommendResult):
+    """One phase of a lifecycle: its own consultation, with its place on the timeline."""
+
+    phase: int = Field(description="1-based phase number")
+    name: str
+    model_from: int | None = Field(default=None, description="the phase whose trained model this one uses")
+    start_month: float = 0.0
+    months: float = 0.0
+    cost_usd: float | None = Field(default=None, description="the phase's cost under the chosen fleet (its "
+                                                              "purchase price included when it buys)")
+
+
+RecommendResult.model_rebuild()

@@ -14,6 +14,18 @@ Conventions (documented here because the key list is terse):
 Keys added by our own suite (tests/data/expert_cases.toml documents them too):
 - `top3_instance_none` regex: none of the top 3 is a rental whose instance id or provider matches (case-insensitive).
 - `top3_no_spot` bool: true = none of the top 3 is a spot rental; false = at least one of them is.
+- `top1_max_tensor_parallel` int: rank 1 splits one replica over at most this many accelerators (tensor × pipeline).
+
+Lifecycle cases (answers with `[[phase]]` tables, issue 21):
+- `phase` list of tables: the i-th table holds expectations (any key above) about phase i's own consultation
+  (`phases[i]` of the result); a failure is reported as `phase[i]: ...`. An empty table expects nothing.
+- `lifecycle_within_budget` bool: the chosen fleet is (or is not) within the budget.
+- `lifecycle_max_total_usd` number: the chosen fleet's total cost over the horizon is at most this.
+- `lifecycle_choice_any` list: the fleet choice is one of these (one-fleet | split | rent | buy | own).
+- `lifecycle_plan` list of regexes: phase i of the chosen fleet is rented, bought or reused as its regex says
+  (matched against the plan's `choice`: rent | buy | reuse | own | free; "" = anything).
+- `lifecycle_warnings_any` / `lifecycle_warnings_none` lists of ids: some / none of the findings about how the
+  phases interact (the result's top-level `warnings`) carries one of these ids (L1-L4, matched as `warnings_any`).
 """
 
 from __future__ import annotations
@@ -262,6 +274,65 @@ def _message_any(result: Result, pattern: Any) -> str | None:
     return f"message_any: no warning message or option title matches /{pattern}/i"
 
 
+def _top1_max_tensor_parallel(result: Result, n: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("top1_max_tensor_parallel")
+    split = int(recs[0].get("tensor_parallel") or 1) * int(recs[0].get("pipeline_parallel") or 1)
+    return None if split <= n else f"top1_max_tensor_parallel: rank 1 {_label(recs[0])} splits a replica over {split}"
+
+
+def _life(result: Result) -> Mapping[str, Any] | None:
+    life = result.get("lifecycle")
+    return life if isinstance(life, Mapping) else None
+
+
+def _lifecycle_within_budget(result: Result, want: Any) -> str | None:
+    life = _life(result)
+    if life is None:
+        return "lifecycle_within_budget: not a lifecycle result"
+    got = bool(life.get("within_budget"))
+    return None if got == bool(want) else (f"lifecycle_within_budget: expected {bool(want)}, got {got} "
+                                           f"(total ${life.get('total_cost_usd'):,.0f})")
+
+
+def _lifecycle_max_total_usd(result: Result, usd: Any) -> str | None:
+    life = _life(result)
+    if life is None or not life.get("plan"):
+        return "lifecycle_max_total_usd: no lifecycle plan"
+    total = float(life["total_cost_usd"])
+    return None if total <= usd else f"lifecycle_max_total_usd: ${total:,.0f} > ${usd:,.0f}"
+
+
+def _lifecycle_choice_any(result: Result, choices: Any) -> str | None:
+    life = _life(result)
+    got = life.get("fleet_choice") if life else None
+    return None if got in list(choices) else f"lifecycle_choice_any: fleet choice {got!r} not in {list(choices)}"
+
+
+def _lifecycle_plan(result: Result, patterns: Any) -> str | None:
+    life = _life(result)
+    plan = list(life.get("plan") or []) if life else []
+    if len(plan) != len(patterns):
+        return f"lifecycle_plan: {len(plan)} phases planned, {len(patterns)} patterns given"
+    bad = [f"phase {p['phase']} {p['choice']} !~ /{pat}/" for p, pat in zip(plan, patterns, strict=True)
+           if pat and not re.search(pat, str(p["choice"]))]
+    return f"lifecycle_plan: {bad} (plan: {life.get('description') if life else ''})" if bad else None
+
+
+def _lifecycle_warnings_any(result: Result, ids: Any) -> str | None:
+    got = [str(w["id"]) for w in result.get("warnings") or []] if _life(result) else []
+    if any(heuristic_matches(w, h) for w in got for h in ids):
+        return None
+    return f"lifecycle_warnings_any: none of {list(ids)} among the lifecycle findings {got}"
+
+
+def _lifecycle_warnings_none(result: Result, ids: Any) -> str | None:
+    got = [str(w["id"]) for w in result.get("warnings") or []] if _life(result) else []
+    bad = [w for w in got for h in ids if heuristic_matches(w, h)]
+    return f"lifecycle_warnings_none: lifecycle findings {bad}" if bad else None
+
+
 CHECKS: dict[str, Check] = {
     "feasible": _feasible,
     "top_any": _top_any,
@@ -286,12 +357,24 @@ CHECKS: dict[str, Check] = {
     "max_warnings": _max_warnings,
     "purchase_has_host": _purchase_has_host,
     "min_pflops": _min_pflops,
+    "top1_max_tensor_parallel": _top1_max_tensor_parallel,
+    "lifecycle_within_budget": _lifecycle_within_budget,
+    "lifecycle_max_total_usd": _lifecycle_max_total_usd,
+    "lifecycle_choice_any": _lifecycle_choice_any,
+    "lifecycle_plan": _lifecycle_plan,
+    "lifecycle_warnings_any": _lifecycle_warnings_any,
+    "lifecycle_warnings_none": _lifecycle_warnings_none,
 }
+PHASE_KEY = "phase"
+"""A list of expectation tables, one per phase of a lifecycle case (checked against `phases[i]`)."""
 
 
 def unknown_keys(expect: Mapping[str, Any]) -> list[str]:
-    """Expectation keys this checker does not know (a typo must fail, not pass silently)."""
-    return sorted(set(expect) - set(CHECKS))
+    """Expectation keys this checker does not know (a typo must fail, not pass silently), in phases too."""
+    bad = set(expect) - set(CHECKS) - {PHASE_KEY}
+    for i, table in enumerate(expect.get(PHASE_KEY) or [], start=1):
+        bad |= {f"phase[{i}].{k}" for k in unknown_keys(table)}
+    return sorted(bad)
 
 
 def check(result: Result, expect: Mapping[str, Any]) -> list[str]:
@@ -302,6 +385,12 @@ def check(result: Result, expect: Mapping[str, Any]) -> list[str]:
             problem = CHECKS[key](result, want)
             if problem:
                 failures.append(problem)
+    phases = list(result.get("phases") or [])
+    for i, table in enumerate(expect.get(PHASE_KEY) or [], start=1):
+        if i > len(phases):
+            failures.append(f"phase[{i}]: the result has {len(phases)} phase(s)")
+            continue
+        failures += [f"phase[{i}]: {f}" for f in check(phases[i - 1], table) if not f.startswith("unknown")]
     return failures
 
 
@@ -328,4 +417,11 @@ def describe(case_id: str, source: str, result: Result, failures: Sequence[str])
         lines.append(f"  to_make_feasible: {list(hints)[:3]}")
     warn_ids = [w.get("id") for w in result.get("warnings") or []]
     lines.append(f"  warnings: {warn_ids}")
+    life = _life(result)
+    if life is not None:
+        lines.append(f"  lifecycle: {life.get('description')} — ${float(life.get('total_cost_usd') or 0):,.0f}, "
+                     f"within budget: {life.get('within_budget')}")
+        for p in result.get("phases") or []:
+            lines.append(f"  phase {p.get('phase')} ({p.get('name')}) top 3:")
+            lines += [f"    {t}" for t in top3_summary(p)]
     return "\n".join(lines)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on, work
 from textual.app import App
@@ -30,6 +30,8 @@ from gpuadvisor.tui.messages import (
     ConsultationFailed,
     ConsultationReady,
     HardwareDetected,
+    LifecycleFailed,
+    LifecycleReady,
 )
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import AnswerState
@@ -37,6 +39,7 @@ from gpuadvisor.tui.screens.welcome import WelcomeScreen
 
 if TYPE_CHECKING:
     from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
     from gpuadvisor.rules.result import Recommendation, RecommendResult
     from gpuadvisor.tui.screens.results import ResultsScreen
 
@@ -72,9 +75,14 @@ def answers_key(answers: Answers) -> str:
     return json.dumps(answers.model_dump(mode="json"), sort_keys=True)
 
 
-def consultation_title(answers: Answers, result: RecommendResult | None = None) -> str:
+def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendResult | None = None) -> str:
     """One line naming a consultation (recent list, report titles): workload, model, precision — the precision the
-    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known."""
+    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known; a lifecycle's phases."""
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers  # imported when first needed (light start-up)
+
+    if isinstance(answers, LifecycleAnswers):
+        phases = " → ".join(p.name for p in answers.phases)
+        return f"lifecycle · {phases} · {consultation_title(answers.phases[0].answers)}"
     model = answers.model
     name = model.name or (f"{model.params_b:g}B" if model.params_b else Path(model.config or "?").parent.name)
     weights = result.answers_effective.get("precision", {}).get("weights") if result is not None else None
@@ -89,7 +97,8 @@ class GpuAdvisorApp(App[None]):
     # The first screen's styles only; the others are parsed by `warm_up` once the welcome screen is on screen (a
     # stylesheet added when its screen is first shown makes Textual re-parse every source: ~100 ms at that moment).
     CSS_PATH = [STYLES / "app.tcss", STYLES / "welcome.tcss"]
-    LATER_CSS = [STYLES / name for name in ("questionnaire.tcss", "results.tcss", "detail.tcss", "modals.tcss")]
+    LATER_CSS = [STYLES / name for name in ("questionnaire.tcss", "results.tcss", "detail.tcss", "modals.tcss",
+                                            "lifecycle.tcss")]
     # side by side from 130 columns: the ranking table's abbreviated columns (~80) beside the findings panel (48)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (130, "-wide")]
     COMMANDS = App.COMMANDS | {AdvisorCommands}
@@ -99,15 +108,19 @@ class GpuAdvisorApp(App[None]):
                 tooltip="Switch between the light and the dark theme"),
     ]
 
-    def __init__(self, answers: Answers | None = None, *, theme: str | None = None,
+    def __init__(self, answers: Answers | LifecycleAnswers | None = None, *, theme: str | None = None,
                  consult_fn: ConsultFn | None = None, catalog_fn: CatalogFn | None = None,
                  today: date | None = None, detect_fn: DetectFn | None = None) -> None:
         """`consult_fn`, `catalog_fn`, `detect_fn` (this machine's GPUs) and `today` (the date in report names and
         headers) are seams for tests."""
         super().__init__()
         self.today = today
-        self.state = AnswerState.from_answers(answers) if answers is not None else AnswerState()
-        self._initial = answers
+        lifecycle = hasattr(answers, "phases")  # a LifecycleAnswers (not imported here: start-up stays light)
+        self._initial_lifecycle = answers if lifecycle else None
+        """A lifecycle file given at start (`gpuadvisor --answers FILE` with [[phase]] tables): planned at once."""
+        single = None if lifecycle else cast("Answers | None", answers)
+        self.state = AnswerState.from_answers(single) if single is not None else AnswerState()
+        self._initial = single
         self._wanted_theme = theme
         self._consult_fn = consult_fn or _engine_consult
         self._catalog_fn = catalog_fn or _shipped_catalog
@@ -129,6 +142,10 @@ class GpuAdvisorApp(App[None]):
         self._cache: dict[str, RecommendResult] = {}
         self._consult_running: str | None = None
         self._wanted: str | None = None
+        self.lifecycle_phases: list[tuple[dict[str, Any], int | None]] = []
+        """Earlier phases of a lifecycle being entered ("and then?"): each one's given answers and the phase whose
+        model it uses (None: its own model)."""
+        self.lifecycle_result: RecommendResult | None = None
         self._theme_ready = False
         self._loading_started = False
         wanted = theme or settings.load_theme() or DARK_THEME
@@ -142,6 +159,9 @@ class GpuAdvisorApp(App[None]):
         if self._initial is not None:
             self.warm_up()
             self.show_results(self.state)
+        elif self._initial_lifecycle is not None:
+            self.warm_up()
+            self._consult_lifecycle(self._initial_lifecycle)
         # Otherwise the welcome screen starts the loading once it has been painted: the loader's thread competes
         # for the GIL, and the first screen must not wait for it.
 
@@ -344,6 +364,91 @@ class GpuAdvisorApp(App[None]):
         self.show_results(self.state, what_if=note)
         return None
 
+    # --- lifecycles: "and then?" --------------------------------------------------------------------------------
+    SHARED_PREFIXES = ("stage", "budget.", "deployment.", "constraints.", "framework.", "current.")
+    """Entries a later phase starts from (the lifecycle's shared answers), with the model the phase trains."""
+
+    def and_then(self, state: AnswerState, answers: Answers, workload: str) -> None:
+        """The phase just reviewed is kept; the questionnaire opens again for the next one (serve or fine-tune the
+        model it trains), starting from the shared answers and that model."""
+        from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
+
+        self.lifecycle_phases.append((answers.given(), state.model_from))
+        nxt = AnswerState(detected=dict(state.detected))
+        nxt.raw = {k: v for k, v in state.raw.items() if k.startswith(self.SHARED_PREFIXES) or k == "model"}
+        nxt.extra = {k: v for k, v in state.extra.items() if k.startswith(self.SHARED_PREFIXES)}
+        nxt.model_from = len(self.lifecycle_phases)
+        nxt.raw["workload"] = workload
+        nxt.model_id, nxt.native_weights = state.model_id, state.native_weights
+        self.state = nxt
+        self.push_screen(QuestionnaireScreen(nxt, phase=len(self.lifecycle_phases) + 1))
+
+    def lifecycle_data(self, state: AnswerState, answers: Answers) -> dict[str, Any]:
+        """The lifecycle answers file the entered phases make: the first phase's shared tables at the top level,
+        each phase's own fields, a served or fine-tuned model as `model = "phase:N"`."""
+        from gpuadvisor.rules.lifecycle_answers import SHARED_SECTIONS
+
+        phases = [*self.lifecycle_phases, (answers.given(), state.model_from)]
+        first = phases[0][0]
+        data: dict[str, Any] = {k: first[k] for k in SHARED_SECTIONS if k in first}
+        data["phase"] = []
+        for given, model_from in phases:
+            phase = {k: v for k, v in given.items() if k != "budget"}
+            if model_from:
+                phase["model"] = f"phase:{model_from}"
+            data["phase"].append(phase)
+        return data
+
+    def show_lifecycle(self, state: AnswerState, answers: Answers) -> None:
+        """Plan the entered phases as one consultation and show the lifecycle results."""
+        from gpuadvisor.knowledge.errors import AdvisorError
+        from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
+
+        try:
+            lifecycle = parse_lifecycle(self.lifecycle_data(state, answers), "questionnaire")
+        except AdvisorError as exc:
+            self.notify(str(exc), title="Answers to fix", severity="error", timeout=10)
+            return
+        self.notify("Planning every phase and the fleet for the whole…", timeout=3)
+        self._consult_lifecycle(lifecycle)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="engine", description="Lifecycle")
+    def _consult_lifecycle(self, lifecycle: Any) -> None:
+        from gpuadvisor.rules.consult import get_advisor
+
+        try:
+            result = get_advisor(self.get_catalog()).consult_lifecycle(lifecycle)
+        except Exception as exc:  # an engine bug must not take the UI down: say what happened instead
+            self.post_message(LifecycleFailed(f"the lifecycle consultation failed: {exc}"))
+            return
+        self.post_message(LifecycleReady(lifecycle, result))
+
+    @on(LifecycleReady)
+    def _lifecycle_ready(self, message: LifecycleReady) -> None:
+        from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
+
+        self.lifecycle_result = message.result
+        try:
+            settings.record_consultation(message.lifecycle.to_toml(), consultation_title(message.lifecycle))
+        except OSError as exc:
+            self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning")
+        self.push_screen(LifecycleScreen(message.result, message.lifecycle))
+        self._notify_screens("recent_changed")
+
+    @on(LifecycleFailed)
+    def _lifecycle_failed(self, message: LifecycleFailed) -> None:
+        self.notify(message.error, title="The consultation failed", severity="error", timeout=10)
+
+    def show_phase(self, phase: RecommendResult) -> None:
+        """One phase's own results, in the usual results screen on top of the lifecycle."""
+        from gpuadvisor.rules.answers import parse_answers
+        from gpuadvisor.tui.screens.results import ResultsScreen
+
+        self.answers, self.result, self.previous, self.what_if = parse_answers(phase.answers), phase, None, None
+        screen = ResultsScreen()
+        self.push_screen(screen)
+        screen.show(phase, None, None)
+
     # --- screens ----------------------------------------------------------------------------------------------------
     def _find_results(self) -> ResultsScreen | None:
         from gpuadvisor.tui.screens.results import ResultsScreen
@@ -374,12 +479,17 @@ class GpuAdvisorApp(App[None]):
     def open_answers(self, path: Path) -> str | None:
         """Load an answers file (TOML or a JSON report) and show its results; the problem text on failure."""
         from gpuadvisor.knowledge.errors import AdvisorError
-        from gpuadvisor.rules.answers import load_answers
+        from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers, load_any
 
         try:
-            answers = load_answers(path)
+            loaded = load_any(path)
         except AdvisorError as exc:
             return str(exc)
+        if isinstance(loaded, LifecycleAnswers):  # several phases: planned as one, shown on the lifecycle screen
+            self._pop_to(self.screen_stack[0])
+            self._consult_lifecycle(loaded)
+            return None
+        answers = loaded
         self.state = AnswerState.from_answers(answers)
         self._detect_into_state = False
         self.result = None
@@ -391,6 +501,7 @@ class GpuAdvisorApp(App[None]):
     def action_new_consultation(self) -> None:
         from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 
+        self.lifecycle_phases = []
         self.state = AnswerState(detected=dict(self._detected))
         self._detect_into_state = True
         self.result = self.previous = self.answers = None

@@ -16,9 +16,9 @@ def launch(answers_path: str | None, theme: str | None) -> int:
 
     answers = None
     if answers_path is not None:
-        from gpuadvisor.rules.answers import load_answers
+        from gpuadvisor.rules.lifecycle_answers import load_any
 
-        answers = load_answers(Path(answers_path).expanduser())
+        answers = load_any(Path(answers_path).expanduser())  # one workload or a lifecycle
     app = GpuAdvisorApp(answers, theme=theme)
     if theme is not None and theme not in app.available_themes:
         names = ", ".join(sorted(app.available_themes))

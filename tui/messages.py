@@ -45,3 +45,16 @@ class ConsultationReady(Message):
 class ConsultationFailed(Message):
     error: str
     what_if: str | None = None
+
+
+@dataclass
+class LifecycleReady(Message):
+    """A lifecycle consultation (several phases) finished: its answers (LifecycleAnswers) and result."""
+
+    lifecycle: Any
+    result: RecommendResult
+
+
+@dataclass
+class LifecycleFailed(Message):
+    error: str

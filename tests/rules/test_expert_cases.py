@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import consult
+from gpuadvisor.rules.lifecycle_answers import parse_any
 from tests.expert_expect import check, describe, unknown_keys
 
 HERE = Path(__file__).resolve().parent
@@ -39,7 +39,7 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
 
 def run_case(case: dict[str, Any], where: str) -> dict[str, Any]:
     """The consultation's JSON dict, exactly as `recommend --format json` would print it."""
-    answers = parse_answers(dict(case["answers"]), where)
+    answers = parse_any(dict(case["answers"]), where)  # one workload, or a lifecycle ([[phase]] tables)
     result = consult(answers, top=CLI_TOP)
     data: dict[str, Any] = json.loads(result.model_dump_json())
     return data

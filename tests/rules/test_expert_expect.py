@@ -58,8 +58,11 @@ CASES: dict[str, tuple[Any, Any]] = {
     "first_warning_not": ("W5", "H13"),
     "max_warnings": (1, 0),                         # one finding (H13) is a warning, W5 is info
     "purchase_has_host": (True, False),              # checked on the rank-3 purchase below
+    "top1_max_tensor_parallel": (1, 0),             # rank 1 (no tensor_parallel field) is one GPU per replica
 }
-OWN_TEST = {"min_pflops"}  # read from the knowledge base: tested on parts whose datasheets give the figure
+LIFECYCLE_KEYS = {"lifecycle_within_budget", "lifecycle_max_total_usd", "lifecycle_choice_any", "lifecycle_plan",
+                  "lifecycle_warnings_any", "lifecycle_warnings_none"}
+OWN_TEST = {"min_pflops"} | LIFECYCLE_KEYS  # min_pflops: read from the knowledge base; lifecycle keys: below
 
 
 def test_every_documented_key_has_a_unit_test() -> None:
@@ -160,3 +163,38 @@ def test_instance_provider_is_matched_as_well_as_id() -> None:
     assert check(data, {"top3_instance_none": "vast"}) != []
     bought = result(rec(1, "nvidia-rtx-4090", rental=False))
     assert check(bought, {"top3_instance_none": ".*"}) == []  # purchases have no instance
+
+
+def lifecycle_result() -> dict[str, Any]:
+    """Two phases: rent a training run, then serve on THREE's options; $120,000 of $2M spent."""
+    plan = [{"phase": 1, "choice": "rent"}, {"phase": 2, "choice": "buy"}]
+    return {"feasible": True, "recommendations": [], "warnings": [{"id": "L3", "message": "x"}],
+            "lifecycle": {"fleet_choice": "split", "description": "Split", "total_cost_usd": 120_000.0,
+                          "within_budget": True, "plan": plan},
+            "phases": [result(rec(1, "nvidia-h100-sxm5", 64)), THREE]}
+
+
+@pytest.mark.parametrize(("key", "good", "bad"), [
+    ("lifecycle_within_budget", True, False),
+    ("lifecycle_max_total_usd", 120_000, 119_999),
+    ("lifecycle_choice_any", ["split", "rent"], ["one-fleet"]),
+    ("lifecycle_plan", ["rent", "buy|reuse"], ["rent", "reuse"]),
+    ("lifecycle_warnings_any", ["L3"], ["L1"]),
+    ("lifecycle_warnings_none", ["L1", "L4"], ["L3"]),
+])
+def test_lifecycle_keys_pass_and_fail(key: str, good: Any, bad: Any) -> None:
+    data = lifecycle_result()
+    assert check(data, {key: good}) == []
+    failures = check(data, {key: bad})
+    assert len(failures) == 1 and failures[0].startswith(key)
+    assert check(THREE, {key: good}) != [] or key == "lifecycle_warnings_none"  # not a lifecycle result
+
+
+def test_phase_expectations_are_checked_on_each_phase() -> None:
+    data = lifecycle_result()
+    assert check(data, {"phase": [{"min_count": 64}, {"top_any": "h100"}]}) == []
+    assert check(data, {"phase": [{}, {"min_count": 2}]}) == ["phase[2]: min_count: options use fewer than 2: "
+                                                             "['#1 1× nvidia-l4 (cloud-nvidia-l4×1)', "
+                                                             "'#4 1× nvidia-rtx-4090 (cloud-nvidia-rtx-4090×1)']"]
+    assert check(data, {"phase": [{}, {}, {"feasible": True}]}) == ["phase[3]: the result has 2 phase(s)"]
+    assert check(data, {"phase": [{"top_one": "x"}]}) == ["unknown expectation key 'phase[1].top_one'"]

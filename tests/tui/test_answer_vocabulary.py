@@ -43,7 +43,7 @@ def _value(f: AnswerField) -> str:
         return ",".join(list(f.choices)[:2])
     if f.key in ("precision.weights", "precision.kv_cache"):
         return "fp8"
-    if f.key == "deployment.pue":
+    if f.key in ("deployment.pue", "inference.peak_to_average"):
         return "1.2"
     return {"int": "3", "float": "0.5"}.get(f.kind, "llama-3.1-8b" if f.key == "model.name" else "x")
 

@@ -114,7 +114,8 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, capsys:
 
 
 def test_schema_commands_print_json_schemas(capsys: pytest.CaptureFixture[str]) -> None:
-    for which, field in (("recommend", "recommendations"), ("estimate", "parameters"), ("answers", "workload")):
+    for which, field in (("recommend", "recommendations"), ("estimate", "parameters"), ("answers", "workload"),
+                         ("recommend", "lifecycle"), ("recommend", "phases"), ("lifecycle", "phase")):
         assert main(["schema", which]) == 0
         schema = json.loads(capsys.readouterr().out)
         assert field in schema["properties"]

@@ -46,11 +46,19 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def answers_from(args: argparse.Namespace) -> Any:
     """The answers file merged with the flags, validated (errors name the flag or the table.key)."""
-    from gpuadvisor.rules.answers import load_answers, parse_answers
+    from gpuadvisor.rules.answers import parse_answers
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers, load_any, parse_lifecycle
 
     data: dict[str, Any] = {}
     if args.answers:
-        data = load_answers(Path(args.answers)).given()
+        loaded = load_any(Path(args.answers))
+        if isinstance(loaded, LifecycleAnswers):
+            flags = [f.option for f in answer_flags() if getattr(args, f"a_{f.flag}", None) is not None]
+            if flags:
+                raise InputError(f"{flags[0]}: a lifecycle file ([[phase]] tables) takes no answer flags; edit the "
+                                 "phase in the file")
+            return parse_lifecycle(loaded.given(), args.answers)
+        data = loaded.given()
     for f in answer_flags():
         raw = getattr(args, f"a_{f.flag}", None)
         if raw is None:
@@ -107,6 +115,7 @@ def _convert(field: Any, raw: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor.rules.consult import consult
     from gpuadvisor.rules.current_gpu import resolve_auto_gpu, wants_detection
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
     from gpuadvisor.tui.report import default_filename, format_for_path, normalize_format, render, save_report
 
     if args.top < 1:
@@ -121,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
     if args.save and not args.format:
         fmt = "md"
     answers = answers_from(args)
-    if wants_detection(answers):  # detected before the consultation, and said on stderr (never an error)
+    if not isinstance(answers, LifecycleAnswers) and wants_detection(answers):
+        # detected before the consultation, and said on stderr (never an error)
         from gpuadvisor.rules.consult import get_advisor
 
         answers, detection = resolve_auto_gpu(answers, get_advisor().catalog)

@@ -7,12 +7,14 @@ import json
 import sys
 from typing import Any
 
-SCHEMAS = ("estimate", "recommend", "answers")
+SCHEMAS = ("estimate", "recommend", "answers", "lifecycle")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("which", choices=SCHEMAS, help="estimate (--json of estimate), recommend (--format json of "
-                                                        "recommend and JSON reports), answers (the answers file)")
+                                                        "recommend and JSON reports, lifecycles included), answers "
+                                                        "(the answers file), lifecycle (an answers file with "
+                                                        "[[phase]] tables)")
 
 
 def schema_of(which: str) -> dict[str, Any]:
@@ -24,6 +26,10 @@ def schema_of(which: str) -> dict[str, Any]:
         from gpuadvisor.rules.result import RecommendResult
 
         model = RecommendResult
+    elif which == "lifecycle":
+        from gpuadvisor.rules.lifecycle_answers import lifecycle_file_model
+
+        model = lifecycle_file_model()
     else:
         from gpuadvisor.rules.answers import Answers
 

@@ -42,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--port: {args.port} is not a TCP port (1-65535)")
     answers = args.serve_answers or getattr(args, "answers", None)
     if answers is not None:
-        from gpuadvisor.rules.answers import load_answers
+        from gpuadvisor.rules.lifecycle_answers import load_any
 
-        load_answers(Path(answers).expanduser())  # a bad file is named here, not in every browser session
+        load_any(Path(answers).expanduser())  # a bad file is named here, not in every browser session
     server = Server(app_command(answers, getattr(args, "theme", None)), host=args.host, port=args.port,
                     title="gpuadvisor", public_url=args.public_url)
     server.serve()

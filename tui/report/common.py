@@ -13,7 +13,15 @@ from importlib import metadata
 from typing import Any
 
 from gpuadvisor.rules.ranking import MAX_COST_SCORE
-from gpuadvisor.rules.result import SEVERITY_ORDER, Cost, Recommendation, RecommendResult, ReportMeta, Warning
+from gpuadvisor.rules.result import (
+    SEVERITY_ORDER,
+    Cost,
+    PhasePlan,
+    Recommendation,
+    RecommendResult,
+    ReportMeta,
+    Warning,
+)
 from gpuadvisor.rules.sizing.units import flops_text
 from gpuadvisor.tui.widgets import format as fmt
 
@@ -119,13 +127,98 @@ WORKLOAD_LABEL = {"inference": "inference", "training": "training from scratch",
 
 
 def workload(result: RecommendResult) -> str:
+    if result.lifecycle is not None:
+        return "lifecycle"
     value = result.answers_effective.get("workload", result.answers.get("workload", ""))
     return str(value)
 
 
 def title_for(result: RecommendResult) -> str:
+    if result.lifecycle is not None:
+        steps = " → ".join(f"{p.name} ({WORKLOAD_LABEL.get(str(p.answers_effective.get('workload', '')), '')})"
+                           for p in result.phases)
+        models = ", ".join(dict.fromkeys(p.profile.model for p in result.phases))
+        return one_line(f"GPU lifecycle plan: {steps}, {models}")
     label = WORKLOAD_LABEL.get(workload(result), workload(result))
     return one_line(f"GPU recommendation: {result.profile.model}, {label}")
+
+
+# --- lifecycles ([[phase]] answers files) ----------------------------------------------------------------------------
+CHOICE_VERB = {"rent": "rent", "buy": "buy", "reuse": "reuse", "own": "use your own", "free": "use (free)"}
+
+
+def phase_when(p: PhasePlan) -> str:
+    """`months 0.0–0.8 (23 days)`, `months 0.8–36.0 (35.2 months)`."""
+    days = p.months * 365.25 / 12
+    span = (f"{days:,.0f} days" if days >= 1 else f"{fixed(days * 24, 1)} hours") \
+        if p.workload != "inference" and not (p.runs and p.runs > 1) else f"{fixed(p.months, 1)} months"
+    runs = f", {number(round(p.runs, 2))} runs" if p.runs and p.runs > 1 else ""
+    return f"months {fixed(p.start_month, 1)}–{fixed(p.start_month + p.months, 1)} ({span}{runs})"
+
+
+def phase_spend(p: PhasePlan) -> float:
+    """What the phase costs in cash: its work, and for a purchase the price and the holding to the horizon."""
+    return p.cost_usd + p.capex_usd + p.holding_usd
+
+
+def timeline_rows(result: RecommendResult) -> list[list[str]]:
+    """One row per phase of the chosen fleet: phase, when, what it runs on, how, cost."""
+    life = result.lifecycle
+    if life is None:
+        return []
+    rows = []
+    for p in life.plan:
+        label = WORKLOAD_LABEL.get(p.workload, p.workload)
+        how = CHOICE_VERB.get(p.choice, p.choice) + (f" (bought in phase {p.reuses_phase})" if p.reuses_phase else "")
+        cost = usd(phase_spend(p))
+        if p.capex_usd:
+            site = f", {usd(p.holding_usd)} site" if p.holding_usd else ""
+            cost += f" ({usd(p.capex_usd)} to buy{site}, {usd(p.cost_usd)} power)"
+        rows.append([f"{p.phase}. {p.name}", label, phase_when(p), how, p.title.removeprefix("Buy "), cost])
+    return rows
+
+
+TIMELINE_HEADER = ["Phase", "Workload", "When", "How", "On", "Cost"]
+FLEET_HEADER = ["#", "Fleet", "Bought", "Total", "Budget left", "Score"]
+
+
+def fleet_rows(result: RecommendResult, limit: int = 6) -> list[list[str]]:
+    """The ways to equip the phases that were costed, best first (the chosen one is #1), and the best of each kind
+    (one fleet, split, rent…) that ranks lower, so one fleet and a split can always be compared."""
+    life = result.lifecycle
+    if life is None:
+        return []
+    shown = list(enumerate(life.alternatives, start=1))[:limit]
+    kinds = {f.choice for _, f in shown}
+    for n, f in enumerate(life.alternatives, start=1):
+        if f.choice not in kinds:
+            kinds.add(f.choice)
+            shown.append((n, f))
+    rows = []
+    for n, f in shown:
+        left = NA if f.budget_left_usd is None else (usd(f.budget_left_usd) if f.budget_left_usd >= 0
+                                                     else f"−{usd(-f.budget_left_usd)}")
+        rows.append([str(n), f.description + ("" if f.within_budget else " (over budget)"), usd(f.capex_usd),
+                     usd(f.total_cost_usd), left, f"{f.score:.1f}"])
+    return rows
+
+
+def lifecycle_totals(result: RecommendResult) -> str:
+    """`Total $65,969 over 36 months: $29,835 bought; budget $2,000,000, $1,934,031 left.`"""
+    life = result.lifecycle
+    if life is None:
+        return ""
+    text = f"Total {usd(life.total_cost_usd)} over {number(life.horizon_months)} months"
+    text += f" ({usd(life.capex_usd)} of it bought)" if life.capex_usd else " (nothing bought)"
+    if life.budget_usd is not None and life.budget_left_usd is not None:
+        left = life.budget_left_usd
+        text += f"; budget {usd(life.budget_usd)}, " + (f"{usd(left)} left" if left >= 0 else f"{usd(-left)} over")
+    return text + ("." if life.within_budget else " — over budget.")
+
+
+FLEET_NOTE = ("Each phase offers its best-ranked rentals and purchases; a later phase can also run on what an earlier "
+              "one bought. Score: 100 for the cheapest way, 40 fewer per doubling of cost, plus the points the "
+              "phases' advice gave the options used.")
 
 
 def generator() -> str:

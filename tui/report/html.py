@@ -22,7 +22,7 @@ from gpuadvisor.rules.result import RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.css import CSS
 from gpuadvisor.tui.report.markdown import to_markdown
-from gpuadvisor.tui.report.svg import cost_chart, memory_chart
+from gpuadvisor.tui.report.svg import cost_chart, memory_chart, timeline_chart
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 SEVERITY_HEADING = re.compile(r"^(?:\d+\. )?(RISK|ADVICE|NOTE) ")
@@ -77,14 +77,26 @@ def converter() -> MarkdownIt:
     return md
 
 
-def to_html(result: RecommendResult, *, all_findings: bool = False) -> str:
-    meta = c.meta_of(result)
+def charts_of(result: RecommendResult, prefix: str = "") -> dict[str, tuple[str, str]]:
+    """The charts one result's Markdown refers to, by placeholder name (`prefix` + memory | cost)."""
     ranked = [*result.recommendations, *result.runners_up]
     metric = c.comparable_cost(ranked)
-    charts = {
-        "memory": (memory_chart(result.recommendations), "Memory per GPU of each recommended option, in GB."),
-        "cost": (cost_chart(ranked), f"{metric.label} of each ranked option, in US dollars." if metric else ""),
+    return {
+        f"{prefix}memory": (memory_chart(result.recommendations, f"{prefix}memory-chart"),
+                            "Memory per GPU of each recommended option, in GB."),
+        f"{prefix}cost": (cost_chart(ranked, f"{prefix}cost-chart"),
+                          f"{metric.label} of each ranked option, in US dollars." if metric else ""),
     }
+
+
+def to_html(result: RecommendResult, *, all_findings: bool = False) -> str:
+    meta = c.meta_of(result)
+    charts = charts_of(result)
+    if result.lifecycle is not None:  # the timeline, then every phase's own charts
+        charts = {"timeline": (timeline_chart(result.lifecycle), "The phases over the horizon, with what each "
+                               "costs (a purchase is held, dashed, to the end of the horizon).")}
+        for p in result.phases:
+            charts.update(charts_of(p, f"p{p.phase}-"))
     body = converter().render(to_markdown(result, for_html=True, all_findings=all_findings),
                               {"charts": charts})
     return (

@@ -44,9 +44,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
 class _Doc:
     """Accumulates lines; knows how the two targets (GitHub, HTML) spell collapsible blocks and charts."""
 
-    def __init__(self, for_html: bool) -> None:
+    def __init__(self, for_html: bool, chart_prefix: str = "") -> None:
         self.lines: list[str] = []
         self.for_html = for_html
+        self.chart_prefix = chart_prefix
 
     def add(self, *lines: str) -> None:
         self.lines.extend(lines)
@@ -68,7 +69,7 @@ class _Doc:
 
     def chart(self, name: str) -> None:
         if self.for_html:
-            self.add(f"::: chart {name}", ":::", "")
+            self.add(f"::: chart {self.chart_prefix}{name}", ":::", "")
 
     def text(self) -> str:
         return "\n".join(self.lines).rstrip() + "\n"
@@ -156,11 +157,17 @@ def _code(text: str) -> str:
     return f"`{text}`" if re.fullmatch(r"[\w.:/-]+", text) else md(text)
 
 
-def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False) -> str:
-    """The whole report. `for_html` swaps `<details>` for containers and adds chart placeholders; `all_findings`
-    lists every finding, not only the few shown by default."""
+def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False,
+                chart_prefix: str = "") -> str:
+    """The whole report. `for_html` swaps `<details>` for containers and adds chart placeholders (named with
+    `chart_prefix`, so several reports can share one page); `all_findings` lists every finding, not only the few
+    shown by default. A lifecycle ([[phase]] answers) is reported as its timeline, then each phase in full."""
+    if result.lifecycle is not None:
+        from gpuadvisor.tui.report.lifecycle import lifecycle_markdown
+
+        return lifecycle_markdown(result, for_html=for_html, all_findings=all_findings)
     meta = c.meta_of(result)
-    doc = _Doc(for_html)
+    doc = _Doc(for_html, chart_prefix)
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
     book = ChainBook(result, all_findings)
     doc.add(f"# {md(meta.title)}", "",

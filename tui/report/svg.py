@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from gpuadvisor.rules.result import Recommendation
+from gpuadvisor.rules.result import LifecycleOut, Recommendation
 from gpuadvisor.tui.report import common as c
 
 WIDTH = 760
@@ -100,7 +100,7 @@ def _legend() -> tuple[list[str], int]:
     return out, y + 26
 
 
-def memory_chart(recs: Sequence[Recommendation]) -> str:
+def memory_chart(recs: Sequence[Recommendation], chart_id: str = "memory-chart") -> str:
     """Stacked bars of per-GPU memory for each option, with its capacity and the keep-free limit marked."""
     if not recs:
         return ""
@@ -108,7 +108,7 @@ def memory_chart(recs: Sequence[Recommendation]) -> str:
     scale = BAR_W / top
     legend, legend_h = _legend()
     height = legend_h + ROW_H * len(recs) + 44
-    out = _open("memory-chart", height, "Memory per GPU by option",
+    out = _open(chart_id, height, "Memory per GPU by option",
                 "Stacked bars of weights, KV cache, activations, gradients, optimizer states and runtime overhead "
                 "per GPU, in GB; a solid line marks the GPU's capacity and a dashed line the keep-free limit.")
     out += legend
@@ -148,7 +148,7 @@ def memory_chart(recs: Sequence[Recommendation]) -> str:
     return "\n".join(out)
 
 
-def cost_chart(recs: Sequence[Recommendation]) -> str:
+def cost_chart(recs: Sequence[Recommendation], chart_id: str = "cost-chart") -> str:
     """Horizontal bars of the cost figure the options share (per million tokens, per run, per month or per hour)."""
     metric = c.comparable_cost(recs)
     if metric is None:
@@ -157,7 +157,7 @@ def cost_chart(recs: Sequence[Recommendation]) -> str:
     top = nice_ceiling(max(v for v in values if v is not None))
     scale = BAR_W / top
     height = ROW_H * len(recs) + 54
-    out = _open("cost-chart", height, f"{metric.label} by option",
+    out = _open(chart_id, height, f"{metric.label} by option",
                 f"{metric.label} in US dollars for each ranked option; shorter is cheaper.")
     x0 = X0
     for i, (r, value) in enumerate(zip(recs, values, strict=True)):
@@ -176,5 +176,48 @@ def cost_chart(recs: Sequence[Recommendation]) -> str:
         out.append("</g>")
     money = "${:,.2f}" if top < 10 else "${:,.0f}"
     out += _axis(x0, 8 + ROW_H * len(recs) + 4, scale, top, f"{metric.label}, USD", money)
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+CHOICE_FILL = {"rent": "#2f6f4f", "buy": "#4a6fa5", "reuse": "#9fb8d9", "own": "#7a7a7a", "free": "#7a7a7a"}
+"""Rented work green, a purchase dark blue, work on what an earlier phase bought light blue (differ in lightness)."""
+
+
+def timeline_chart(life: LifecycleOut, chart_id: str = "timeline-chart") -> str:
+    """The phases as a timeline over the horizon: one bar per phase from its start month for its months (a training
+    run of days is drawn at least 3 px wide), labelled with what it runs on and its cost; a purchase's holding to
+    the end of the horizon is a thin line after its bar."""
+    if not life.plan:
+        return ""
+    top = max(life.horizon_months, max(p.start_month + p.months for p in life.plan))
+    axis_end, _ = nice_axis(top)
+    scale = BAR_W / axis_end
+    height = ROW_H * len(life.plan) + 54
+    out = _open(chart_id, height, "The phases on a timeline",
+                f"One bar per phase over {c.number(life.horizon_months)} months, from its start for its duration, "
+                "labelled with what it runs on and its cost; rented green, bought dark blue, reused light blue.")
+    x0 = X0
+    for i, p in enumerate(life.plan):
+        y = 8 + i * ROW_H + LABEL_H
+        spend = c.phase_spend(p)
+        label = f"{p.phase}. {p.name}: {c.CHOICE_VERB.get(p.choice, p.choice)} {p.title.removeprefix('Buy ')}"
+        out.append(f'<g class="row"><title>{_e(f"{label}: {c.phase_when(p)}, {c.usd(spend)}")}</title>')
+        out.append(_label(x0, y, label))
+        bx = x0 + p.start_month * scale
+        w = max(p.months * scale, 3.0)
+        fill = CHOICE_FILL.get(p.choice, "#555")
+        out.append(f'<rect x="{bx:.1f}" y="{y}" width="{w:.1f}" height="{BAR_H}" fill="{fill}"/>')
+        tx = bx + w + 6
+        if p.choice == "buy":
+            hold_x = x0 + life.horizon_months * scale
+            mid = y + BAR_H / 2
+            out.append(f'<line x1="{bx + w:.1f}" y1="{mid:.1f}" x2="{hold_x:.1f}" y2="{mid:.1f}" stroke="{fill}" '
+                       f'stroke-width="2" stroke-dasharray="4 3"><title>held to month '
+                       f'{_e(c.number(life.horizon_months))}</title></line>')
+            tx = max(tx, hold_x + 6)  # the cost after the holding line, not over it
+        out.append(f'<text x="{tx:.1f}" y="{y + BAR_H / 2 + 4:.1f}" fill="#222">{_e(c.usd(spend))}</text>')
+        out.append("</g>")
+    out += _axis(x0, 8 + ROW_H * len(life.plan) + 4, scale, axis_end, "months from the start")
     out.append("</svg>")
     return "\n".join(out)

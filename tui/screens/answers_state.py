@@ -87,10 +87,12 @@ class AnswerState:
     native_weights: str | None = None
     """The weight format the chosen model is published in when it has its own (gpt-oss: MXFP4): the default
     precision for serving it (rules/answers.contextual_defaults)."""
+    model_from: int | None = None
+    """In a lifecycle entered with "and then?": the earlier phase whose trained model this phase uses."""
 
     def copy(self) -> AnswerState:
         return AnswerState(dict(self.raw), dict(self.extra), self.model_id, dict(self.detected),
-                           native_weights=self.native_weights)
+                           native_weights=self.native_weights, model_from=self.model_from)
 
     def uses_detection(self) -> bool:
         """The current-GPU entry is empty and detection found a GPU: the detected answers apply."""

@@ -61,6 +61,9 @@ class QuestionnaireScreen(AdvisorScreenMixin, Screen[None]):
         Binding("ctrl+n", "next", "Next", id="wizard.next", tooltip="Check this step and go to the next one"),
         Binding("ctrl+b", "back", "Back", id="wizard.back", tooltip="Previous step (answers are kept)"),
         Binding("escape", "back", "Back", show=False, id="wizard.escape"),
+        Binding("ctrl+e", "and_then", "And then?", id="wizard.and-then",
+                tooltip="After training or fine-tuning: plan serving or fine-tuning the trained model next, as one "
+                        "consultation"),
     ]
     HELP = """\
 ## Questionnaire
@@ -72,11 +75,15 @@ default shown in grey. Each answer is checked as you type and a problem is named
 - **Ctrl+N** next step, **Ctrl+B** or **Escape** previous step: nothing you entered is lost.
 - On the model step, type to search the knowledge base and press **Down** to pick a match.
 - On the review, **Enter** on a row edits that step; **Ctrl+N** gets the results.
+- After a training or fine-tuning workload the review asks **and then?**: **Ctrl+E** plans serving (or fine-tuning)
+  the trained model as the next phase of one consultation — one budget, one fleet or a split.
 """
 
-    def __init__(self, state: AnswerState, start: str | None = None) -> None:
+    def __init__(self, state: AnswerState, start: str | None = None, phase: int | None = None) -> None:
+        """`phase`: the number of the lifecycle phase these answers are for ("and then?"), None for one workload."""
         super().__init__()
         self.state = state
+        self.phase = phase
         self.step_id = start or "workload"
         self.errors: dict[str, str] = {}
         self.lookup = ModelLookup()
@@ -114,7 +121,8 @@ default shown in grey. Each answer is checked as you type and a problem is named
         step = self.step
         self._validate()
         self._render_progress()
-        self.query_one("#step-title", Static).update(Text.assemble((step.title, "bold"), "  ", step.intro))
+        phase = (f"Phase {self.phase} · ", "bold reverse") if self.phase else ""
+        self.query_one("#step-title", Static).update(Text.assemble(phase, (step.title, "bold"), "  ", step.intro))
         self.query_one("#next", Button).label = "Get results ▶" if step.review else "Next ▶"
         fields = self.query_one("#fields", VerticalScroll)
         await fields.remove_children()
@@ -122,6 +130,12 @@ default shown in grey. Each answer is checked as you type and a problem is named
             self._shown_keys = []
             cached = self.advisor.cached_result(self.state)
             await fields.mount(ReviewTable(self.state, cached.defaults_applied if cached else None, id="review"))
+            if self._trains():
+                await fields.mount(Static(Text.assemble(
+                    ("And then? ", "bold"), "Ctrl+E plans what the model this run trains does next — serve it or "
+                    "fine-tune it — as the next phase of one consultation (one budget; one fleet or a split). "
+                    "Get results: this run alone" + (", with the earlier phases." if self.advisor.lifecycle_phases
+                                                     else ".")), id="and-then-hint"))
             self.query_one("#review", ReviewTable).focus()
             self._render_errors()
             self.advisor.prefetch(self.state)
@@ -278,17 +292,48 @@ default shown in grey. Each answer is checked as you type and a problem is named
                 self.state.raw.setdefault(q.key, default_value(q.key, self.state.raw, self.state.native_weights))
         if step.review:
             answers, _ = self.state.validate()
-            if answers is not None:
+            if answers is not None and self.advisor.lifecycle_phases:
+                self.advisor.show_lifecycle(self.state, answers)  # the earlier phases and this one, as one plan
+            elif answers is not None:
                 self.advisor.show_results(self.state)
             return
         steps = self.steps
         index = next(i for i, s in enumerate(steps) if s.id == step.id)
         await self.show_step(steps[min(index + 1, len(steps) - 1)].id)
 
+    def _trains(self) -> bool:
+        return str(self.state.raw.get("workload", "inference")) in ("training", "finetune")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "and_then":  # asked only on the review of a training or fine-tuning workload
+            return self.step.review and self._trains()
+        return True
+
+    def action_and_then(self) -> None:
+        """"And then?": keep this phase, and open the questionnaire for the next one on the model it trains."""
+        answers, errors = self.state.validate()
+        if answers is None:
+            self.notify("; ".join(errors.values()), title="Answers to fix", severity="error")
+            return
+        from gpuadvisor.tui.screens.and_then import AndThenScreen
+
+        what = "trains a model from scratch" if answers.workload == "training" else "fine-tunes a model"
+
+        def chosen(workload: str | None) -> None:
+            if workload:
+                self.advisor.and_then(self.state, answers, workload)
+
+        self.app.push_screen(AndThenScreen(len(self.advisor.lifecycle_phases) + 1, what), chosen)
+
     async def action_back(self) -> None:
         steps = self.steps
         index = next(i for i, s in enumerate(steps) if s.id == self.step_id)
         if index == 0:
+            if self.phase and self.advisor.lifecycle_phases:  # back from phase N to phase N-1's review
+                self.advisor.lifecycle_phases.pop()
             self.app.pop_screen()
+            below = self.app.screen
+            if isinstance(below, QuestionnaireScreen):
+                self.advisor.state = below.state
             return
         await self.show_step(steps[index - 1].id)

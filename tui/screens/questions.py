@@ -139,6 +139,7 @@ STEPS: tuple[Step, ...] = (
     Step("targets", "Targets", "Targets", "What the hardware must deliver.",
          (ask("inference.requests_per_minute", _inference), ask("inference.input_tokens", _inference),
           ask("inference.output_tokens", _inference), ask("inference.concurrent_requests", _inference),
+          ask("inference.daily_active_users", _inference),
           ask("inference.latency_p95_s", _inference), ask("inference.min_tokens_per_s_per_user", _inference),
           ask("inference.failover", _inference), ask("inference.models_per_gpu", _inference),
           ask("inference.engine", _inference),

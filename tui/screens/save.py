@@ -23,6 +23,7 @@ from gpuadvisor.tui.widgets.toggles import ChoiceButton
 
 if TYPE_CHECKING:
     from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
     from gpuadvisor.rules.result import RecommendResult
 
 FORMATS: tuple[tuple[str, str], ...] = (
@@ -58,7 +59,7 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
 **Ctrl+S** or the Save button. An existing file is only replaced after you confirm. **Escape** cancels.
 """
 
-    def __init__(self, result: RecommendResult, answers: Answers, today: date | None = None) -> None:
+    def __init__(self, result: RecommendResult, answers: Answers | LifecycleAnswers, today: date | None = None) -> None:
         super().__init__()
         self.result = result
         self.answers = answers

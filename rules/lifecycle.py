@@ -1,0 +1,681 @@
+"""A lifecycle consultation: a plan per phase, and a fleet for the whole (issue 21).
+
+Each phase is consulted exactly as a one-workload answers file would be (`Advisor.consult`), so every heuristic that
+concerns a phase fires on that phase. The whole is then equipped in cash over the horizon, in every way the phases'
+own plans allow — each phase rents (its best-ranked rental), buys (its best-ranked purchase), or reuses what an
+earlier phase bought (that phase consulted again with the purchase as the user's own hardware: the "own" option
+must fit and meet its targets) — and the cheapest way within the budget is chosen: one fleet reused across phases,
+a split (buy for training and rent for serving, or the reverse), or renting throughout.
+
+Costs, in cash over the horizon (`horizon_months`, default the hardware's life): a rental is billed for its runs or
+its months; a purchase is paid when its phase starts and held to the end of the horizon, paying site rent (per kW,
+none for desk-side machines) all that time and power while busy; no resale value is counted. What the phases'
+interplay means (a cluster idle after its run, serving hardware too small to evaluate the trained model, a
+purchase below the rent-vs-buy threshold once training is over) is decided by the lifecycle rules of the packs
+(rules/packs/50-lifecycle.toml) over facts built here, so it is explained like any other finding.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpuadvisor.rules.answers import Answers
+from gpuadvisor.rules.engine import Consultation, InputFact
+from gpuadvisor.rules.explain import Explainer
+from gpuadvisor.rules.lifecycle_answers import DAYS_PER_MONTH, LifecycleAnswers, Phase
+from gpuadvisor.rules.result import (
+    FleetPlan,
+    LifecycleOut,
+    PhasePlan,
+    PhaseResult,
+    Recommendation,
+    RecommendResult,
+    Warning,
+    WhyStep,
+    severity_of,
+)
+from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
+
+if TYPE_CHECKING:
+    from gpuadvisor.rules.consult import Advisor
+
+MAX_ENUMERATED_PHASES = 6
+"""Up to this many phases every rent/buy/reuse combination is costed (3^6 = 729 sums, no extra consultations)."""
+IDLE_SHARE = 0.05
+"""A purchase whose accelerators later phases keep busy less than this share of the time after its run is idle."""
+DESK_SIDE_KINDS = frozenset({"desktop", "workstation"})
+"""Units that stand beside a desk: no server-room rent (systems.toml desk_side)."""
+FAILOVER_RULE = "SLA.failover"
+CANDIDATES_PER_KIND = 3
+"""Each phase offers its three best-ranked rentals and three best-ranked purchases to the fleet's choice."""
+H15_BREAK_EVEN = 0.35
+"""Break-even utilization when a purchase has no priced rental to compare with: the middle of H15's 30-40%."""
+POINTS_PER_COST_DOUBLING = 40.0
+"""As in a phase's ranking (rules/ranking.py): a fleet twice as dear as the cheapest loses 40 points."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A way one phase can run: rent (or free, or own), buy, or reuse an earlier phase's purchase."""
+
+    choice: str
+    title: str
+    option: str | None
+    accelerator: str
+    count: int
+    machines: int
+    per_machine: int
+    memory_gb: float
+    usd_per_run: float | None
+    usd_per_month: float | None
+    training_days: float | None
+    capex_usd: float = 0.0
+    power_kw: float = 0.0
+    break_even: float | None = None
+    utilization: float = 1.0
+    """Busy share while the phase runs (serving: deployment.utilization as the phase used it)."""
+    desk_side: bool = False
+    note: str = ""
+    advice_points: float = 0.0
+    """The points the phase's heuristics gave the option (its score less its cost score): advice weighs in the
+    fleet's choice as it does in a phase's ranking."""
+
+
+@dataclass
+class _Slot:
+    phase: Phase
+    result: RecommendResult
+    rents: list[Candidate]
+    buys: list[Candidate]
+    reuse: dict[tuple[int, int], Candidate] = field(default_factory=dict)
+    """(earlier phase, its k-th purchase) → how this phase runs on that purchase (when it can)."""
+
+    @property
+    def rent(self) -> Candidate | None:
+        return self.rents[0] if self.rents else None
+
+    @property
+    def buy(self) -> Candidate | None:
+        return self.buys[0] if self.buys else None
+    """Earlier phase index → how this phase runs on what that phase buys (when it can)."""
+
+
+def _candidate(r: Recommendation, result: RecommendResult) -> Candidate:
+    util = float((result.answers_effective.get("deployment") or {}).get("utilization") or 1.0)
+    return Candidate(
+        choice=r.acquisition, title=r.title, option=r.option, accelerator=r.accelerator.id, count=r.count,
+        machines=r.unit.machines, per_machine=r.unit.per_machine, memory_gb=r.accelerator.memory_gb,
+        usd_per_run=r.cost.usd_per_run, usd_per_month=r.cost.usd_per_month, training_days=r.training_days,
+        capex_usd=float(r.cost.capex_usd or 0.0), power_kw=float(r.cost.power_kw or 0.0),
+        break_even=r.cost.break_even_utilization, utilization=util,
+        desk_side=r.unit.kind in DESK_SIDE_KINDS,
+        advice_points=round(sum(i.points for i in r.score_breakdown if i.rule != "RANK"), 2))
+
+
+def _pick(result: RecommendResult, acquisitions: Sequence[str], n: int = CANDIDATES_PER_KIND) -> list[Candidate]:
+    """The phase's `n` best-ranked options of these acquisitions (rank order: cost adjusted by advice)."""
+    found = [_candidate(r, result) for r in [*result.recommendations, *result.runners_up]
+             if r.acquisition in acquisitions]
+    return found[:n]
+
+
+MAX_OWNED = 256
+"""The most accelerators an answers file can say it owns (current.gpu_count): a later phase on a larger purchase
+is planned on this many of them."""
+
+
+def reuse_answers(answers: Answers, bought: Candidate) -> Answers:
+    """The phase's answers with an earlier purchase as the hardware the user owns (at most MAX_OWNED of it)."""
+    data = answers.given()
+    data["current"] = {**{k: v for k, v in data.get("current", {}).items() if k == "pc_slots"},
+                       "gpu": bought.accelerator, "gpu_count": min(bought.count, MAX_OWNED)}
+    return Answers.model_validate(data)
+
+
+def reuse_candidate(advisor: Advisor, answers: Answers, bought: Candidate) -> Candidate | None:
+    """How a phase runs on what an earlier phase bought: the cheapest "own" option of its consultation with the
+    purchase as the user's hardware that no constraint rules out. The own unit is one machine, so a failover veto
+    is lifted when the purchase has two machines or more (the replicas then sit on two of them: N+1)."""
+    cons, _ = advisor.run(reuse_answers(answers, bought))
+    vetoes: dict[str, set[str]] = {}
+    for _, v in cons.of_kind("veto"):
+        vetoes.setdefault(str(v["target"]), set()).add(str(v["rule"]))
+    configs = {str(f["ref"]): f for _, f in cons.of_kind("config")}
+    points: dict[str, float] = {}
+    for _, adj in cons.of_kind("score_adjustment"):
+        points[str(adj["target"])] = points.get(str(adj["target"]), 0.0) + float(adj["points"])
+    per_run = answers.workload != "inference"
+    best: tuple[float, Mapping[str, Any], Mapping[str, Any]] | None = None
+    for _, opt in cons.of_kind("option"):
+        if opt.get("acquisition") != "own":
+            continue
+        rules: set[str] = set()
+        for target in (str(opt["ref"]), str(opt["config"]), f"acc:{opt['accelerator']}"):
+            rules |= vetoes.get(target, set())
+        if bought.machines >= 2:
+            rules.discard(FAILOVER_RULE)
+        metric = opt.get("usd_per_run" if per_run else "usd_per_month")
+        if rules or metric is None:
+            continue
+        if best is None or float(metric) < best[0]:
+            best = (float(metric), opt, configs.get(str(opt["config"]), {}))
+    if best is None:
+        return None
+    _, own, cfg = best
+    count = int(own["count"])
+    scale = 1.0
+    lifted = ""
+    if bought.machines >= 2 and any(FAILOVER_RULE in vetoes.get(t, set()) for t in (str(own["ref"]),
+                                                                                   str(own["config"]))):
+        replicas = max(int(cfg.get("replicas") or 1), 1)
+        if replicas < int(cfg.get("replicas_for_load") or 1) + 1:  # N+1: one more replica, on a second machine
+            scale = (replicas + 1) / replicas
+            count = count + count // replicas
+        lifted = " (its replicas on two of the purchase's machines: N+1)"
+    if count > min(bought.count, MAX_OWNED):
+        return None
+    usage = (cons.of_kind("usage") or [(0, {})])[0][1]
+    run_usd, month_usd = own.get("usd_per_run"), own.get("usd_per_month")
+    return Candidate(
+        choice="reuse", title=f"{count} of the {bought.count} × {bought.title.split(' — ')[-1]} bought{lifted}",
+        option=str(own["ref"]), accelerator=bought.accelerator, count=count, machines=bought.machines,
+        per_machine=bought.per_machine, memory_gb=bought.memory_gb,
+        usd_per_run=None if run_usd is None else float(run_usd) * scale,
+        usd_per_month=None if month_usd is None else float(month_usd) * scale,
+        training_days=cfg.get("training_days"),
+        utilization=float(usage.get("utilization") or 1.0), note=lifted.strip(" ()"),
+        advice_points=round(sum(points.get(t, 0.0) for t in (str(own["ref"]), str(own["config"]),
+                                                             f"acc:{own['accelerator']}")), 2))
+
+
+# --- timeline and costs --------------------------------------------------------------------------------------------
+
+def _span(phase: Phase, cand: Candidate, start: float, horizon: float) -> tuple[float, float | None]:
+    """(months, runs) of a phase on a candidate."""
+    s = phase.settings
+    if phase.answers.workload == "inference":
+        return (float(s.months) if s.months is not None else max(0.0, horizon - start)), None
+    if s.runs_per_month is not None:
+        months = float(s.months) if s.months is not None else max(0.0, horizon - start)
+        return months, float(s.runs_per_month) * months
+    days = float(cand.training_days or 0.0)
+    return (float(s.months) if s.months is not None else days / DAYS_PER_MONTH), 1.0
+
+
+def _power_usd(kw: float, hours: float, answers: Answers) -> float:
+    d = answers.deployment
+    return kw * d.pue * d.power_usd_per_kwh * hours
+
+
+def _site_usd_per_month(cand: Candidate, answers: Answers, colocation: float) -> float:
+    if cand.desk_side:
+        return 0.0
+    rate = answers.deployment.site_usd_per_kw_month
+    return cand.power_kw * (float(rate) if rate is not None else colocation)
+
+
+@dataclass(frozen=True)
+class _Costed:
+    plans: tuple[PhasePlan, ...]
+    capex: float
+    total: float
+    advice_points: float = 0.0
+
+
+Pick = tuple[str, int, int]
+"""(choice, k, owner): the k-th rental or purchase of the phase (owner 0), or ("reuse", k, owner): the k-th purchase
+of phase `owner`."""
+
+
+def _chosen(slot: _Slot, pick: Pick) -> Candidate | None:
+    """The candidate a pick names."""
+    choice, k, owner = pick
+    if choice == "reuse":
+        return slot.reuse.get((owner, k))
+    pool = slot.rents if choice == "rent" else slot.buys
+    return pool[k] if k < len(pool) else None
+
+
+def cost_fleet(slots: Sequence[_Slot], picks: Sequence[Pick], horizon: float,
+               colocation: float) -> _Costed | None:
+    """The cash cost of one way to equip the phases; None when it is not possible (a reuse without a purchase,
+    or phases side by side on more of a purchase than it has)."""
+    plans: list[PhasePlan] = []
+    end_prev = 0.0
+    capex = total = 0.0
+    for slot, pick in zip(slots, picks, strict=True):
+        choice, _, owner = pick
+        ph = slot.phase
+        cand = _chosen(slot, pick)
+        if cand is None:
+            return None
+        start = float(ph.settings.start_month) if ph.settings.start_month is not None else end_prev
+        months, runs = _span(ph, cand, start, horizon)
+        end_prev = start + months
+        per_run = ph.answers.workload != "inference"
+        holding = 0.0
+        if choice == "buy":
+            held = max(0.0, horizon - start)
+            busy_h = (float(cand.training_days or 0.0) * 24.0 * float(runs or 1.0) if per_run
+                      else months * HOURS_PER_MONTH * cand.utilization)
+            work = _power_usd(cand.power_kw, busy_h, ph.answers)
+            holding = _site_usd_per_month(cand, ph.answers, colocation) * held
+            capex += cand.capex_usd
+            cost = work
+            note = (f"${cand.capex_usd:,.0f} at month {start:g}; {cand.power_kw:,.1f} kW busy {busy_h:,.0f} h; held "
+                    f"{held:,.1f} months")
+        else:
+            metric = cand.usd_per_run if per_run else cand.usd_per_month
+            if metric is None:
+                return None
+            cost = float(metric) * (float(runs or 1.0) if per_run else months)
+            note = cand.note
+        total += cost + holding + (cand.capex_usd if choice == "buy" else 0.0)
+        plans.append(PhasePlan(
+            phase=ph.index, name=ph.name, workload=ph.answers.workload,
+            choice="reuse" if choice == "reuse" else cand.choice,  # type: ignore[arg-type]
+            option=cand.option, title=cand.title, accelerator=cand.accelerator, count=cand.count,
+            start_month=round(start, 3), months=round(months, 3), runs=None if runs is None else round(runs, 3),
+            cost_usd=round(cost, 2), capex_usd=round(cand.capex_usd if choice == "buy" else 0.0, 2),
+            holding_usd=round(holding, 2), reuses_phase=owner if choice == "reuse" else None, note=note))
+    if not _fits_side_by_side(plans, slots, picks):
+        return None
+    points = sum(c.advice_points for c in (_chosen(sl, pk) for sl, pk in zip(slots, picks, strict=True))
+                 if c is not None)
+    return _Costed(tuple(plans), round(capex, 2), round(total, 2), round(points, 2))
+
+
+def _fits_side_by_side(plans: Sequence[PhasePlan], slots: Sequence[_Slot], picks: Sequence[Pick]) -> bool:
+    """Phases that run at the same time on one purchase must fit in it together (the buyer's own run included)."""
+    by_owner: dict[int, list[PhasePlan]] = {}
+    for p, (choice, _, owner) in zip(plans, picks, strict=True):
+        if choice == "reuse":
+            by_owner.setdefault(owner, []).append(p)
+    for owner, users in by_owner.items():
+        buyer = plans[owner - 1]
+        if any(u.start_month < buyer.start_month - 1e-9 for u in users):
+            return False  # a phase cannot run on hardware before it is bought
+        size = buyer.count
+        everyone = [buyer, *users]
+        for p in everyone:
+            at = p.start_month + 1e-9
+            busy = sum(q.count for q in everyone if q.start_month <= at < q.start_month + max(q.months, 1e-9))
+            if busy > size:
+                return False
+    return True
+
+
+def _label(plans: Sequence[PhasePlan]) -> tuple[str, str]:
+    """(choice, description) of a fleet, in words."""
+    buys = [p for p in plans if p.choice == "buy"]
+    reuses = [p for p in plans if p.choice == "reuse"]
+    rents = [p for p in plans if p.choice not in ("buy", "reuse")]
+    parts = []
+    for p in plans:
+        what = {"buy": f"buy {p.title.removeprefix('Buy ')}", "reuse": f"run on {p.title} in phase {p.reuses_phase}",
+                "own": f"use {p.title}", "free": f"use {p.title}"}.get(p.choice, f"rent {p.title}")
+        parts.append(f"phase {p.phase} ({p.name}): {what}")
+    text = "; ".join(parts)
+    if len(buys) == 1 and reuses and not rents:
+        return "one-fleet", "One fleet reused across phases — " + text
+    if not buys:
+        return ("own" if all(p.choice == "own" for p in plans) else "rent"), "Rent throughout — " + text
+    if len(buys) == len(plans) == 1:
+        return "buy", "Buy — " + text
+    return "split", "Split — " + text
+
+
+def _budget(lc: LifecycleAnswers) -> float | None:
+    b = lc.phases[0].answers.budget
+    if b.capex_usd is None and b.monthly_usd is None:
+        return None
+    return float(b.capex_usd or 0.0) + float(b.monthly_usd or 0.0) * lc.horizon_months
+
+
+def fleets(slots: Sequence[_Slot], lc: LifecycleAnswers, colocation: float) -> list[FleetPlan]:
+    """Every possible way to equip the phases, best first: within the budget, then by score — 100 for the cheapest
+    way, 40 fewer per doubling of its cost, plus the advice points its phases' options carry (as a phase ranks)."""
+    budget = _budget(lc)
+    capex_cap = lc.phases[0].answers.budget.capex_usd
+    options_per: list[list[Pick]] = []
+    for slot in slots:
+        opts: list[Pick] = [("rent", k, 0) for k in range(len(slot.rents))]
+        opts += [("buy", k, 0) for k in range(len(slot.buys))]
+        opts += [("reuse", k, owner) for owner, k in sorted(slot.reuse)]
+        options_per.append(opts)
+    costed_all: list[_Costed] = []
+    for picks in itertools.product(*options_per):
+        if any(c == "reuse" and picks[o - 1] != ("buy", k, 0) for c, k, o in picks):
+            continue  # a reuse needs that very purchase in the fleet
+        costed = cost_fleet(slots, picks, lc.horizon_months, colocation)
+        if costed is not None:
+            costed_all.append(costed)
+    cheapest = min((c.total for c in costed_all if c.total > 0), default=0.0)
+    out: list[FleetPlan] = []
+    seen: set[str] = set()
+    for costed in costed_all:
+        choice, description = _label(costed.plans)
+        if description in seen:
+            continue
+        seen.add(description)
+        left = None if budget is None else round(budget - costed.total, 2)
+        within = (left is None or left >= 0) and (capex_cap is None or costed.capex <= capex_cap)
+        cost_points = 100.0 if costed.total <= 0 or cheapest <= 0 else \
+            100.0 - POINTS_PER_COST_DOUBLING * math.log2(costed.total / cheapest)
+        out.append(FleetPlan(choice=choice, description=description, phases=list(costed.plans),
+                             capex_usd=costed.capex, total_cost_usd=costed.total, budget_left_usd=left,
+                             within_budget=within, advice_points=costed.advice_points,
+                             score=round(cost_points + costed.advice_points, 2)))
+    out.sort(key=lambda f: (not f.within_budget, -f.score, f.total_cost_usd, f.description))
+    return out
+
+
+# --- the consultation ----------------------------------------------------------------------------------------------
+
+@dataclass
+class _Planned:
+    slots: list[_Slot]
+    plans: list[FleetPlan]
+    chosen: FleetPlan | None
+    cons: Consultation
+
+
+def plan_lifecycle(advisor: Advisor, lc: LifecycleAnswers, *, top: int = 5) -> _Planned:
+    """Every phase consulted, every fleet costed, the cheapest within the budget chosen, the lifecycle rules run."""
+    results = [advisor.consult(p.answers, top=top) for p in lc.phases]
+    per = CANDIDATES_PER_KIND if len(lc.phases) <= 3 else 1
+    slots = [_Slot(p, r, _pick(r, ("rent", "free", "own"), per), _pick(r, ("buy",), per))
+             for p, r in zip(lc.phases, results, strict=True)]
+    if len(slots) <= MAX_ENUMERATED_PHASES:
+        for j, slot in enumerate(slots):
+            for i in range(j):
+                for k, bought in enumerate(slots[i].buys):
+                    found = reuse_candidate(advisor, slot.phase.answers, bought)
+                    if found is not None:
+                        slot.reuse[(i + 1, k)] = found
+    colocation = advisor.derivations.base_factors.colocation_usd_per_kw_month
+    plans = fleets(slots, lc, colocation) if all(r.feasible for r in results) else []
+    chosen = plans[0] if plans else None
+    cons = advisor.engine.consult(lifecycle_inputs(lc, slots, chosen, plans))
+    return _Planned(slots, plans, chosen, cons)
+
+
+def consult_lifecycle(advisor: Advisor, lc: LifecycleAnswers, *, top: int = 5) -> RecommendResult:
+    """The published result of a lifecycle: the phases' results, the fleet, the findings about their interplay."""
+    planned = plan_lifecycle(advisor, lc, top=top)
+    slots, plans, chosen, cons = planned.slots, planned.plans, planned.chosen, planned.cons
+    explainer = Explainer(cons, advisor.catalog)
+    warnings = [Warning(id=str(w.get("heuristic") or w["rule"]), rule=str(w["rule"]), category=w["category"],
+                        severity=severity_of(str(w["severity"]), str(w["category"])), message=str(w["message"]),
+                        shown=True, why=explainer.chain(fid)) for fid, w in cons.of_kind("warning")]
+    warnings.sort(key=lambda w: ({"risk": 0, "advice": 1, "note": 2}[w.severity], w.id))
+    lifecycle = _lifecycle_out(lc, chosen, plans, fleet_why(lc, slots, chosen, plans))
+    phases = [_phase_result(slot, chosen) for slot in slots]
+    first = slots[0].result
+    fixes = [f"phase {p.phase} ({p.name}): {t}" for p in phases for t in p.to_make_feasible]
+    if chosen is not None and not chosen.within_budget:
+        budget = _budget(lc) or 0.0
+        fixes.append(f"The cheapest way to equip every phase costs ${chosen.total_cost_usd:,.0f} over "
+                     f"{lc.horizon_months:g} months (${chosen.capex_usd:,.0f} of it bought), against a budget of "
+                     f"${budget:,.0f}: set budget.capex_usd = {chosen.total_cost_usd:.0f}, or shorten the horizon "
+                     "(lifecycle.horizon_months), the load or the training run")
+    return RecommendResult(
+        answers=lc.given(), answers_effective=_effective(lc), defaults_applied=_defaults(lc),
+        profile=first.profile, feasible=chosen is not None and chosen.within_budget,
+        headline=_headline(lc, lifecycle, chosen),
+        recommendations=[], runners_up=[], warnings=warnings, ruled_out=[], to_make_feasible=fixes,
+        assumptions=first.assumptions, knowledge=first.knowledge,
+        rules_fired=sum(s.result.rules_fired for s in slots) + len(cons.fired), phases=phases, lifecycle=lifecycle)
+
+
+FLEET_RULE_TITLE = "Fleet: the best-scoring way to equip every phase within the budget"
+FLEET_SOURCE = "rules/lifecycle.py; 002_b9a26b66ce9b897d.txt › Interview Q&A › Q6 (rent vs buy)"
+FACT_ID_STRIDE = 1_000_000
+"""Each phase's chain keeps its own fact ids, offset by phase × this, so chains of two consultations never collide."""
+
+
+def fleet_why(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPlan | None,
+              plans: Sequence[FleetPlan]) -> list[WhyStep]:
+    """The WHY chain of the fleet: its choice, then each phase's plan with that option's own chain (down to the
+    answers, the datasheets and the documents), then the budget arithmetic."""
+    if chosen is None:
+        return []
+    steps = [WhyStep(depth=0, fact=0, kind="fleet", rule="LIFECYCLE", rule_title=FLEET_RULE_TITLE,
+                     rule_kind="ranking", source=FLEET_SOURCE,
+                     text=f"{chosen.description}: ${chosen.total_cost_usd:,.0f} over {lc.horizon_months:g} months, "
+                          f"score {chosen.score:.1f} (the best of {len(plans)} ways to equip the phases"
+                          + (" within the budget)" if chosen.within_budget else "; none is within the budget)"))]
+    for plan, slot in zip(chosen.phases, slots, strict=True):
+        base = plan.phase * FACT_ID_STRIDE
+        spend = plan.cost_usd + plan.capex_usd + plan.holding_usd
+        how = (f"${plan.capex_usd:,.0f} to buy + ${plan.holding_usd:,.0f} site rent to month {lc.horizon_months:g} "
+               f"+ ${plan.cost_usd:,.0f} power" if plan.choice == "buy" else f"${plan.cost_usd:,.0f}")
+        steps.append(WhyStep(depth=1, fact=base, kind="phase", rule="LIFECYCLE", rule_title=FLEET_RULE_TITLE,
+                             rule_kind="ranking", source=FLEET_SOURCE,
+                             text=f"Phase {plan.phase} ({plan.name}), months {plan.start_month:g}–"
+                                  f"{plan.start_month + plan.months:.1f}: {plan.choice} {plan.title} = "
+                                  + (f"{how} = " if plan.choice == "buy" else "") + f"${spend:,.0f}"
+                                  + (f" ({plan.note})" if plan.note else "")))
+        rec = next((r for r in [*slot.result.recommendations, *slot.result.runners_up] if r.option == plan.option),
+                   None)
+        if rec is not None and plan.choice != "reuse":
+            steps += [w.model_copy(update={"depth": w.depth + 2, "fact": base + w.fact + 1}) for w in rec.why]
+    budget = _budget(lc)
+    if budget is not None:
+        steps.append(WhyStep(depth=1, fact=FACT_ID_STRIDE - 1, kind="answer", source="your answer",
+                             text=f"Budget ${budget:,.0f} (budget.capex_usd + budget.monthly_usd × "
+                                  f"{lc.horizon_months:g} months) − ${chosen.total_cost_usd:,.0f} = "
+                                  f"${budget - chosen.total_cost_usd:,.0f} left"))
+    return steps
+
+
+def _phase_result(slot: _Slot, chosen: FleetPlan | None) -> PhaseResult:
+    plan = chosen.phases[slot.phase.index - 1] if chosen else None
+    data = slot.result.model_dump()
+    data.update(phase=slot.phase.index, name=slot.phase.name, model_from=slot.phase.model_from,
+                start_month=plan.start_month if plan else 0.0, months=plan.months if plan else 0.0,
+                cost_usd=round(plan.cost_usd + plan.capex_usd + plan.holding_usd, 2) if plan else None)
+    return PhaseResult.model_validate(data)
+
+
+def _effective(lc: LifecycleAnswers) -> dict[str, Any]:
+    first = lc.phases[0].answers.model_dump(mode="json")
+    out = {k: first[k] for k in ("budget", "deployment", "constraints", "framework", "current")}
+    out["lifecycle"] = {"horizon_months": lc.horizon_months, "phases": len(lc.phases)}
+    return out
+
+
+def _defaults(lc: LifecycleAnswers) -> list[str]:
+    out = []
+    if lc.settings.horizon_months is None:
+        out.append(f"lifecycle.horizon_months = {lc.horizon_months:g} (deployment.lifetime_years × 12: purchases are "
+                   "amortized over it)")
+    return out
+
+
+def _headline(lc: LifecycleAnswers, life: LifecycleOut, chosen: FleetPlan | None) -> str | None:
+    if chosen is None:
+        return None
+    steps: list[str] = []
+    end = 0.0
+    for p in chosen.phases:
+        verb = {"buy": "buy", "reuse": "reuse", "own": "use", "free": "use"}.get(p.choice, "rent")
+        title = p.title.removeprefix("Buy ") if p.choice == "buy" else p.title
+        spent = p.cost_usd + p.capex_usd + p.holding_usd
+        days = p.months * DAYS_PER_MONTH
+        when = f"{p.months:,.1f} months" if p.workload == "inference" or p.runs and p.runs > 1 else \
+            (f"{days:,.0f} days" if days >= 1 else f"{days * 24:,.1f} hours")
+        link = "" if not steps else ("; then " if p.start_month >= end - 1e-6 else "; alongside, ")
+        steps.append(f"{link}{p.name}: {verb} {title} ({when}, ${spent:,.0f})")
+        end = max(end, p.start_month + p.months)
+    left = "" if life.budget_left_usd is None else (
+        f"; ${life.budget_left_usd:,.0f} of the budget left" if life.budget_left_usd >= 0 else
+        f"; ${-life.budget_left_usd:,.0f} over the budget")
+    over = "" if chosen.within_budget else " — OVER BUDGET: no way to equip the phases fits it"
+    return (f"{_CHOICE_WORDS.get(chosen.choice, chosen.choice)}: " + "".join(steps)
+            + f". Total ${chosen.total_cost_usd:,.0f} over {lc.horizon_months:g} months{left}{over}.")
+
+
+_CHOICE_WORDS = {"one-fleet": "One fleet for every phase", "split": "A split fleet", "rent": "Rent throughout",
+                 "own": "Your own hardware throughout", "buy": "Buy"}
+
+
+def _lifecycle_out(lc: LifecycleAnswers, chosen: FleetPlan | None, plans: list[FleetPlan],
+                   why: list[Any]) -> LifecycleOut:
+    budget = _budget(lc)
+    notes = [
+        "Cash over the horizon: rentals for their runs or months; a purchase's price when its phase starts, then "
+        "site rent per kW (none for desk-side machines) to the end of the horizon and power while busy "
+        "(deployment.pue, deployment.power_usd_per_kwh); no resale value.",
+        "Reuse: a later phase consulted again with the purchase as your own hardware; its cost is the power of the "
+        "accelerators it uses.",
+        "The budget counted against is budget.capex_usd plus budget.monthly_usd × the horizon's months; rentals "
+        "are paid from it too.",
+    ]
+    if chosen is None:
+        return LifecycleOut(fleet_choice="none", description="No feasible plan for every phase: see each phase's "
+                            "to_make_feasible.", horizon_months=lc.horizon_months, total_cost_usd=0.0, capex_usd=0.0,
+                            budget_usd=budget, budget_left_usd=None, within_budget=False, plan=[],
+                            alternatives=plans, notes=notes, why=why)
+    return LifecycleOut(fleet_choice=chosen.choice, description=chosen.description, horizon_months=lc.horizon_months,
+                        total_cost_usd=chosen.total_cost_usd, capex_usd=chosen.capex_usd, budget_usd=budget,
+                        budget_left_usd=chosen.budget_left_usd, within_budget=chosen.within_budget,
+                        plan=list(chosen.phases), alternatives=plans, notes=notes, why=why)
+
+
+# --- facts for the lifecycle rules ---------------------------------------------------------------------------------
+
+def lifecycle_inputs(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPlan | None,
+                     plans: Sequence[FleetPlan]) -> list[InputFact]:
+    """The phases, the chosen fleet, each purchase's use after its phase, and each served trained model's
+    evaluation check, as facts the lifecycle rules test."""
+    facts: list[InputFact] = []
+    for slot in slots:
+        ph = slot.phase
+        plan = chosen.phases[ph.index - 1] if chosen else None
+        facts.append(InputFact({
+            "kind": "phase", "ref": f"phase:{ph.index}", "index": ph.index, "name": ph.name,
+            "workload": ph.answers.workload, "model_from": ph.model_from or 0,
+            "start_month": plan.start_month if plan else 0.0, "months": plan.months if plan else 0.0,
+            "text": f"Phase {ph.index} ({ph.name}): {ph.answers.workload}"
+                    + (f" of the model phase {ph.model_from} trains" if ph.model_from else "")
+                    + (f", from month {plan.start_month:g} for {plan.months:,.2f} months on {plan.title}"
+                       if plan else "") + (f"; its plan: {slot.result.headline}" if slot.result.headline else ""),
+        }, f"phase {ph.index} consultation"))
+    if chosen is None:
+        return facts
+    left = chosen.budget_left_usd
+    facts.append(InputFact({
+        "kind": "fleet", "ref": "fleet", "choice": chosen.choice, "total_cost_usd": chosen.total_cost_usd,
+        "capex_usd": chosen.capex_usd, "budget_left_usd": left if left is not None else 0.0,
+        "budget_given": left is not None, "within_budget": chosen.within_budget, "alternatives": len(plans),
+        "text": f"{chosen.description}: ${chosen.total_cost_usd:,.0f} over {lc.horizon_months:g} months "
+                f"(the cheapest of {len(plans)} ways to equip the phases"
+                + (" within the budget)" if chosen.within_budget else "; none is within the budget)"),
+    }, "lifecycle: fleets costed in rules/lifecycle.py"))
+    facts += _purchase_uses(lc, slots, chosen)
+    facts += _eval_checks(slots, chosen)
+    return facts
+
+
+def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPlan) -> list[InputFact]:
+    """How busy each training purchase stays after its run: the chosen fleet's, and the one a training phase's own
+    consultation ranks first (costed there as if someone else used it after the run)."""
+    out: list[InputFact] = []
+    horizon = lc.horizon_months
+    for slot in slots:
+        ph = slot.phase
+        if ph.answers.workload == "inference":
+            continue
+        plan = chosen.phases[ph.index - 1]
+        top = slot.result.recommendations[0] if slot.result.recommendations else None
+        scenario: tuple[Candidate, bool] | None = None
+        mine = _cand_of(slot, plan)
+        if plan.choice == "buy" and mine is not None:
+            scenario = (mine, True)
+        elif top is not None and top.acquisition == "buy" and slot.buy is not None:
+            scenario = (slot.buy, False)
+        if scenario is None:
+            continue
+        cand, in_plan = scenario
+        end = plan.start_month + plan.months
+        after = max(0.0, horizon - end)
+        used = 0.0
+        users = []
+        busy = 0.0
+        for later in chosen.phases[ph.index:]:
+            if later.choice == "reuse" and later.reuses_phase == ph.index and in_plan:
+                share = later.count / max(cand.count, 1)
+                used += share * later.months
+                reused = _cand_of(slots[later.phase - 1], later)
+                util = reused.utilization if reused is not None else 1.0
+                busy += share * later.months * util
+                users.append(f"phase {later.phase} ({later.name}) on {later.count} of {cand.count}")
+        busy_share = used / after if after > 0 else 1.0
+        util_after = busy / after if after > 0 else 1.0
+        be = cand.break_even if cand.break_even is not None else H15_BREAK_EVEN
+        rented = _cand_of(slot, plan) if plan.choice in ("rent", "free", "own") else slot.rent
+        rent_cost = (rented.usd_per_run or 0.0) * float(plan.runs or 1.0) if rented else 0.0
+        instead = (f"Rent the run ({rented.title}: ${rent_cost:,.0f})" if rented is not None else
+                   "Renting the run is excluded by your answers (deployment.where); allowing it "
+                   '(deployment.where = "either") would show what it costs')
+        spend = plan.cost_usd + plan.capex_usd + plan.holding_usd
+        verb = {"rent": "rents", "buy": "buys", "reuse": "reuses", "own": "uses", "free": "uses"}[plan.choice]
+        plan_text = f"{verb} {plan.title.removeprefix('Buy ')} (${spend:,.0f})"
+        out.append(InputFact({
+            "kind": "purchase_use", "ref": f"purchase:{ph.index}", "phase": ph.index, "name": ph.name,
+            "workload": ph.answers.workload, "title": cand.title, "count": cand.count, "in_plan": in_plan,
+            "capex_usd": cand.capex_usd, "months_after": round(after, 2), "busy_share_after": round(busy_share, 4),
+            "utilization_after": round(util_after, 4), "break_even_utilization": round(be, 4),
+            "idle_after": busy_share < IDLE_SHARE and after > 0,
+            "below_break_even": util_after < be and busy_share >= IDLE_SHARE,
+            "instead": instead, "plan_text": plan_text,
+            "text": f"{cand.title} ({'in the chosen fleet' if in_plan else f'phase {ph.index} ranks it first'})"
+                    f": after the run ({plan.months * DAYS_PER_MONTH:,.0f} days) {after:,.1f} months remain; "
+                    + ("; ".join(users) if users else "no later phase runs on it")
+                    + f" — busy {util_after:.0%} of that time (break-even {be:.0%})",
+        }, f"lifecycle: phase {ph.index} purchase"))
+    return out
+
+
+def _cand_of(slot: _Slot, plan: PhasePlan) -> Candidate | None:
+    """The candidate a phase plan was built from."""
+    if plan.choice == "reuse":
+        pool = [c for (owner, _), c in slot.reuse.items() if owner == plan.reuses_phase]
+    else:
+        pool = slot.buys if plan.choice == "buy" else slot.rents
+    return next((c for c in pool if c.option == plan.option), None)
+
+
+def _eval_checks(slots: Sequence[_Slot], chosen: FleetPlan) -> list[InputFact]:
+    """Can the serving hardware of a phase that serves a trained model hold that model as trained (its precision),
+    to evaluate it before release? One machine's accelerators, against the trained weights + 10% headroom (W6)."""
+    out: list[InputFact] = []
+    for slot in slots:
+        ph = slot.phase
+        if ph.answers.workload != "inference" or not ph.model_from:
+            continue
+        trainer = slots[ph.model_from - 1]
+        if trainer.phase.answers.workload == "inference":
+            continue
+        plan = chosen.phases[ph.index - 1]
+        cand = _cand_of(slot, plan)
+        if cand is None:
+            continue
+        trained = trainer.result.profile
+        need = trained.weights_gb * 1.1
+        machine = cand.per_machine * cand.memory_gb
+        prec = str((trainer.result.answers_effective.get("precision") or {}).get("weights", "bf16"))
+        out.append(InputFact({
+            "kind": "eval_check", "ref": f"eval:{ph.index}", "phase": ph.index, "name": ph.name,
+            "trained_phase": trainer.phase.index, "title": cand.title, "machine_memory_gb": round(machine, 1),
+            "eval_need_gb": round(need, 1), "fits_eval": machine >= need, "precision": prec,
+            "text": f"Phase {ph.index} serves on {cand.title}: one machine holds {cand.per_machine} × "
+                    f"{cand.memory_gb:g} GB = {machine:,.0f} GB; the model phase {trainer.phase.index} trains is "
+                    f"{trained.weights_gb:,.1f} GB in {prec} + 10% headroom = {need:,.1f} GB",
+        }, f"lifecycle: phase {ph.index} serving hardware"))
+    return out

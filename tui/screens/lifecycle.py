@@ -1,0 +1,101 @@
+"""The results of a lifecycle (several phases under one budget): the phases as a timeline with the cost of each, the
+whole plan's total and the budget left, the fleet chosen and the findings about how the phases interact. A phase's
+own results open in the usual results screen (keys 1-9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.tui.report import common as c
+from gpuadvisor.tui.screens import STYLES
+
+
+class LifecycleScreen(Screen[None]):
+    """Timeline, totals, fleet and lifecycle findings; 1-9 opens a phase's own results."""
+
+    CSS_PATH = STYLES / "lifecycle.tcss"
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="lifecycle.back", tooltip="Back to the questionnaire"),
+        Binding("s", "save", "Save", id="lifecycle.save", tooltip="Save the report (Markdown, HTML, JSON) or the "
+                                                                   "answers file with its [[phase]] tables"),
+        *[Binding(str(n), f"phase({n})", f"Phase {n}", show=n <= 3, id=f"lifecycle.phase{n}",
+                  tooltip=f"Phase {n}'s own results") for n in range(1, 10)],
+    ]
+    HELP = """\
+## Lifecycle results
+
+The phases of one plan under one budget: when each runs, on what (rented, bought, or reused from an earlier phase)
+and what it costs; the total over the horizon and the budget left; the fleet chosen among the ways weighed; and the
+findings about how the phases interact (L1-L4).
+
+- **1-9** open a phase's own results (its ranking, findings and WHY chains).
+- **s** saves the report (Markdown, HTML with the timeline chart, JSON) or the answers file.
+- **Escape** goes back.
+"""
+
+    def __init__(self, result: RecommendResult, lifecycle: Any = None) -> None:
+        """`lifecycle`: the LifecycleAnswers planned (for saving the answers file)."""
+        super().__init__()
+        self.result = result
+        self.lifecycle = lifecycle
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="lifecycle-headline")
+        yield DataTable(id="timeline", cursor_type="row", zebra_stripes=True)
+        yield Static(id="lifecycle-totals")
+        with VerticalScroll(id="lifecycle-body"):
+            yield Static(id="lifecycle-fleet")
+            yield Static(id="lifecycle-findings")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        r = self.result
+        self.query_one("#lifecycle-headline", Static).update(c.headline(r))
+        table = self.query_one("#timeline", DataTable)
+        table.add_columns(*c.TIMELINE_HEADER)
+        for row in c.timeline_rows(r):
+            table.add_row(*row)
+        self.query_one("#lifecycle-totals", Static).update(c.lifecycle_totals(r))
+        life = r.lifecycle
+        fleet = Text.assemble(("Fleet: ", "bold"), life.description if life else "")
+        if life is not None and len(life.alternatives) > 1:
+            fleet.append(f"\nWeighed against {len(life.alternatives) - 1} other way(s); "
+                         f"the next: {life.alternatives[1].description} — {c.usd(life.alternatives[1].total_cost_usd)}")
+        self.query_one("#lifecycle-fleet", Static).update(fleet)
+        lines = Text("How the phases interact\n", style="bold")
+        if not r.warnings:
+            lines.append("No finding about the phases together; each phase's own findings are in its results.",
+                         style="")
+        for w in r.warnings:
+            lines.append(f"[{w.severity.upper()}] {w.id}: {w.message}\n", style="")
+        lines.append("\n" + "  ".join(f"{p.phase}: {p.name}" for p in r.phases)
+                     + " — press the number for a phase's own results", style="italic")
+        self.query_one("#lifecycle-findings", Static).update(lines)
+        table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "phase":
+            return bool(parameters) and int(str(parameters[0])) <= len(self.result.phases)
+        return True
+
+    def action_save(self) -> None:
+        from gpuadvisor.tui.screens.save import SaveScreen
+
+        if self.lifecycle is not None:
+            self.app.push_screen(SaveScreen(self.result, self.lifecycle, getattr(self.app, "today", None)))
+
+    def action_phase(self, n: int) -> None:
+        phase: Any = self.result.phases[n - 1]
+        show = getattr(self.app, "show_phase", None)
+        if callable(show):
+            show(phase)
