@@ -207,8 +207,9 @@ class Derivations:
                                             fact["utilization_given"], self.usage_values).utilization
         what = {"inference": "Serving", "training": "Training from scratch", "finetune": f"Fine-tuning ({method})"}
         fact["text"] = (f"{what[str(workload)]} {model['name']} ({fact['params_b']:.2f}B parameters) in {wprec.name}, "
-                        f"context {fact['context']:,}, batch {batch}"
-                        + (f", {fact['concurrency']} concurrent requests" if workload == "inference" else "")
+                        + (f"context {fact['context']:,}, up to {fact['concurrency']:,} request"
+                           f"{'s' if fact['concurrency'] != 1 else ''} in flight" if workload == "inference"
+                           else f"context {fact['context']:,}, micro-batch {batch}")
                         + (f"; load: {fact['load_from_users']} (assumptions.toml dau_*)"
                            if fact.get("load_from_users") else "")
                         + f"; {fact['stage']}, {fact['framework']}, deployment {fact['where']}")

@@ -306,7 +306,8 @@ def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: fl
     else:
         tokens = eff.get("training.tokens_b")
         days = eff.get("training.deadline_days")
-        run = f"{tokens:,.4g}B tokens" if tokens else "the run"
+        run = ((f"{tokens / 1000:,.4g}T tokens" if tokens >= 1000 else f"{tokens:,.4g}B tokens") if tokens
+               else "the run")
         if days and top.training_days is not None:
             took = fmt_duration(top.training_days)
             run += f" in {days:g} days (it takes {took})"
