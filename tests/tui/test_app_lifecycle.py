@@ -49,8 +49,11 @@ async def test_and_then_serve_plans_both_phases_as_one_consultation(catalog: Cat
         second = app.screen
         assert isinstance(second, QuestionnaireScreen) and second is not first and second.phase == 2
         assert second.state.raw["workload"] == "inference" and second.state.raw["model"] == "1.3"
-        assert app.lifecycle_phases == [({"workload": "training", "model": {"params_b": 1.3},
-                                          "training": {"tokens_b": 26.0, "deadline_days": 20.0}}, None)]
+        # radios shown chosen are answered by moving on (stage, optimizer, where, framework)
+        first_answers = {"workload": "training", "stage": "production", "model": {"params_b": 1.3},
+                         "training": {"tokens_b": 26.0, "deadline_days": 20.0, "optimizer": "adamw"},
+                         "deployment": {"where": "either"}, "framework": {"name": "pytorch"}}
+        assert app.lifecycle_phases == [(first_answers, None)]
         await pilot.press("ctrl+n", "ctrl+n", "ctrl+n")  # workload (set), model (carried over), precision
         assert second.step_id == "targets"
         await pilot.press("tab", "tab", "tab", "tab", *"50000")  # past rpm, tokens in/out, concurrency: daily users
@@ -61,9 +64,12 @@ async def test_and_then_serve_plans_both_phases_as_one_consultation(catalog: Cat
         await wait_until(pilot, lambda: isinstance(app.screen, LifecycleScreen))
         screen = app.screen
         assert isinstance(screen, LifecycleScreen)
-        expected = get_advisor(catalog).consult_lifecycle(parse_lifecycle({"phase": [
-            {"workload": "training", "model": {"params_b": 1.3}, "training": {"tokens_b": 26.0, "deadline_days": 20.0}},
-            {"workload": "inference", "model": "phase:1", "inference": {"daily_active_users": 50000}}]}))
+        expected = get_advisor(catalog).consult_lifecycle(parse_lifecycle(app.lifecycle_data(
+            second.state, second.state.validate()[0])))  # type: ignore[arg-type]
+        phases = app.lifecycle_data(second.state, second.state.validate()[0])["phase"]  # type: ignore[arg-type]
+        assert phases[0] == first_answers
+        assert phases[1]["model"] == "phase:1" and phases[1]["inference"]["daily_active_users"] == 50000
+        assert phases[1]["workload"] == "inference" and phases[1]["stage"] == "production"
         assert screen.result.model_dump() == expected.model_dump()
         table = screen.query_one("#timeline", DataTable)
         assert table.row_count == 2
