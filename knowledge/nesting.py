@@ -79,13 +79,20 @@ def _too_deep(source: str) -> NestingError:
     return NestingError(f"{source}: nested too deeply to parse (more than {MAX_DEPTH} levels)")
 
 
-def loads_json(text: str, source: str) -> Any:
-    """json.loads with the depth limited before and after; JSONDecodeError propagates for the caller to word."""
+def loads_json(text: str, source: str, *, finite: bool = False) -> Any:
+    """json.loads with the depth limited before and after; JSONDecodeError propagates for the caller to word.
+    `finite`: refuse Python's NaN/Infinity extensions (gpuadvisor never writes them; standard JSON has none)."""
     check_text(text, source, "json")
     try:
+        if finite:
+            return json.loads(text, parse_constant=lambda name: _not_finite(name, source))
         return json.loads(text)  # its depth is the brackets' depth, checked above
     except RecursionError:
         raise _too_deep(source) from None
+
+
+def _not_finite(name: str, source: str) -> Any:
+    raise InputError(f"{source}: {name} is not a number JSON allows (numbers must be finite)")
 
 
 def loads_toml(text: str, source: str) -> dict[str, Any]:

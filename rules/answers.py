@@ -609,7 +609,7 @@ def load_answers(path: Path) -> Answers:
         import json
 
         try:
-            doc = loads_json(text, str(path))
+            doc = loads_json(text, str(path), finite=True)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("answers"), dict):
