@@ -97,15 +97,16 @@ def read_text_file(path: Path | str, *, what: str, max_bytes: int) -> str:
         raise FileReadError(path, f"cannot read {what}: not UTF-8 text (byte {exc.start})") from None
 
 
-def list_files(folder: Path, suffix: str, *, what: str) -> list[Path]:
-    """The `*suffix` entries of `folder`, sorted; [] when the folder does not exist.
+def list_files(folder: Path, suffix: str | tuple[str, ...], *, what: str) -> list[Path]:
+    """The entries of `folder` whose name ends with `suffix` (any case; hidden names left out), sorted; [] when the
+    folder does not exist.
 
     Unlike `Path.glob`, which skips what it cannot read without a word, an unreadable folder (or one that is not a
     directory) is a `FileReadError` naming it; dangling and looping symbolic links are listed, so that reading them
     reports them by name instead of their being skipped."""
     try:
         with os.scandir(folder) as entries:
-            names = [e.name for e in entries if e.name.endswith(suffix) and not e.name.startswith(".")]
+            names = [e.name for e in entries if e.name.lower().endswith(suffix) and not e.name.startswith(".")]
     except FileNotFoundError:
         if os.path.islink(folder):
             raise FileReadError(folder, f"cannot read the {what} directory: a symbolic link to nothing") from None
