@@ -17,6 +17,7 @@ from textual.widgets import Button, Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gpuadvisor.tui import settings
+from gpuadvisor.tui.draft import load_draft
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ class WelcomeScreen(AdvisorScreenMixin, Screen[None]):
     BINDINGS = [
         Binding("n", "app.new_consultation", "New", id="welcome.new", tooltip="Start a new consultation"),
         Binding("o", "app.open_answers", "Open", id="welcome.open", tooltip="Open saved answers or a JSON report"),
+        Binding("u", "app.resume_draft", "Resume", show=False, id="welcome.resume",
+                tooltip="Resume the answers a crash or a kill left unsaved"),
         Binding("r", "refresh_prices", "Refresh prices", id="welcome.refresh",
                 tooltip="Fetch current cloud prices from gpuhunt's public catalogs (gpuadvisor kb refresh)"),
         Binding("q", "app.quit", "Quit", id="welcome.quit", tooltip="Leave gpuadvisor"),
@@ -66,6 +69,7 @@ and explains each result down to the source documents.
             with Horizontal(id="welcome-actions"):
                 yield Button("New consultation (n)", id="new", variant="primary", compact=True)
                 yield Button("Open saved answers (o)", id="open", compact=True)
+                yield Button("Resume unsaved answers (u)", id="resume", compact=True)
             yield Label("Recent consultations", id="recent-title")
             yield OptionList(id="recent")
             yield Static("", id="recent-empty")
@@ -74,6 +78,8 @@ and explains each result down to the source documents.
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        # answers a crash or a kill left in the questionnaire's draft are offered back
+        self.query_one("#resume", Button).display = load_draft() is not None
         self.recent_changed()
         self.catalog_ready()
         self.query_one("#new", Button).focus()
@@ -144,6 +150,10 @@ and explains each result down to the source documents.
     @on(Button.Pressed, "#new")
     def _new(self) -> None:
         self.advisor.action_new_consultation()
+
+    @on(Button.Pressed, "#resume")
+    def _resume(self) -> None:
+        self.advisor.action_resume_draft()
 
     @on(Button.Pressed, "#open")
     def _open(self) -> None:
