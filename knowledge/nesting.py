@@ -31,7 +31,12 @@ _PAIR = re.compile(r"[\[{][\]}]")
 
 
 class NestingError(InputError):
-    """A document nested deeper than `MAX_DEPTH` (the message names the file and line)."""
+    """A document nested deeper than `MAX_DEPTH` (the message names the file and line; `reason` is the message
+    without them, for callers that place the file and line themselves)."""
+
+    def __init__(self, source: str, line: int | None, reason: str) -> None:
+        self.source, self.line, self.reason = source, line, reason
+        super().__init__(f"{source}:{line}: {reason}" if line else f"{source}: {reason}")
 
 
 def check_text(text: str, source: str, syntax: Literal["json", "toml"], limit: int = MAX_DEPTH) -> None:
@@ -54,11 +59,11 @@ def check_text(text: str, source: str, syntax: Literal["json", "toml"], limit: i
             depth += 1
             if depth > limit:
                 line = text.count("\n", 0, m.start()) + 1
-                raise NestingError(f"{source}:{line}: nested more than {limit} levels deep (lists or tables inside "
+                raise NestingError(source, line, f"nested more than {limit} levels deep (lists or tables inside "
                                    "one another); a real file is far shallower")
         elif token in ("]", "}"):
             depth = max(0, depth - 1)
-    raise NestingError(f"{source}: nested more than {limit} levels deep; a real file is far shallower")
+    raise NestingError(source, None, f"nested more than {limit} levels deep; a real file is far shallower")
 
 
 def check_doc(doc: Any, source: str, limit: int = MAX_DEPTH) -> None:
@@ -67,8 +72,8 @@ def check_doc(doc: Any, source: str, limit: int = MAX_DEPTH) -> None:
     while stack:
         value, depth = stack.pop()
         if depth > limit:
-            raise NestingError(f"{source}: nested more than {limit} levels deep (tables or dotted keys inside one "
-                               "another); a real file is far shallower")
+            raise NestingError(source, None, f"nested more than {limit} levels deep (tables or dotted keys inside "
+                               "one another); a real file is far shallower")
         if isinstance(value, dict):
             stack.extend((v, depth + 1) for v in value.values())
         elif isinstance(value, list):
@@ -76,7 +81,7 @@ def check_doc(doc: Any, source: str, limit: int = MAX_DEPTH) -> None:
 
 
 def _too_deep(source: str) -> NestingError:
-    return NestingError(f"{source}: nested too deeply to parse (more than {MAX_DEPTH} levels)")
+    return NestingError(source, None, f"nested too deeply to parse (more than {MAX_DEPTH} levels)")
 
 
 def loads_json(text: str, source: str, *, finite: bool = False) -> Any:

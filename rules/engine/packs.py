@@ -437,7 +437,7 @@ def _read(path: Path, problems: list[PackProblem]) -> tuple[str, dict[str, Any]]
     try:
         return text, loads_toml(text, file)
     except NestingError as e:
-        problems.append(PackProblem(file, None, None, None, str(e).removeprefix(f"{file}: ")))
+        problems.append(PackProblem(file, e.line, None, None, e.reason))
         return None
     except tomllib.TOMLDecodeError as e:
         m = _TOML_LINE.search(str(e))
