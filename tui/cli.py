@@ -56,15 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. The one error path: every failure ends here as one line on stderr and an exit code
     (README, "Exit codes"); a traceback only with --debug."""
-    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    args = [a for a in args if a != "--debug"]  # accepted anywhere: before or after the subcommand
     saved = streams.install()
     try:
-        return _run(argv, saved)
+        return _run(args, saved)
     except SystemExit:  # argparse: --help (0) or a usage error (2, its one-line message already printed)
         raise
     except AdvisorError as exc:
         _fail(str(exc), debug)
-        if isinstance(exc, streams.OutputError) and argv is None:
+        if isinstance(exc, streams.OutputError) and argv is None:  # the real stdout, not a test's
             streams.silence_stdout()
         return exc.exit_code
     except KeyboardInterrupt:
@@ -86,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         streams.restore(saved)
 
 
-def _run(argv: Sequence[str] | None, saved: tuple[object, object]) -> int:
+def _run(argv: Sequence[str], saved: tuple[object, object]) -> int:
     args = build_parser().parse_args(argv)
     if args.command is None:
         from gpuadvisor.tui.launch import launch  # Textual is imported only here
