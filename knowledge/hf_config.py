@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -576,7 +577,7 @@ def attention_layout(data: Mapping[str, Any], model_type: str, source: str = "co
 
 def read_hf_config(path: Path) -> HFConfig:
     """Read `path` (a config.json, or a checkpoint directory holding one) with its notes."""
-    if path.is_dir():
+    if os.path.isdir(path):  # never raises: an over-long or NUL-bearing path is refused by the read, in words
         path = path / "config.json"
     text = read_text_file(path, what="config.json file", max_bytes=CONFIG_MAX_BYTES)
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import re
 import urllib.error
 import urllib.request
@@ -178,10 +179,10 @@ def read_path(path: Path, providers: Iterable[str]) -> ReadResult:
     """Every catalog under `path` of the given gpuhunt providers: a directory of `<provider>.csv` files (and/or
     `catalog.zip` archives), an archive, or one CSV file. A `version` file beside them dates them all."""
     wanted = set(providers)
-    if not path.exists():
+    if not os.path.exists(path):  # os.path never raises (an over-long path is "no such file")
         raise CatalogError(f"{path}: no such file or directory")
     result = ReadResult()
-    if path.is_dir():
+    if os.path.isdir(path):
         stamp = _version_file(path)
         files = list_files(path, (".csv", ".zip"), what="price catalog")
         if not files:
@@ -199,7 +200,7 @@ def read_path(path: Path, providers: Iterable[str]) -> ReadResult:
 
 def _version_file(directory: Path) -> str | None:
     stamp = directory / "version"
-    if stamp.is_file():
+    if os.path.isfile(stamp):
         text = read_file_bytes(stamp, what="catalog version file", max_bytes=1024).decode("utf-8", "replace").strip()
         if version_date(text) is None:
             raise CatalogError(f"{stamp}:1: not a gpuhunt version stamp (YYYYMMDD-N): {text[:40]!r}")

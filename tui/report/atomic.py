@@ -24,6 +24,7 @@ from pathlib import Path
 from types import FrameType
 
 from gpuadvisor.knowledge.errors import EXIT_IO, AdvisorError
+from gpuadvisor.knowledge.sanitize import shorten
 
 _NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOSYS}
 
@@ -175,7 +176,12 @@ def _save(text: str, path: str | os.PathLike[str], *, force: bool, made: list[Pa
     target = Path(path).expanduser()
     if not target.name or target.name in (".", ".."):
         raise ReportSaveError(f"{path}: not a file name")
-    _check(target, force)
+    if "\x00" in str(target):
+        raise ReportSaveError(f"{shorten(repr(str(path)))}: not a file name (it holds a NUL byte)")
+    try:
+        _check(target, force)
+    except OSError as exc:  # an over-long name, a path through a file, a folder that cannot be searched
+        raise _explain(exc, target) from None
     data = text.encode("utf-8")
     try:
         tmp = _write_temp(target.parent, target.name, data, made)

@@ -35,7 +35,7 @@ class PathSuggester(Suggester):
             names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir()
                            if p.name.startswith(stem) and not p.name.startswith(".")
                            and (p.is_dir() or p.suffix.lower() in {".toml", ".json"}))
-        except OSError:
+        except (OSError, ValueError):  # unreadable, over-long, or a NUL byte typed or pasted
             return None
         return value + names[0][len(stem):] if names else None
 
