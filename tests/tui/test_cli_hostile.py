@@ -121,8 +121,8 @@ def test_ctrl_c_is_exit_130_without_a_traceback() -> None:
 def test_escape_sequences_from_an_overlay_and_a_config_never_reach_the_terminal(tmp_path: Path) -> None:
     overlays = tmp_path / "config" / "knowledge"
     overlays.mkdir(parents=True)
-    (overlays / "evil.toml").write_text(f'[[accelerator]]\nid = "nvidia-l4"\nname = "L4{OSC52}"\n',
-                                        encoding="utf-8")
+    (overlays / "evil.toml").write_text('[[accelerator]]\nid = "nvidia-l4"\nname = "L4\\u001b]52;c;aGk=\\u0007"\n',
+                                        encoding="utf-8")  # the TOML escape: a raw ESC is a syntax error
     config = tmp_path / "config.json"
     gpt2 = (ROOT / "tests" / "data" / "configs" / "gpt2.json").read_text(encoding="utf-8")
     config.write_text(gpt2.replace('"model_type": "gpt2"', '"model_type": "gpt2\\u001b]52;c;aGk=\\u0007"'),
@@ -131,10 +131,11 @@ def test_escape_sequences_from_an_overlay_and_a_config_never_reach_the_terminal(
     for args in (["estimate", "--model", "gpt2", "--gpu", "nvidia-l4"],
                  ["estimate", "--model-config", str(config), "--gpu", "nvidia-l4"],
                  ["kb", "list", "accelerators"],
-                 ["recommend", "--model", "gpt2", "--gpus", "nvidia-l4", "--top", "1"]):
+                 ["recommend", "--model", "gpt2", "--top", "3"]):
         done = run(*args, env=env)
         text = done.stdout.decode() + done.stderr.decode()
-        assert "]52;c;" in text or done.returncode != 0 or args[0] == "recommend", args  # the data did arrive
+        assert done.returncode in (0, 3), (args, done.stderr[-300:])
+        assert "]52;c;" in text or args[0] == "recommend", args  # the data did arrive (text output)
         assert not ESCAPES.search(text.replace("\n", "").replace("\t", "")), (args, text[:300])
 
 
