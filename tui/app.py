@@ -149,7 +149,7 @@ class GpuAdvisorApp(App[None]):
             try:
                 settings.save_theme(theme)
             except OSError as exc:
-                self.notify(f"could not save the theme: {exc}", severity="warning")
+                self.notify(f"could not save the theme: {exc}", severity="warning", markup=False)
 
     # --- knowledge base ---------------------------------------------------------------------------------------------
     def get_catalog(self) -> Any:
@@ -233,7 +233,7 @@ class GpuAdvisorApp(App[None]):
     @on(CatalogFailed)
     def _catalog_failed(self, message: CatalogFailed) -> None:
         self.catalog_error = message.error
-        self.notify(message.error, title="Knowledge base", severity="error", timeout=10)
+        self.notify(message.error, title="Knowledge base", severity="error", timeout=10, markup=False)
         self._notify_screens("catalog_ready")
 
     def _notify_screens(self, method: str) -> None:
@@ -261,7 +261,7 @@ class GpuAdvisorApp(App[None]):
         """Show the results of these entries: at once when known, else after the worker reports."""
         answers, errors = state.validate()
         if answers is None:
-            self.notify("; ".join(errors.values()), title="Answers to fix", severity="error")
+            self.notify("; ".join(errors.values()), title="Answers to fix", severity="error", markup=False)
             return
         key = answers_key(answers)
         self._wanted = key
@@ -334,7 +334,8 @@ class GpuAdvisorApp(App[None]):
         try:
             settings.record_consultation(answers.to_toml(), consultation_title(answers, result))
         except OSError as exc:
-            self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning")
+            self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning",
+                        markup=False)
         self._results_screen().show(result, self.previous, what_if)
         self._notify_screens("recent_changed")
 

@@ -5,19 +5,25 @@ running, shows the questionnaire, and the draft on disk holds what was typed, re
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from textual import events
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.loader import load_catalog
+from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.tui.draft import MAX_ENTRY_CHARS, load_draft, save_draft
 from gpuadvisor.tui.screens.answers_state import AnswerState
+from gpuadvisor.tui.screens.detail import DetailScreen
 from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 from gpuadvisor.tui.screens.questions import applicable_steps
+from gpuadvisor.tui.screens.results import ResultsScreen
 from gpuadvisor.tui.screens.welcome import WelcomeScreen
 from gpuadvisor.tui.widgets.question_field import QuestionField
 
-from .conftest import make_app, settle
+from .conftest import make_app, settle, wait_until
 
 KEYS = [*"abcxyz019.,-_/[]{}()=:;'\"\\%$#@!?~", "space", "backspace", "delete", "left", "right", "home", "end",
         "up", "down", "tab", "shift+tab"]
@@ -114,3 +120,31 @@ def test_a_foreign_or_damaged_draft_is_ignored() -> None:
     for text in ("{", '{"format": "other", "version": 1, "raw": {"model": "x"}}', "[" * 10_000, "\x00\xff"):
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
         assert load_draft() is None
+
+
+EVIL_NAME = "GPT [/x] [@click=app.quit]q[/] \\u001b]52;c;aGk=\\u0007"
+"""A model name from an overlay that is both Textual markup (a stray closing tag, a click action) and an OSC 52
+clipboard write (as TOML escapes)."""
+
+
+async def test_markup_and_escape_sequences_in_data_are_shown_as_text(tmp_path: Path) -> None:
+    overlay = tmp_path / "evil.toml"
+    overlay.write_text(f'[[model]]\nid = "gpt2"\nname = "{EVIL_NAME}"\n', encoding="utf-8")
+    catalog = load_catalog(user_dir=None, extra_files=[overlay])
+    app = make_app(catalog, parse_answers({"model": {"name": "gpt2"}, "workload": "inference"}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultsScreen) and app.result is not None)
+        screen = app.screen
+        asked = str(screen.query_one("#results-asked", Static).render())
+        headline = str(screen.query_one("#results-headline", Static).render())
+        assert "GPT [/x] [@click=app.quit]q[/] ]52;c;aGk=" in asked  # as text: no tag eaten, no ESC
+        assert "\x1b" not in asked + headline
+        await pilot.press("enter")  # the detail screen of the first option
+        await pilot.pause()
+        assert isinstance(app.screen, DetailScreen)
+        await pilot.press("y")  # its why tree
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.is_running and app.screen is screen

@@ -52,7 +52,7 @@ class OpenAnswersScreen(AdvisorScreenMixin, ModalScreen[None]):
             yield Static("An answers file (.toml) or a gpuadvisor JSON report (.json):", classes="dialog-text")
             yield Input(placeholder="path, e.g. ~/plans/serve-70b.toml (→ completes)", id="open-path",
                         suggester=PathSuggester())
-            yield Static("", id="open-error", classes="dialog-error")
+            yield Static("", id="open-error", classes="dialog-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Open", id="open", variant="primary")
                 yield Button("Cancel", id="cancel")

@@ -89,7 +89,7 @@ default shown in grey. Each answer is checked as you type and a problem is named
         yield Static(id="progress")
         yield Static(id="step-title")
         yield VerticalScroll(id="fields")
-        yield Static(id="step-error")
+        yield Static(id="step-error", markup=False)
         with Horizontal(id="nav"):
             yield Button("◀ Back", id="back", compact=True)
             yield Button("Next ▶", id="next", variant="primary", compact=True)

@@ -75,7 +75,7 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
                            id="save-format")
             yield Static("Path:", classes="dialog-text")
             yield Input(self._auto_name, id="save-path", select_on_focus=False)
-            yield Static("", id="save-error", classes="dialog-error")
+            yield Static("", id="save-error", classes="dialog-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save (ctrl+s)", id="save", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
@@ -140,7 +140,7 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
                 settings.remember(written, consultation_title(self.answers, self.result))
             except OSError:
                 pass  # the file is saved; only the recent list could not be updated
-        self.app.notify(f"Saved {written.resolve()}", title="Save")
+        self.app.notify(f"Saved {written.resolve()}", title="Save", markup=False)
         self.dismiss(written)
 
     def _confirm(self, path: Path) -> None:

@@ -71,9 +71,9 @@ and explains each result down to the source documents.
                 yield Button("Open saved answers (o)", id="open", compact=True)
                 yield Button("Resume unsaved answers (u)", id="resume", compact=True)
             yield Label("Recent consultations", id="recent-title")
-            yield OptionList(id="recent")
+            yield OptionList(id="recent", markup=False)  # titles and paths are data: text, never markup
             yield Static("", id="recent-empty")
-            yield Static("Knowledge base: loading…", id="kb-status")
+            yield Static("Knowledge base: loading…", id="kb-status", markup=False)
             yield Static("", id="price-status")
         yield Footer(compact=True)
 
@@ -141,10 +141,10 @@ and explains each result down to the source documents.
     def _refreshed(self, lines: list[str], error: str | None) -> None:
         self._refreshing = False
         if error is not None:
-            self.notify(error, title="Prices not refreshed", severity="error", timeout=10)
+            self.notify(error, title="Prices not refreshed", severity="error", timeout=10, markup=False)
             self.catalog_ready()
             return
-        self.notify("\n".join(lines[:2]), title="Prices refreshed", timeout=8)
+        self.notify("\n".join(lines[:2]), title="Prices refreshed", timeout=8, markup=False)
         self.advisor.reload_catalog()  # catalog_ready follows when the new prices are loaded
 
     @on(Button.Pressed, "#new")
@@ -164,7 +164,7 @@ and explains each result down to the source documents.
         if event.option.id:
             problem = self.advisor.open_answers(Path(event.option.id))
             if problem:
-                self.notify(problem, title="Cannot reopen", severity="error")
+                self.notify(problem, title="Cannot reopen", severity="error", markup=False)
 
 
 def price_status(catalog: Any, today: Any = None) -> str:
