@@ -17,13 +17,20 @@ class KnowledgeError(AdvisorError):
     """A knowledge-base or overlay file is malformed (message names file, line, entry id and field)."""
 
 
+def _shown(query: str) -> str:
+    """The name as typed, quoted and cut (a 1 MB name is not echoed whole; see `sanitize.shorten`)."""
+    from gpuadvisor.knowledge.sanitize import shorten
+
+    return shorten(repr(query))
+
+
 class UnknownNameError(AdvisorError):
     """A model, accelerator or precision name matched nothing; `suggestions` holds the closest names."""
 
     def __init__(self, what: str, query: str, suggestions: list[str]) -> None:
         self.what, self.query, self.suggestions = what, query, suggestions
         hint = f"; closest: {', '.join(suggestions)}" if suggestions else ""
-        super().__init__(f"unknown {what} {query!r}{hint}")
+        super().__init__(f"unknown {what} {_shown(query)}{hint}")
 
 
 class AmbiguousNameError(AdvisorError):
@@ -32,7 +39,7 @@ class AmbiguousNameError(AdvisorError):
     def __init__(self, what: str, query: str, candidates: list[tuple[str, str]]) -> None:
         self.what, self.query, self.candidates = what, query, candidates
         listing = "; ".join(f"{cid} ({name})" for cid, name in candidates)
-        super().__init__(f"{what} {query!r} is ambiguous, which one? {listing}")
+        super().__init__(f"{what} {_shown(query)} is ambiguous, which one? {listing}")
 
 
 class InputError(AdvisorError):

@@ -174,3 +174,22 @@ def test_html_title_meta_and_svg_titles_are_sanitised() -> None:
     recs = [r.model_copy(update={"title": f"R{OSC52}"}) for r in result.recommendations]
     svg = memory_chart(recs)
     assert "R ]52;c;ZWNobyBoaQ==" in svg and not ESCAPES.search(svg.replace("\n", ""))
+
+
+def test_an_unexpected_os_error_is_an_io_failure(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuadvisor.tui.commands import estimate
+
+    def denied(args: object) -> int:
+        raise PermissionError(13, "Permission denied", "/srv/models")
+
+    monkeypatch.setattr(estimate, "run", denied)
+    assert main(["estimate", "--model", "gpt2"]) == errors.EXIT_IO
+    assert capsys.readouterr().err == "gpuadvisor: error: /srv/models: Permission denied\n"
+
+
+def test_a_megabyte_name_is_not_echoed_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "--model", "x" * 1_000_000]) == errors.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith("gpuadvisor: error: --model: unknown model 'xxx") and "(1,000,002 characters)" in err
+    assert len(err) < 500
