@@ -24,9 +24,16 @@ def safe_text(text: str, *, keep_newlines: bool = False) -> str:
     """`text` with every non-printable character replaced by a space (newlines and tabs kept if asked)."""
     if text.isprintable():
         return text
-    keep = "\n\t" if keep_newlines else ""
-    out = "".join(ch if ch.isprintable() or ch in keep else " " for ch in text)
-    return text if out == text else out
+    if not keep_newlines:
+        return _replace(text, "")
+    lines = text.split("\n")  # per line, so a long clean output is checked at C speed
+    if all(line.isprintable() or line.replace("\t", "").isprintable() for line in lines):
+        return text
+    return "\n".join(line if line.isprintable() else _replace(line, "\t") for line in lines)
+
+
+def _replace(text: str, keep: str) -> str:
+    return "".join(ch if ch.isprintable() or ch in keep else " " for ch in text)
 
 
 def one_line(text: str) -> str:
@@ -67,8 +74,10 @@ def clean_strings(value: Any) -> Any:
         return value.model_copy(update=changes) if changes else value
     if isinstance(value, Mapping):
         items = {k: clean_strings(v) for k, v in value.items()}
-        return value if all(items[k] is value[k] for k in value) else type(value)(items)
+        return value if all(items[k] is value[k] for k in value) else items
     if isinstance(value, list | tuple):
         out = [clean_strings(v) for v in value]
-        return value if all(a is b for a, b in zip(out, value, strict=True)) else type(value)(out)
+        if all(a is b for a, b in zip(out, value, strict=True)):
+            return value
+        return tuple(out) if isinstance(value, tuple) else out
     return value
