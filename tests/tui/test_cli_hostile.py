@@ -39,6 +39,10 @@ def test_readme_exit_code_table_matches_the_codes() -> None:
     from gpuadvisor.tui.report.atomic import ReportExistsError, ReportSaveError
 
     assert ReportSaveError.exit_code == errors.EXIT_IO and ReportExistsError.exit_code == errors.EXIT_BAD_INPUT
+    from gpuadvisor.tui.cli import build_parser
+
+    epilog = build_parser().epilog or ""  # `gpuadvisor --help` lists the same codes
+    assert all(f"{code} " in epilog for code in table)
 
 
 def test_an_internal_error_is_one_line_exit_70_and_debug_shows_the_traceback(

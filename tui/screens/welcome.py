@@ -54,6 +54,8 @@ and explains each result down to the source documents.
 
 - **n** starts a new consultation, **o** opens saved answers (a TOML answers file or a JSON report).
 - **Enter** on a recent consultation reopens it straight at the results.
+- **u** resumes the answers of a questionnaire a crash or a kill interrupted (every entry is kept as a draft until
+  the answers or a report are saved); the button shows only when there is such a draft.
 - **r** fetches current on-demand and spot cloud prices from gpuhunt's public catalogs (as `gpuadvisor kb refresh`
   does); the line under the knowledge base says how old the prices in use are.
 - **Ctrl+P** opens the command palette, **Ctrl+T** switches light/dark, **Ctrl+Q** quits.
