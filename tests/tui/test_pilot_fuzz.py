@@ -45,12 +45,12 @@ WORKLOADS = [{"workload": "inference"}, {"workload": "training"},
 async def _fuzz_field(pilot: Pilot[None], field: QuestionField, rng: random.Random) -> None:
     field.focus_control()
     await pilot.pause()
-    await pilot.press(*rng.sample(KEYS, 8))
+    await pilot.press(*rng.sample(KEYS, 6))
     focused = pilot.app.focused
     if focused is not None:
         focused.post_message(events.Paste(rng.choice(PASTES)))
     await pilot.pause()
-    await pilot.press(*rng.sample(KEYS, 4))
+    await pilot.press(*rng.sample(KEYS, 3))
     await pilot.pause()
 
 
@@ -62,14 +62,14 @@ async def test_random_keys_and_long_pastes_into_every_question(catalog: Catalog)
         await settle(pilot)
         for raw in WORKLOADS:
             for step in applicable_steps(dict(raw)):
-                if step.review:
+                if step.review or all(q.key in asked for q in step.visible(dict(raw))):
                     continue
                 state = AnswerState(raw=dict(raw))
                 await app.push_screen(QuestionnaireScreen(state, start=step.id))
                 await pilot.pause()
                 for field in list(app.screen.query(QuestionField)):
-                    if not field.is_attached:
-                        continue  # skip logic removed it after an earlier entry
+                    if not field.is_attached or field.question.key in asked:
+                        continue  # skip logic removed it after an earlier entry, or another workload fuzzed it
                     asked.add(field.question.key)
                     await _fuzz_field(pilot, field, rng)
                     assert isinstance(app.screen, QuestionnaireScreen), f"left the step at {field.question.key}"
