@@ -429,8 +429,9 @@ def _cached_shipped(directory: Path, key: tuple[tuple[str, int, int], ...]) -> _
 
 def _overlay_paths(user_dir: Path | None, extra_files: Sequence[Path], shipped_dir: Path) -> list[Path]:
     paths = list_files(user_dir, ".toml", what="overlay") if user_dir is not None else []
-    shipped = {(shipped_dir / n).resolve() for n in SHIPPED_FILES}
-    return paths + [Path(p) for p in extra_files if Path(p).resolve() not in shipped]
+    shipped = {os.path.realpath(shipped_dir / n) for n in SHIPPED_FILES}
+    # os.path.realpath, not Path.resolve: a symlink loop is then read (and reported by name), not a RuntimeError
+    return paths + [Path(p) for p in extra_files if os.path.realpath(p) not in shipped]
 
 
 @functools.cache
