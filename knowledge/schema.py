@@ -11,7 +11,7 @@ import re
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from gpuadvisor.knowledge.bounds import (
     MAX_EXPERTS,
@@ -154,6 +154,20 @@ SoftwareStack = Literal["cuda", "rocm", "xla", "neuron", "synapseai", "metal", "
 FlashAttention = Literal["yes", "no", "not-listed", "n/a"]
 
 
+ACCELERATOR_RANGES: dict[str, tuple[float, float, bool]] = {
+    "memory_gb": (0, 100_000, True), "memory_bandwidth_gbs": (0, 1_000_000, True),
+    **{f: (0, 10_000_000, False) for f in ("fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops",
+                                          "fp4_tflops", "int8_tops")},
+    "interconnect_gbs": (0, 1_000_000, False), "tdp_w": (0, 100_000, True),
+}
+"""(low, high, low excluded) per hardware figure: far around every real part (a GB200 NVL72 rack is 13.5 TB and
+1.4 EFLOPS of FP4 in all), so only a typo or an absurd value is refused."""
+
+
+def _n(x: float) -> str:
+    return f"{x:,.0f}" if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
+
+
 class Accelerator(Strict):
     """One accelerator model (a GPU, TPU chip, Trainium/Inferentia chip, Gaudi, Apple SoC)."""
 
@@ -206,6 +220,16 @@ class Accelerator(Strict):
     unverified: list[str] = []
     notes: str | None = None
 
+    @field_validator(*ACCELERATOR_RANGES)
+    @classmethod
+    def _plausible(cls, m: Measure | None, info: ValidationInfo) -> Measure | None:
+        """A hardware figure inside its plausible range (an overlay's `memory_gb = -80` or 1e12 is refused)."""
+        low, high, positive = ACCELERATOR_RANGES[str(info.field_name)]
+        if m is not None and not ((m.value > low if positive else m.value >= low) and m.value <= high):
+            side = f"over {_n(low)}" if positive else f"at least {_n(low)}"
+            raise ValueError(f"value {_n(m.value)} is implausible: it must be {side} and at most {_n(high)}")
+        return m
+
     def dense_tflops(self, precision: str) -> float | None:
         """Dense tensor throughput for a compute precision ('bf16', 'fp16', 'fp8', 'fp4', 'int8', 'tf32', 'fp32')."""
         field = {"int8": "int8_tops"}.get(precision, f"{precision}_tflops")
@@ -230,8 +254,8 @@ class InstancePrice(Strict):
     """One list price of a cloud instance, with the date its source gives (None = the source is undated)."""
 
     type: PriceType
-    usd_per_hour: float = Field(gt=0)
-    usd_per_accelerator_hour: float | None = Field(default=None, gt=0)
+    usd_per_hour: float = Field(gt=0, le=100_000)  # the dearest rack rents for a few hundred dollars an hour
+    usd_per_accelerator_hour: float | None = Field(default=None, gt=0, le=100_000)
     as_of: AsOf = None
     """'YYYY-MM-DD' or 'YYYY-MM' (free text may follow); None when the source gives no date — never a guessed date."""
     sources: list[str] = Field(min_length=1)
@@ -260,7 +284,7 @@ class Instance(Strict):
     instance: str
     region: str | None = None
     accelerator: str
-    accelerator_count: int = Field(ge=1)
+    accelerator_count: int = Field(ge=1, le=1024)
     accelerator_memory_gb_each: float | None = None
     interconnect: str | None = None
     memory_sources: list[str] = []

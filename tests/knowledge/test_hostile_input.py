@@ -233,3 +233,18 @@ def test_a_sound_looking_but_wrong_cache_entry_does_not_fail_every_run(monkeypat
     assert "nvidia-h100-sxm5" in catalog.accelerators
     monkeypatch.setattr(parsecache, "_read", real_read)
     loader._cached_shipped.cache_clear()
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("memory_gb", -80, "value -80 is implausible: it must be over 0 and at most 100,000"),
+    ("memory_bandwidth_gbs", 1e12, "value 1,000,000,000,000 is implausible: it must be over 0 and at most "
+                                   "1,000,000"),
+    ("bf16_tflops", -1, "value -1 is implausible: it must be at least 0 and at most 10,000,000"),
+])
+def test_absurd_hardware_figures_in_an_overlay_are_refused(overlay_dir: Path, field: str, value: float,
+                                                            message: str) -> None:
+    (overlay_dir / "hw.toml").write_text(f'[[accelerator]]\nid = "nvidia-l4"\n'
+                                         f'{field} = {{ value = {value}, sources = ["doc-002"] }}\n', encoding="utf-8")
+    with pytest.raises(KnowledgeError) as info:
+        load_catalog()
+    assert str(info.value) == f"{overlay_dir / 'hw.toml'}:3: accelerator 'nvidia-l4': {field}: {message}"
