@@ -82,8 +82,7 @@ def _takes_bool(annotation: Any) -> bool:
 
 
 def _kind_of(annotation: Any) -> str:
-    args = {a for a in (annotation, *get_args(annotation))}
-    return "a number" if args & {int, float} else "one of the allowed values"
+    return "a number" if {annotation, *get_args(annotation)} & {int, float} else "one of the allowed values"
 
 
 class ModelAnswer(Section):
