@@ -222,17 +222,21 @@ class PrecisionAnswer(Section):
         unit="sequences"))
 
 
+MAX_BUDGET_USD = 1e12
+"""A budget above a trillion dollars is a typo (or 1e308), not a constraint: refused rather than printed."""
+
+
 class BudgetAnswer(Section):
-    capex_usd: float | None = Field(default=None, gt=0, **ask(
+    capex_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
         "hardware (purchase) budget, USD", flag="capex", question="Purchase budget",
         hint="In the knowledge base one RTX 4090 costs {buy:nvidia-rtx-4090}, an L40S {buy:nvidia-l40s}, the "
              "eight GPUs of an H100 server {buy:nvidia-h100-sxm5*8} before the server itself (000, H14).",
         unit="USD", example="e.g. 50000 (empty: no limit)"))
-    hourly_usd: float | None = Field(default=None, gt=0, **ask(
+    hourly_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
         "cloud budget per hour, USD", flag="hourly", question="Cloud budget per hour",
         hint="Specialist clouds undercut the big three; spot saves 60–90% (000, H16/H17).", unit="USD/h",
         example="e.g. 40 (empty: no limit)"))
-    monthly_usd: float | None = Field(default=None, gt=0, **ask(
+    monthly_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
         "budget per month, USD", flag="monthly", question="Monthly budget",
         hint="Sustained serving over months: rent vs buy turns on utilization (002 Q6, H15).", unit="USD/month",
         example="e.g. 50 (empty: no limit)"))

@@ -34,6 +34,8 @@ def test_requests_per_minute_true_is_refused_with_file_line_and_field(tmp_path: 
      "answers: training: zero_stage: must be one of the allowed values, not false"),
     ({"constraints": {"max_gpus": True}}, "answers: constraints: max_gpus: must be a number, not true"),
     ({"budget": {"capex_usd": float("inf")}}, "answers: budget.capex_usd: Input should be a finite number"),
+    ({"budget": {"monthly_usd": 1e308}},
+     "answers: budget.monthly_usd: Input should be less than or equal to 1000000000000"),
 ])
 def test_booleans_and_non_finite_numbers_are_not_numbers(data: dict[str, object], message: str) -> None:
     with pytest.raises(InputError) as info:
