@@ -88,9 +88,31 @@ def read_file_bytes(path: Path | str, *, what: str, max_bytes: int) -> bytes:
 
 
 def read_text_file(path: Path | str, *, what: str, max_bytes: int) -> str:
-    """The text of a regular UTF-8 file of at most `max_bytes` (see `read_file_bytes`); refuses binary content."""
+    """The text of a regular UTF-8 file of at most `max_bytes` (see `read_file_bytes`); refuses binary content.
+    A leading UTF-8 byte-order mark (Windows editors write one) is accepted and dropped."""
     data = read_file_bytes(path, what=what, max_bytes=max_bytes)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise FileReadError(path, f"cannot read {what}: not UTF-8 text (byte {exc.start})") from None
+
+
+def list_files(folder: Path, suffix: str | tuple[str, ...], *, what: str) -> list[Path]:
+    """The entries of `folder` whose name ends with `suffix` (any case; hidden names left out), sorted; [] when the
+    folder does not exist.
+
+    Unlike `Path.glob`, which skips what it cannot read without a word, an unreadable folder (or one that is not a
+    directory) is a `FileReadError` naming it; dangling and looping symbolic links are listed, so that reading them
+    reports them by name instead of their being skipped."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if e.name.lower().endswith(suffix) and not e.name.startswith(".")]
+    except FileNotFoundError:
+        if os.path.islink(folder):
+            raise FileReadError(folder, f"cannot read the {what} directory: a symbolic link to nothing") from None
+        return []
+    except NotADirectoryError:
+        raise FileReadError(folder, f"cannot read the {what} directory: it is not a directory") from None
+    except OSError as exc:
+        raise FileReadError(folder, f"cannot read the {what} directory: {exc.strerror or exc}") from None
+    return [folder / name for name in sorted(names)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +22,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError
 from gpuadvisor.knowledge.files import CONFIG_MAX_BYTES, read_text_file
+from gpuadvisor.knowledge.nesting import loads_json
+from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.knowledge.schema import MLA, Architecture, Indexer, MoE
 
 # The names families use for the same quantity; the first one present (and not null) wins.
@@ -69,7 +72,7 @@ class _Fields:
         if default is not None:
             return default
         names = " or ".join(repr(n) for n in (key, *aliases))
-        raise self.fail(f"field {names} is missing (required for model_type {self.model_type!r})")
+        raise self.fail(f"field {names} is missing (required for model_type {shorten(repr(self.model_type))})")
 
     def optional(self, key: str, *aliases: str) -> int | None:
         for name in (key, *aliases):
@@ -79,12 +82,15 @@ class _Fields:
                 return value
         return None
 
-    def number(self, key: str, default: float) -> float:
+    def number(self, key: str, default: float, limit: float = 1000.0) -> float:
+        """A positive finite ratio (MPT's expansion_ratio) no larger than `limit`."""
         value = self.data.get(key)
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
             raise self.fail(f"field {key!r} must be a positive number, got {_show(value)}")
+        if value > limit:
+            raise self.fail(f"field {key!r} is implausibly large: {_show(value)}, at most {limit:g}")
         return float(value)
 
     def section(self, key: str) -> _Fields:
@@ -116,11 +122,19 @@ class _Fields:
 
 def _show(value: Any) -> str:
     kind = {str: "string", list: "list", dict: "object", bool: "boolean", float: "number"}.get(type(value), "value")
-    return f"{json.dumps(value)[:40]} ({kind})"
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return f"{shorten(text, 40)} ({kind})"
 
 
-def _problem(loc: tuple[int | str, ...], msg: str) -> str:
+def _problem(loc: tuple[int | str, ...], msg: str, err: Mapping[str, Any] | None = None) -> str:
     msg = msg.removeprefix("Value error, ")
+    if err is not None and err.get("type") == "less_than_equal":
+        limit = err.get("ctx", {}).get("le")
+        msg = f"{shorten(str(err.get('input')), 40)} is implausibly large: at most {limit:,} (no published model " \
+              "comes close)"
     return f"field {'.'.join(str(p) for p in loc)!r}: {msg}" if loc else msg
 
 
@@ -459,7 +473,8 @@ def _generic_reader(f: _Fields) -> dict[str, Any]:
     try:
         return _generic(f)
     except InputError as exc:
-        what = "field 'model_type' is missing" if model_type is None else f"model_type {model_type!r} is not supported"
+        shown = shorten(repr(model_type))
+        what = "field 'model_type' is missing" if model_type is None else f"model_type {shown} is not supported"
         detail = str(exc).removeprefix(f"{f.source}: ")
         raise InputError(f"{f.source}: {what} and the config cannot be read through the common field aliases: "
                          f"{detail}; known model types: {', '.join(SUPPORTED_MODEL_TYPES)}") from None
@@ -467,7 +482,8 @@ def _generic_reader(f: _Fields) -> dict[str, Any]:
 
 def _generic_note(model_type: str | None, f: _Fields) -> str:
     read = ", ".join(f"{key} <- {name}" for key, name in f.read.items())
-    kind = "no model_type" if model_type is None else f"model_type {model_type!r} is not one of the known types"
+    shown = shorten(repr(model_type))
+    kind = "no model_type" if model_type is None else f"model_type {shown} is not one of the known types"
     moe = " Experts are read as gated MLPs with a bias-free router in every layer." if f.optional(*EXPERTS) else ""
     return (f"{kind}; read through the common field aliases ({read}) as a Llama-like decoder (gated MLP, "
             "RMSNorm, rotary positions, no biases unless attention_bias/mlp_bias/bias say so, head untied unless "
@@ -489,7 +505,11 @@ def architecture_from_config(data: Mapping[str, Any], source: str = "config.json
         arch = Architecture(**{**reader(fields), **attention_layout(data, str(model_type), source)})
     except ValidationError as exc:
         part = "" if exc.title == "Architecture" else f"{exc.title.lower()}."  # MoE/MLA built by the readers
-        problems = "; ".join(_problem(tuple(f"{part}{p}" for p in e["loc"]), e["msg"]) for e in exc.errors())
+        errors = exc.errors()
+        problems = "; ".join(_problem(tuple(f"{part}{p}" for p in e["loc"]), e["msg"], e)
+                             for e in errors[:MAX_PROBLEMS])
+        if len(errors) > MAX_PROBLEMS:
+            problems += f"; and {len(errors) - MAX_PROBLEMS:,} more"
         raise InputError(f"{source}: inconsistent config: {problems}") from None
     if not known:
         notes.append(_generic_note(model_type, fields))
@@ -500,7 +520,7 @@ def architecture_from_config(data: Mapping[str, Any], source: str = "config.json
     if arch.moe is not None and arch.moe.experts_per_token > arch.moe.num_experts:
         raise InputError(f"{source}: num_experts_per_tok ({arch.moe.experts_per_token}) exceeds the number of "
                          f"experts ({arch.moe.num_experts})")
-    return HFConfig(architecture=arch, model_type=str(model_type), notes=notes)
+    return HFConfig(architecture=arch, model_type=shorten(str(model_type)), notes=notes)
 
 
 _GLOBAL_EVERY = {"gemma2": 2, "gemma3": 6, "gemma3_text": 6, "llama4": 4, "llama4_text": 4}
@@ -557,11 +577,11 @@ def attention_layout(data: Mapping[str, Any], model_type: str, source: str = "co
 
 def read_hf_config(path: Path) -> HFConfig:
     """Read `path` (a config.json, or a checkpoint directory holding one) with its notes."""
-    if path.is_dir():
+    if os.path.isdir(path):  # never raises: an over-long or NUL-bearing path is refused by the read, in words
         path = path / "config.json"
     text = read_text_file(path, what="config.json file", max_bytes=CONFIG_MAX_BYTES)
     try:
-        data = json.loads(text)
+        data = loads_json(text, str(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}") from None
     if not isinstance(data, dict):

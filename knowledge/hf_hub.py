@@ -23,6 +23,8 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AmbiguousNameError, InputError, UnknownNameError
 from gpuadvisor.knowledge.files import CONFIG_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.hf_config import HFConfig, architecture_from_config
+from gpuadvisor.knowledge.nesting import loads_json
+from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.knowledge.schema import Model
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95})"
@@ -119,12 +121,12 @@ def resolve_hub_model(spec: str, *, local_only: bool = False) -> HubModel:
     `local_only`: the cache alone, no network (NotCachedError when it is not there), for a screen that must not wait."""
     parsed = parse_hub_id(spec)
     if parsed is None:
-        raise InputError(f"model {spec!r}: not a Hugging Face model id (org/name, optionally @revision)")
+        raise InputError(f"model {shorten(repr(spec))}: not a Hugging Face model id (org/name, optionally @revision)")
     repo, revision = parsed
     path = _download_config(spec, repo, revision, local_only)
     try:
         text = read_text_file(path, what="config.json file", max_bytes=CONFIG_MAX_BYTES)
-        data = json.loads(text)
+        data = loads_json(text, f"model {shorten(repr(spec))}: its config.json ({path})")
     except json.JSONDecodeError as exc:
         raise InputError(f"model {spec!r}: its config.json ({path}) is not valid JSON: line {exc.lineno}: "
                          f"{exc.msg}") from None

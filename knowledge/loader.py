@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,11 +28,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from gpuadvisor.knowledge.catalog import Catalog, CatalogFile, RefreshInfo
-from gpuadvisor.knowledge.errors import KnowledgeError
-from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES, FileReadError, read_text_file
+from gpuadvisor.knowledge.errors import MAX_PROBLEMS, KnowledgeError
+from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES, FileReadError, list_files, read_text_file
 from gpuadvisor.knowledge.locate import find_line, split_syntax_error
+from gpuadvisor.knowledge.nesting import NestingError
 from gpuadvisor.knowledge.parsecache import parse_toml
 from gpuadvisor.knowledge.paths import data_dir, overlay_dir, refreshed_prices_path
+from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.knowledge.schema import (
     Accelerator,
     Assumption,
@@ -109,7 +112,7 @@ class _Raw:
 
     @property
     def entry_id(self) -> str:
-        return str(self.data.get("id", "?"))
+        return shorten(str(self.data.get("id", "?")))
 
     def where(self, loc: Sequence[str | int] = ()) -> str:
         """'path:line' of field `loc` (the entry header when loc is empty or the key is absent)."""
@@ -139,7 +142,7 @@ def _fmt_loc(loc: Sequence[str | int]) -> str:
 
 
 def _parse(path: Path, overlay: bool, sink: _Sink, meta_keys: frozenset[str] = META_KEYS,
-           cache: bool | None = None) -> _File | None:
+           cache: bool | None = None, refresh: bool = False) -> _File | None:
     try:
         text = read_text_file(path, what="overlay file" if overlay else "knowledge file", max_bytes=KNOWLEDGE_MAX_BYTES)
     except FileReadError as exc:
@@ -148,7 +151,11 @@ def _parse(path: Path, overlay: bool, sink: _Sink, meta_keys: frozenset[str] = M
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()  # strict UTF-8 round-trips: the file's own bytes
     sha = digest[:12]
     try:
-        doc = parse_toml(text, digest, use_cache=not overlay if cache is None else cache)
+        doc = parse_toml(text, digest, use_cache=not overlay if cache is None else cache, source=str(path),
+                         refresh=refresh)
+    except NestingError as exc:
+        sink.add(str(exc))
+        return None
     except tomllib.TOMLDecodeError as exc:
         message, line = split_syntax_error(str(exc))
         sink.add(f"{path}:{line}: TOML syntax error: {message}" if line else f"{path}: TOML syntax error: {message}")
@@ -192,12 +199,16 @@ def _validate(raw: _Raw, model: type[BaseModel], sink: _Sink) -> BaseModel | Non
     try:
         return model.model_validate(raw.data)
     except ValidationError as exc:
-        for err in exc.errors():
+        errors = exc.errors()
+        for err in errors[:MAX_PROBLEMS]:
             loc = err["loc"]
             message = str(err["msg"]).removeprefix("Value error, ")
             if err["type"] == "extra_forbidden" and loc:
                 message = f"unknown field (not in the schema){_hint(str(loc[-1]), _field_names())}"
             sink.add(f"{raw.where(loc)}: {raw.kind} '{raw.entry_id}': {_fmt_loc(loc) or 'entry'}: {message}")
+        if len(errors) > MAX_PROBLEMS:
+            sink.add(f"{raw.where()}: {raw.kind} '{raw.entry_id}': ... and {len(errors) - MAX_PROBLEMS:,} more "
+                     "problems in this entry")
         return None
 
 
@@ -240,13 +251,14 @@ def _hint(name: str, known: Sequence[str]) -> str:
 def _check_refs(raw: _Raw, sources: Mapping[str, Any], accelerators: Mapping[str, Any], sink: _Sink) -> None:
     for loc, ref in _source_refs(raw.data):
         if isinstance(ref, str) and ref not in sources:
-            sink.add(f"{raw.where(loc)}: {raw.kind} '{raw.entry_id}': {_fmt_loc(loc)}: unknown source id '{ref}'"
-                     f"{_hint(str(ref), list(sources))}; define it in a [[source]] table")
+            sink.add(f"{raw.where(loc)}: {raw.kind} '{raw.entry_id}': {_fmt_loc(loc)}: unknown source id "
+                     f"'{shorten(str(ref))}'"
+                     f"{_hint(str(ref)[:200], list(sources))}; define it in a [[source]] table")
     if raw.kind in ("instance", "free_tier") or (raw.kind == "system" and "accelerator" in raw.data):
         acc = raw.data.get("accelerator")
         if acc not in accelerators:
             sink.add(f"{raw.where(('accelerator',))}: {raw.kind} '{raw.entry_id}': accelerator: unknown accelerator "
-                     f"'{acc}'{_hint(str(acc), list(accelerators))}")
+                     f"'{shorten(str(acc))}'{_hint(str(acc)[:200], list(accelerators))}")
 
 
 @dataclass
@@ -388,7 +400,7 @@ def _shipped_key(directory: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple(key)
 
 
-def _build_shipped(directory: Path, sink: _Sink) -> _State:
+def _build_shipped(directory: Path, sink: _Sink, refresh: bool = False) -> _State:
     state = _State()
     for name in SHIPPED_FILES:
         path = directory / name
@@ -396,7 +408,7 @@ def _build_shipped(directory: Path, sink: _Sink) -> _State:
             if name not in OPTIONAL_SHIPPED:
                 sink.add(f"{path}: shipped knowledge file is missing (reinstall gpuadvisor)")
             continue
-        file = _parse(path, False, sink)
+        file = _parse(path, False, sink, refresh=refresh)
         if file is not None:
             state.files.append(file)
             _add_shipped(state, file, sink)
@@ -407,13 +419,19 @@ def _build_shipped(directory: Path, sink: _Sink) -> _State:
 @functools.lru_cache(maxsize=4)
 def _cached_shipped(directory: Path, key: tuple[tuple[str, int, int], ...]) -> _State:
     del key  # part of the cache key only: a changed file (mtime/size) gets a fresh parse
-    return _build_shipped(directory, _Sink(collect=False))
+    try:
+        return _build_shipped(directory, _Sink(collect=False))
+    except KnowledgeError:
+        # a parse cache that is wrong in a way its checks missed must not fail every run: parse the text itself
+        # (and rewrite the cache); if the shipped text is really broken, this raises the same error
+        return _build_shipped(directory, _Sink(collect=False), refresh=True)
 
 
 def _overlay_paths(user_dir: Path | None, extra_files: Sequence[Path], shipped_dir: Path) -> list[Path]:
-    paths = sorted(user_dir.glob("*.toml")) if user_dir is not None and user_dir.is_dir() else []
-    shipped = {(shipped_dir / n).resolve() for n in SHIPPED_FILES}
-    return paths + [Path(p) for p in extra_files if Path(p).resolve() not in shipped]
+    paths = list_files(user_dir, ".toml", what="overlay") if user_dir is not None else []
+    shipped = {os.path.realpath(shipped_dir / n) for n in SHIPPED_FILES}
+    # os.path.realpath, not Path.resolve: a symlink loop is then read (and reported by name), not a RuntimeError
+    return paths + [Path(p) for p in extra_files if os.path.realpath(p) not in shipped]
 
 
 @functools.cache
@@ -465,7 +483,7 @@ def _load(user_dir: UserDir, extra_files: Sequence[Path], sink: _Sink,
     state = shipped(directory).copy()
     if refreshed == "default":
         refreshed = refreshed_prices_path() if user_dir == "default" else None
-    if refreshed is not None and refreshed.is_file():
+    if refreshed is not None and os.path.isfile(refreshed):  # never raises (an unreadable directory is reported below)
         _load_refreshed(state, refreshed, sink)
     udir = overlay_dir() if user_dir == "default" else user_dir
     seen: dict[tuple[str, str], _Raw] = {}

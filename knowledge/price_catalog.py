@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import re
 import urllib.error
 import urllib.request
@@ -25,7 +26,8 @@ from datetime import date
 from pathlib import Path
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.knowledge.files import MIB, read_file_bytes
+from gpuadvisor.knowledge.files import MIB, list_files, read_file_bytes
+from gpuadvisor.knowledge.sanitize import one_line, shorten
 
 CATALOG_MAX_BYTES = 256 * MIB
 """Cap per catalog file (and per download): gpuhunt's largest, AWS, is a few tens of MiB uncompressed."""
@@ -100,13 +102,18 @@ def version_date(version: str | None) -> date | None:
         return None
 
 
+MAX_HOURLY_USD = 100_000.0
+"""Dearest plausible offer an hour (a whole 72-GPU rack rents for a few hundred dollars): above it, a row is refused."""
+MAX_GPUS_PER_OFFER = 1024
+
+
 def parse_catalog(data: bytes, provider: str, origin: str, *, version: str | None = None,
                   as_of: date | None = None) -> ProviderCatalog:
     """Parse one gpuhunt CSV file; raises CatalogError naming `origin` and the line when the file is unusable."""
     from gpuhunt._internal.storage import item_from_row  # gpuhunt's own row reader: its format, exactly
 
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix("\ufeff")  # a BOM (a catalog saved by a spreadsheet) is accepted
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise CatalogError(f"{origin}:{line}: not UTF-8 text (byte {exc.start}); is it a gpuhunt catalog?") from None
@@ -135,8 +142,11 @@ def parse_catalog(data: bytes, provider: str, origin: str, *, version: str | Non
         read += 1
         try:
             item = item_from_row(raw, provider=provider)
-            if not (math.isfinite(item.price) and item.price > 0):
-                raise ValueError(f"price must be a positive number, got {item.price!r}")
+            if not (math.isfinite(item.price) and 0 < item.price <= MAX_HOURLY_USD):
+                raise ValueError(f"price must be a positive number of at most ${MAX_HOURLY_USD:,.0f} an hour, got "
+                                 f"{shorten(repr(item.price), 40)}")
+            if not 0 <= item.gpu_count <= MAX_GPUS_PER_OFFER:
+                raise ValueError(f"gpu_count must be 0 to {MAX_GPUS_PER_OFFER}, got {item.gpu_count}")
             if item.gpu_count < 0:
                 raise ValueError(f"gpu_count must not be negative, got {item.gpu_count}")
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -154,13 +164,10 @@ def parse_catalog(data: bytes, provider: str, origin: str, *, version: str | Non
     return ProviderCatalog(provider, origin, version, as_of or version_date(version), rows, read, skipped, first)
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def _clean(text: str) -> str:
-    """Catalog strings are data shown in a terminal: control characters (escape sequences) become '?'."""
-    # TODO(issue 20): use the shared output sanitiser once it lands.
-    return _CONTROL.sub("?", text).strip()
+    """Catalog strings are data shown in a terminal: through the one sanitiser (escape sequences become spaces), and
+    cut to a length a name can have."""
+    return shorten(one_line(text), 200)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -172,12 +179,12 @@ def read_path(path: Path, providers: Iterable[str]) -> ReadResult:
     """Every catalog under `path` of the given gpuhunt providers: a directory of `<provider>.csv` files (and/or
     `catalog.zip` archives), an archive, or one CSV file. A `version` file beside them dates them all."""
     wanted = set(providers)
-    if not path.exists():
+    if not os.path.exists(path):  # os.path never raises (an over-long path is "no such file")
         raise CatalogError(f"{path}: no such file or directory")
     result = ReadResult()
-    if path.is_dir():
+    if os.path.isdir(path):
         stamp = _version_file(path)
-        files = sorted(p for p in path.iterdir() if p.suffix.lower() in (".csv", ".zip"))
+        files = list_files(path, (".csv", ".zip"), what="price catalog")
         if not files:
             raise CatalogError(f"{path}: no gpuhunt catalog here (expected <provider>.csv files or catalog.zip)")
         for file in files:
@@ -193,7 +200,7 @@ def read_path(path: Path, providers: Iterable[str]) -> ReadResult:
 
 def _version_file(directory: Path) -> str | None:
     stamp = directory / "version"
-    if stamp.is_file():
+    if os.path.isfile(stamp):
         text = read_file_bytes(stamp, what="catalog version file", max_bytes=1024).decode("utf-8", "replace").strip()
         if version_date(text) is None:
             raise CatalogError(f"{stamp}:1: not a gpuhunt version stamp (YYYYMMDD-N): {text[:40]!r}")

@@ -11,7 +11,19 @@ import re
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from gpuadvisor.knowledge.bounds import (
+    MAX_EXPERTS,
+    MAX_HEADS,
+    MAX_HIDDEN,
+    MAX_LAYERS,
+    MAX_MEASURE,
+    MAX_NORMS_PER_LAYER,
+    MAX_PARAMETERS,
+    MAX_POSITIONS,
+    MAX_VOCAB,
+)
 
 _DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 
@@ -19,7 +31,7 @@ _DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 class Strict(BaseModel):
     """Base of every knowledge-base model: unknown fields are errors, instances are immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Source(Strict):
@@ -37,10 +49,10 @@ class Source(Strict):
 class Measure(Strict):
     """A sourced number. Dense figures only: `halved_from_sparse` keeps the vendor's with-sparsity print."""
 
-    value: float
+    value: float = Field(ge=-MAX_MEASURE, le=MAX_MEASURE)
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
-    halved_from_sparse: float | None = None
+    halved_from_sparse: float | None = Field(default=None, ge=-MAX_MEASURE, le=MAX_MEASURE)
     derived: bool = False
     approximate: bool = False
 
@@ -142,6 +154,20 @@ SoftwareStack = Literal["cuda", "rocm", "xla", "neuron", "synapseai", "metal", "
 FlashAttention = Literal["yes", "no", "not-listed", "n/a"]
 
 
+ACCELERATOR_RANGES: dict[str, tuple[float, float, bool]] = {
+    "memory_gb": (0, 100_000, True), "memory_bandwidth_gbs": (0, 1_000_000, True),
+    **{f: (0, 10_000_000, False) for f in ("fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops",
+                                          "fp4_tflops", "int8_tops")},
+    "interconnect_gbs": (0, 1_000_000, False), "tdp_w": (0, 100_000, True),
+}
+"""(low, high, low excluded) per hardware figure: far around every real part (a GB200 NVL72 rack is 13.5 TB and
+1.4 EFLOPS of FP4 in all), so only a typo or an absurd value is refused."""
+
+
+def _n(x: float) -> str:
+    return f"{x:,.0f}" if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
+
+
 class Accelerator(Strict):
     """One accelerator model (a GPU, TPU chip, Trainium/Inferentia chip, Gaudi, Apple SoC)."""
 
@@ -207,6 +233,16 @@ class Accelerator(Strict):
             raise ValueError(f"{self.id}: sustained_compute_ratio must be in (0, 1], got {m.value}")
         return self
 
+    @field_validator(*ACCELERATOR_RANGES)
+    @classmethod
+    def _plausible(cls, m: Measure | None, info: ValidationInfo) -> Measure | None:
+        """A hardware figure inside its plausible range (an overlay's `memory_gb = -80` or 1e12 is refused)."""
+        low, high, positive = ACCELERATOR_RANGES[str(info.field_name)]
+        if m is not None and not ((m.value > low if positive else m.value >= low) and m.value <= high):
+            side = f"over {_n(low)}" if positive else f"at least {_n(low)}"
+            raise ValueError(f"value {_n(m.value)} is implausible: it must be {side} and at most {_n(high)}")
+        return m
+
     def dense_tflops(self, precision: str) -> float | None:
         """Dense tensor throughput for a compute precision ('bf16', 'fp16', 'fp8', 'fp4', 'int8', 'tf32', 'fp32')."""
         field = {"int8": "int8_tops"}.get(precision, f"{precision}_tflops")
@@ -231,8 +267,8 @@ class InstancePrice(Strict):
     """One list price of a cloud instance, with the date its source gives (None = the source is undated)."""
 
     type: PriceType
-    usd_per_hour: float = Field(gt=0)
-    usd_per_accelerator_hour: float | None = Field(default=None, gt=0)
+    usd_per_hour: float = Field(gt=0, le=100_000)  # the dearest rack rents for a few hundred dollars an hour
+    usd_per_accelerator_hour: float | None = Field(default=None, gt=0, le=100_000)
     as_of: AsOf = None
     """'YYYY-MM-DD' or 'YYYY-MM' (free text may follow); None when the source gives no date — never a guessed date."""
     sources: list[str] = Field(min_length=1)
@@ -261,7 +297,7 @@ class Instance(Strict):
     instance: str
     region: str | None = None
     accelerator: str
-    accelerator_count: int = Field(ge=1)
+    accelerator_count: int = Field(ge=1, le=1024)
     accelerator_memory_gb_each: float | None = None
     interconnect: str | None = None
     memory_sources: list[str] = []
@@ -480,15 +516,15 @@ class Fabric(Strict):
 class MoE(Strict):
     """Mixture-of-experts feed-forward layers."""
 
-    num_experts: int = Field(ge=2)
-    experts_per_token: int = Field(ge=1)
-    num_shared_experts: int = Field(default=0, ge=0)
-    expert_intermediate_size: int = Field(ge=1)
-    shared_expert_intermediate_size: int | None = None
-    first_dense_layers: int = Field(default=0, ge=0)
+    num_experts: int = Field(ge=2, le=MAX_EXPERTS)
+    experts_per_token: int = Field(ge=1, le=MAX_EXPERTS)
+    num_shared_experts: int = Field(default=0, ge=0, le=MAX_EXPERTS)
+    expert_intermediate_size: int = Field(ge=1, le=MAX_HIDDEN)
+    shared_expert_intermediate_size: int | None = Field(default=None, ge=1, le=MAX_HIDDEN)
+    first_dense_layers: int = Field(default=0, ge=0, le=MAX_LAYERS)
     """Leading layers with a dense MLP of `intermediate_size` (DeepSeek's first_k_dense_replace)."""
     router_bias: bool = False
-    interleave_moe_layer_step: int = Field(default=1, ge=1)
+    interleave_moe_layer_step: int = Field(default=1, ge=1, le=MAX_LAYERS)
     """Every n-th layer (after the leading dense ones) is MoE, the others have a dense MLP of `intermediate_size`
     (Llama 4 Maverick: 2, layers 1, 3, 5, ...; HF: layer i is MoE when (i + 1) % step == 0). 1 = all MoE."""
 
@@ -496,42 +532,42 @@ class MoE(Strict):
 class MLA(Strict):
     """Multi-head latent attention (DeepSeek-V2/V3): the KV cache holds a compressed latent per token."""
 
-    q_lora_rank: int | None = None
-    kv_lora_rank: int
-    qk_nope_head_dim: int
-    qk_rope_head_dim: int
-    v_head_dim: int
+    q_lora_rank: int | None = Field(default=None, ge=1, le=MAX_HIDDEN)
+    kv_lora_rank: int = Field(ge=1, le=MAX_HIDDEN)
+    qk_nope_head_dim: int = Field(ge=0, le=MAX_HIDDEN)
+    qk_rope_head_dim: int = Field(ge=0, le=MAX_HIDDEN)
+    v_head_dim: int = Field(ge=1, le=MAX_HIDDEN)
 
 
 class Indexer(Strict):
     """DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2): per layer it scores every cached token with
     its own small FP8 key cache and lets MLA attend to the `index_topk` best."""
 
-    index_n_heads: int = Field(ge=1)
-    index_head_dim: int = Field(ge=1)
-    index_topk: int = Field(ge=1)
+    index_n_heads: int = Field(ge=1, le=MAX_HEADS)
+    index_head_dim: int = Field(ge=1, le=MAX_HIDDEN)
+    index_topk: int = Field(ge=1, le=MAX_POSITIONS)
 
 
 class Architecture(Strict):
     """Transformer shape fields, named as in Hugging Face config.json where one exists."""
 
-    vocab_size: int = Field(ge=1)
-    hidden_size: int = Field(ge=1)
-    intermediate_size: int = Field(ge=1)
-    num_hidden_layers: int = Field(ge=1)
-    num_attention_heads: int = Field(ge=1)
-    num_key_value_heads: int | None = Field(default=None, ge=1)
-    head_dim: int | None = Field(default=None, ge=1)
+    vocab_size: int = Field(ge=1, le=MAX_VOCAB)
+    hidden_size: int = Field(ge=1, le=MAX_HIDDEN)
+    intermediate_size: int = Field(ge=1, le=MAX_HIDDEN)
+    num_hidden_layers: int = Field(ge=1, le=MAX_LAYERS)
+    num_attention_heads: int = Field(ge=1, le=MAX_HEADS)
+    num_key_value_heads: int | None = Field(default=None, ge=1, le=MAX_HEADS)
+    head_dim: int | None = Field(default=None, ge=1, le=MAX_HIDDEN)
     tie_word_embeddings: bool = False
     mlp: Literal["gated", "plain"] = "gated"
     norm: Literal["rmsnorm", "layernorm"] = "rmsnorm"
-    norms_per_layer: int = Field(default=2, ge=0)
+    norms_per_layer: int = Field(default=2, ge=0, le=MAX_NORMS_PER_LAYER)
     final_norm: bool = True
     attention_bias: bool = False
     attention_output_bias: bool = False
     mlp_bias: bool = False
     parallel_attention: bool = False
-    learned_position_embeddings: int = Field(default=0, ge=0)
+    learned_position_embeddings: int = Field(default=0, ge=0, le=MAX_POSITIONS)
     """Rows of a learned absolute position table (GPT-2: 1024; OPT: max positions + 2 offset rows); 0 for RoPE/ALiBi."""
     alibi: bool = False
     """ALiBi attention biases instead of a position table or RoPE (BLOOM, MPT): no parameters, noted in reports."""
@@ -541,21 +577,21 @@ class Architecture(Strict):
     """LayerNorms carry a bias as well as a weight (False: MPT's bias-free LayerNorm); ignored for RMSNorm."""
     lm_head_bias: bool = False
     """The output projection has a bias of vocab_size (GPT-J)."""
-    word_embed_proj_dim: int | None = Field(default=None, ge=1)
+    word_embed_proj_dim: int | None = Field(default=None, ge=1, le=MAX_HIDDEN)
     """Width of the token embedding when it differs from hidden_size (OPT-350m: 512), with bias-free
     project_in/project_out matrices between the two."""
-    max_position_embeddings: int | None = None
+    max_position_embeddings: int | None = Field(default=None, ge=1, le=MAX_POSITIONS)
     moe: MoE | None = None
     mla: MLA | None = None
     qk_norm: bool = False
     """RMSNorm weights (head_dim each) on queries and keys in every layer (Qwen3, Gemma 3, OLMo 2)."""
     attention_sinks: bool = False
     """One learned sink logit per attention head per layer (gpt-oss), a parameter the attention softmax adds."""
-    sliding_window: int | None = Field(default=None, ge=1)
+    sliding_window: int | None = Field(default=None, ge=1, le=MAX_POSITIONS)
     """Tokens a local (sliding-window or chunked) attention layer attends to, so at most what its KV cache holds."""
     layer_types: list[Literal["full_attention", "sliding_attention", "chunked_attention"]] | None = None
     """Per-layer attention kind, as in HF config.json (gpt-oss); overrides `sliding_window_pattern`."""
-    sliding_window_pattern: int | None = Field(default=None, ge=1)
+    sliding_window_pattern: int | None = Field(default=None, ge=1, le=MAX_LAYERS)
     """Every n-th layer is global, the others local (Gemma 3: 6, i.e. 5 local : 1 global; layer i is global when
     (i + 1) % n == 0). With `sliding_window` and neither field, every layer is local (Mistral 7B v0.1)."""
     indexer: Indexer | None = None
@@ -588,8 +624,15 @@ class Architecture(Strict):
 
     @property
     def local_layers(self) -> int:
-        """Number of layers whose KV cache is capped at `sliding_window` tokens."""
-        return sum(self.is_local_layer(i) for i in range(self.num_hidden_layers))
+        """Number of layers whose KV cache is capped at `sliding_window` tokens (in closed form: no loop over the
+        layers, whatever their number)."""
+        if self.sliding_window is None:
+            return 0
+        if self.layer_types is not None:
+            return sum(t != "full_attention" for t in self.layer_types)
+        if self.sliding_window_pattern is not None:
+            return self.num_hidden_layers - self.num_hidden_layers // self.sliding_window_pattern
+        return self.num_hidden_layers
 
     @model_validator(mode="after")
     def _heads(self) -> Architecture:
@@ -611,9 +654,9 @@ class Architecture(Strict):
 class OfficialCount(Strict):
     """A parameter count the model's publisher states (exact where the publisher gives it)."""
 
-    total: int = Field(ge=1)
-    active: int | None = None
-    rounded_to: int = Field(default=1, ge=1)
+    total: int = Field(ge=1, le=MAX_PARAMETERS)
+    active: int | None = Field(default=None, ge=1, le=MAX_PARAMETERS)
+    rounded_to: int = Field(default=1, ge=1, le=MAX_PARAMETERS)
     """Granularity of the published figure: 1 for an exact count, 10_000_000 for "8.03B"."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None

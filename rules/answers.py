@@ -14,8 +14,11 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError
 from gpuadvisor.knowledge.files import ANSWERS_MAX_BYTES, read_text_file
+from gpuadvisor.knowledge.locate import find_line, split_syntax_error
+from gpuadvisor.knowledge.nesting import loads_json, loads_toml
+from gpuadvisor.knowledge.sanitize import shorten
 
 Workload = Literal["training", "finetune", "inference"]
 Stage = Literal["learning", "prototyping", "production"]
@@ -58,9 +61,28 @@ def ask(description: str, *, flag: str | None, question: str | None = None, hint
 
 
 class Section(BaseModel):
-    """A table of the answers file: unknown keys are errors (a typo must not be silently ignored)."""
+    """A table of the answers file: unknown keys are errors (a typo must not be silently ignored), numbers are finite
+    and a boolean is never read as a number (`requests_per_minute = true` is not 1)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_as_numbers(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, value in data.items():
+                info = cls.model_fields.get(name) if isinstance(name, str) else None
+                if isinstance(value, bool) and info is not None and not _takes_bool(info.annotation):
+                    raise ValueError(f"{name}: must be {_kind_of(info.annotation)}, not {str(value).lower()}")
+        return data
+
+
+def _takes_bool(annotation: Any) -> bool:
+    return annotation is bool or any(_takes_bool(a) for a in get_args(annotation))
+
+
+def _kind_of(annotation: Any) -> str:
+    return "a number" if {annotation, *get_args(annotation)} & {int, float} else "one of the allowed values"
 
 
 class ModelAnswer(Section):
@@ -216,17 +238,21 @@ class PrecisionAnswer(Section):
         unit="sequences"))
 
 
+MAX_BUDGET_USD = 1e12
+"""A budget above a trillion dollars is a typo (or 1e308), not a constraint: refused rather than printed."""
+
+
 class BudgetAnswer(Section):
-    capex_usd: float | None = Field(default=None, gt=0, **ask(
+    capex_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
         "hardware (purchase) budget, USD", flag="capex", question="Purchase budget",
         hint="In the knowledge base one RTX 4090 costs {buy:nvidia-rtx-4090}, an L40S {buy:nvidia-l40s}, the "
              "eight GPUs of an H100 server {buy:nvidia-h100-sxm5*8} before the server itself (000, H14).",
         unit="USD", example="e.g. 50000 (empty: no limit)"))
-    hourly_usd: float | None = Field(default=None, gt=0, **ask(
+    hourly_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
         "cloud budget per hour, USD", flag="hourly", question="Cloud budget per hour",
         hint="Specialist clouds undercut the big three; spot saves 60–90% (000, H16/H17).", unit="USD/h",
         example="e.g. 40 (empty: no limit)"))
-    monthly_usd: float | None = Field(default=None, gt=0, **ask(
+    monthly_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
         "budget per month, USD", flag="monthly", question="Monthly budget",
         hint="Sustained serving over months: rent vs buy turns on utilization (002 Q6, H15).", unit="USD/month",
         example="e.g. 50 (empty: no limit)"))
@@ -577,50 +603,67 @@ def _leaf_names(m: BaseModel) -> Iterator[str]:
             yield name
 
 
-def describe_validation_error(exc: ValidationError, where: str = "answers") -> str:
-    """One readable line per problem, naming the table and key (`precision.context_tokens: ...`)."""
+def describe_validation_error(exc: ValidationError, where: str = "answers", text: str | None = None) -> str:
+    """One readable line per problem, naming the table and key (`precision.context_tokens: ...`) and, given the
+    TOML `text`, the line; the first few problems and a count of the rest (10,000 bad elements are not listed)."""
     lines = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
+    errors = exc.errors()
+    for err in errors[:MAX_PROBLEMS]:
+        parts = [str(p) for p in err["loc"]]
+        loc = shorten(".".join(parts))
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown key (check the spelling; see the README for the answers format)"
-        lines.append(f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}")
+        line = find_line(text, None, 0, parts) if text is not None and parts else None
+        here = f"{where}:{line}" if line else where
+        lines.append(f"{here}: {loc}: {msg}" if loc else f"{here}: {msg}")
+    if len(errors) > MAX_PROBLEMS:
+        lines.append(f"{where}: ... and {len(errors) - MAX_PROBLEMS:,} more problems")
     return "\n".join(lines)
 
 
-def parse_answers(data: dict[str, Any], where: str = "answers") -> Answers:
-    """Validate a dict (from TOML, JSON or flags) into Answers, raising InputError that names table and key."""
+def parse_answers(data: dict[str, Any], where: str = "answers", text: str | None = None) -> Answers:
+    """Validate a dict (from TOML, JSON or flags) into Answers, raising InputError that names table and key (and
+    the line, given the TOML `text` it was read from)."""
     try:
         return Answers.model_validate(data)
     except ValidationError as exc:
-        raise InputError(describe_validation_error(exc, where)) from None
+        raise InputError(describe_validation_error(exc, where, text)) from None
 
 
 def load_answers(path: Path) -> Answers:
     """Read an answers TOML file, or the `answers` object embedded in a saved JSON report."""
-    data = read_answers_data(path)
+    data, text = read_answers_source(path)
     if "phase" in data:
         raise InputError(f"{path}: phase: this file lists several workloads ([[phase]] tables); open it with "
                          "`gpuadvisor recommend --answers FILE` or the TUI, which plan lifecycles")
-    return parse_answers(data, str(path))
+    return parse_answers(data, str(path), text)
 
 
 def read_answers_data(path: Path) -> dict[str, Any]:
     """The raw answers of a TOML file, or of the `answers` object embedded in a saved JSON report (unvalidated)."""
+    return read_answers_source(path)[0]
+
+
+def read_answers_source(path: Path) -> tuple[dict[str, Any], str | None]:
+    """`read_answers_data` and the TOML text it was read from (None for a JSON report), so that errors can name
+    the line."""
     text = read_text_file(path, what="answers file", max_bytes=ANSWERS_MAX_BYTES)
     if path.suffix.lower() == ".json":
         import json
 
         try:
-            doc = json.loads(text)
+            doc = loads_json(text, str(path), finite=True)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("answers"), dict):
             raise InputError(f"{path}: a JSON answers source must be a gpuadvisor report with an 'answers' object")
         answers: dict[str, Any] = doc["answers"]
-        return answers
+        return answers, None
     try:
-        return tomllib.loads(text)
+        data = loads_toml(text, str(path))
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from None
+        message, line = split_syntax_error(str(exc))
+        raise InputError(f"{path}:{line}: not valid TOML: {message}" if line else f"{path}: not valid TOML: {message}"
+                         ) from None
+    return data, text

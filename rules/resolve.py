@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import find_accelerator, find_precision
+from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision, served_format
-from gpuadvisor.rules.answers import Answers, contextual_defaults
+from gpuadvisor.rules.answers import ALL_PROVIDERS, Answers, contextual_defaults
 
 if TYPE_CHECKING:
     from gpuadvisor.knowledge.hf_hub import HubModel
@@ -54,6 +55,7 @@ def resolve(answers: Answers, catalog: Catalog) -> Resolved:
     from gpuadvisor.rules.current_gpu import detection_note
 
     notes: list[str] = []
+    check_providers(answers, catalog)
     model = _model(answers, catalog, notes)
     weights = _published_weights(answers, catalog, model, notes) or _weights(answers, catalog, notes)
     kv = _lookup_precision(catalog, answers.precision.kv_cache, "precision.kv_cache")
@@ -64,6 +66,18 @@ def resolve(answers: Answers, catalog: Catalog) -> Resolved:
     if note:
         notes.append(note)
     return Resolved(model=model, weights=weights, kv_cache=kv, notes=notes, owned=_owned(answers, catalog, notes))
+
+
+def check_providers(answers: Answers, catalog: Catalog) -> None:
+    """Every provider named must be one the advisor knows (the answers' list, or one the knowledge base and its
+    overlays price): a misspelt `aws ` or `lamda` would otherwise rule out every offer without a word."""
+    known = {*ALL_PROVIDERS, *(i.provider for i in catalog.instances.values()),
+             *(t.provider for t in catalog.free_tiers.values())}
+    unknown = [p for p in answers.deployment.providers if p not in known]
+    if unknown:
+        more = f" (and {len(unknown) - 1:,} more)" if len(unknown) > 1 else ""
+        raise InputError(f"deployment.providers: unknown provider {shorten(repr(unknown[0]))}{more}; known: "
+                         f"{', '.join(sorted(known))}")
 
 
 def _owned(answers: Answers, catalog: Catalog, notes: list[str]) -> tuple[Accelerator, int] | None:

@@ -1,5 +1,6 @@
 """Files no reader may hang on or read whole: a FIFO, a character device, a directory, an oversized (sparse) file,
-binary bytes and a dangling symlink, with the reason `gpuadvisor.knowledge.files` gives for each."""
+binary bytes, a dangling symlink and a symlink to itself, with the reason `gpuadvisor.knowledge.files` gives for
+each."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from gpuadvisor.knowledge.files import MIB
 
-BAD_KINDS = ("fifo", "char-device", "directory", "oversized", "binary", "dangling-symlink")
+BAD_KINDS = ("fifo", "char-device", "directory", "oversized", "binary", "dangling-symlink", "looping-symlink")
 
 
 def _unblock_later(fifo: Path) -> None:
@@ -45,6 +46,8 @@ def make_bad_file(directory: Path, kind: str, *, max_bytes: int, name: str = "ba
         path.write_bytes(b"abc\xff\xfe\x00\x01")
     elif kind == "dangling-symlink":
         path.symlink_to(directory / "nowhere.toml")
+    elif kind == "looping-symlink":  # issue 20: reported by name, never skipped or a traceback
+        path.symlink_to(path)
     else:
         raise ValueError(kind)
     return path
@@ -63,4 +66,5 @@ def reason(kind: str, *, what: str, max_bytes: int) -> str:
         "oversized": f"cannot read {what}: it is {max_bytes + 1:,} bytes, over the {_size(max_bytes)} limit",
         "binary": f"cannot read {what}: not UTF-8 text (byte 3)",
         "dangling-symlink": f"no such {what} (a symbolic link to nothing)",
+        "looping-symlink": f"cannot read {what}: Too many levels of symbolic links",
     }[kind]

@@ -170,7 +170,7 @@ class GpuAdvisorApp(App[None]):
             try:
                 settings.save_theme(theme)
             except OSError as exc:
-                self.notify(f"could not save the theme: {exc}", severity="warning")
+                self.notify(f"could not save the theme: {exc}", severity="warning", markup=False)
 
     # --- knowledge base ---------------------------------------------------------------------------------------------
     def get_catalog(self) -> Any:
@@ -254,7 +254,7 @@ class GpuAdvisorApp(App[None]):
     @on(CatalogFailed)
     def _catalog_failed(self, message: CatalogFailed) -> None:
         self.catalog_error = message.error
-        self.notify(message.error, title="Knowledge base", severity="error", timeout=10)
+        self.notify(message.error, title="Knowledge base", severity="error", timeout=10, markup=False)
         self._notify_screens("catalog_ready")
 
     def _notify_screens(self, method: str) -> None:
@@ -282,7 +282,7 @@ class GpuAdvisorApp(App[None]):
         """Show the results of these entries: at once when known, else after the worker reports."""
         answers, errors = state.validate()
         if answers is None:
-            self.notify("; ".join(errors.values()), title="Answers to fix", severity="error")
+            self.notify("; ".join(errors.values()), title="Answers to fix", severity="error", markup=False)
             return
         key = answers_key(answers)
         self._wanted = key
@@ -337,11 +337,17 @@ class GpuAdvisorApp(App[None]):
             return
         self._wanted = None
         screen = self._find_results()
+        from gpuadvisor.knowledge.sanitize import safe_text
+
+        error = safe_text(message.error, keep_newlines=True)
         if screen is not None:
-            screen.failed(message.error)
-        self.notify(message.error, title="The consultation failed", severity="error", timeout=10)
+            screen.failed(error)
+        self.notify(error, title="The consultation failed", severity="error", timeout=10, markup=False)
 
     def _present(self, answers: Answers, result: RecommendResult, what_if: str | None) -> None:
+        from gpuadvisor.knowledge.sanitize import clean_strings
+
+        result = clean_strings(result)  # names from overlays, configs, model ids: no escape sequence reaches the screen
         self._wanted = None
         self.previous = self.result if what_if else None
         self.what_if = what_if
@@ -349,7 +355,8 @@ class GpuAdvisorApp(App[None]):
         try:
             settings.record_consultation(answers.to_toml(), consultation_title(answers, result))
         except OSError as exc:
-            self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning")
+            self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning",
+                        markup=False)
         self._results_screen().show(result, self.previous, what_if)
         self._notify_screens("recent_changed")
 
@@ -507,6 +514,21 @@ class GpuAdvisorApp(App[None]):
         self.result = self.previous = self.answers = None
         self._pop_to(self.screen_stack[0])
         self.push_screen(QuestionnaireScreen(self.state))
+
+    def action_resume_draft(self) -> None:
+        """Back to the questionnaire's review with the entries of the draft a crash or a kill left behind."""
+        from gpuadvisor.tui.draft import load_draft
+        from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
+
+        raw = load_draft()
+        if raw is None:
+            self.notify("No unsaved answers to resume.", title="Resume")
+            return
+        self.state = AnswerState(raw=dict(raw), detected=dict(self._detected))
+        self._detect_into_state = True
+        self.result = self.previous = self.answers = None
+        self._pop_to(self.screen_stack[0])
+        self.push_screen(QuestionnaireScreen(self.state, start="review"))
 
     def action_edit_answers(self) -> None:
         """Back to the questionnaire's review with the current entries (what-if changes included)."""

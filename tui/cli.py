@@ -11,7 +11,20 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from gpuadvisor.knowledge.errors import AdvisorError
+from gpuadvisor.knowledge.errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_IO,
+    EXIT_OK,
+    AdvisorError,
+)
+from gpuadvisor.knowledge.sanitize import shorten
+from gpuadvisor.tui import streams
+
+MAX_LINES = 12
+"""Lines of one error message (a few problems, then a count: see `errors.bounded`)."""
+MAX_LINE = 400
+"""Characters of one error line: a path and a field name fit; a 1 MB value does not."""
 
 SUBCOMMANDS = {
     "estimate": "Size one configuration: parameters, memory per GPU, speed, training time and cost.",
@@ -27,9 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpuadvisor",
         description="Decide what GPU hardware to buy or rent. Without a subcommand, opens the interactive advisor.",
+        epilog="Exit codes: 0 success, 1 a rule failed, 2 bad input, 3 no feasible option, 4 an I/O failure "
+               "(a report or standard output could not be written), 70 an internal error, 130 interrupted.",
     )
     parser.add_argument("--answers", metavar="FILE", help="open the TUI with these answers, straight at the results")
     parser.add_argument("--theme", default=None, help="TUI theme (textual-dark, textual-light, ...)")
+    parser.add_argument("--debug", action="store_true", help="on an error, show the traceback too")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         module = importlib.import_module(f"gpuadvisor.tui.commands.{name}")
@@ -38,22 +54,65 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command. The one error path: every failure ends here as one line on stderr and an exit code
+    (README, "Exit codes"); a traceback only with --debug."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    args = [a for a in args if a != "--debug"]  # accepted anywhere: before or after the subcommand
+    saved = streams.install()
     try:
-        if args.command is None:
-            from gpuadvisor.tui.launch import launch  # Textual is imported only here
-
-            return launch(answers_path=args.answers, theme=args.theme)
-        module = importlib.import_module(f"gpuadvisor.tui.commands.{args.command}")
-        code: int = module.run(args)
-        return code
+        return _run(args, saved)
+    except SystemExit:  # argparse: --help (0) or a usage error (2, its one-line message already printed)
+        raise
     except AdvisorError as exc:
-        print(f"gpuadvisor: error: {exc}", file=sys.stderr)
+        _fail(str(exc), debug)
+        if isinstance(exc, streams.OutputError) and argv is None:  # the real stdout, not a test's
+            streams.silence_stdout()
         return exc.exit_code
     except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
+        streams.say("gpuadvisor: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader left (`| head`): what it wanted was written
+        if argv is None:
+            streams.silence_stdout()
+        return EXIT_OK
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        _fail(f"{where}{exc.strerror or exc}", debug)
+        return EXIT_IO
+    except Exception as exc:  # a bug: still one line, and the traceback on request
+        _fail(f"internal error: {type(exc).__name__}: {shorten(str(exc), 200)} (run with --debug for the traceback, "
+              "and please report it)", debug)
+        return EXIT_INTERNAL
+    finally:
+        streams.restore(saved)
+
+
+def _run(argv: Sequence[str], saved: tuple[object, object]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        from gpuadvisor.tui.launch import launch  # Textual is imported only here
+
+        streams.restore(saved)  # type: ignore[arg-type]  # the TUI owns the terminal
+        return launch(answers_path=args.answers, theme=args.theme)
+    module = importlib.import_module(f"gpuadvisor.tui.commands.{args.command}")
+    code: int = module.run(args)
+    streams.finish()
+    return code
+
+
+def _fail(message: str, debug: bool) -> None:
+    """The error line (bounded: a message is at most a few problems of shortened values), and the traceback with
+    --debug."""
+    lines = message.splitlines() or [""]
+    if len(lines) > MAX_LINES:
+        lines = [*lines[:MAX_LINES], f"... and {len(lines) - MAX_LINES:,} more lines"]
+    text = "\n".join(shorten(line, MAX_LINE) for line in lines)
+    streams.say(f"gpuadvisor: error: {text}")
+    if debug:
+        import traceback
+
+        streams.say(traceback.format_exc().rstrip())
 
 
 if __name__ == "__main__":

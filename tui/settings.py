@@ -17,7 +17,9 @@ from typing import Any
 
 from gpuadvisor.knowledge.errors import AdvisorError
 from gpuadvisor.knowledge.files import STATE_MAX_BYTES, read_text_file
+from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.paths import user_data_dir
+from gpuadvisor.knowledge.sanitize import one_line
 
 MAX_RECENT = 8
 
@@ -49,7 +51,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(read_text_file(path, what="state file", max_bytes=STATE_MAX_BYTES))
+        data = loads_json(read_text_file(path, what="state file", max_bytes=STATE_MAX_BYTES), str(path))
     except (AdvisorError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -65,8 +67,8 @@ def load_recent() -> list[Recent]:
     out: list[Recent] = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("title"), str):
-            if Path(item["path"]).is_file():
-                out.append(Recent(item["path"], item["title"]))
+            if os.path.isfile(item["path"]):  # never raises (a 4,000-byte name, a path through a file)
+                out.append(Recent(item["path"], one_line(item["title"])))
     return out
 
 

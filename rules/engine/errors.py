@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpuadvisor.knowledge.errors import AdvisorError
+from gpuadvisor.knowledge.errors import AdvisorError, bounded
+from gpuadvisor.knowledge.sanitize import shorten
 
 
 class EngineError(AdvisorError):
@@ -83,7 +84,7 @@ class PackProblem:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
         parts = [where]
         if self.rule_id is not None:
-            parts.append(f"rule {self.rule_id!r}")
+            parts.append(f"rule {shorten(repr(self.rule_id))}")
         if self.field:
             parts.append(self.field)
         parts.append(self.message)
@@ -102,4 +103,4 @@ class PackError(EngineError, ValueError):
         self.line = first.line
         self.rule_id = first.rule_id
         self.field = first.field
-        super().__init__("\n".join(str(p) for p in self.problems))
+        super().__init__(bounded([str(p) for p in self.problems]))

@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.knowledge.files import PACK_MAX_BYTES, FileReadError, read_text_file
+from gpuadvisor.knowledge.nesting import NestingError, loads_toml
 from gpuadvisor.rules.engine.actions import ACTIONS, SEVERITIES, ActionSpec, build_then
 from gpuadvisor.rules.engine.conditions import compile_when
 from gpuadvisor.rules.engine.errors import FactError, PackError, PackProblem, RuleDefinitionError, TemplateError
@@ -434,7 +435,10 @@ def _read(path: Path, problems: list[PackProblem]) -> tuple[str, dict[str, Any]]
         problems.append(PackProblem(file, None, None, None, e.reason))
         return None
     try:
-        return text, tomllib.loads(text)
+        return text, loads_toml(text, file)
+    except NestingError as e:
+        problems.append(PackProblem(file, e.line, None, None, e.reason))
+        return None
     except tomllib.TOMLDecodeError as e:
         m = _TOML_LINE.search(str(e))
         problems.append(PackProblem(file, int(m[1]) if m else None, None, None, f"invalid TOML: {e}"))

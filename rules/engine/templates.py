@@ -1,8 +1,10 @@
 """Restricted message templates: `{alias.field}` and `{alias.field:spec}` over the facts a rule matched.
 
 Only dict lookups of one field of one matched fact are allowed: no attribute or index access, no positional `{0}`,
-no conversions (`!r`), no nested fields in the spec. `{{` and `}}` are literal braces. This keeps user-written rule
-packs from reaching into Python objects, and lets the pack lint check every alias and field at load time.
+no conversions (`!r`), no nested fields in the spec, and the spec itself a standard one with a width of at most
+`MAX_WIDTH` and a precision of at most `MAX_PRECISION` (so a message can never ask for gigabytes). `{{` and `}}` are
+literal braces. This keeps user-written rule packs from reaching into Python objects, and lets the pack lint check
+every alias and field at load time.
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ from typing import Any
 from gpuadvisor.rules.engine.errors import TemplateError
 
 _FIELD = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\Z")
+_SPEC = re.compile(r"(?:[^{}]?[<>=^])?[+\- ]?z?#?0?(?P<width>\d+)?[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?\Z",
+                   re.DOTALL)
+MAX_WIDTH = 200
+"""Widest field a template may ask for: `{x.name:>999999999}` would ask for gigabytes before failing."""
+MAX_PRECISION = 20
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,18 @@ class Template:
         return "".join(out)
 
 
+def _check_spec(field_name: str, spec: str) -> None:
+    """Only a standard format spec with a bounded width and precision (checked at load, not when a rule fires)."""
+    m = _SPEC.match(spec)
+    shown = spec if len(spec) <= 40 else spec[:39] + "…"
+    if not m:
+        raise TemplateError(f"placeholder {{{field_name}:{shown}}}: not a format spec such as ',.1f', '>8' or '.0%'")
+    if m["width"] and (len(m["width"]) > 3 or int(m["width"]) > MAX_WIDTH):
+        raise TemplateError(f"placeholder {{{field_name}:{shown}}}: width over {MAX_WIDTH}")
+    if m["precision"] and (len(m["precision"]) > 2 or int(m["precision"]) > MAX_PRECISION):
+        raise TemplateError(f"placeholder {{{field_name}:{shown}}}: precision over {MAX_PRECISION}")
+
+
 def lookup(ph: Placeholder, facts: Mapping[str, Mapping[str, Any]]) -> Any:
     """The value of `alias.field`; a missing alias, field or a None value is an error naming the field."""
     fact = facts.get(ph.alias)
@@ -99,5 +118,7 @@ def parse_template(text: str) -> Template:
             )
         if spec and ("{" in spec or "}" in spec):
             raise TemplateError(f"placeholder {{{field_name}:{spec}}}: nested fields in a format spec are not allowed")
+        if spec:
+            _check_spec(field_name, spec)
         parts.append(Placeholder(m[1], m[2], spec or ""))
     return Template(text=text, parts=tuple(parts))

@@ -40,6 +40,11 @@ def _shape(hidden: int, layers: int, vocab: int, tied: bool) -> Architecture:
     )
 
 
+MAX_SYNTHESIZED = 1e14
+"""Largest bare size sized (the answers' params_b bound too): beyond it no plausible shape (at most 10,000 layers of
+hidden 32,768) holds the count."""
+
+
 def _layers_for(params: float, hidden: int, vocab: int, tied: bool) -> int:
     one = count_parameters(_shape(hidden, 1, vocab, tied)).total
     two = count_parameters(_shape(hidden, 2, vocab, tied)).total
@@ -55,6 +60,9 @@ def synthesize_architecture(params: float) -> Architecture:
     """
     if not math.isfinite(params) or params < 5e7:
         raise ValueError(f"cannot synthesize a transformer of {params:g} parameters (need at least 50M)")
+    if params > MAX_SYNTHESIZED:
+        raise ValueError(f"cannot synthesize a transformer of {params:g} parameters (at most 100T: a plausible "
+                         "shape stops there)")
     vocab = 128_256 if params >= 1e9 else 32_000
     tied = params < 5e9
     hidden = next(h for limit, h in _LLAMA_HIDDEN if params <= limit)

@@ -191,6 +191,6 @@ def test_errors_print_without_traceback_through_the_cli(tmp_path: Path, capsys: 
 
     code = main(["report", "--from", str(SAMPLE), "--format", "md", "--output", str(tmp_path / "nope" / "r.md")])
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 4  # an I/O failure (issue 20): no longer exit 1, which means "a rule failed"
     assert err.startswith("gpuadvisor: error: ") and "nope does not exist" in err
     assert "Traceback" not in err

@@ -66,8 +66,8 @@ async def test_open_answers_dialog_names_the_problem(catalog: Catalog, tmp_path:
         assert isinstance(app.screen, OpenAnswersScreen)
         await pilot.press(*str(bad), "enter")
         error = str(app.screen.query_one("#open-error", Static).render())
-        assert error == f"✖ {bad}: precision.context_tokens: Input should be a valid integer, unable to parse string " \
-                        "as an integer"
+        assert error == f"✖ {bad}:2: precision.context_tokens: Input should be a valid integer, unable to parse " \
+                        "string as an integer"  # the line of the key (issue 20)
         app.screen.query_one("#open-path", Input).value = str(good)
         await pilot.press("enter")
         await settle(pilot)

@@ -8,12 +8,14 @@ never at registration: `gpuadvisor estimate --json` must stay well under half a 
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.rules.sizing.units import flops_text
 
 if TYPE_CHECKING:
@@ -25,6 +27,13 @@ CHOICES = {
     "optimizer": ("adamw", "sgd", "adam8bit"),
     "grad_precision": ("bf16", "fp32"),
 }
+LIMITS: dict[str, float] = {
+    "context": 10_000_000, "batch": 1_000_000, "input_tokens": 10_000_000, "output_tokens": 10_000_000,
+    "gpus": 1_000_000, "tp": 65_536, "pp": 10_000, "lora_rank": 4096, "requests_per_minute": 10_000_000,
+    "utilization": 1, "tokens": 1e15,
+}
+"""Every number a flag takes has a domain (the answers file's bounds for the same quantities): an absurd value is
+refused naming the flag, not printed as if real."""
 INTS = ("context", "batch", "input_tokens", "gpus", "tp", "pp", "zero", "lora_rank", "output_tokens")
 FLOATS = ("requests_per_minute", "utilization", "mfu")
 _NEGATIVE = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[KMBGTkmbgt]?$")
@@ -84,12 +93,14 @@ def _number(name: str, text: str, kind: type) -> Any:
         value = kind(text.strip())
     except ValueError:
         what = "a whole number" if kind is int else "a number"
-        raise InputError(f"{_flag(name)} must be {what} (got {text!r})") from None
+        raise InputError(f"{_flag(name)} must be {what} (got {shorten(repr(text))})") from None
     if name == "zero":
         if value not in (0, 1, 2, 3):
-            raise InputError(f"--zero must be 0, 1, 2 or 3 (got {text!r})")
+            raise InputError(f"--zero must be 0, 1, 2 or 3 (got {shorten(repr(text))})")
     elif not value > 0 or value != value or value == float("inf"):
-        raise InputError(f"{_flag(name)} must be greater than zero (got {text!r})")
+        raise InputError(f"{_flag(name)} must be greater than zero (got {shorten(repr(text))})")
+    elif value > LIMITS.get(name, math.inf):
+        raise InputError(f"{_flag(name)} is implausibly large (got {shorten(repr(text))}; at most {LIMITS[name]:,.0f})")
     return value
 
 
@@ -104,7 +115,7 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
         if raw is not None:
             value = raw.strip().lower()
             if value not in allowed:
-                raise InputError(f"{_flag(name)} must be one of {', '.join(allowed)} (got {raw!r})")
+                raise InputError(f"{_flag(name)} must be one of {', '.join(allowed)} (got {shorten(repr(raw))})")
             values[name] = value
     for name in INTS:
         raw = getattr(args, name)
@@ -120,7 +131,10 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
             try:
                 values[name] = parse_count(raw)
             except ValueError as exc:
-                raise InputError(f"{_flag(name)}: {exc}") from None
+                raise InputError(f"{_flag(name)}: {shorten(str(exc), 200)}") from None
+            if values[name] > LIMITS.get(name, math.inf):
+                raise InputError(f"{_flag(name)} is implausibly large (got {shorten(repr(raw))}; at most "
+                                 f"{LIMITS[name]:,.0f})")
     if args.engine is not None:
         from gpuadvisor.rules.serving import canonical_engine
 

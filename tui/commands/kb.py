@@ -19,6 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpuadvisor.knowledge.files import list_files
 from gpuadvisor.knowledge.paths import CONFIG_ENV, data_dir, overlay_dir, refreshed_prices_path
 from gpuadvisor.tui.commands import kb_refresh
 
@@ -93,19 +94,23 @@ def run(args: argparse.Namespace) -> int:
 def _path() -> int:
     udir = overlay_dir()
     print(f"shipped: {data_dir()}")
-    if udir.is_dir():
-        files = sorted(udir.glob("*.toml"))
+    if os.path.isdir(udir):
+        files = list_files(udir, ".toml", what="overlay")
         print(f"overlay: {udir} (exists, {len(files)} .toml file{'s' if len(files) != 1 else ''})")
         for f in files:
             print(f"  {f.name}")
     else:
         print(f"overlay: {udir} (does not exist; create it and add *.toml files to override or extend entries)")
     refreshed = refreshed_prices_path()
-    state = "exists" if refreshed.is_file() else "none yet: `gpuadvisor kb refresh` writes it"
+    state = "exists" if os.path.isfile(refreshed) else "none yet: `gpuadvisor kb refresh` writes it"
     print(f"refreshed prices: {refreshed} ({state})")
     if os.environ.get(CONFIG_ENV):
         print(f"({CONFIG_ENV} is set and selects the config directory)")
     return 0
+
+
+MAX_LISTED = 50
+"""`kb validate` lists every error up to this many, then counts the rest (a file can hold 10,000 bad values)."""
 
 
 def _validate(files: Sequence[Path]) -> int:
@@ -113,9 +118,11 @@ def _validate(files: Sequence[Path]) -> int:
 
     report = validate_knowledge(extra_files=files, user_dir=None) if files else validate_knowledge()
     if report.catalog is None:
-        for message in report.errors:
+        for message in report.errors[:MAX_LISTED]:
             print(message)
         n = len(report.errors)
+        if n > MAX_LISTED:
+            print(f"... and {n - MAX_LISTED:,} more (fix these first)")
         print(f"gpuadvisor kb validate: {n} error{'s' if n != 1 else ''}", file=sys.stderr)
         return 2
     c = report.catalog

@@ -8,6 +8,7 @@ Everything runs on this machine: the server listens on localhost unless `--host`
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -29,7 +30,7 @@ def app_command(answers: str | None = None, theme: str | None = None) -> str:
     """The command each browser session runs: this Python, the TUI module, the same options."""
     argv = [sys.executable, "-m", "gpuadvisor.tui"]
     if answers is not None:
-        argv += ["--answers", str(Path(answers).expanduser().resolve())]
+        argv += ["--answers", os.path.realpath(Path(answers).expanduser())]  # a symlink loop: reported when read
     if theme is not None:
         argv += ["--theme", theme]
     return shlex.join(argv)

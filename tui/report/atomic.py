@@ -5,6 +5,10 @@ The text is written to a temporary file in the target's own directory (same file
 rename) and fsynced. With `force`, `os.replace` swaps it in. Without, `os.link` publishes it, which fails if the name
 exists, so a file that appeared meanwhile is still not clobbered; where hard links are unsupported the fallback is a
 fresh existence check then `os.replace`. On any failure the temporary file is removed and the error says what to do.
+
+A signal is a failure too: while a save runs (in the main thread, where handlers can be set) SIGTERM and SIGHUP raise
+`Terminated`, so the same clean-up runs, and then the signal is delivered again with its previous handler, so the
+process ends as the sender asked. Ctrl+C raises KeyboardInterrupt, which the clean-up already covers.
 """
 
 from __future__ import annotations
@@ -12,10 +16,15 @@ from __future__ import annotations
 import errno
 import os
 import secrets
-from contextlib import suppress
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from types import FrameType
 
-from gpuadvisor.knowledge.errors import AdvisorError
+from gpuadvisor.knowledge.errors import EXIT_IO, AdvisorError
+from gpuadvisor.knowledge.sanitize import shorten
 
 _NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOSYS}
 
@@ -23,7 +32,7 @@ _NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EM
 class ReportSaveError(AdvisorError):
     """The report could not be written; the message names the path and the cause. Nothing was left behind."""
 
-    exit_code = 1
+    exit_code = EXIT_IO
 
 
 class ReportExistsError(ReportSaveError):
@@ -65,14 +74,17 @@ def _check(target: Path, force: bool) -> None:
         raise ReportExistsError(f"{target}: already exists; use --force to overwrite it")
 
 
-def _write_temp(directory: Path, name: str, data: bytes) -> Path:
-    """A new file next to the target (O_EXCL, so never someone else's), written in full and fsynced."""
+def _write_temp(directory: Path, name: str, data: bytes, made: list[Path] | None = None) -> Path:
+    """A new file next to the target (O_EXCL, so never someone else's), written in full and fsynced; its path goes
+    into `made` at once, so that a signal arriving at any point can still remove it."""
     while True:
         tmp = directory / f".{name[:200]}.{secrets.token_hex(4)}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for any new file
         except FileExistsError:
             continue
+        if made is not None:
+            made.append(tmp)
         break
     try:
         try:
@@ -108,19 +120,71 @@ def _publish(tmp: Path, target: Path, force: bool) -> None:
         os.unlink(tmp)
 
 
+class Terminated(BaseException):
+    """A catchable termination signal arrived during a save (a BaseException, like KeyboardInterrupt)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+_CAUGHT = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+@contextmanager
+def _signals_clean_up() -> Iterator[list[Path]]:
+    """Turn SIGTERM/SIGHUP into `Terminated` for the duration (main thread only), remove the temporary files made
+    (listed in the list yielded) when anything interrupts the save, then re-deliver the signal."""
+    made: list[Path] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield made
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Terminated(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in _CAUGHT}
+    try:
+        yield made
+    except BaseException as exc:
+        for tmp in made:
+            with suppress(OSError):
+                os.unlink(tmp)
+        if not isinstance(exc, Terminated):
+            raise
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        previous = {}
+        os.kill(os.getpid(), exc.signum)  # the previous handler (by default: the process ends)
+        raise
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def save_report(text: str, path: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Write `text` (UTF-8) to `path` atomically and return the path written.
 
     Raises ReportExistsError if the file exists and `force` is false, ReportSaveError for a missing or unwritable
     directory, a full disk or any other I/O failure.
     """
+    with _signals_clean_up() as made:
+        return _save(text, path, force=force, made=made)
+
+
+def _save(text: str, path: str | os.PathLike[str], *, force: bool, made: list[Path]) -> Path:
     target = Path(path).expanduser()
     if not target.name or target.name in (".", ".."):
         raise ReportSaveError(f"{path}: not a file name")
-    _check(target, force)
+    if "\x00" in str(target):
+        raise ReportSaveError(f"{shorten(repr(str(path)))}: not a file name (it holds a NUL byte)")
+    try:
+        _check(target, force)
+    except OSError as exc:  # an over-long name, a path through a file, a folder that cannot be searched
+        raise _explain(exc, target) from None
     data = text.encode("utf-8")
     try:
-        tmp = _write_temp(target.parent, target.name, data)
+        tmp = _write_temp(target.parent, target.name, data, made)
     except OSError as exc:
         raise _explain(exc, target) from None
     try:

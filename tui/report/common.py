@@ -12,6 +12,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from importlib import metadata
 from typing import Any
 
+from gpuadvisor.knowledge.sanitize import one_line as _one_line
 from gpuadvisor.rules.ranking import MAX_COST_SCORE
 from gpuadvisor.rules.result import (
     SEVERITY_ORDER,
@@ -90,8 +91,9 @@ def value_text(value: Any) -> str:
 
 
 def one_line(text: str) -> str:
-    """Collapse newlines and control characters so a user string cannot break a table row or a heading."""
-    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    """Collapse newlines and control characters so a user string cannot break a table row or a heading (the one
+    sanitiser, `knowledge.sanitize`)."""
+    return _one_line(text)
 
 
 # --- answers ---------------------------------------------------------------------------------------------------------

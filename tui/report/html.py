@@ -32,7 +32,7 @@ def _render_details(self: RendererHTML, tokens: Sequence[Token], idx: int, optio
     token = tokens[idx]
     if token.nesting == 1:
         summary = token.info.strip().removeprefix("details").strip() or "Details"
-        return f"<details>\n<summary>{escape(summary)}</summary>\n"
+        return f"<details>\n<summary>{escape(c.one_line(summary))}</summary>\n"
     return "</details>\n"
 
 
@@ -104,7 +104,7 @@ def to_html(result: RecommendResult, *, all_findings: bool = False) -> str:
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{escape(CSP)}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f'<meta name="generator" content="{escape(meta.generator)}">\n'
-        f"<title>{escape(meta.title)}</title>\n"
+        f'<meta name="generator" content="{escape(c.one_line(meta.generator))}">\n'
+        f"<title>{escape(c.one_line(meta.title))}</title>\n"
         f"<style>{CSS}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n"
     )

@@ -13,6 +13,8 @@ from pydantic import ValidationError
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.files import REPORT_MAX_BYTES, read_text_file
+from gpuadvisor.knowledge.nesting import loads_json
+from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.rules.result import SCHEMA_VERSION, RecommendResult
 
 MAX_ERRORS = 10
@@ -25,7 +27,7 @@ def to_json(result: RecommendResult) -> str:
 def parse_report(text: str, where: str) -> RecommendResult:
     """Validate a JSON report; errors name `where:LINE:COL` for bad JSON or the field path for a bad field."""
     try:
-        doc = json.loads(text)
+        doc = loads_json(text, where, finite=True)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
     if not isinstance(doc, dict) or "recommendations" not in doc or "profile" not in doc:
@@ -44,7 +46,7 @@ def describe(exc: ValidationError, where: str) -> str:
     """One line per problem naming the field path (`recommendations.0.memory.weights: Field required`)."""
     lines = []
     for err in exc.errors()[:MAX_ERRORS]:
-        loc = ".".join(str(p) for p in err["loc"])
+        loc = shorten(".".join(str(p) for p in err["loc"]))
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown field (not part of the report schema)"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from gpuadvisor.knowledge.sanitize import safe_text
 from gpuadvisor.rules.result import Recommendation, RecommendResult, Warning
 from gpuadvisor.rules.sizing.units import flops_text
 from gpuadvisor.tui.report import common as c
@@ -72,7 +73,9 @@ class _Doc:
             self.add(f"::: chart {self.chart_prefix}{name}", ":::", "")
 
     def text(self) -> str:
-        return "\n".join(self.lines).rstrip() + "\n"
+        """The document; every line already escaped by `md()`, and control characters stripped once more from the
+        whole (a Markdown file is often read with `cat`)."""
+        return safe_text("\n".join(self.lines).rstrip() + "\n", keep_newlines=True)
 
 
 def why_list(chain: Sequence[ChainLine]) -> list[str]:

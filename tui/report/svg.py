@@ -36,7 +36,8 @@ SEGMENTS = (
 
 
 def _e(text: str) -> str:
-    return escape(text, quote=True)
+    """Escaped for an SVG text node or attribute, control characters removed first (`one_line`)."""
+    return escape(c.one_line(text), quote=True)
 
 
 def _label(x: int, y: float, text: str) -> str:

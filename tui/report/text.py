@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from gpuadvisor.knowledge.sanitize import safe_text
 from gpuadvisor.rules.result import Recommendation, RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, why_parts
@@ -137,4 +138,4 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
 
 def printable(line: str) -> str:
     """No control characters reach the terminal (a crafted report must not be able to send escape sequences)."""
-    return "".join(ch if ch.isprintable() else " " for ch in line)
+    return safe_text(line)

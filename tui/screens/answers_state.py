@@ -7,6 +7,7 @@ to the question it concerns. Answers the questionnaire does not ask (loaded from
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,9 +42,12 @@ def model_answer(text: str) -> dict[str, Any]:
     if m:
         return {"params_b": float(m.group(1))}
     path = Path(text).expanduser()
-    hub_id = parse_hub_id(text) is not None and not path.exists()  # org/name: a Hugging Face model id
-    if text.lower().endswith(".json") or path.is_dir() or (("/" in text or "\\" in text) and not hub_id):
-        if path.is_dir():
+    # os.path's tests return False for any path the system refuses (a name over 255 bytes, a NUL byte): whatever
+    # was typed or pasted, the field never crashes the app; the consultation then names the problem
+    is_dir = os.path.isdir(path)
+    hub_id = parse_hub_id(text) is not None and not os.path.exists(path)  # org/name: a Hugging Face model id
+    if text.lower().endswith(".json") or is_dir or (("/" in text or "\\" in text) and not hub_id):
+        if is_dir:
             path = path / "config.json"
         return {"config": str(path)}
     return {"name": text}

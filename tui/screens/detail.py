@@ -34,7 +34,7 @@ def rows(pairs: list[tuple[str, str]]) -> Table:
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
     for label, value in pairs:
-        grid.add_row(label, value)
+        grid.add_row(Text(label), Text(value))  # values hold data (instance names): text, never Rich markup
     return grid
 
 

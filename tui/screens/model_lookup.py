@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.tui.screens.answers_state import model_answer
 from gpuadvisor.tui.widgets.format import params
 
@@ -23,6 +24,13 @@ class ModelLookup:
     """Set when the entry cannot be used (unknown or ambiguous name, unreadable config): blocks Next."""
     model_id: str | None = None
     matches: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """What is shown comes from data (overlay names, a config's model_type, an error echoing the entry): through
+        the one sanitiser, and shortened."""
+        self.info = shorten(self.info, 400)
+        self.error = shorten(self.error, 400)
+        self.matches = [(mid, shorten(name)) for mid, name in self.matches]  # ids match the pattern [a-z0-9.-_]
 
 
 def _shape(arch: Any) -> str:

@@ -35,7 +35,7 @@ class PathSuggester(Suggester):
             names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir()
                            if p.name.startswith(stem) and not p.name.startswith(".")
                            and (p.is_dir() or p.suffix.lower() in {".toml", ".json"}))
-        except OSError:
+        except (OSError, ValueError):  # unreadable, over-long, or a NUL byte typed or pasted
             return None
         return value + names[0][len(stem):] if names else None
 
@@ -52,7 +52,7 @@ class OpenAnswersScreen(AdvisorScreenMixin, ModalScreen[None]):
             yield Static("An answers file (.toml) or a gpuadvisor JSON report (.json):", classes="dialog-text")
             yield Input(placeholder="path, e.g. ~/plans/serve-70b.toml (→ completes)", id="open-path",
                         suggester=PathSuggester())
-            yield Static("", id="open-error", classes="dialog-error")
+            yield Static("", id="open-error", classes="dialog-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Open", id="open", variant="primary")
                 yield Button("Cancel", id="cancel")

@@ -16,6 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Static
 
+from gpuadvisor.tui.draft import save_draft
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, default_value, detected_hint
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
@@ -95,7 +96,7 @@ default shown in grey. Each answer is checked as you type and a problem is named
         yield Static(id="progress")
         yield Static(id="step-title")
         yield VerticalScroll(id="fields")
-        yield Static(id="step-error")
+        yield Static(id="step-error", markup=False)
         with Horizontal(id="nav"):
             yield Button("◀ Back", id="back", compact=True)
             yield Button("Next ▶", id="next", variant="primary", compact=True)
@@ -236,6 +237,7 @@ default shown in grey. Each answer is checked as you type and a problem is named
     @on(QuestionField.Changed)
     async def _changed(self, event: QuestionField.Changed) -> None:
         self.state.raw[event.key] = event.value
+        save_draft(self.state.raw)  # every entry survives a crash or a kill (offered back on the welcome screen)
         if event.key == "model":
             self._relookup()
             self._render_lookup()

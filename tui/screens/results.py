@@ -120,13 +120,13 @@ the few that matter first, the options that were ruled out and why, and the assu
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="results-headline")
-        yield Static(id="results-asked")
-        yield Static(id="results-banner")
+        yield Static(id="results-headline", markup=False)  # data (model names): text, never markup
+        yield Static(id="results-asked", markup=False)
+        yield Static(id="results-banner", markup=False)
         with Container(id="results-body"):
             with Vertical(id="ranking-column"):
                 yield RankingTable(id="ranking")
-                yield Static(id="results-legend")
+                yield Static(id="results-legend", markup=False)
             with TabbedContent(id="findings"):
                 with TabPane("Findings", id="tab-warnings"):
                     yield FindingList(id="warnings")
@@ -272,7 +272,7 @@ the few that matter first, the options that were ruled out and why, and the assu
     def action_mark(self) -> None:
         problem = self.query_one("#ranking", RankingTable).toggle_mark()
         if problem:
-            self.notify(problem, severity="warning")
+            self.notify(problem, severity="warning", markup=False)
 
     def action_compare(self) -> None:
         from gpuadvisor.tui.screens.compare import CompareScreen

@@ -6,6 +6,7 @@ saved here is identical to `gpuadvisor recommend --format …`. Answers files re
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioSet, Static
 
 from gpuadvisor.tui import settings
+from gpuadvisor.tui.draft import clear_draft
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets.toggles import ChoiceButton
 
@@ -74,7 +76,7 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
                            id="save-format")
             yield Static("Path:", classes="dialog-text")
             yield Input(self._auto_name, id="save-path", select_on_focus=False)
-            yield Static("", id="save-error", classes="dialog-error")
+            yield Static("", id="save-error", classes="dialog-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save (ctrl+s)", id="save", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
@@ -119,7 +121,8 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
             error.update("✖ give a file name")
             return
         path = Path(text).expanduser()
-        if path.exists() and not path.is_dir() and not force:
+        # os.path never raises: a name over 255 bytes or with a NUL byte is then refused by save_report, in words
+        if os.path.exists(path) and not os.path.isdir(path) and not force:
             self._confirm(path)
             return
         try:
@@ -133,11 +136,12 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
         if self.fmt in {"toml", "json"}:
             from gpuadvisor.tui.app import consultation_title
 
+            clear_draft()  # the answers are in a file now
             try:
                 settings.remember(written, consultation_title(self.answers, self.result))
             except OSError:
                 pass  # the file is saved; only the recent list could not be updated
-        self.app.notify(f"Saved {written.resolve()}", title="Save")
+        self.app.notify(f"Saved {written.resolve()}", title="Save", markup=False)
         self.dismiss(written)
 
     def _confirm(self, path: Path) -> None:

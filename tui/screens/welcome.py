@@ -17,6 +17,7 @@ from textual.widgets import Button, Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gpuadvisor.tui import settings
+from gpuadvisor.tui.draft import load_draft
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ class WelcomeScreen(AdvisorScreenMixin, Screen[None]):
     BINDINGS = [
         Binding("n", "app.new_consultation", "New", id="welcome.new", tooltip="Start a new consultation"),
         Binding("o", "app.open_answers", "Open", id="welcome.open", tooltip="Open saved answers or a JSON report"),
+        Binding("u", "app.resume_draft", "Resume", show=False, id="welcome.resume",
+                tooltip="Resume the answers a crash or a kill left unsaved"),
         Binding("r", "refresh_prices", "Refresh prices", id="welcome.refresh",
                 tooltip="Fetch current cloud prices from gpuhunt's public catalogs (gpuadvisor kb refresh)"),
         Binding("q", "app.quit", "Quit", id="welcome.quit", tooltip="Leave gpuadvisor"),
@@ -51,6 +54,8 @@ and explains each result down to the source documents.
 
 - **n** starts a new consultation, **o** opens saved answers (a TOML answers file or a JSON report).
 - **Enter** on a recent consultation reopens it straight at the results.
+- **u** resumes the answers of a questionnaire a crash or a kill interrupted (every entry is kept as a draft until
+  the answers or a report are saved); the button shows only when there is such a draft.
 - **r** fetches current on-demand and spot cloud prices from gpuhunt's public catalogs (as `gpuadvisor kb refresh`
   does); the line under the knowledge base says how old the prices in use are.
 - **Ctrl+P** opens the command palette, **Ctrl+T** switches light/dark, **Ctrl+Q** quits.
@@ -66,14 +71,17 @@ and explains each result down to the source documents.
             with Horizontal(id="welcome-actions"):
                 yield Button("New consultation (n)", id="new", variant="primary", compact=True)
                 yield Button("Open saved answers (o)", id="open", compact=True)
+                yield Button("Resume unsaved answers (u)", id="resume", compact=True)
             yield Label("Recent consultations", id="recent-title")
-            yield OptionList(id="recent")
+            yield OptionList(id="recent", markup=False)  # titles and paths are data: text, never markup
             yield Static("", id="recent-empty")
-            yield Static("Knowledge base: loading…", id="kb-status")
+            yield Static("Knowledge base: loading…", id="kb-status", markup=False)
             yield Static("", id="price-status")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        # answers a crash or a kill left in the questionnaire's draft are offered back
+        self.query_one("#resume", Button).display = load_draft() is not None
         self.recent_changed()
         self.catalog_ready()
         self.query_one("#new", Button).focus()
@@ -135,15 +143,19 @@ and explains each result down to the source documents.
     def _refreshed(self, lines: list[str], error: str | None) -> None:
         self._refreshing = False
         if error is not None:
-            self.notify(error, title="Prices not refreshed", severity="error", timeout=10)
+            self.notify(error, title="Prices not refreshed", severity="error", timeout=10, markup=False)
             self.catalog_ready()
             return
-        self.notify("\n".join(lines[:2]), title="Prices refreshed", timeout=8)
+        self.notify("\n".join(lines[:2]), title="Prices refreshed", timeout=8, markup=False)
         self.advisor.reload_catalog()  # catalog_ready follows when the new prices are loaded
 
     @on(Button.Pressed, "#new")
     def _new(self) -> None:
         self.advisor.action_new_consultation()
+
+    @on(Button.Pressed, "#resume")
+    def _resume(self) -> None:
+        self.advisor.action_resume_draft()
 
     @on(Button.Pressed, "#open")
     def _open(self) -> None:
@@ -154,7 +166,7 @@ and explains each result down to the source documents.
         if event.option.id:
             problem = self.advisor.open_answers(Path(event.option.id))
             if problem:
-                self.notify(problem, title="Cannot reopen", severity="error")
+                self.notify(problem, title="Cannot reopen", severity="error", markup=False)
 
 
 def price_status(catalog: Any, today: Any = None) -> str:

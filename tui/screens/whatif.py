@@ -76,7 +76,7 @@ the consultation reruns and the results mark the options that moved (Δ column, 
                 for q in self.questions:
                     why = q.why_for(self.trial.raw, self.advisor.catalog)
                     yield QuestionField(q, self.trial.raw.get(q.key), why, self.trial.raw, self.trial.native_weights)
-            yield Static("", id="whatif-error", classes="dialog-error")
+            yield Static("", id="whatif-error", classes="dialog-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply (ctrl+n)", id="apply", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")

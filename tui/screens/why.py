@@ -32,7 +32,7 @@ the knowledge-base entries and the source documents. **Enter**/**Space** opens a
 
     def compose(self) -> ComposeResult:
         with Vertical(id="why-dialog", classes="dialog"):
-            yield Static(self.heading, classes="dialog-title")
+            yield Static(self.heading, classes="dialog-title", markup=False)  # an option's title: data
             yield WhyView("Why?", self.why, tree_id="finding-why")
         yield Footer(compact=True)
 

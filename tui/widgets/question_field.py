@@ -78,10 +78,10 @@ class QuestionField(Vertical):
             yield self._control()
             if q.unit and q.kind in {"int", "float"}:
                 yield Label(q.unit, classes="question-unit")
-        yield Static("", classes="question-error")
+        yield Static("", classes="question-error", markup=False)  # messages echo the entry: text, never markup
         if q.kind == "model":
-            yield Static("", classes="model-info", id="model-info")
-            yield OptionList(id="model-matches", classes="model-matches", compact=True)
+            yield Static("", classes="model-info", id="model-info", markup=False)
+            yield OptionList(id="model-matches", classes="model-matches", compact=True, markup=False)
         yield Static(f"why: {self._why}", classes="question-why")
 
     def _control(self) -> Widget:

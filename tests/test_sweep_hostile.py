@@ -1,0 +1,24 @@
+"""Run the hostile-input sweep (tests/sweep_hostile.py) as part of the test command: every case handled, each under
+5 s, the tally printed (pytest -s shows it; a failure shows it in the assertion)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SWEEP = Path(__file__).resolve().parent / "sweep_hostile.py"
+KINDS = ("unbounded work", "tracebacks", "the TUI", "control bytes", "unclear messages")
+
+
+def test_the_hostile_sweep_handles_every_case() -> None:
+    done = subprocess.run([sys.executable, str(SWEEP)], capture_output=True, text=True, timeout=300, check=False)
+    print(done.stdout)
+    tally = re.search(r"^sweep: (\d+) cases in (\d+) kinds \((.*)\); (\d+) handled, (\d+) failed$", done.stdout,
+                      flags=re.M)
+    assert tally is not None, done.stdout[-2000:] + done.stderr[-2000:]
+    cases, kinds, listing, handled, failed = tally.groups()
+    assert failed == "0" and handled == cases, done.stdout
+    assert int(cases) >= 30 and kinds == str(len(KINDS)) and all(k in listing for k in KINDS)
+    assert done.returncode == 0 and done.stderr == ""

@@ -1,0 +1,90 @@
+"""The questionnaire's draft: every entry is written to the data directory as it is made, so a crash, a kill or a
+closed terminal never loses an answer; the welcome screen offers the draft back.
+
+Why a file of its own, and why so careful: it is written on every change (small, no fsync: losing the last keystroke
+to a power cut is fine, losing the file is not — it is replaced atomically) and read back at start, so it is treated
+like any file on disk: size-capped, depth-limited, versioned, and its entries kept only if they have the shape of an
+entry (a string, number, boolean or list of strings, under a question key); anything else is dropped, never trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.knowledge.errors import AdvisorError
+from gpuadvisor.knowledge.files import STATE_MAX_BYTES, read_text_file
+from gpuadvisor.knowledge.nesting import loads_json
+from gpuadvisor.knowledge.paths import user_data_dir
+
+FORMAT = "gpuadvisor-draft"
+VERSION = 1
+MAX_ENTRY_CHARS = 16_384
+"""Longest entry kept in a draft (a long paste into the model field is cut, not allowed to grow the file)."""
+
+
+def draft_path() -> Path:
+    return user_data_dir() / "draft.json"
+
+
+def _entry(value: Any) -> Any:
+    """The value as a draft keeps it, or None when it is not an entry's shape."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return value[:MAX_ENTRY_CHARS]
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return [v[:MAX_ENTRY_CHARS] for v in value[:256]]
+    return None
+
+
+def _clean(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        return {}
+    out = {}
+    for key, value in raw.items():
+        kept = _entry(value)
+        if isinstance(key, str) and len(key) <= 100 and kept is not None:
+            out[key] = kept
+    return out
+
+
+def save_draft(raw: dict[str, object]) -> bool:
+    """Replace the draft with these entries; False (and nothing left behind) when it cannot be written."""
+    entries = _clean(raw)
+    path = draft_path()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        text = json.dumps({"format": FORMAT, "version": VERSION, "raw": entries}, ensure_ascii=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        with suppress(OSError):
+            tmp.unlink()
+        return False
+    return True
+
+
+def load_draft() -> dict[str, Any] | None:
+    """The entries of the draft, or None when there is none (or it is unreadable, foreign or empty)."""
+    try:
+        doc = loads_json(read_text_file(draft_path(), what="draft", max_bytes=STATE_MAX_BYTES), "draft", finite=True)
+    except (AdvisorError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        return None
+    entries = _clean(doc.get("raw"))
+    return entries if any(v not in ("", [], None) for v in entries.values()) else None
+
+
+def clear_draft() -> None:
+    """The answers are safe elsewhere (saved): the draft is no longer needed."""
+    with suppress(OSError):
+        draft_path().unlink()
