@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.rules.answers import Answers, describe_validation_error, parse_answers, read_answers_data
+from gpuadvisor.rules.answers import Answers, describe_validation_error, parse_answers, read_answers_source
 
 SHARED_SECTIONS = ("budget", "deployment", "constraints", "framework", "current", "stage")
 """Top-level tables (and `stage`) that apply to every phase of a lifecycle file."""
@@ -190,10 +190,10 @@ def parse_lifecycle(data: Mapping[str, Any], where: str = "answers") -> Lifecycl
 
 def load_any(path: Path) -> Answers | LifecycleAnswers:
     """An answers file of one workload, or a lifecycle file ([[phase]] tables), validated."""
-    data = read_answers_data(path)
+    data, text = read_answers_source(path)
     if is_lifecycle(data):
         return parse_lifecycle(data, str(path))
-    return parse_answers(data, str(path))
+    return parse_answers(data, str(path), text)
 
 
 def parse_any(data: Mapping[str, Any], where: str = "answers") -> Answers | LifecycleAnswers:
