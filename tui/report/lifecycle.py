@@ -81,7 +81,7 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
 
 def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False) -> str:
     """The lifecycle as plain text; each phase's report follows in full."""
-    from gpuadvisor.tui.report.text import heading, table, to_text, why_lines, wrap
+    from gpuadvisor.tui.report.text import feasibility_lines, heading, table, to_text, why_lines, wrap
 
     life = result.lifecycle
     assert life is not None
@@ -101,11 +101,7 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
     lines.append("")
     if why and life.why:
         lines += ["  Why this fleet:", *why_lines(walk(life.why, "the fleet", {})), ""]
-    if result.to_make_feasible:
-        lines += heading("To make it feasible", "-")
-        for item in result.to_make_feasible:
-            lines += wrap(f"- {item}")
-        lines.append("")
+    lines += feasibility_lines(result)
     lines += heading("How the phases interact", "-")
     if not result.warnings:
         lines += ["No finding about the phases together; each phase's own findings are in its section.", ""]

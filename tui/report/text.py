@@ -35,6 +35,16 @@ def wrap(text: str, indent: str = "") -> list[str]:
                          break_on_hyphens=False, break_long_words=False) or [indent]
 
 
+def feasibility_lines(result: RecommendResult) -> list[str]:
+    """The "To make it feasible" section, when the consultation has suggestions."""
+    if not result.to_make_feasible:
+        return []
+    lines = heading("To make it feasible", "-")
+    for item in result.to_make_feasible:
+        lines += wrap(f"- {item}")
+    return [*lines, ""]
+
+
 def why_lines(chain: Sequence[ChainLine], indent: str = "    ") -> list[str]:
     lines: list[str] = []
     for line in chain:
@@ -87,11 +97,7 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     verdict = c.summary(result)
     lines += wrap(verdict if result.feasible else f"NOT FEASIBLE. {verdict}")
     lines.append("")
-    if result.to_make_feasible:
-        lines += heading("To make it feasible", "-")
-        for item in result.to_make_feasible:
-            lines += wrap(f"- {item}")
-        lines.append("")
+    lines += feasibility_lines(result)
 
     lines += heading("Recommended options", "-")
     speed = c.speed_header(result)
