@@ -90,6 +90,8 @@ class Unit:
         if self.single:
             return f"{accelerators} card{'s' if accelerators > 1 else ''} for {self.name}"
         per = accelerators // max(1, machines)
+        if self.name.endswith(f"({per} {word}s)"):  # 'CoreWeave HGX H200 (8 GPUs)' already says what it holds
+            return f"{machines:,} × {self.name}, {accelerators:,} {word}s in all" if machines > 1 else self.name
         if self.acquisition == "buy" and per < self.node:
             holds = f"{per} of {self.node} slots filled" + (f", {accelerators:,} {word}s" if machines > 1 else "")
         elif accelerators == 1:

@@ -107,5 +107,8 @@ def test_unit_shapes_group_units_planned_alike(catalog: Catalog) -> None:
     p5 = table.units["inst:aws-p5.48xlarge"]
     assert table.shape_id(p5) in table.by_shape
     assert p5.describe(2, 16) == "2 × AWS p5.48xlarge (16 GPUs)"
+    hgx = table.units["inst:coreweave-hgx-h200"]  # an instance named for what it holds is not told twice
+    assert hgx.describe(2, 16) == "2 × CoreWeave HGX H200 (8 GPUs), 16 GPUs in all"
+    assert hgx.describe(1, 8) == "CoreWeave HGX H200 (8 GPUs)"
     pcie = table.units["sys:pcie-4u-8gpu-server:nvidia-l4"]
     assert pcie.describe(8, 32) == "8 × 4U 8-GPU PCIe server (4 of 8 slots filled, 32 GPUs)"

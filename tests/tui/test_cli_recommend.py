@@ -143,3 +143,12 @@ def test_hours_flag_sets_the_usage_the_month_is_costed_for(capsys: pytest.Captur
     # 12 h in ceil(12 / 3) = 4 sessions of 0.25 h set-up: 13 billed hours
     assert rental.cost.usage_hours == pytest.approx(13.0)
     assert rental.cost.usd_per_month == pytest.approx((rental.cost.usd_per_hour or 0) * 13.0, rel=1e-3)
+
+
+@pytest.mark.parametrize(("top", "ok"), [("0", False), ("1", True), ("100", True), ("101", False)])
+def test_top_is_bounded(capsys: pytest.CaptureFixture[str], top: str, ok: bool) -> None:
+    code, out, err = run(capsys, "--model", "llama-3.1-8b", "--where", "cloud", "--top", top, "--format", "json")
+    if ok:
+        assert code == 0 and len(json.loads(out)["recommendations"]) <= int(top)
+    else:
+        assert code == 2 and f"--top: must be from 1 to 100 (got {int(top):,})" in err

@@ -13,6 +13,10 @@ from typing import Any
 
 from gpuadvisor.knowledge.errors import InputError
 
+MAX_TOP = 100
+"""Most recommendations `--top` lists: a ranking longer than this is not read (and a huge value would print every
+option of the catalog)."""
+
 
 def answer_flags() -> list[Any]:
     """The answer fields that have a flag (rules/answers.py `ask`: the flag, the question and the schema share one
@@ -118,8 +122,8 @@ def run(args: argparse.Namespace) -> int:
     from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
     from gpuadvisor.tui.report import default_filename, format_for_path, normalize_format, render, save_report
 
-    if args.top < 1:
-        raise InputError("--top: must be at least 1")
+    if not 1 <= args.top <= MAX_TOP:
+        raise InputError(f"--top: must be from 1 to {MAX_TOP} (got {args.top:,})")
     fmt_name = args.format or (format_for_path(args.output) if args.output else None) or "text"
     try:
         fmt = normalize_format(fmt_name)
