@@ -203,6 +203,11 @@ class Accelerator(Strict):
     limit. Derived from published MLPerf Inference per-GPU throughput against the same round's full-power module
     (tests/benchmarks/derive_sustained.py), with the rows in its sources and the arithmetic in its notes. None = the
     datasheet rate is sustained (SXM/OAM modules, and parts without published large-batch rows)."""
+    sustained_compute_ratio_by_precision: dict[str, Measure] = {}
+    """The sustained share at one compute precision where it differs from `sustained_compute_ratio`: a board power
+    limit bites harder at the densest math (the 600 W RTX PRO 6000 holds its FP8 rate but not its FP4 rate, twice
+    the operations per cycle). Keys are compute precisions (fp4, fp8, bf16, ...); derived the same way, with the
+    card's own rows at another precision as the reference."""
     ecc: bool
     mig_max_instances: Measure | None = None
     compute_capability: TextMeasure | None = None
@@ -231,7 +236,16 @@ class Accelerator(Strict):
         m = self.sustained_compute_ratio
         if m is not None and not 0 < m.value <= 1:
             raise ValueError(f"{self.id}: sustained_compute_ratio must be in (0, 1], got {m.value}")
+        for compute, share in self.sustained_compute_ratio_by_precision.items():
+            if not 0 < share.value <= 1:
+                raise ValueError(f"{self.id}: sustained_compute_ratio_by_precision.{compute} must be in (0, 1], "
+                                 f"got {share.value}")
         return self
+
+    def sustained_share(self, compute: str) -> float:
+        """Share of the datasheet tensor rate sustained at `compute` under a full serving load (1 = all of it)."""
+        m = self.sustained_compute_ratio_by_precision.get(compute, self.sustained_compute_ratio)
+        return m.value if m is not None else 1.0
 
     @field_validator(*ACCELERATOR_RANGES)
     @classmethod

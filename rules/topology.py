@@ -238,6 +238,5 @@ def device_for(acc: Accelerator, compute: str, link: Link | None = None,
     # all-reduce latency class: NVLink's (NVSwitch, measured ~8 µs); other fast links keep their bandwidth but the
     # PCIe-class latency the engine calibration was fitted with (AMD Infinity Fabric rows, engines.toml)
     kind: LinkKind = "nvlink" if link.kind == "nvlink" else ("other" if link.fast else "pcie")
-    sustained = acc.sustained_compute_ratio.value if acc.sustained_compute_ratio is not None else 1.0
-    return Device(acc.memory_bandwidth_gbs.value, peak, gbs, kind, efficiency, sustained)
+    return Device(acc.memory_bandwidth_gbs.value, peak, gbs, kind, efficiency, acc.sustained_share(compute))
 

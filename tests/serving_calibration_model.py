@@ -31,22 +31,23 @@ from gpuadvisor.rules.topology import device_for
 from tests.calibration_model import ARCHS
 
 DATA = Path(__file__).resolve().parent / "data" / "serving_calibration.toml"
-HELD_OUT = ("mlperf-v4.1",)
-"""Rounds the fit never sees: the oldest MLPerf round here (other systems and submitters, the same datasets, older
-software). The same hardware runs up to 1.5× faster in the fitted rounds (H100 SXM ×16 Llama 2 70B: 41,672 tokens/s
-in v4.1, 62,352 in v5.1; ×8: 24,217 in v4.1, 31,307 in v5.0; H200 ×8 +9 %), which no hardware model sees:
-bench_serving.py prints those pairs and the held-out error with that gain taken out. The sustained share of H100
-PCIe and NVL comes from this round (no later round has them), so their rows are reported apart.
-
-Cross-check, same software generation: holding out MLPerf v5.0 instead (profiles fitted on v5.1, v4.1 and the perf
-overview; run by setting HELD_OUT = ("mlperf-v5.0",) and refitting) gave a held-out median of 6.7 %, p90 18.2 % over
-its 9 Offline rows (H100 −9.9 %, H200 Llama 2 70B +0.6 %, 405B −20.5 %, B200 −8.9 %, GB200 NVL72 +6.7 %, GH200
-−5.9 %, MI325X vLLM −18.2 %) with in-sample 7.7 % / 20.4 %: the v4.1 rows' older software pulls those profiles
-down, which is why the shipped profiles leave v4.1 out and fit the current rounds."""
+HELD_OUT = ("mlperf-v5.0",)
+"""The round the fit never sees: MLPerf v5.0 (April 2025), other submissions on the same datasets, in the same
+software generation as the fitted rounds (MLPerf v5.1 and the TensorRT-LLM 1.0 perf overview, both mid-2025). It
+carries H100, H200, B200, GB200 NVL72, GH200 and MI325X rows, Llama 2 70B and 405B, so it tests the hardware model
+across vendors and memory kinds, which is what the planner sizes with."""
+OLDER_SOFTWARE = ("mlperf-v4.1",)
+"""Rounds neither fitted nor held to the target: MLPerf v4.1 (August 2024) ran software a year older, and the same
+hardware runs up to 1.5× faster in the later rounds (H100 SXM ×16 Llama 2 70B: 41,672 tokens/s in v4.1, 62,352 in
+v5.1; ×8: 24,217 in v4.1, 31,307 in v5.0; MI300X ×8 +18 %; H200 ×8 +9 %). The planner sizes what current software
+does, so a model right for v5.x reads v4.1 as 20-40 % too fast: bench_serving.py prints those rows, their
+same-configuration pairs, and the error with the newer round's software gain taken out. The sustained share of H100
+PCIe and NVL comes from this round (no later round has them), which is why its rows are still read."""
 TARGET_ROUND = HELD_OUT[0]
-HELD_OUT_SUSTAINED_SOURCES = {"mlperf-v4.1": ("mlperf-inference-v4.1-llm-results",)}
-"""accelerators.toml sources that carry a held-out round's rows: a part whose `sustained_compute_ratio` cites one
-was derived from that round (H100 PCIe and NVL have rows in no other), so its rows there are not held out for it."""
+HELD_OUT_SUSTAINED_SOURCES = {"mlperf-v5.0": ("mlperf-inference-v5.0-llm-results",),
+                              "mlperf-v4.1": ("mlperf-inference-v4.1-llm-results",)}
+"""accelerators.toml sources that carry a round's rows: a part whose `sustained_compute_ratio` cites one was derived
+from that round, so its rows there are not held out for it (none cites v5.0)."""
 MAX_BATCH = 4096
 """Sequences per replica the engines schedule at most in these runs (MLPerf submitters raise max_num_seqs /
 max_batch_size to what memory holds: up to 3,450 in AMD's v5.1 configs, 6,144 in NVIDIA's)."""
@@ -78,6 +79,15 @@ class Row:
     @property
     def held_out(self) -> bool:
         return self.raw["round"] in HELD_OUT
+
+    @property
+    def older_software(self) -> bool:
+        return self.raw["round"] in OLDER_SOFTWARE
+
+    @property
+    def fitted(self) -> bool:
+        """A row the engine profiles and dataset inputs are fitted on."""
+        return not self.held_out and not self.older_software
 
     @property
     def scenario(self) -> str:

@@ -12,8 +12,16 @@ for every (card row, module row) pair of one round, benchmark, scenario (Offline
 the same relative error as its module, so s carries only what separates the card from the module. The value is the
 median over the pairs; the pairs are printed, and the rows are the sources the TOML field names.
 
-Rounds: the rounds the engine profiles are fitted on (MLPerf v5.0 / v5.1) where they have the card; otherwise the
-held-out round (MLPerf v4.1), and then bench_serving.py reports the held-out error with and without those rows.
+Rounds: the fitted round (MLPerf v5.1) where it has the card; otherwise the older-software round (MLPerf v4.1),
+whose module rows ran the same older software as the card's.
+
+A share at one precision (`sustained_compute_ratio_by_precision`): where a card holds its rate at one precision but
+not at a denser one, the reference is the card itself. s at the dense precision solves
+
+    predicted(card row at P, s) / measured = median over the card's rows at the reference precision R of
+                                             predicted / measured   (same round and engine, s = the general share)
+
+so what is left is what separates P from R on one board, one round and one engine (PRECISION_REFERENCE).
 
 usage: python tests/benchmarks/derive_sustained.py
 """
@@ -37,9 +45,13 @@ REFERENCE = {
     "nvidia-l40s": ("nvidia-h100-sxm5", "nvidia-h200-sxm"),
     "nvidia-rtx-pro-6000-blackwell-server": ("nvidia-b200",),
 }
-"""The RTX PRO 6000 pairs are printed but give the part no field: its two NVFP4 rows imply s ≈ 0.55 while its FP8
-Mixtral row is matched at s = 1, so what separates it from the B200 is its FP4 rate, not its power limit."""
-"""Card → the full-power modules its rows are paired with (same round, benchmark, scenario and engine)."""
+"""Card → the full-power modules its rows are paired with (same round, benchmark, scenario and engine). The RTX PRO
+6000 pairs are printed but give the part no general share: its FP8 Mixtral row is matched at s = 1, and only its
+NVFP4 rows fall short, so the field it gets is per precision (PRECISION_REFERENCE)."""
+PRECISION_REFERENCE = {
+    ("nvidia-rtx-pro-6000-blackwell-server", "nvfp4"): "fp8",
+}
+"""(card, precision whose share is derived) → the card's own reference precision."""
 
 
 def solve(row: Row, catalog: object, target: float) -> float:
@@ -80,8 +92,34 @@ def pairs_for(card: str, catalog: object) -> list[Pair]:
     return pairs
 
 
+def precision_shares(card: str, precision: str, catalog: object) -> list[tuple[float, Row, float]]:
+    """(s, card row at `precision`, the relative error it is matched to) per Offline MLPerf row of `card` at
+    `precision`, the reference being the median relative error of the card's rows at PRECISION_REFERENCE
+    (same round and engine)."""
+    reference = PRECISION_REFERENCE[(card, precision)]
+    mlperf = [r for r in ROWS if r.raw["round"].startswith("mlperf") and r.scenario == "Offline" and r.gpu == card]
+    out = []
+    for r in (r for r in mlperf if r.precision == precision):
+        refs = [predict(m, catalog) / m.measured for m in mlperf  # type: ignore[arg-type]
+                if m.precision == reference and m.raw["round"] == r.raw["round"] and m.engine == r.engine]
+        if refs:
+            target = statistics.median(refs)
+            out.append((solve(r, catalog, target * r.measured), r, target))
+    return out
+
+
 def main() -> int:
     catalog = load_catalog(user_dir=None)
+    for (card, precision), reference in PRECISION_REFERENCE.items():
+        shares = precision_shares(card, precision, catalog)
+        if not shares:
+            print(f"{card} at {precision}: no rows with a {reference} reference")
+            continue
+        print(f"{card} at {precision} (reference: its own {reference} rows): median s = "
+              f"{statistics.median(p[0] for p in shares):.3f} over {len(shares)} rows")
+        for share, r, target in shares:
+            print(f"  s = {share:.3f}  {r.label}  {r.measured:g}, matched to the {reference} rows' "
+                  f"predicted/measured {target:.3f}")
     for card in REFERENCE:
         pairs = pairs_for(card, catalog)
         if not pairs:

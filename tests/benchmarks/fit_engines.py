@@ -236,7 +236,7 @@ INPUT_GRID = tuple(range(100, 1025, 4))
 def serving_rows(catalog: object) -> list[serving.Row]:
     """The large-batch rows the fit may use: in-sample rounds, Offline (Server runs are held below capacity by
     their latency limits), on parts with a published compute peak at the row's precision."""
-    return [r for r in serving.ROWS if not r.held_out and r.scenario == "Offline" and has_peak(r, catalog)]
+    return [r for r in serving.ROWS if r.fitted and r.scenario == "Offline" and has_peak(r, catalog)]
 
 
 def has_peak(r: serving.Row, catalog: object) -> bool:
