@@ -110,15 +110,27 @@ def test_a_closed_pipe_is_quiet() -> None:
 
 
 def test_ctrl_c_is_exit_130_without_a_traceback() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "gpuadvisor.tui", "recommend", "--model", "llama-3.1-70b"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    maps = Path(f"/proc/{proc.pid}/maps")
-    deadline = time.monotonic() + 30
-    while "durable_rules_engine" not in maps.read_text(errors="replace") and time.monotonic() < deadline:
-        time.sleep(0.005)  # until the rule engine is loaded: the command is running, not the interpreter starting
+    # The interrupt must land while the command runs, not while the interpreter starts or after it has finished
+    # (a fast consultation can end before a timed signal arrives). So the command is held inside `main`: its
+    # JSON (~0.5 MB) goes to a pipe nobody reads, and once the write blocks on the full pipe (the kernel's wait
+    # channel names a pipe write: `pipe_write`, `anon_pipe_write`, or `pipe_wait` on kernels before 5.x) the
+    # command is certainly running.
+    proc = subprocess.Popen([sys.executable, "-m", "gpuadvisor.tui", "recommend", "--model", "llama-3.1-70b",
+                             "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+    deadline = time.monotonic() + 60
+    def blocked_writing() -> bool:
+        return any(name in wchan.read_text(errors="replace") for name in ("pipe_write", "pipe_wait"))
+
+    while not blocked_writing() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert blocked_writing(), "the command never blocked writing its output"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == errors.EXIT_INTERRUPTED
+    assert proc.stderr is not None and proc.stdout is not None
+    err = proc.stderr.read()
+    proc.stderr.close()
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == errors.EXIT_INTERRUPTED
     assert err.decode() == "gpuadvisor: interrupted\n"
 
 
