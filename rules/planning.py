@@ -395,11 +395,11 @@ class InferenceSearch:
             return None
         topo = unit.topology
         if topo.scale_out is None:
-            return (f"{unit.name} has no network joining its machines: the KV cache must move from the prefill "
+            return ("no network joins this unit's machines: the KV cache must move from the prefill "
                     "machines to the decode machines over RDMA-class fabric (InfiniBand, RoCE, EFA)")
         if topo.tcp_network:
-            return (f"{unit.name} is joined by TCP Ethernet only: moving the KV cache between prefill and decode "
-                    "machines needs RDMA-class fabric (InfiniBand, RoCE, EFA)")
+            return ("this unit's machines are joined by TCP Ethernet only: moving the KV cache between prefill and "
+                    "decode machines needs RDMA-class fabric (InfiniBand, RoCE, EFA)")
         tp, pp = plan.tensor_parallel, plan.pipeline_parallel
         size, fill = tp * pp, plan.count // max(1, plan.machines)
         device = device_for(acc, self.weights.compute, topo.link(tp), self.efficiency(acc))
@@ -447,7 +447,7 @@ class InferenceSearch:
         misses = not (plan.meets_ttft and plan.meets_tpot and plan.meets_latency)
         cheaper = colo >= f.disagg_min_machines and total <= colo * (1.0 - f.disagg_min_saving)
         offered = cheaper or misses
-        pools = (f"{p_machines} prefill + {d_machines} decode {unit.name} ({pre.replicas} + {dec.replicas} "
+        pools = (f"{p_machines} prefill + {d_machines} decode machines ({pre.replicas} + {dec.replicas} "
                  f"replicas of TP {plan.tensor_parallel}" + (f" × PP {plan.pipeline_parallel}"
                                                              if plan.pipeline_parallel > 1 else "") + ")")
         why = (f"prefill-only replicas run the {prompt:,}-token prompts at full chunks ({pre.pass_seconds:.2f} s a "
@@ -460,10 +460,10 @@ class InferenceSearch:
                       + (" (the colocated plan misses the service level)" if misses and not cheaper else "")
                       + f": {why}")
         elif colo < f.disagg_min_machines:
-            reason = (f"colocated {colo} × {unit.name} is below the {f.disagg_min_machines:g} machines where a "
+            reason = (f"colocated {colo} machine(s) are below the {f.disagg_min_machines:g} where a "
                       f"split pays (it would take {pools}, {total} in all)")
         else:
-            reason = f"colocated {colo} × {unit.name} is cheaper than {pools}, {total} in all"
+            reason = f"colocated {colo} machines are cheaper than {pools}, {total} in all"
         return Disaggregation(pre, dec, transfer, p_machines, d_machines, colo,
                               unit.topology.scale_out.kind if unit.topology.scale_out else "none",
                               offered=offered, reason=reason)
