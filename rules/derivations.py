@@ -19,6 +19,7 @@ from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.facts import flagship
 from gpuadvisor.rules.planning import (
+    Disaggregation,
     InferenceSearch,
     NoFit,
     Plan,
@@ -382,8 +383,10 @@ class Derivations:
                                                         lambda acc: engine_efficiency(self.catalog, acc, engine),
                                                         lambda acc: engine_memory(self.catalog, acc, engine),
                                                         models=int(work.get("models_per_gpu") or 1))
-        self._conclude_plan(ctx, a, u, str(unit["key"]), search.plan(a, u, with_notes=False), work, search,
-                            float(demand["tokens_per_s"]))
+        plan = search.plan(a, u, with_notes=False)
+        split = search.disaggregated(a, u, plan) if isinstance(plan, Plan) else None
+        self._conclude_plan(ctx, a, u, str(unit["key"]), plan, work, search, float(demand["tokens_per_s"]),
+                            _split_fields(split))
 
     @reads_only
     def plan_training(self, ctx: RuleContext, unit: Fact, acc: Fact, need: Fact, compute: Fact) -> None:
@@ -411,7 +414,8 @@ class Derivations:
         return found[0]
 
     def _conclude_plan(self, ctx: RuleContext, a: Accelerator, u: Unit, shape: str, plan: Plan | NoFit, work: Fact,
-                       search: InferenceSearch | TrainingSearch, need_tps: float = 0.0) -> None:
+                       search: InferenceSearch | TrainingSearch, need_tps: float = 0.0,
+                       split: Mapping[str, Any] | None = None) -> None:
         if isinstance(plan, NoFit):
             ctx.conclude({"kind": "ruled_out", "ref": f"out:{shape}", "target": f"acc:{a.id}", "name": a.name,
                           "reason": plan.reason, "rule": ctx.rule.id, "shape": shape, "text": plan.reason})
@@ -468,6 +472,7 @@ class Derivations:
             **self._library_support(a, str(work["weights_precision"])),
             "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
                     f"({plan.memory_utilization:.0%}); {perf}",
+            **(split or {}),
         }
         ctx.conclude(fact, attachment=LazyAttachment(lambda: _plan_details(a, u, search)))
 
@@ -520,6 +525,7 @@ class Derivations:
                 extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(billed, 3),
                               "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
                                                                              work))})
+                extra["pd_usd_per_month"] = split_cost(extra, config)
             extra["over_monthly"] = work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"])
             label = (f"{extra['title']} {pricing} at ${price.usd_per_hour:,.2f}/h each (as of "
                      f"{as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
@@ -607,6 +613,8 @@ class Derivations:
             extra["usd_per_run"] = _r(float(config.get("training_days") or 0) * 24 * hourly)
         else:
             extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util, work))
+            if config.get("pd_machines"):
+                extra.update(self._split_purchase(system, a, config, util, f))
         if be is not None:
             extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
         elif rent:
@@ -616,6 +624,16 @@ class Derivations:
         label = (f"{extra['title']}: ${bill.capex_usd:,.0f} ({bill.words}); {bill.power_w / 1000:,.1f} kW{site}; "
                  f"busy {util:.1%} of the time over {f.hardware_lifetime_years:g} years{busy_note}")
         self._conclude_option(ctx, config, a, work, extra, label, None)
+
+    def _split_purchase(self, system: Any, a: Accelerator, config: Fact, util: float, f: Factors) -> dict[str, Any]:
+        """The disaggregated layout bought: `pd_machines` machines, joined by fabric (the KV cache crosses it), with
+        power and site as the colocated purchase."""
+        machines = int(config["pd_machines"])
+        bill = purchase_bill(self.catalog, system, a, machines, machines * int(config["fill"]), joined=True)
+        site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
+        owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
+        monthly = (owned.amortization_usd_per_hour + owned.power_usd_per_busy_hour * util) * HOURS_PER_MONTH
+        return {"pd_usd_per_month": round(monthly, 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
                          label: str, inst: Instance | None) -> None:
@@ -654,6 +672,7 @@ def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mappi
         "memory_gb": a.memory_gb.value,
         "stage": work["stage"], "large_cluster": int(config["count"]) >= LARGE_CLUSTER_GPUS,
         "gpu_hours": _f(config.get("training_gpu_hours")),
+        **{k: v for k, v in config.items() if k.startswith("pd_")},
         "over_capex": False, "over_hourly": False, "over_monthly": False, **extra,
     }
     if text is None:
@@ -751,3 +770,30 @@ def _mig_slices(a: Accelerator, plan: Plan, search: Any) -> dict[str, Any]:
     return {"mig_fits": need <= plan.memory.usable(slice_bytes), "mig_slice_gb": round(slice_bytes / GB, 1),
             "mig_model_gb": round(need / GB, 2)}
 
+
+
+def _split_fields(split: Disaggregation | str | None) -> dict[str, Any]:
+    """The disaggregated layout weighed for a configuration, as `pd_*` fields of its fact (rules PD.split and
+    PD.considered read them): nothing when it was not weighed, only the reason when it is not possible."""
+    if split is None:
+        return {}
+    if isinstance(split, str):
+        return {"pd_offer": False, "pd_reason": split}
+    return {
+        "pd_offer": split.offered, "pd_reason": split.reason, "pd_machines": split.machines,
+        "pd_prefill_machines": split.prefill_machines, "pd_decode_machines": split.decode_machines,
+        "pd_prefill_replicas": split.prefill.replicas, "pd_decode_replicas": split.decode.replicas,
+        "pd_decode_batch": split.decode.batch, "pd_ttft_s": _r(split.prefill.ttft_p95_s),
+        "pd_tokens_per_s_per_user": _r(split.decode.tokens_per_s_per_user),
+        "pd_kv_gb_per_request": _r(split.transfer.bytes_per_request / GB),
+        "pd_transfer_ms": _r(split.transfer.seconds * 1e3, 2), "pd_network": split.network,
+        "pd_colocated_machines": split.colocated_machines,
+    }
+
+
+def split_cost(option: Mapping[str, Any], config: Mapping[str, Any]) -> float | None:
+    """A month of the disaggregated layout on a rented unit: the same price per machine, `pd_machines` of them."""
+    monthly, machines, pd = option.get("usd_per_month"), config.get("machines"), config.get("pd_machines")
+    if monthly is None or not machines or not pd:
+        return None
+    return round(float(monthly) * int(pd) / int(machines), 2)

@@ -15,6 +15,14 @@ from gpuadvisor.rules.units import Unit
 # Fields every derived fact may carry for explanations.
 _COMMON = ("kind", "ref", "text")
 
+PD_FIELDS = (
+    "pd_offer", "pd_reason", "pd_machines", "pd_prefill_machines", "pd_decode_machines",
+    "pd_prefill_replicas", "pd_decode_replicas", "pd_decode_batch", "pd_ttft_s",
+    "pd_tokens_per_s_per_user", "pd_kv_gb_per_request", "pd_transfer_ms", "pd_network",
+    "pd_colocated_machines",
+)
+"""Disaggregated serving weighed per configuration (planning.Disaggregation), copied onto its options."""
+
 FACT_FIELDS: dict[str, tuple[str, ...]] = {
     # inputs
     "answer": ("key", "value", "given"),
@@ -75,7 +83,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                "weights_precision", "library", "library_ok", "min_cc", "cc", "capacity_tokens_per_s", "headroom",
                "desk_side", "shape", "machines", "fill", "link", "sync_link", "scale_up_kind", "scale_out_kind",
                "unit_kind", "meets_failover", "replicas_for_load", "trains", "topology", "mig_fits", "mig_slice_gb",
-               "mig_model_gb"),
+               "mig_model_gb", *PD_FIELDS),
     "option": ("config", "accelerator", "accelerator_name", "purchase", "instance", "provider", "provider_kind",
                "pricing", "count", "nodes", "tensor_parallel", "market", "vendor", "ecc", "software_stack",
                "interconnect_kind", "usd_per_hour", "usd_per_run", "usd_per_million_tokens", "usd_per_month",
@@ -89,7 +97,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                "title", "capex_beyond_accelerators_usd", "tco_usd", "horizon_years", "desk_side", "link",
                "sync_link", "scale_out_kind", "replicas", "replicas_for_load", "meets_failover",
                "tokens_per_s_per_user", "ttft_s", "latency_s", "fabric_usd", "host_usd", "power_w", "topology",
-               "existing_host", "pc_fits", "pc_slots", "site_usd"),
+               "existing_host", "pc_fits", "pc_slots", "site_usd", *PD_FIELDS, "pd_usd_per_month",
+               "pd_capex_usd"),
     # conclusions of the generic actions
     "warning": ("rule", "heuristic", "category", "severity", "message", "target"),
     "veto": ("rule", "heuristic", "target", "reason"),

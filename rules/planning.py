@@ -17,7 +17,18 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.rules.sizing.disagg import (
+    DecodePool,
+    KvTransfer,
+    PrefillPool,
+    decode_batch,
+    decode_pool,
+    kv_transfer,
+    prefill_pool,
+    transfer_bound_replicas,
+)
 from gpuadvisor.rules.sizing.factors import Factors, Note
+from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence
 from gpuadvisor.rules.sizing.memory import (
     InferenceMemoryCurve,
     MemoryBreakdown,
@@ -146,6 +157,30 @@ class Plan:
     @property
     def memory_utilization(self) -> float:
         return self.memory.total / (self.capacity_gb * GB)
+
+
+@dataclass(frozen=True)
+class Disaggregation:
+    """Separate prefill and decode pools of one unit shape, against the colocated plan of the same unit
+    (`InferenceSearch.disaggregated`, sizing in rules/sizing/disagg.py)."""
+
+    prefill: PrefillPool
+    decode: DecodePool
+    transfer: KvTransfer
+    prefill_machines: int
+    decode_machines: int
+    colocated_machines: int
+    network: str
+    """The fabric kind the KV cache crosses between the pools (infiniband, efa, roce ...)."""
+    offered: bool
+    """Cheaper than colocated by at least `disagg_min_saving` on a deployment of `disagg_min_machines` or more,
+    or meeting a service level the colocated plan misses."""
+    reason: str
+    """Why it is offered, or why not (in words, with the figures)."""
+
+    @property
+    def machines(self) -> int:
+        return self.prefill_machines + self.decode_machines
 
 
 @dataclass(frozen=True)
@@ -350,6 +385,88 @@ class InferenceSearch:
                    and c.meets_failover]
         c = min(meeting or candidates, key=lambda c: (c.cost, c.gpus, c.tp * c.pp))
         return self._plan(acc, unit, c, capacity, flash, with_notes)
+
+    def disaggregated(self, acc: Accelerator, unit: Unit, plan: Plan) -> Disaggregation | str | None:
+        """Prefill and decode pools on `unit` at the colocated `plan`'s replica layout, compared with it (issue 17;
+        rules/sizing/disagg.py). None when not weighed at all (no arrival rate, or one machine that cannot be
+        split); a string when weighed and not possible (why)."""
+        t = self.t
+        if not t.requests_per_s or unit.single:
+            return None
+        topo = unit.topology
+        if topo.scale_out is None:
+            return ("no network joins this unit's machines: the KV cache must move from the prefill "
+                    "machines to the decode machines over RDMA-class fabric (InfiniBand, RoCE, EFA)")
+        if topo.tcp_network:
+            return ("this unit's machines are joined by TCP Ethernet only: moving the KV cache between prefill and "
+                    "decode machines needs RDMA-class fabric (InfiniBand, RoCE, EFA)")
+        tp, pp = plan.tensor_parallel, plan.pipeline_parallel
+        size, fill = tp * pp, plan.count // max(1, plan.machines)
+        device = device_for(acc, self.weights.compute, topo.link(tp), self.efficiency(acc))
+        speed, _ = self.curve(device, tp, pp)
+        prompt = min(t.input_tokens, t.context)
+        rate = t.tokens_per_s / t.output_tokens if t.tokens_per_s > 0 else t.requests_per_s
+        transfer = self._kv_transfer(topo, size, prompt)
+        k = max(1, int(self.factors.prefill_chunk_tokens // prompt))
+        pass_s = PrefillModel(self.arch, self.params, bytes_per_weight=self._bytes_per_weight, prompt_tokens=prompt,
+                              batch=k, factors=self.factors, experts=self._experts).seconds(device, tp)
+        pre = prefill_pool(pass_s, k, rate, t.ttft_max_s, transfer.seconds)
+        if pre is None:
+            return (f"a prefill replica alone takes {pass_s + transfer.seconds:.2f} s for one {prompt:,}-token prompt "
+                    f"and its KV transfer, beyond the {t.ttft_max_s:g} s time-to-first-token target")
+        mem = self.memory(tp, pp, _flash(acc), self.memory_factors(acc))
+        fit = _largest_fitting_batch(mem, acc.memory_gb.value * GB, MAX_BATCH_PER_REPLICA, self._saturation)
+        b = decode_batch(speed.seconds, fit if device.peak_tflops is not None else 1, t.min_tokens_per_s_per_user,
+                         pre.ttft_p95_s, t.output_tokens, t.latency_p95_s)
+        if b is None:
+            return "a decode-only replica cannot hold the per-user speed or the latency target even at batch 1"
+        dec = decode_pool(speed.seconds(b), b, t.tokens_per_s, t.concurrency)
+        pre_replicas = max(pre.replicas, transfer_bound_replicas(rate, transfer))
+        if pre_replicas > pre.replicas:
+            pre = replace(pre, replicas=pre_replicas, utilization=pre.utilization * pre.replicas / pre_replicas)
+        p_machines = _machines(unit, size, fill, pre.replicas, t.failover)[0]
+        d_machines = _machines(unit, size, fill, dec.replicas, t.failover)[0]
+        if p_machines is None or d_machines is None:
+            return None
+        return self._disagg_verdict(unit, plan, pre, dec, transfer, p_machines, d_machines, prompt)
+
+    def _kv_transfer(self, topo: Topology, size: int, prompt: int) -> KvTransfer:
+        """One prompt's KV cache over the replica's share of its machines' NICs (the GPUs of a replica send their
+        shards over their own NICs); the `training_network_gbs` stand-in when the bandwidth is unpublished."""
+        net = topo.network_gbs() or self.factors.training_network_gbs
+        share = net * size / topo.node
+        return kv_transfer(kv_bytes_per_sequence(self.arch, self.kv.bytes_per_weight, prompt), share,
+                           self.factors.kv_transfer_efficiency)
+
+    def _disagg_verdict(self, unit: Unit, plan: Plan, pre: PrefillPool, dec: DecodePool, transfer: KvTransfer,
+                        p_machines: int, d_machines: int, prompt: int) -> Disaggregation:
+        """Offered or only considered, and why: fewer machines by `disagg_min_saving` on a deployment of at least
+        `disagg_min_machines`, or a service level the colocated plan misses and the pools meet."""
+        f, colo = self.factors, plan.machines
+        total = p_machines + d_machines
+        misses = not (plan.meets_ttft and plan.meets_tpot and plan.meets_latency)
+        cheaper = colo >= f.disagg_min_machines and total <= colo * (1.0 - f.disagg_min_saving)
+        offered = cheaper or misses
+        pools = (f"{p_machines} prefill + {d_machines} decode machines ({pre.replicas} + {dec.replicas} "
+                 f"replicas of TP {plan.tensor_parallel}" + (f" × PP {plan.pipeline_parallel}"
+                                                             if plan.pipeline_parallel > 1 else "") + ")")
+        why = (f"prefill-only replicas run the {prompt:,}-token prompts at full chunks ({pre.pass_seconds:.2f} s a "
+               f"pass, first token p95 {pre.ttft_p95_s:.2f} s with {transfer.seconds * 1e3:,.0f} ms to move "
+               f"{transfer.bytes_per_request / GB:,.2f} GB of KV cache), and decode replicas run batch "
+               f"{dec.batch} at {dec.tokens_per_s_per_user:,.1f} tokens/s per user with no prompt chunks in their "
+               "steps")
+        if offered:
+            reason = (f"{pools}, {total} in all instead of {colo} colocated"
+                      + (" (the colocated plan misses the service level)" if misses and not cheaper else "")
+                      + f": {why}")
+        elif colo < f.disagg_min_machines:
+            reason = (f"colocated {colo} machine(s) are below the {f.disagg_min_machines:g} where a "
+                      f"split pays (it would take {pools}, {total} in all)")
+        else:
+            reason = f"colocated {colo} machines are cheaper than {pools}, {total} in all"
+        return Disaggregation(pre, dec, transfer, p_machines, d_machines, colo,
+                              unit.topology.scale_out.kind if unit.topology.scale_out else "none",
+                              offered=offered, reason=reason)
 
     def _packed(self, acc: Accelerator, unit: Unit, tp: int, pp: int, fit: int, speed: DecodeCurve,
                 seconds: Callable[[int], float], device: Device, mem: InferenceMemoryCurve,

@@ -29,6 +29,7 @@ from gpuadvisor.rules.result import (
     AcceleratorRef,
     AssumptionOut,
     Cost,
+    Disaggregated,
     InstanceRef,
     KnowledgeOut,
     MemoryBreakdown,
@@ -237,9 +238,20 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
                   tco_usd=opt.get("tco_usd"), horizon_years=opt.get("horizon_years")),
         score=score,
         score_breakdown=[ScoreItem(label=label, points=points, rule=rule) for label, points, rule in items],
-        warnings=warn_ids, notes=list(details.get("notes", [])),
+        warnings=warn_ids, notes=list(details.get("notes", [])), disaggregated=_disaggregated(opt),
         why=idx.explainer.chain(rank_fid),
     )
+
+
+def _disaggregated(opt: Fact) -> Disaggregated | None:
+    """The prefill/decode split weighed for an option (its `pd_*` fields), None when it was not weighed."""
+    if "pd_offer" not in opt:
+        return None
+    fields = ("prefill_machines", "decode_machines", "machines", "colocated_machines", "prefill_replicas",
+              "decode_replicas", "decode_batch", "ttft_s", "tokens_per_s_per_user", "kv_gb_per_request", "network",
+              "usd_per_month", "capex_usd")
+    return Disaggregated(offered=bool(opt["pd_offer"]), reason=str(opt["pd_reason"]),
+                         kv_transfer_ms=opt.get("pd_transfer_ms"), **{f: opt.get("pd_" + f) for f in fields})
 
 
 def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Fact | None = None) -> str:

@@ -143,6 +143,30 @@ class ScoreItem(Out):
     rule: str | None = None
 
 
+class Disaggregated(Out):
+    """Separate prefill and decode pools of the same unit, weighed against the option's colocated plan (rules
+    PD.split and PD.considered; rules/sizing/disagg.py)."""
+
+    offered: bool = Field(description="fewer machines than colocated by at least disagg_min_saving (or it meets a "
+                                      "service level the colocated plan misses); false: only considered")
+    reason: str = Field(description="why it is offered or not, with the figures")
+    prefill_machines: int | None = None
+    decode_machines: int | None = None
+    machines: int | None = Field(default=None, description="both pools, failover spares included")
+    colocated_machines: int | None = None
+    prefill_replicas: int | None = None
+    decode_replicas: int | None = None
+    decode_batch: int | None = Field(default=None, description="sequences per decode-only replica")
+    ttft_s: float | None = Field(default=None, description="p95 time to first token: prefill queue, pass and KV "
+                                                           "transfer")
+    tokens_per_s_per_user: float | None = None
+    kv_gb_per_request: float | None = Field(default=None, description="KV cache moved per request (GB)")
+    kv_transfer_ms: float | None = Field(default=None, description="its transfer over the unit's network")
+    network: str | None = Field(default=None, description="the RDMA-class fabric it crosses (infiniband, efa, roce)")
+    usd_per_month: float | None = Field(default=None, description="the pools at this option's price")
+    capex_usd: float | None = Field(default=None, description="purchase: the pools' bill")
+
+
 class Recommendation(Out):
     rank: int
     option: str = Field(description="stable option id")
@@ -181,6 +205,8 @@ class Recommendation(Out):
     score_breakdown: list[ScoreItem]
     warnings: list[str] = Field(default_factory=list, description="ids of warnings that concern this option")
     notes: list[str] = Field(default_factory=list, description="assumptions and methods behind the figures")
+    disaggregated: Disaggregated | None = Field(
+        default=None, description="serving with a request rate: separate prefill and decode pools weighed")
     why: list[WhyStep]
 
 

@@ -68,6 +68,12 @@ class Factors:
     """Tokens processed per prefill forward pass (chunked prefill); bounds inference activation memory."""
     consumer_dense_throttle: float = 0.20
     """Sustained-throughput loss of consumer cards in dense racks (W4)."""
+    kv_transfer_efficiency: float = 0.7
+    """Share of a replica's network bandwidth a prefill-to-decode KV transfer achieves (disaggregated serving)."""
+    disagg_min_machines: float = 4.0
+    """Smallest colocated deployment (machines) at which separate prefill and decode pools are offered."""
+    disagg_min_saving: float = 0.10
+    """Least share of the colocated machines the split must save to be offered."""
     burst_headroom: float = 0.20
     """Extra serving capacity planned above the average load (S10, 002 Q4)."""
     colocation_usd_per_kw_month: float = 184.06

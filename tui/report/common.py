@@ -416,7 +416,20 @@ def speed_items(rec: Recommendation) -> list[tuple[str, str]]:
         items.append(("Training time", fmt.duration_days(rec.training_days)))
     if rec.training_gpu_hours is not None:
         items.append(("GPU-hours", f"{rec.training_gpu_hours:,.0f}"))
+    split = split_text(rec)
+    if split is not None:
+        items.append(("Disaggregated (PD.split)", split))
     return items
+
+
+def split_text(rec: Recommendation) -> str | None:
+    """The prefill/decode pools when rule PD.split offers them (a considered-only split stays in the findings)."""
+    d = rec.disaggregated
+    if d is None or not d.offered or d.machines is None:
+        return None
+    cost = f", {usd(d.usd_per_month)}/month" if d.usd_per_month is not None else ""
+    return (f"{d.prefill_machines} prefill + {d.decode_machines} decode = {d.machines} machines "
+            f"(colocated {d.colocated_machines}){cost}")
 
 
 def cost_items(cost: Cost) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
-from gpuadvisor.tui.report.common import purchase_items
+from gpuadvisor.tui.report.common import purchase_items, split_text
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.memory_chart import MemoryChart
@@ -61,6 +61,9 @@ def speed_pairs(rec: Recommendation) -> list[tuple[str, str]]:
               f"parallel {rec.tensor_parallel} × pipeline {rec.pipeline_parallel} × {rec.replicas} "
               f"replica{'s' if rec.replicas != 1 else ''}")
     pairs.append(("Layout", layout))
+    split = split_text(rec)
+    if split is not None:
+        pairs.append(("Disaggregated", split))
     return pairs
 
 

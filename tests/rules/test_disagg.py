@@ -1,0 +1,228 @@
+"""Disaggregated serving (issue 17): the pool arithmetic of rules/sizing/disagg.py against hand calculations, the
+planner's pools for a large long-prompt deployment on AWS p5 (H100) checked step by step, a small deployment where
+the split is only considered, and the JSON the CLI writes."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.loader import load_catalog
+from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.consult import Advisor
+from gpuadvisor.rules.planning import Disaggregation, InferenceSearch, Plan, ServingTargets
+from gpuadvisor.rules.serving import engine_efficiency, engine_memory
+from gpuadvisor.rules.sizing.disagg import decode_batch, decode_pool, kv_transfer, prefill_pool
+from gpuadvisor.rules.sizing.factors import Factors
+from gpuadvisor.rules.sizing.params import count_parameters
+from gpuadvisor.rules.sizing.serving_load import erlang_c
+from gpuadvisor.rules.topology import device_for
+from gpuadvisor.rules.units import unit_table
+from gpuadvisor.tui.cli import main
+
+# --- the pool arithmetic -----------------------------------------------------------------------------------------
+
+
+def test_kv_transfer_is_bytes_over_the_effective_link() -> None:
+    # 1 GB over 100 GB/s at 50 % = 50 GB/s: 20 ms
+    t = kv_transfer(1e9, 100.0, 0.5)
+    assert t.gbs == 50.0
+    assert t.seconds == pytest.approx(0.020)
+
+
+def test_prefill_pool_without_a_target_is_the_first_that_keeps_up() -> None:
+    # λ = 10 prompts/s of 0.5 s each: a = 5 busy on average; 5 replicas would be saturated (a = c), so 6
+    pool = prefill_pool(0.5, 1, 10.0, None, 0.0)
+    assert pool is not None
+    assert pool.replicas == 6
+    assert pool.utilization == pytest.approx(5 / 6)
+
+
+def test_prefill_pool_grows_until_the_p95_first_token_meets_the_target() -> None:
+    # λ = 2/s, S = 0.5 s: a = 1. Target 0.6 s, transfer 0.05 s, so the wait may be at most 0.05 s.
+    # c = 2: Erlang B(1) = 1/2, B(2) = 0.5/2.5 = 0.2, C = 0.2 / (1 − 0.5 × 0.8) = 1/3 > 5 %:
+    #        wait95 = ln((1/3) / 0.05) ÷ ((2 − 1) / 0.5) = 0.949 s → TTFT 1.50 s, too slow
+    # c = 3: B(3) = 0.2/3.2 = 0.0625, C = 0.0625 / (1 − 0.9375/3) = 0.0909: wait95 = ln(1.818)/4 = 0.149 s → 0.70 s
+    # c = 4: B(4) = 0.0625/4.0625 = 0.01538, C = 0.01538 / (1 − 0.25 × 0.98462) = 0.0204 ≤ 5 %: no wait → 0.55 s
+    assert erlang_c(2, 1.0) == pytest.approx(1 / 3)
+    assert erlang_c(3, 1.0) == pytest.approx(1 / 11)
+    pool = prefill_pool(0.5, 1, 2.0, 0.6, 0.05)
+    assert pool is not None
+    assert pool.replicas == 4
+    assert pool.wait_p95_s == 0.0
+    assert pool.ttft_p95_s == pytest.approx(0.55)
+
+
+def test_prefill_pool_cannot_beat_its_own_pass() -> None:
+    assert prefill_pool(0.5, 1, 2.0, 0.52, 0.05) is None  # 0.5 s pass + 0.05 s transfer > 0.52 s
+
+
+def test_decode_batch_is_the_largest_at_the_speed_floor_and_the_latency_target() -> None:
+    def step(b: int) -> float:  # 10 ms + 1 ms per sequence
+        return 0.010 + 0.001 * b
+
+    # 50 tokens/s per user: step ≤ 20 ms → b ≤ 10
+    assert decode_batch(step, 64, 50.0, 1.0, 101, None) == 10
+    # and p95 latency 2.5 s with a 1.0 s first token and 100 more tokens: step ≤ 15 ms → b ≤ 5
+    assert decode_batch(step, 64, 50.0, 1.0, 101, 2.5) == 5
+    # memory holds only 3
+    assert decode_batch(step, 3, 50.0, 1.0, 101, None) == 3
+    # 100 tokens/s per user is beyond even batch 1 (11 ms)
+    assert decode_batch(step, 64, 100.0, 1.0, 101, None) is None
+
+
+def test_decode_pool_covers_the_tokens_and_the_requests_in_flight() -> None:
+    # batch 10 at a 20 ms step: 500 tokens/s a replica; 2,600 tokens/s → ⌈5.2⌉ = 6; 70 in flight → ⌈70/10⌉ = 7
+    pool = decode_pool(0.020, 10, 2600.0, 70)
+    assert pool.replicas == 7
+    assert pool.tokens_per_s_per_user == pytest.approx(50.0)
+    assert decode_pool(0.020, 10, 2600.0, 1).replicas == 6
+
+
+# --- the planner: Llama 3.1 70B FP8 on AWS p5 (8 × H100 SXM), 8k prompts --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog(user_dir=None)
+
+
+def _search(catalog: Catalog, rpm: float, prompt: int, out: int, min_tps: float | None,
+            ttft: float | None, model: str = "llama-3.1-70b", weights: str = "fp8") -> InferenceSearch:
+    arch = catalog.models[model].architecture
+    factors = Factors.from_values({a.id: a.value for a in catalog.assumptions.values()})
+    t = ServingTargets(concurrency=1, tokens_per_s=rpm / 60 * out * (1 + factors.burst_headroom),
+                       input_tokens=prompt, output_tokens=out, context=16384, min_tokens_per_s_per_user=min_tps,
+                       ttft_max_s=ttft, latency_p95_s=None, max_gpus=None, failover=True, requests_per_s=rpm / 60)
+    return InferenceSearch(arch, count_parameters(arch), catalog.precisions[weights], catalog.precisions["fp16"], t,
+                           factors, lambda a: engine_efficiency(catalog, a, "auto"),
+                           lambda a: engine_memory(catalog, a, "auto"))
+
+
+def test_long_prompts_at_400_requests_a_second_split_into_fewer_p5s(catalog: Catalog) -> None:
+    """24,000 requests a minute of 8,192 prompt + 256 output tokens, first token ≤ 2 s, 100 tokens/s per user.
+
+    Prefill: λ = 400/s × 1.2 burst = 480 prompts/s. One 8,192-token prompt of Llama 3.1 70B is 1.2095e15 FLOPs
+    (2 × matmul parameters × 8,192 + causal attention); on a TP 8 replica of H100 (1,979 dense FP8 TFLOPS, vLLM's
+    calibrated 38.67 % of it) that is 1.2095e15 ÷ (8 × 1,979e12 × 0.3867) = 0.1976 s, plus 80 layers × 35.3 µs and
+    160 all-reduces of 8,192 × 8,192 × 2 B = 134 MB (2 × 7/8 × 134 MB ÷ 450 GB/s + 8 µs = 0.53 ms each, 84.7 ms):
+    S_p = 0.2852 s. a = 480 × 0.2852 = 136.9 busy replicas; 137 would run at 99.9 % and queue for ever, 138 run at
+    99.2 % with a p95 wait of 0.73 s (Erlang C), so TTFT p95 = 0.73 + 0.285 + 0.0096 = 1.03 s ≤ 2 s: 138 replicas,
+    one per p5, + 1 spare machine = 139.
+    KV transfer: 80 layers × 8 KV heads × 128 × 2 (K, V) × 2 B = 327,680 B a token × 8,192 = 2.684 GB, over the p5's
+    400 GB/s of EFA (8 NICs, all the replica's) × 0.7 = 280 GB/s: 9.6 ms.
+    Decode: a decode-only step at batch b (no prompt chunks) must stay ≤ 10 ms for 100 tokens/s: 9.98 ms at 11,
+    10.17 ms at 12, so b = 11, 11 ÷ 9.98 ms = 1,102 tokens/s a replica; 480 × 256 = 122,880 tokens/s needed →
+    ⌈111.5⌉ = 112 replicas + 1 spare = 113 machines. 139 + 113 = 252 p5s against the colocated 371 (whose iterations
+    carry 8,192 ÷ 256 = 32 prompt tokens per stream and so hold only batch 4 at 100 tokens/s): 32 % fewer.
+    """
+    search = _search(catalog, 24_000, 8192, 256, 100.0, 2.0)
+    acc = catalog.accelerators["nvidia-h100-sxm5"]
+    unit = unit_table(catalog).units["inst:aws-p5.48xlarge"]
+    plan = search.plan(acc, unit)
+    assert isinstance(plan, Plan)
+    assert (plan.machines, plan.tensor_parallel, plan.batch_per_replica) == (371, 8, 4)
+    split = search.disaggregated(acc, unit, plan)
+    assert isinstance(split, Disaggregation)
+    assert split.prefill.pass_seconds == pytest.approx(0.2852, abs=5e-4)
+    assert split.prefill.replicas == 138
+    assert 480 * split.prefill.pass_seconds / 137 > 0.998  # 137 would be saturated in all but name
+    assert split.prefill.ttft_p95_s == pytest.approx(1.03, abs=0.01)
+    assert split.transfer.bytes_per_request == 327_680 * 8192
+    assert split.transfer.seconds == pytest.approx(2.684e9 / 280e9, rel=1e-3)
+    device = device_for(acc, "fp8", unit.topology.link(8), engine_efficiency(catalog, acc, "auto"))
+    curve, _ = search.curve(device, 8, 1)
+    assert curve.seconds(11) <= 0.010 < curve.seconds(12)
+    assert split.decode.batch == 11
+    assert split.decode.replicas == math.ceil(122_880 / (11 / curve.seconds(11))) == 112
+    assert (split.prefill_machines, split.decode_machines, split.machines) == (139, 113, 252)
+    assert split.network == "efa"
+    assert split.offered
+    assert split.reason.startswith("139 prefill + 113 decode machines (138 + 112 replicas of TP 8), 252 in all "
+                                   "instead of 371 colocated")
+
+
+def test_a_unit_without_rdma_fabric_is_not_split(catalog: Catalog) -> None:
+    search = _search(catalog, 24_000, 8192, 256, 100.0, 2.0)
+    acc = catalog.accelerators["nvidia-h100-sxm5"]
+    # an 8-GPU H100 machine no cluster network joins (Lambda's 8x H100 SXM)
+    unit = next(u for u in unit_table(catalog).units.values() if u.accelerator == acc.id
+                and u.topology.scale_out is None and not u.single and u.node == 8)
+    plan = search.plan(acc, unit)
+    assert isinstance(plan, Plan)
+    split = search.disaggregated(acc, unit, plan)
+    assert isinstance(split, str)
+    assert "RDMA-class fabric" in split
+
+
+# --- a consultation: offered, and only considered ----------------------------------------------------------------
+
+LARGE = {"workload": "inference", "stage": "production", "model": {"name": "llama-3.1-70b"},
+         "precision": {"weights": "fp8", "context_tokens": 16384},
+         "inference": {"requests_per_minute": 24000, "input_tokens": 8192, "output_tokens": 256, "ttft_max_s": 2.0,
+                       "min_tokens_per_s_per_user": 100},
+         "deployment": {"where": "cloud", "providers": ["aws"]}, "constraints": {"vendors": ["nvidia"]}}
+SMALL = {"workload": "inference", "stage": "production", "model": {"name": "llama-3.1-8b"},
+         "inference": {"requests_per_minute": 60, "input_tokens": 500, "output_tokens": 200},
+         "deployment": {"where": "cloud", "providers": ["aws"]}}
+
+
+@pytest.fixture(scope="module")
+def advisor(catalog: Catalog) -> Advisor:
+    return Advisor(catalog, include_user_packs=False)
+
+
+def test_the_split_is_offered_with_its_pools_and_cost(advisor: Advisor) -> None:
+    result = advisor.consult(parse_answers(LARGE))
+    p5 = next(r for r in [*result.recommendations, *result.runners_up]
+              if r.instance is not None and r.instance.id == "aws-p5.48xlarge")
+    d = p5.disaggregated
+    assert d is not None and d.offered
+    assert (d.prefill_machines, d.decode_machines, d.machines, d.colocated_machines) == (139, 113, 252, 371)
+    assert d.usd_per_month == pytest.approx(p5.cost.usd_per_month * 252 / 371, abs=0.01)
+    found = next(w for w in result.warnings if w.rule == "PD.split")
+    assert found.severity == "advice"
+    text = " ".join([found.message, *found.details])
+    assert "139 prefill + 113 decode machines" in text
+    assert f"${d.usd_per_month:,.0f} a month instead of ${p5.cost.usd_per_month:,.0f}" in text
+
+
+def test_a_small_deployment_only_notes_the_split(advisor: Advisor) -> None:
+    # 1 request/s of 500 + 200 tokens: one 8B replica carries it; failover makes the colocated plan 2 machines,
+    # below the 4 where a split is weighed (1 + 1 spare prefill and 1 + 1 spare decode would be 4)
+    result = advisor.consult(parse_answers(SMALL), top=30)
+    p5 = next(r for r in [*result.recommendations, *result.runners_up]
+              if r.instance is not None and r.instance.id == "aws-p5.48xlarge")
+    d = p5.disaggregated
+    assert d is not None and not d.offered
+    assert d.colocated_machines == p5.unit.machines == 2
+    assert d.machines == 4
+    assert "below the 4 where a split pays" in d.reason
+    note = next(w for w in result.warnings if w.rule == "PD.considered")
+    assert note.severity == "note"
+    assert not any(w.rule == "PD.split" for w in result.warnings)
+
+
+def test_without_a_request_rate_nothing_is_weighed(advisor: Advisor) -> None:
+    result = advisor.consult(parse_answers({"workload": "inference", "model": {"name": "llama-3.1-8b"}}))
+    assert all(r.disaggregated is None for r in result.recommendations)
+    assert not any(w.rule.startswith("PD.") for w in result.warnings)
+
+
+def test_the_cli_json_carries_the_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "answers.toml"
+    path.write_text('workload = "inference"\nstage = "production"\n[model]\nname = "llama-3.1-8b"\n'
+                    '[inference]\nrequests_per_minute = 60\ninput_tokens = 500\noutput_tokens = 200\n'
+                    '[deployment]\nwhere = "cloud"\nproviders = ["aws"]\n', encoding="utf-8")
+    assert main(["recommend", "--answers", str(path), "--format", "json", "--top", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    d = out["recommendations"][0]["disaggregated"]
+    assert d["offered"] is False
+    assert d["reason"].startswith("no network joins this unit's machines")  # the cheapest: single-chip inf2
+    assert main(["schema", "recommend"]) == 0
+    schema = capsys.readouterr().out
+    assert "Disaggregated" in schema and "kv_transfer_ms" in schema
