@@ -41,6 +41,7 @@ from gpuadvisor.rules.sizing.speed import (
     EngineEfficiency,
     PrefillModel,
     TrainingTime,
+    check_expert_parallel,
     decode_step,
     prefill,
     ridge_point,
@@ -61,7 +62,7 @@ OptimizerName = Literal["adamw", "sgd", "adam8bit"]
 FASTER_WHEN_HIGHER = ("decode_bandwidth_efficiency", "compute_efficiency", "training_mfu", "training_comm_overlap",
                       "training_network_gbs")
 SLOWER_WHEN_HIGHER = ("step_overhead_per_layer_us", "allreduce_latency_nvlink_us", "allreduce_latency_pcie_us",
-                      "training_grad_bytes_per_param")
+                      "training_grad_bytes_per_param", "moe_gemm_half_ridge")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -86,6 +87,8 @@ class EstimateRequest:
     gpu: str | None = None
     gpus: int | None = None
     tp: int | None = None
+    ep: int | None = None
+    """Expert-parallel degree (MoE inference): the routed experts split over ep GPUs, ep a multiple of tp."""
     pp: int | None = None
     zero: int | None = None
     tokens: float | None = None
@@ -150,6 +153,9 @@ class SetupOut(Out):
     gpu_name: str | None = None
     gpus: int
     tensor_parallel: int
+    expert_parallel: int = Field(default=1, description="MoE inference: GPUs the routed experts are split over "
+                                 "(each holds 1/expert_parallel of them; attention data-parallel in "
+                                 "expert_parallel ÷ tensor_parallel groups); 1 = experts tensor-parallel")
     pipeline_parallel: int
     data_parallel: int = Field(description="model replicas (inference) / data-parallel ranks (training)")
     zero_stage: int
@@ -436,7 +442,8 @@ def _check_engine(req: EstimateRequest) -> None:
 
 def _check_numbers(req: EstimateRequest) -> None:
     for name, value in (("--context", req.context), ("--batch", req.batch), ("--input-tokens", req.input_tokens),
-                        ("--gpus", req.gpus), ("--tp", req.tp), ("--pp", req.pp), ("--tokens", req.tokens),
+                        ("--gpus", req.gpus), ("--tp", req.tp), ("--ep", req.ep), ("--pp", req.pp),
+                        ("--tokens", req.tokens),
                         ("--lora-rank", req.lora_rank), ("--requests-per-min", req.requests_per_minute),
                         ("--output-tokens", req.output_tokens), ("--utilization", req.utilization)):
         _positive(name, value)
@@ -574,7 +581,8 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
         setup=SetupOut(workload=req.workload, method=method, context=context, batch=batch,
                        input_tokens=None if training else (req.input_tokens or context),
                        gpu=acc.id if acc else None, gpu_name=acc.name if acc else None, gpus=par.gpus,
-                       tensor_parallel=par.tp, pipeline_parallel=par.pp, data_parallel=par.dp, zero_stage=par.zero,
+                       tensor_parallel=par.tp, expert_parallel=par.ep, pipeline_parallel=par.pp,
+                       data_parallel=par.dp, zero_stage=par.zero,
                        optimizer=optimizer if training else None, gradient_checkpointing=checkpointing if training
                        else None, flash_attention=flash, lora_rank=lora_rank if method in ("lora", "qlora") else None,
                        tokens=req.tokens),
@@ -644,14 +652,24 @@ def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: 
         tp = 1
     if arch.num_attention_heads % tp:
         raise InputError(f"--tp {tp} must divide the model's {arch.num_attention_heads} attention heads")
-    gpus = req.gpus or tp * pp
-    if gpus % (tp * pp):
-        raise InputError(f"--gpus {gpus} is not a multiple of --tp {tp} × --pp {pp}")
+    ep = req.ep or 1
+    if ep > 1:
+        if training:
+            raise InputError("--ep is for MoE inference (expert-parallel serving); training splits with --tp/--pp")
+        try:
+            check_expert_parallel(arch, tp, ep)
+        except ValueError as exc:
+            raise InputError(f"--ep: {exc}") from None
+    shards = max(tp, ep) * pp
+    gpus = req.gpus or shards
+    if gpus % shards:
+        raise InputError(f"--gpus {gpus} is not a multiple of --tp {tp} × --pp {pp}" if ep == 1 else
+                         f"--gpus {gpus} is not a multiple of --ep {ep} × --pp {pp}")
     zero = req.zero or 0
-    dp = gpus // (tp * pp)
+    dp = gpus // shards
     if zero and dp == 1:
         ctx.warnings.append(f"--zero {zero} has no effect with one data-parallel rank (give --gpus > tp × pp)")
-    return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero)
+    return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero, ep=ep)
 
 
 def _trainable(arch: Architecture, params: ParameterCount, method: Method | None, rank: int) -> int | None:
@@ -685,7 +703,7 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
     result.setup.engine_profile = eff.profile if eff else None
     if req.engine is None or req.engine == "auto":
         ctx.defaults.append(f"engine = {engine} (by deployment: {acc.name})")
-    link = _group_link(acc, par.tp)
+    link = _group_link(acc, max(par.tp, par.ep))
     device = _device_checked(acc, weights_p.compute, ctx, eff, link)
     emb = embedding_bytes(weights_p)
     prompt = req.input_tokens or context
@@ -695,18 +713,18 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
         d = device_for(acc, weights_p.compute, link, e)
         step = decode_step(arch, params, d, bytes_per_weight=w_bytes,
                            kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp,
-                           pp=par.pp, embedding_bytes=emb, factors=decode_f, experts=experts)
+                           pp=par.pp, embedding_bytes=emb, factors=decode_f, experts=experts, ep=par.ep)
         ttft = prefill(arch, params, d, bytes_per_weight=w_bytes, prompt_tokens=prompt,
-                       tp=par.tp, embedding_bytes=emb, factors=f, experts=experts).seconds
+                       tp=par.tp, embedding_bytes=emb, factors=f, experts=experts, ep=par.ep).seconds
         return step.tokens_per_s * par.dp, ttft, step.step_seconds
 
     step = decode_step(arch, params, device, bytes_per_weight=w_bytes,
                        kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp, pp=par.pp,
-                       embedding_bytes=emb, factors=factors, experts=experts)
+                       embedding_bytes=emb, factors=factors, experts=experts, ep=par.ep)
     pre_batch = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
-                        batch=batch, tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts)
+                        batch=batch, tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts, ep=par.ep)
     ttft = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
-                   tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts)
+                   tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts, ep=par.ep)
     ctx.notes.extend(step.notes)
     ctx.notes.extend(pre_batch.notes)
     slow, fast = factor_bounds(catalog, factors)
@@ -724,7 +742,7 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
         out_tokens = req.output_tokens or DEFAULT_OUTPUT_TOKENS
         curve = DecodeCurve(arch, params, device, bytes_per_weight=w_bytes, kv_bytes_per_value=kv_p.bytes_per_weight,
                             context=context, tp=par.tp, pp=par.pp, embedding_bytes=emb, factors=factors,
-                            experts=experts)
+                            experts=experts, ep=par.ep)
         flops = PrefillModel(arch, params, bytes_per_weight=w_bytes, prompt_tokens=prompt, factors=factors,
                              experts=experts).flops
         rate = serving_rate(curve, flops, batch=batch, input_tokens=prompt, output_tokens=out_tokens,
@@ -749,7 +767,7 @@ def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Cata
         ctx.warnings.append(f"W3/H5: tensor parallel over {device.link_gbs_per_direction:g} GB/s PCIe: "
                             f"{step.comm_seconds * 1e3:.2f} ms of all-reduce per decode step "
                             f"({step.comm_seconds / step.step_seconds:.0%} of the step); NVLink parts avoid this")
-    if par.tp > 1 and result.fits is not None and par.dp == 1:
+    if par.tp > 1 and par.ep == 1 and result.fits is not None and par.dp == 1:
         single = replace(par, tp=1)
         if inference_memory(arch, params, weight_bytes_per_param=w_bytes,
                             kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, par=single,

@@ -519,7 +519,9 @@ class InferenceSearch:
         pre_notes: tuple[Note, ...] = ()
         if with_notes:
             key: tuple[object, ...] = ("decode", c.batch, c.tp > 1 and c.device.link_kind == "nvlink", c.tp > 1,
-                                       c.device.efficiency, c.device.sustained)  # both are named in the notes
+                                       c.device.efficiency, c.device.sustained,  # both are named in the notes
+                                       # and an MoE's grouped-GEMM rate, from the part's ridge point
+                                       (c.device.peak_tflops, c.device.bandwidth_gbs) if self.arch.moe else None)
             step_notes = self._notes.get(key) or c.speed.step(c.batch).notes
             self._notes[key] = step_notes
             key = ("prefill", bool(c.device.peak_tflops))

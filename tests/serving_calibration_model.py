@@ -22,7 +22,7 @@ from gpuadvisor.rules.estimate import catalog_factors, embedding_bytes
 from gpuadvisor.rules.serving import engine_efficiency
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence
-from gpuadvisor.rules.sizing.memory import split_weight_format
+from gpuadvisor.rules.sizing.memory import routed_expert_bytes, split_weight_format
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.serving_load import serving_rate
 from gpuadvisor.rules.sizing.speed import DecodeCurve, EngineEfficiency, PrefillModel
@@ -107,6 +107,7 @@ class Row:
     def label(self) -> str:
         i, o = self.lengths()
         scen = f" {self.scenario}" if self.get("scenario") else ""
+        scen = (f" ep{self.raw['ep']}" if self.get("ep") else "") + scen
         return (f"{self.raw['round']} [{self.raw['engine']}] {self.raw['model']} {self.raw['precision']} "
                 f"{self.raw['gpu']} ×{self.raw['gpus']} {i}/{o}{scen}")
 
@@ -142,16 +143,21 @@ def predict(row: Row, catalog: Catalog, factors: Factors | None = None,
     emb = embedding_bytes(prec)
     weight_total = params.total * w_bytes
     tp = replica_tp(row, acc, weight_total)
-    replicas = max(1, row.gpus // tp)
+    ep = int(row.get("ep") or 1)
+    ranks = max(tp, ep)
+    replicas = max(1, row.gpus // ranks)
+    if ep > 1:  # the non-expert weights are replicated in each of the ep ÷ tp attention groups
+        routed = routed_expert_bytes(params, arch, w_bytes, experts)
+        weight_total = routed + (weight_total - routed) * ep / tp
     i, o = row.lengths(inputs)
     device = device_for(acc, prec.compute, efficiency=eff)
     if sustained is not None:
         device = dataclasses.replace(device, sustained=sustained)
     curve = DecodeCurve(arch, params, device, bytes_per_weight=w_bytes, kv_bytes_per_value=kv.bytes_per_weight,
-                        context=i + o // 2, tp=tp, embedding_bytes=emb, factors=factors, experts=experts)
+                        context=i + o // 2, tp=tp, embedding_bytes=emb, factors=factors, experts=experts, ep=ep)
     flops = PrefillModel(arch, params, bytes_per_weight=w_bytes, prompt_tokens=max(1, i), factors=factors,
                          experts=experts).flops
-    free = tp * acc.memory_gb.value * GB * KV_FRACTION - weight_total
+    free = ranks * acc.memory_gb.value * GB * KV_FRACTION - weight_total
     per_seq = kv_bytes_per_sequence(arch, kv.bytes_per_weight, i + o // 2)
     batch = int(row.get("batch") or max(1, min(MAX_BATCH, math.floor(free / per_seq))))
     rate = serving_rate(curve, flops, batch=batch, input_tokens=i, output_tokens=o,

@@ -62,6 +62,9 @@ class Factors:
     """CUDA context, framework and library workspaces per GPU (GB)."""
     headroom_fraction: float = 0.10
     """Share of GPU memory kept free against allocator fragmentation (W6)."""
+    moe_gemm_half_ridge: float = 0.71
+    """Rows per expert at which a grouped expert GEMM runs at half its large-batch rate, as a share of the part's
+    ridge point (speed.expert_half_tokens)."""
     allreduce_latency_nvlink_us: float = 8.0
     allreduce_latency_pcie_us: float = 30.0
     prefill_chunk_tokens: float = 8192.0

@@ -53,29 +53,36 @@ ACT_BYTES = 2.0
 
 @dataclass(frozen=True)
 class Parallelism:
-    """How the model is split: tensor (tp) × pipeline (pp) × data (dp) parallel GPUs, and the ZeRO stage over dp."""
+    """How the model is split: tensor (tp) × pipeline (pp) × data (dp) parallel GPUs, and the ZeRO stage over dp.
+
+    `ep` > 1 (MoE serving): the routed experts are split over ep GPUs of a replica, ep a multiple of tp; attention
+    and the other weights are tensor-parallel over tp and replicated in ep ÷ tp data-parallel groups, so a replica
+    spans ep GPUs per pipeline stage."""
 
     tp: int = 1
     pp: int = 1
     dp: int = 1
     zero: int = 0
     """0 = plain data parallel; 1 shards optimizer states, 2 also gradients, 3 (= FSDP) also weights, over dp."""
+    ep: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("tp", "pp", "dp"):
+        for name in ("tp", "pp", "dp", "ep"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.zero not in (0, 1, 2, 3):
             raise ValueError("zero must be 0, 1, 2 or 3")
+        if self.ep > 1 and self.ep % self.tp:
+            raise ValueError(f"ep {self.ep} must be a multiple of tp {self.tp}")
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp * self.dp
+        return self.model_shards * self.dp
 
     @property
     def model_shards(self) -> int:
-        """GPUs one model copy is split over (tp × pp)."""
-        return self.tp * self.pp
+        """GPUs one model copy is split over (tp × pp; ep × pp under expert parallelism)."""
+        return max(self.tp, self.ep) * self.pp
 
     def shard(self, stage: int) -> int:
         """Divisor over data-parallel ranks for state sharded from ZeRO `stage` upward."""
@@ -138,6 +145,17 @@ def expert_matrix_params(arch: Architecture) -> int:
     _, moe_layers = moe_layer_split(arch.num_hidden_layers, moe)
     matrices = 3 if arch.mlp == "gated" else 2
     return moe_layers * moe.num_experts * matrices * arch.hidden_size * moe.expert_intermediate_size
+
+
+def routed_expert_bytes(params: ParameterCount, arch: Architecture, bytes_per_weight: float,
+                        experts: ExpertFormat | None = None) -> float:
+    """Resident bytes of every routed expert of every MoE layer (what expert parallelism splits over ep GPUs)."""
+    if arch.moe is None:
+        return 0.0
+    routed = float(params.moe_layers * arch.moe.num_experts * params.expert)
+    if experts is None:
+        return routed * bytes_per_weight
+    return (routed - experts.params) * bytes_per_weight + experts.params * experts.bytes_per_weight
 
 
 def split_weight_format(arch: Architecture, precision: Precision) -> tuple[float, ExpertFormat | None]:
@@ -282,7 +300,13 @@ def _common_notes(factors: Factors, par: Parallelism) -> list[Note]:
         factors.note("runtime_overhead_gb", "CUDA context, framework and library workspaces per GPU"),
         factors.note("headroom_fraction", "GPU memory kept free against allocator fragmentation (W6)"),
     ]
-    if par.model_shards > 1:
+    if par.ep > 1:
+        notes.append(Note("method.expert_parallel", f"Routed experts split over ep {par.ep} GPUs; attention and the "
+                          f"other weights over tp {par.tp}, replicated in {par.ep // par.tp} attention group(s) that "
+                          f"each hold the KV cache of their own sequences; pp {par.pp}",
+                          source="DeepSeek-V3 technical report (EP with data-parallel attention); "
+                                 "vLLM/SGLang/TensorRT-LLM expert parallelism"))
+    elif par.model_shards > 1:
         notes.append(Note("method.model_parallel", f"Weights and states split evenly over tp {par.tp} × pp {par.pp} "
                           "GPUs (embeddings vocabulary-parallel; pipeline stages balanced)",
                           source="Shoeybi et al. 2019 (Megatron-LM); Narayanan et al. 2021"))
@@ -319,6 +343,13 @@ class InferenceMemoryCurve:
         # kv_cache(): per_token × context × batch × per-GPU share, in that order
         self._kv_per_sequence = kv_bytes_per_sequence(arch, kv_bytes_per_value, context)
         self._share = per_gpu_share(arch, par.tp, par.pp)
+        if par.ep > 1:
+            # experts split over ep; the rest over tp (replicated in each attention group, which holds the KV
+            # cache of its own tp/ep share of the sequences)
+            routed = routed_expert_bytes(params, arch, weight_bytes_per_param, experts)
+            rest = weight_bytes(params, weight_bytes_per_param, embedding_bytes, experts) - routed
+            self._weights = (routed / par.ep + rest / par.tp) / par.pp * models
+            self._share = self._share * par.tp / par.ep
         # inference_activation_bytes(), its batch-independent parts
         self._chunk = int(factors.prefill_chunk_tokens)
         q, kv, _ = _attention_widths(arch)

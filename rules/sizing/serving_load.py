@@ -80,8 +80,9 @@ def serving_rate(curve: DecodeCurve, prompt_flops: float, *, batch: int, input_t
     parts = curve.parts(batch)
     prompt_tokens = batch * input_tokens / output_tokens
     passes = max(1.0, (batch + prompt_tokens) / chunk_tokens)
-    comm = curve.parts(max(batch, math.ceil((batch + prompt_tokens) / passes))).comm if curve.tp > 1 else parts.comm
-    compute = parts.compute + curve.compute_seconds(prompt_flops * batch / output_tokens)
+    comm = curve.parts(max(batch, math.ceil((batch + prompt_tokens) / passes))).comm \
+        if curve.tp > 1 or curve.ep > 1 else parts.comm
+    compute = curve.mixed_compute_seconds(batch, prompt_tokens, prompt_flops * batch / output_tokens, passes)
     seconds = max(parts.memory * passes, compute) + (parts.overhead + comm) * passes
     return ServingRate(batch=batch, input_tokens=input_tokens, output_tokens=output_tokens,
                        iteration_seconds=seconds, prompt_tokens_per_iteration=prompt_tokens, passes=passes,

@@ -17,6 +17,17 @@ weight per token, so its arithmetic intensity is ≈ B FLOP/byte at 16-bit: batc
 
 Tensor parallelism divides bytes and FLOPs by tp. Pipeline stages run one after another for a given token, so
 pipeline parallelism adds no speed to a single stream (it only lets the model fit).
+
+MoE at scale (issue 17). Routed experts run as grouped GEMMs of m = tokens × k ÷ distinct experts rows each; few rows
+per expert run below the dense rate, so their FLOPs take 1 ÷ ε(m) longer, ε(m) = m ÷ (m + m½)
+(`expert_gemm_efficiency`, m½ = `moe_gemm_half_ridge` × the part's ridge point). Expert parallelism over ep GPUs of one scale-up domain
+(ep a multiple of tp: ep ÷ tp attention groups of tp GPUs, each serving its share of the batch, the experts split
+E ÷ ep per GPU, what vLLM / SGLang / TensorRT-LLM run for DeepSeek):
+
+    bytes per GPU = non-expert weights ÷ tp + routed experts touched ÷ ep + KV cache ÷ ep
+    FLOPs per GPU = FLOPs ÷ ep
+    comm          = (layers + dense layers) all-reduces of the group's tokens (tp > 1)
+                    + MoE layers × all-to-all (dispatch + combine, `alltoall_seconds`)
 """
 
 from __future__ import annotations
@@ -143,6 +154,103 @@ def weight_bytes_per_step(params: ParameterCount, arch: Architecture, batch: int
     return linear * bytes_per_weight + lm_head * emb_b + own
 
 
+def expert_gemm_efficiency(tokens_per_expert: float, half_tokens: float) -> float:
+    """Rate of a grouped expert GEMM with `tokens_per_expert` rows per expert relative to its large-batch rate:
+    ε = m ÷ (m + m½). Few rows per expert leave the M tiles part-empty and the weight loads unamortised, so the rate
+    falls as the batch spreads over many experts: DeepGEMM's grouped FP8 GEMMs on H800 at DeepSeek-V3's expert shapes
+    run 0.67-0.69 of the 4,096-8,192-row rate at 256 rows, 0.75-0.77 at 512, 0.76-0.92 at 1,024 (m½ = 140 there;
+    `expert_half_tokens` scales it to other parts)."""
+    if tokens_per_expert <= 0 or half_tokens < 0:
+        raise ValueError("tokens per expert must be positive and the half-rate tokens non-negative")
+    return tokens_per_expert / (tokens_per_expert + half_tokens)
+
+
+def ridge_rows(device: Device, bytes_per_weight: float, factors: Factors) -> float:
+    """Rows per weight matrix at which a GEMM turns from weight-bound to compute-bound at the rates the step model
+    uses: matmul FLOP/s (peak × compute efficiency × sustained share) × bytes per weight ÷ (2 × the weight-read
+    rate). H800 at FP8 with the engine-blind rates: 1,979e12 × 0.5 × 1 ÷ (2 × 3,350e9 × 0.75) = 197 rows; 0 without
+    a published peak."""
+    rate = device.flops_per_second(factors)
+    if rate is None:
+        return 0.0
+    return rate * bytes_per_weight / (2.0 * device.bandwidth_gbs * GB * device.weight_efficiency(factors))
+
+
+def expert_half_tokens(device: Device, bytes_per_weight: float, factors: Factors) -> float:
+    """m½ of `expert_gemm_efficiency` on `device`: a share (`moe_gemm_half_ridge`, under 1) of its ridge point. The
+    grouped GEMM's lost rate is a knee effect: below the ridge the weight read governs (the step's memory term
+    already counts it), so the half-rate rows scale with where the knee is, and at a few rows per expert the
+    charged compute stays under the weight read on every part. A constant m½ from Hopper FP8 would make low-compute
+    cards compute-bound at batch 1, which no published decode shows."""
+    return factors.moe_gemm_half_ridge * ridge_rows(device, bytes_per_weight, factors)
+
+
+def tokens_per_expert(arch: Architecture, tokens: float) -> float:
+    """Rows one touched routed expert of a layer receives in a pass of `tokens` tokens (uniform routing):
+    tokens × k ÷ expected distinct experts. Batch 1: 1 row each; large batches: tokens × k ÷ E."""
+    moe = arch.moe
+    if moe is None:
+        raise ValueError("not a mixture-of-experts model")
+    return tokens * moe.experts_per_token / expected_distinct_experts(moe.num_experts, moe.experts_per_token,
+                                                                      max(1, round(tokens)))
+
+
+def routed_params_per_token(params: ParameterCount, arch: Architecture) -> int:
+    """Routed-expert weights one token multiplies through (k experts in every MoE layer; shared experts excluded:
+    they see every token, a dense GEMM)."""
+    return params.moe_layers * arch.moe.experts_per_token * params.expert if arch.moe is not None else 0
+
+
+def routed_bytes_per_step(params: ParameterCount, arch: Architecture, batch: int, bytes_per_weight: float,
+                          experts: ExpertFormat | None = None) -> float:
+    """The routed experts' share of `weight_bytes_per_step`: what expert parallelism splits over ep GPUs."""
+    moe = arch.moe
+    if moe is None:
+        return 0.0
+    distinct = expected_distinct_experts(moe.num_experts, moe.experts_per_token, batch)
+    touched = params.moe_layers * distinct * params.expert
+    if experts is None:
+        return touched * bytes_per_weight
+    matrices = experts.params * distinct / moe.num_experts
+    return (touched - matrices) * bytes_per_weight + matrices * experts.bytes_per_weight
+
+
+ALLTOALL_BYTES_PER_VALUE = 2.0
+"""Hidden-state bytes per value an expert-parallel dispatch or combine moves: 16-bit activations, as the
+tensor-parallel all-reduce (FP8 dispatch, which DeepEP offers, would halve the dispatch half)."""
+
+
+def alltoall_seconds(tokens: float, arch: Architecture, ep: int, device: Device, factors: Factors) -> float:
+    """One MoE layer's expert-parallel all-to-all, dispatch then combine, over `ep` GPUs of one scale-up domain.
+
+    Each GPU holds tokens ÷ ep of the pass's tokens and sends each token's hidden state once to every other rank
+    holding at least one of its k experts, (ep − 1)·(1 − (1 − 1/ep)^k) ranks in expectation (uniform routing), and
+    gets as much back in the combine: 2 × (latency + bytes ÷ per-direction link bandwidth)."""
+    moe = arch.moe
+    if ep <= 1 or moe is None:
+        return 0.0
+    remote_ranks = (ep - 1) * (1.0 - (1.0 - 1.0 / ep) ** moe.experts_per_token)
+    sent = tokens / ep * remote_ranks * arch.hidden_size * ALLTOALL_BYTES_PER_VALUE
+    latency_us = factors.allreduce_latency_nvlink_us if device.link_kind == "nvlink" else \
+        factors.allreduce_latency_pcie_us
+    link = device.link_gbs_per_direction or PCIE_GBS_PER_DIRECTION[4]
+    return 2.0 * (latency_us * 1e-6 + sent / (link * GB))
+
+
+def check_expert_parallel(arch: Architecture, tp: int, ep: int) -> None:
+    """Expert parallelism needs an MoE with at least one expert per GPU and ep a multiple of the attention tp."""
+    if ep < 1:
+        raise ValueError("ep must be positive")
+    if ep == 1:
+        return
+    if arch.moe is None:
+        raise ValueError("expert parallelism needs a mixture-of-experts model")
+    if ep % tp:
+        raise ValueError(f"ep {ep} must be a multiple of tp {tp} (attention groups of tp GPUs)")
+    if ep > arch.moe.num_experts:
+        raise ValueError(f"ep {ep} exceeds the model's {arch.moe.num_experts} routed experts")
+
+
 def _active_matmul_params(params: ParameterCount) -> int:
     """Parameters one token multiplies through, without the embedding lookup but with the LM head."""
     return params.active_per_token
@@ -210,17 +318,19 @@ class DecodeCurve:
     the same order).
     """
 
-    __slots__ = ("arch", "params", "device", "bytes_per_weight", "kv_bytes_per_value", "context", "tp", "pp",
+    __slots__ = ("arch", "params", "device", "bytes_per_weight", "kv_bytes_per_value", "context", "tp", "pp", "ep",
                  "embedding_bytes", "factors", "experts", "_attended", "_dense_weight_bytes", "_kv_per_token",
                  "_layers", "_matmul", "_qkv", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead",
-                 "_two_layers", "_hidden", "_ar_latency", "_ar_coef", "_link_den", "_pp_comm", "_cache", "_seconds")
+                 "_two_layers", "_hidden", "_ar_latency", "_ar_coef", "_link_den", "_pp_comm", "_cache", "_seconds",
+                 "_routed", "_dense_layers", "_moe_layers", "_ranks", "_half_tokens")
 
     def __init__(self, arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                  kv_bytes_per_value: float, context: int, tp: int = 1, pp: int = 1,
                  embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS,
-                 experts: ExpertFormat | None = None) -> None:
+                 experts: ExpertFormat | None = None, ep: int = 1) -> None:
         if context < 1 or tp < 1 or pp < 1:
             raise ValueError("context, batch, tp and pp must be positive")
+        check_expert_parallel(arch, tp, ep)
         self.arch, self.params, self.device, self.factors = arch, params, device, factors
         self.bytes_per_weight, self.kv_bytes_per_value, self.embedding_bytes = (bytes_per_weight, kv_bytes_per_value,
                                                                                embedding_bytes)
@@ -235,15 +345,20 @@ class DecodeCurve:
         self._qkv = qk + v
         self._two_layers = 2 * self._layers
         self._hidden = arch.hidden_size
-        self._set_split(device, tp, pp)
+        self._routed = routed_params_per_token(params, arch)
+        self._dense_layers, self._moe_layers = params.dense_layers, params.moe_layers
+        self._set_split(device, tp, pp, ep)
 
-    def _set_split(self, device: Device, tp: int, pp: int) -> None:
+    def _set_split(self, device: Device, tp: int, pp: int, ep: int = 1) -> None:
         """The parts that depend on the device and the split (everything else depends on the model only)."""
         factors = self.factors
-        self.device, self.tp, self.pp = device, tp, pp
+        self.device, self.tp, self.pp, self.ep = device, tp, pp, ep
+        self._ranks = max(tp, ep)  # GPUs the replica's FLOPs spread over (one pipeline stage)
         self._mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
         self._kv_den = device.bandwidth_gbs * GB * device.kv_efficiency(factors)
         self._comp_den = device.flops_per_second(factors)
+        self._half_tokens = expert_half_tokens(device, self.experts.bytes_per_weight if self.experts else
+                                               self.bytes_per_weight, factors)
         self._overhead = self._layers * device.overhead_per_layer_us(factors) * 1e-6
         self._seq_overhead = self._layers * device.efficiency.overhead_per_sequence_us * 1e-6 \
             if device.efficiency else 0.0
@@ -258,15 +373,29 @@ class DecodeCurve:
         self._cache: dict[int, tuple[float, ...]] = {}
         self._seconds: dict[int, float] = {}
 
-    def split(self, device: Device, tp: int = 1, pp: int = 1) -> DecodeCurve:
+    def split(self, device: Device, tp: int = 1, pp: int = 1, ep: int = 1) -> DecodeCurve:
         """The same model on another device or split: the model's constants are reused, not recomputed."""
         if tp < 1 or pp < 1:
             raise ValueError("context, batch, tp and pp must be positive")
+        check_expert_parallel(self.arch, tp, ep)
         other = DecodeCurve.__new__(DecodeCurve)
         for name in _MODEL_SLOTS:
             setattr(other, name, getattr(self, name))
-        other._set_split(device, tp, pp)
+        other._set_split(device, tp, pp, ep)
         return other
+
+    def _flop_seconds(self, flops: float, tokens: float, per_pass: float | None = None) -> float:
+        """Seconds `flops` of the whole replica take for `tokens` tokens in passes of `per_pass` tokens (default:
+        one pass): spread over its GPUs at the engine's compute rate, the routed experts' FLOPs (2 × routed params ×
+        tokens) slowed to the grouped-GEMM rate of the rows each expert gets in a pass (`expert_gemm_efficiency`);
+        0 without a published peak."""
+        if self._comp_den is None:
+            return 0.0
+        if self._routed:
+            m = tokens_per_expert(self.arch, tokens if per_pass is None else per_pass)
+            eff = expert_gemm_efficiency(m, self._half_tokens)
+            flops += 2.0 * self._routed * tokens * (1.0 / eff - 1.0)
+        return flops / self._ranks / self._comp_den
 
     def _parts(self, batch: int) -> tuple[float, ...]:
         """(bytes, FLOPs, bytes per GPU, FLOPs per GPU, t_mem, t_comp, t_comm, step seconds) at `batch`."""
@@ -282,16 +411,32 @@ class DecodeCurve:
         kv_bytes = batch * self._kv_per_token
         total_bytes = w_bytes + kv_bytes
         flops = 2.0 * batch * self._matmul + 2.0 * batch * self._attended * self._qkv
-        tp = self.tp
-        bytes_gpu, flops_gpu = total_bytes / tp, flops / tp
-        if self._kv_den == self._mem_den:
-            t_mem = bytes_gpu / self._mem_den
+        tp, ep = self.tp, self.ep
+        if ep > 1:
+            # attention groups of tp GPUs hold the non-expert weights each; experts and sequences spread over ep
+            routed = routed_bytes_per_step(self.params, self.arch, batch, self.bytes_per_weight, self.experts)
+            rest = w_bytes - routed
+            bytes_gpu, flops_gpu = rest / tp + (routed + kv_bytes) / ep, flops / ep
+            t_mem = (rest / tp + routed / ep) / self._mem_den + kv_bytes / ep / self._kv_den
+            group_tokens = batch * tp / ep
+            allreduce = 0.0 if tp <= 1 else \
+                self._ar_latency + self._ar_coef * (group_tokens * self._hidden * 2.0) / self._link_den
+            t_comm = (self._layers + self._dense_layers) * allreduce \
+                + self._moe_layers * alltoall_seconds(batch, self.arch, ep, self.device, self.factors)
+            t_comp = self._flop_seconds(flops, batch)
         else:
-            t_mem = w_bytes / tp / self._mem_den + kv_bytes / tp / self._kv_den
-        t_comp = flops_gpu / self._comp_den if self._comp_den is not None else 0.0
-        allreduce = 0.0 if tp <= 1 else \
-            self._ar_latency + self._ar_coef * (batch * self._hidden * 2.0) / self._link_den
-        t_comm = self._two_layers * allreduce
+            bytes_gpu, flops_gpu = total_bytes / tp, flops / tp
+            if self._kv_den == self._mem_den:
+                t_mem = bytes_gpu / self._mem_den
+            else:
+                t_mem = w_bytes / tp / self._mem_den + kv_bytes / tp / self._kv_den
+            if self._routed:
+                t_comp = self._flop_seconds(flops, batch)
+            else:
+                t_comp = flops_gpu / self._comp_den if self._comp_den is not None else 0.0
+            allreduce = 0.0 if tp <= 1 else \
+                self._ar_latency + self._ar_coef * (batch * self._hidden * 2.0) / self._link_den
+            t_comm = self._two_layers * allreduce
         t_comm += self._pp_comm
         step = max(t_mem, t_comp) + self._overhead + self._seq_overhead * batch + t_comm
         parts = (total_bytes, flops, bytes_gpu, flops_gpu, t_mem, t_comp, t_comm, step)
@@ -315,7 +460,16 @@ class DecodeCurve:
     def compute_seconds(self, flops: float) -> float:
         """Seconds `flops` (of the whole replica) take on its tensor-parallel ranks at the engine's compute rate
         (0 without a published peak: only bandwidth bounds then)."""
-        return flops / self.tp / self._comp_den if self._comp_den is not None else 0.0
+        return flops / self._ranks / self._comp_den if self._comp_den is not None else 0.0
+
+    def mixed_compute_seconds(self, batch: int, prompt_tokens: float, prompt_flops: float, passes: float) -> float:
+        """Compute time of one continuous-batching iteration: the decode step's FLOPs at `batch` plus `prompt_flops`
+        for `prompt_tokens` prompt tokens, in `passes` passes. An MoE's routed experts run at the grouped-GEMM rate
+        of the pass's tokens (more tokens per expert than decode alone: prompts raise the experts' efficiency)."""
+        if not self._routed:
+            return self._parts(batch)[5] + self.compute_seconds(prompt_flops)
+        tokens = batch + prompt_tokens
+        return self._flop_seconds(self._parts(batch)[1] + prompt_flops, tokens, tokens / passes)
 
     def bound(self, batch: int) -> Bound:
         """What limits a step at `batch` (`DecodeStep.bound`)."""
@@ -348,9 +502,25 @@ class DecodeCurve:
                               f"{self.device.sustained:.0%} of the datasheet tensor rate under a full serving load "
                               "(derived from published MLPerf per-GPU throughput, accelerators.toml)",
                               value=self.device.sustained, source="accelerators.toml"))
-        if self.tp > 1:
+        if self.tp > 1 or self.ep > 1:
             notes.append(factors.note("allreduce_latency_nvlink_us" if self.device.link_kind == "nvlink"
-                                      else "allreduce_latency_pcie_us", "Latency of one tensor-parallel all-reduce"))
+                                      else "allreduce_latency_pcie_us", "Latency of one tensor-parallel all-reduce"
+                                      + (" (and of each all-to-all)" if self.ep > 1 else "")))
+        if self._routed:
+            m = tokens_per_expert(self.arch, batch)
+            notes.append(Note("moe_gemm_half_ridge", f"Routed experts run as grouped GEMMs of {m:,.1f} tokens per "
+                              f"expert at batch {batch}: {expert_gemm_efficiency(m, self._half_tokens):.0%} of the "
+                              f"large-batch GEMM rate, m ÷ (m + m½), m½ = {self._half_tokens:,.0f} rows "
+                              f"({factors.moe_gemm_half_ridge:g} of this part's ridge point)",
+                              value=factors.moe_gemm_half_ridge))
+        if self.ep > 1 and self.arch.moe is not None:
+            experts = self.arch.moe.num_experts
+            notes.append(Note("method.expert_parallel", f"Expert parallelism over {self.ep} GPUs: each holds "
+                              f"{experts / self.ep:g} of {experts} routed experts "
+                              f"and reads 1/{self.ep} of the touched ones; attention in {self.ep // self.tp} "
+                              f"data-parallel group(s) of {self.tp} GPU(s); per MoE layer an all-to-all dispatch and "
+                              "combine of the tokens' hidden states (16-bit) over the scale-up link",
+                              source="speed.alltoall_seconds"))
         return tuple(notes)
 
     def step(self, batch: int, with_notes: bool = True) -> DecodeStep:
@@ -370,14 +540,15 @@ class DecodeCurve:
 
 _MODEL_SLOTS = ("arch", "params", "factors", "bytes_per_weight", "kv_bytes_per_value", "embedding_bytes", "context",
                 "experts", "_attended",
-                "_dense_weight_bytes", "_kv_per_token", "_layers", "_matmul", "_qkv", "_two_layers", "_hidden")
+                "_dense_weight_bytes", "_kv_per_token", "_layers", "_matmul", "_qkv", "_two_layers", "_hidden",
+                "_routed", "_dense_layers", "_moe_layers")
 """What `DecodeCurve.split` shares: every slot that `_set_split` does not set."""
 
 
 def decode_step(arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                 kv_bytes_per_value: float, context: int, batch: int = 1, tp: int = 1, pp: int = 1,
                 embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS,
-                with_notes: bool = True, experts: ExpertFormat | None = None) -> DecodeStep:
+                with_notes: bool = True, experts: ExpertFormat | None = None, ep: int = 1) -> DecodeStep:
     """Time and throughput of one decode step (S6, S7; H3 at small batch, H4 at large batch).
 
     `with_notes=False` skips the explanatory notes (for searches that explain only the step they keep); a search
@@ -386,7 +557,7 @@ def decode_step(arch: Architecture, params: ParameterCount, device: Device, *, b
         raise ValueError("context, batch, tp and pp must be positive")
     curve = DecodeCurve(arch, params, device, bytes_per_weight=bytes_per_weight, kv_bytes_per_value=kv_bytes_per_value,
                         context=context, tp=tp, pp=pp, embedding_bytes=embedding_bytes, factors=factors,
-                        experts=experts)
+                        experts=experts, ep=ep)
     return curve.step(batch, with_notes)
 
 
@@ -408,7 +579,8 @@ class PrefillModel:
     depend on the device, so a search computes them once. `prefill` is built on this class (same operations in the
     same order, so bit-identical figures)."""
 
-    __slots__ = ("factors", "prompt_tokens", "batch", "tokens", "flops", "w_bytes", "layers", "message")
+    __slots__ = ("factors", "prompt_tokens", "batch", "tokens", "flops", "w_bytes", "layers", "message", "arch",
+                 "routed_params", "expert_bytes_per_weight", "routed_bytes", "dense_layers", "moe_layers")
 
     def __init__(self, arch: Architecture, params: ParameterCount, *, bytes_per_weight: float, prompt_tokens: int,
                  batch: int = 1, embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS,
@@ -426,25 +598,48 @@ class PrefillModel:
         self.w_bytes = weight_bytes_per_step(params, arch, tokens, bytes_per_weight, embedding_bytes, experts)
         self.layers, self.tokens = layers, tokens
         self.message = tokens * arch.hidden_size * 2.0  # bytes of one all-reduce
+        self.arch, self.dense_layers, self.moe_layers = arch, params.dense_layers, params.moe_layers
+        self.routed_params = routed_params_per_token(params, arch)
+        self.expert_bytes_per_weight = experts.bytes_per_weight if experts else bytes_per_weight
+        self.routed_bytes = routed_bytes_per_step(params, arch, tokens, bytes_per_weight, experts)
 
-    def _times(self, device: Device, tp: int) -> tuple[float, float, float]:
-        """(t_comp, t_mem, seconds) on `device` split over `tp` GPUs."""
+    def routed_extra_flops(self, device: Device) -> float:
+        """What the routed experts' grouped GEMMs cost on `device` beyond their FLOPs, as FLOPs at the dense rate
+        (2 × routed params × tokens × (1/ε − 1)); 0 for a dense model."""
+        if not self.routed_params:
+            return 0.0
+        eff = expert_gemm_efficiency(tokens_per_expert(self.arch, self.tokens),
+                                     expert_half_tokens(device, self.expert_bytes_per_weight, self.factors))
+        return 2.0 * self.routed_params * self.tokens * (1.0 / eff - 1.0)
+
+    def _times(self, device: Device, tp: int, ep: int = 1) -> tuple[float, float, float]:
+        """(t_comp, t_mem, seconds) on `device` split over `tp` GPUs (and `ep` for the routed experts)."""
         if tp < 1:
             raise ValueError("prompt_tokens, batch and tp must be positive")
+        check_expert_parallel(self.arch, tp, ep)
         factors = self.factors
         rate = device.flops_per_second(factors)
-        t_comp = self.flops / tp / rate if rate else 0.0
-        t_mem = self.w_bytes / tp / (device.bandwidth_gbs * GB * device.weight_efficiency(factors))
-        t_comm = 2 * self.layers * allreduce_seconds(self.message, tp, device, factors)
+        ranks = max(tp, ep)
+        t_comp = (self.flops + self.routed_extra_flops(device)) / ranks / rate if rate else 0.0
+        mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
+        if ep > 1:
+            rest = self.w_bytes - self.routed_bytes
+            t_mem = (rest / tp + self.routed_bytes / ep) / mem_den
+            message = self.message * tp / ep  # one attention group's tokens
+            t_comm = (self.layers + self.dense_layers) * allreduce_seconds(message, tp, device, factors) \
+                + self.moe_layers * alltoall_seconds(self.tokens, self.arch, ep, device, factors)
+        else:
+            t_mem = self.w_bytes / tp / mem_den
+            t_comm = 2 * self.layers * allreduce_seconds(self.message, tp, device, factors)
         t_over = self.layers * device.overhead_per_layer_us(factors) * 1e-6
         return t_comp, t_mem, max(t_comp, t_mem) + t_over + t_comm
 
-    def seconds(self, device: Device, tp: int = 1) -> float:
+    def seconds(self, device: Device, tp: int = 1, ep: int = 1) -> float:
         """`prefill(...).seconds`."""
-        return self._times(device, tp)[2]
+        return self._times(device, tp, ep)[2]
 
-    def prefill(self, device: Device, tp: int = 1, with_notes: bool = True) -> Prefill:
-        t_comp, t_mem, seconds = self._times(device, tp)
+    def prefill(self, device: Device, tp: int = 1, with_notes: bool = True, ep: int = 1) -> Prefill:
+        t_comp, t_mem, seconds = self._times(device, tp, ep)
         factors = self.factors
         notes: tuple[Note, ...] = ()
         if with_notes:
@@ -463,7 +658,7 @@ class PrefillModel:
 def prefill(arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
             prompt_tokens: int, batch: int = 1, tp: int = 1, embedding_bytes: float | None = None,
             factors: Factors = DEFAULT_FACTORS, with_notes: bool = True,
-            experts: ExpertFormat | None = None) -> Prefill:
+            experts: ExpertFormat | None = None, ep: int = 1) -> Prefill:
     """Prefill time (TTFT at batch 1): compute-bound except for very short prompts, which still read all weights.
 
     `with_notes=False` skips the explanatory notes (a search explains only the configuration it keeps; one trying
@@ -472,7 +667,7 @@ def prefill(arch: Architecture, params: ParameterCount, device: Device, *, bytes
         raise ValueError("prompt_tokens, batch and tp must be positive")
     model = PrefillModel(arch, params, bytes_per_weight=bytes_per_weight, prompt_tokens=prompt_tokens, batch=batch,
                          embedding_bytes=embedding_bytes, factors=factors, experts=experts)
-    return model.prefill(device, tp, with_notes)
+    return model.prefill(device, tp, with_notes, ep)
 
 
 def generation_throughput(arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gpuadvisor.knowledge.loader import load_catalog  # noqa: E402
 from gpuadvisor.rules.topology import peak_tflops  # noqa: E402
-from tests.calibration_model import family, quantiles  # noqa: E402
+from tests.calibration_model import ARCHS, family, quantiles  # noqa: E402
 from tests.serving_calibration_model import (  # noqa: E402
     HELD_OUT_SUSTAINED_SOURCES,
     OLDER_SOFTWARE,
@@ -91,6 +91,7 @@ def main(argv: list[str]) -> int:
     print()
     for rnd in OLDER_SOFTWARE:
         print_round_gap(catalog, rnd)
+    print_moe_rows(catalog)
     failed = False
     med, p90, n = quantiles(groups["held-out"][f"source {TARGET_ROUND}"])
     print(f"held-out ({TARGET_ROUND}), every row: {n} rows, median {med:.1%}, p90 {p90:.1%}")
@@ -109,6 +110,24 @@ def main(argv: list[str]) -> int:
     print(f"part families over {TARGET_FAMILY:.0%} median: {', '.join(worst) if worst else 'none'}: "
           f"{'MISSED' if worst else 'met'}")
     return 1 if failed else 0
+
+
+def print_moe_rows(catalog: object) -> None:
+    """Every mixture-of-experts row (Mixtral, DeepSeek-R1) with its error, and their |error| per model: what the
+    expert-GEMM efficiency and expert parallelism (issue 17) are checked against."""
+    errs: dict[str, list[float]] = defaultdict(list)
+    print("MoE rows (expert-GEMM efficiency, expert parallelism):")
+    for r in ROWS:
+        if ARCHS[r.model].moe is None or r.gpu not in catalog.accelerators:  # type: ignore[attr-defined]
+            continue
+        est = predict(r, catalog)  # type: ignore[arg-type]
+        err = error(est, r.measured)
+        print(f"  {r.label[:92]:<92} {r.measured:>10.0f} {est:>10.0f} {err:>+7.1%}")
+        errs[f"{r.model} {r.scenario}"].append(err)
+    for name, values in sorted(errs.items()):
+        med, p90, n = quantiles(values)
+        print(f"  {name:<40} {n:>3} rows, |error| median {med:.1%}, p90 {p90:.1%}")
+    print()
 
 
 def group_of(row: Row) -> str:

@@ -55,6 +55,7 @@ from gpuadvisor.rules.sizing.speed import (
     _attention_dims,
     allreduce_seconds,
     decode_step,
+    expected_distinct_experts,
     prefill,
     weight_bytes_per_step,
 )
@@ -76,6 +77,21 @@ def _model(catalog: Catalog, name: str) -> tuple[Architecture, ParameterCount]:
 
 # ---- reference formulas (decode_step and inference_memory as they were written before the curves) ----------------
 
+def _routed_extra_flops(arch: Architecture, params: ParameterCount, tokens: int, factors: Factors,
+                        device: Device, bytes_per_weight: float) -> float:
+    """The routed experts' FLOPs at the grouped-GEMM rate ε = m / (m + m½), charged as extra FLOPs (0 if dense);
+    m½ = moe_gemm_half_ridge × the device's ridge point at the step's rates."""
+    moe = arch.moe
+    if moe is None or not device.peak_tflops:
+        return 0.0
+    m = tokens * moe.experts_per_token / expected_distinct_experts(moe.num_experts, moe.experts_per_token, tokens)
+    rate = device.peak_tflops * TFLOPS * factors.compute_efficiency * device.sustained
+    half = factors.moe_gemm_half_ridge * (rate * bytes_per_weight / (
+        2.0 * device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency))
+    eff = m / (m + half)
+    return 2.0 * params.moe_layers * moe.experts_per_token * params.expert * tokens * (1.0 / eff - 1.0)
+
+
 def reference_step(arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                    kv_bytes_per_value: float, context: int, batch: int, tp: int, pp: int,
                    factors: Factors) -> tuple[float, ...]:
@@ -87,7 +103,10 @@ def reference_step(arch: Architecture, params: ParameterCount, device: Device, *
     flops = 2.0 * batch * _active_matmul_params(params) + 2.0 * batch * layers * context * (qk + v)
     bytes_gpu, flops_gpu = total_bytes / tp, flops / tp
     t_mem = bytes_gpu / (device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency)
+    if arch.moe is not None:
+        flops_gpu = (flops + _routed_extra_flops(arch, params, batch, factors, device, bytes_per_weight)) / tp
     t_comp = flops_gpu / (device.peak_tflops * TFLOPS * factors.compute_efficiency) if device.peak_tflops else 0.0
+    flops_gpu = flops / tp
     t_over = layers * factors.step_overhead_per_layer_us * 1e-6
     t_comm = 2 * layers * allreduce_seconds(batch * arch.hidden_size * 2.0, tp, device, factors)
     t_comm += (pp - 1) * (factors.allreduce_latency_nvlink_us if device.link_kind == "nvlink"
@@ -106,7 +125,8 @@ def reference_prefill(arch: Architecture, params: ParameterCount, device: Device
     qk, v = _attention_dims(arch)
     attention = batch * layers * (qk + v) * float(prompt_tokens) ** 2
     flops = per_token * tokens + attention + 2.0 * lm_head * batch
-    t_comp = flops / tp / (device.peak_tflops * TFLOPS * factors.compute_efficiency) if device.peak_tflops else 0.0
+    t_comp = (flops + _routed_extra_flops(arch, params, tokens, factors, device, bytes_per_weight)) / tp / (
+        device.peak_tflops * TFLOPS * factors.compute_efficiency) if device.peak_tflops else 0.0
     w_bytes = weight_bytes_per_step(params, arch, tokens, bytes_per_weight, None)
     t_mem = w_bytes / tp / (device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency)
     t_over = layers * factors.step_overhead_per_layer_us * 1e-6
@@ -188,7 +208,7 @@ def test_prefill_model_is_the_reference_formula_to_the_bit(catalog: Catalog, nam
 
 def test_split_shares_exactly_the_model_constants() -> None:
     split_only = {"device", "tp", "pp", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead", "_ar_latency",
-                  "_ar_coef", "_link_den", "_pp_comm",
+                  "_ar_coef", "_link_den", "_pp_comm", "ep", "_ranks", "_half_tokens",
                   "_cache", "_seconds"}
     assert set(_MODEL_SLOTS) | split_only == set(DecodeCurve.__slots__)
     assert not set(_MODEL_SLOTS) & split_only

@@ -29,12 +29,12 @@ CHOICES = {
 }
 LIMITS: dict[str, float] = {
     "context": 10_000_000, "batch": 1_000_000, "input_tokens": 10_000_000, "output_tokens": 10_000_000,
-    "gpus": 1_000_000, "tp": 65_536, "pp": 10_000, "lora_rank": 4096, "requests_per_minute": 10_000_000,
+    "gpus": 1_000_000, "tp": 65_536, "ep": 65_536, "pp": 10_000, "lora_rank": 4096, "requests_per_minute": 10_000_000,
     "utilization": 1, "tokens": 1e15,
 }
 """Every number a flag takes has a domain (the answers file's bounds for the same quantities): an absurd value is
 refused naming the flag, not printed as if real."""
-INTS = ("context", "batch", "input_tokens", "gpus", "tp", "pp", "zero", "lora_rank", "output_tokens")
+INTS = ("context", "batch", "input_tokens", "gpus", "tp", "ep", "pp", "zero", "lora_rank", "output_tokens")
 FLOATS = ("requests_per_minute", "utilization", "mfu")
 _NEGATIVE = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[KMBGTkmbgt]?$")
 
@@ -65,6 +65,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     hw.add_argument("--gpu", metavar="ID_OR_NAME", help="accelerator (nvidia-h100-sxm5, 'RTX 4090', ...)")
     hw.add_argument("--gpus", metavar="N", help="GPUs in total (default tp × pp)")
     hw.add_argument("--tp", metavar="N", help="tensor-parallel degree (inference default: --gpus)")
+    hw.add_argument("--ep", metavar="N", help="MoE inference: expert-parallel degree, a multiple of --tp (each GPU "
+                                             "holds 1/N of the routed experts; attention data-parallel in N ÷ tp "
+                                             "groups; default 1: experts tensor-parallel)")
     hw.add_argument("--pp", metavar="N", help="pipeline-parallel degree (default 1)")
     hw.add_argument("--zero", metavar="STAGE", help="ZeRO stage 0-3 over data-parallel GPUs (3 = FSDP)")
     ops = parser.add_argument_group("serving and ownership")
@@ -213,8 +216,10 @@ def render_text(r: EstimateResult) -> str:
     hw = f"{s.gpus} × {s.gpu_name}" if s.gpu_name else "no GPU given (memory only)"
     what = s.workload if s.method is None else f"{s.workload}, {s.method}"
     out = [f"gpuadvisor estimate: {r.model.name} on {hw} ({what})", ""]
+    ep = f" (EP {s.expert_parallel}: experts split over {s.expert_parallel} GPUs, attention in " \
+         f"{s.expert_parallel // s.tensor_parallel} data-parallel group(s))" if s.expert_parallel > 1 else ""
     layout = f"TP {s.tensor_parallel} × PP {s.pipeline_parallel} × {'replicas' if s.method is None else 'DP'} " \
-             f"{s.data_parallel}" + (f", ZeRO-{s.zero_stage}" if s.zero_stage else "")
+             f"{s.data_parallel}" + ep + (f", ZeRO-{s.zero_stage}" if s.zero_stage else "")
     rows = [
         ("model", f"{r.model.name} ({r.model.source}): {r.model.description}"),
         ("parameters", f"{_count(r.parameters.total)} total, {_count(r.parameters.active)} active"
