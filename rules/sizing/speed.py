@@ -20,9 +20,9 @@ pipeline parallelism adds no speed to a single stream (it only lets the model fi
 
 MoE at scale (issue 17). Routed experts run as grouped GEMMs of m = tokens × k ÷ distinct experts rows each; few rows
 per expert run below the dense rate, so their FLOPs take 1 ÷ ε(m) longer, ε(m) = m ÷ (m + m½)
-(`expert_gemm_efficiency`, m½ = `moe_gemm_half_ridge` × the part's ridge point). Expert parallelism over ep GPUs of one scale-up domain
-(ep a multiple of tp: ep ÷ tp attention groups of tp GPUs, each serving its share of the batch, the experts split
-E ÷ ep per GPU, what vLLM / SGLang / TensorRT-LLM run for DeepSeek):
+(`expert_gemm_efficiency`, m½ = `moe_gemm_half_ridge` × the part's ridge point). Expert parallelism over ep GPUs
+of one scale-up domain (ep a multiple of tp: ep ÷ tp attention groups of tp GPUs, each serving its share of the
+batch, the experts split E ÷ ep per GPU, what vLLM / SGLang / TensorRT-LLM run for DeepSeek):
 
     bytes per GPU = non-expert weights ÷ tp + routed experts touched ÷ ep + KV cache ÷ ep
     FLOPs per GPU = FLOPs ÷ ep
