@@ -277,13 +277,28 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     if top.acquisition in ("free", "own"):  # nothing is cheaper: say what it delivers
         meets = goal.replace(" that meets", " and meets", 1).replace(" that serves", " and serves", 1)
         return f"{verb} {what}: it costs nothing{meets}."
+    split = _split_clause(top, metric, per_run)
     if metric is None or cheapest is None or metric <= cheapest * 1.0001:
-        return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}."
+        return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}.{split}"
     advice = [i for i in top.score_breakdown if i.rule != "RANK" and i.points > 0]
     lift = f"; advice: {advice[0].label.rstrip('.')}" if advice else ""
     gap = metric / cheapest - 1
     dearer = "as cheap as the cheapest" if gap <= 0.005 else f"{gap:.0%} above the cheapest"
-    return f"{verb} {what}{capacity}: the best-scoring plan{goal}, at {figure} ({dearer}{lift})."
+    return f"{verb} {what}{capacity}: the best-scoring plan{goal}, at {figure} ({dearer}{lift}).{split}"
+
+
+def _split_clause(top: Recommendation, metric: float | None, per_run: bool) -> str:
+    """' Served disaggregated, …' when PD.split offers the recommended option's unit in separate prefill and decode
+    pools for less: the ranking prices the colocated plan, so the saving is stated where it is read first."""
+    d = top.disaggregated
+    if per_run or d is None or not d.offered or d.machines is None or d.colocated_machines is None:
+        return ""
+    cost = d.usd_per_month if d.usd_per_month is not None else d.capex_usd
+    current = metric if d.usd_per_month is not None else top.cost.capex_usd
+    money = (f" for ${cost:,.0f}" + (" a month" if d.usd_per_month is not None else "")
+             if cost is not None and current is not None and cost < current else "")
+    return (f" Served disaggregated, the same unit needs {d.machines:,} machines instead of {d.colocated_machines:,} "
+            f"({d.prefill_machines:,} prefill + {d.decode_machines:,} decode){money}: see PD.split.")
 
 
 def fmt_duration(days: float) -> str:

@@ -193,6 +193,25 @@ def test_the_split_is_offered_with_its_pools_and_cost(advisor: Advisor) -> None:
     assert f"${d.usd_per_month:,.0f} a month instead of ${p5.cost.usd_per_month:,.0f}" in text
 
 
+def test_the_headline_states_the_recommended_options_split(advisor: Advisor) -> None:
+    # the ranking prices the colocated plan (115 × p6-b200 at $9,564,659 a month); the split of the same unit,
+    # 54 prefill + 37 decode = 91 machines, is said where it is read first, at the same price per machine
+    result = advisor.consult(parse_answers(LARGE))
+    top = result.recommendations[0]
+    d = top.disaggregated
+    assert top.instance is not None and top.instance.id == "aws-p6-b200.48xlarge"
+    assert d is not None and d.offered and (d.prefill_machines, d.decode_machines, d.machines,
+                                            d.colocated_machines) == (54, 37, 91, 115)
+    assert top.cost.usd_per_month is not None and d.usd_per_month is not None
+    assert d.usd_per_month == pytest.approx(top.cost.usd_per_month * 91 / 115, abs=0.01)
+    assert result.headline is not None
+    assert result.headline.endswith(f"Served disaggregated, the same unit needs 91 machines instead of 115 (54 "
+                                     f"prefill + 37 decode) for ${d.usd_per_month:,.0f} a month: see PD.split.")
+    # an option whose split is only considered adds nothing to the headline
+    small = advisor.consult(parse_answers(SMALL))
+    assert small.headline is not None and "disaggregated" not in small.headline
+
+
 def test_a_small_deployment_only_notes_the_split(advisor: Advisor) -> None:
     # 1 request/s of 500 + 200 tokens: one 8B replica carries it; failover makes the colocated plan 2 machines,
     # below the 4 where a split is weighed (1 + 1 spare prefill and 1 + 1 spare decode would be 4)
