@@ -420,8 +420,9 @@ class Derivations:
             ctx.conclude({"kind": "ruled_out", "ref": f"out:{shape}", "target": f"acc:{a.id}", "name": a.name,
                           "reason": plan.reason, "rule": ctx.rule.id, "shape": shape, "text": plan.reason})
             return
-        layout = f"TP {plan.tensor_parallel}" + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1
-                                                 else "")
+        layout = (f"EP {plan.expert_parallel} (experts split, attention data-parallel)" if plan.expert_parallel > 1
+                  else f"TP {plan.tensor_parallel}") + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1
+                                                        else "")
         # the plan is the shape's, shared by every unit of it (an instance type and a server alike): say the shape
         per = plan.count // max(1, plan.machines)
         where = (f"{plan.count:,} × {a.name}" + (f" on {plan.machines:,} machines of {per}" if plan.machines > 1
@@ -445,7 +446,7 @@ class Derivations:
         fact = {
             "kind": "config", "ref": f"cfg:{shape}", "shape": shape, "accelerator": a.id, "accelerator_name": a.name,
             "count": plan.count, "nodes": plan.machines, "machines": plan.machines, "fill": plan.fill,
-            "tensor_parallel": plan.tensor_parallel,
+            "tensor_parallel": plan.tensor_parallel, "expert_parallel": plan.expert_parallel,
             "pipeline_parallel": plan.pipeline_parallel, "replicas": plan.replicas, "zero_stage": plan.zero_stage,
             "replicas_for_load": plan.replicas_for_load,
             "batch_per_replica": plan.batch_per_replica, "memory_gb_per_gpu": round(plan.memory_gb_per_gpu, 3),

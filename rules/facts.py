@@ -74,7 +74,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "intensity": ("phase", "flop_per_byte", "bound", "batch"),
     "speed_model": ("name",),
     # hardware configurations and the ways to acquire them
-    "config": ("accelerator", "count", "nodes", "tensor_parallel", "pipeline_parallel", "replicas", "zero_stage",
+    "config": ("accelerator", "count", "nodes", "tensor_parallel", "expert_parallel", "pipeline_parallel", "replicas",
+               "zero_stage",
                "batch_per_replica", "memory_gb_per_gpu", "memory_utilization", "fits_single_gpu", "bound",
                "tokens_per_s", "tokens_per_s_per_user", "ttft_s", "latency_s", "training_days", "meets_tpot",
                "meets_ttft", "meets_latency", "meets_deadline", "interconnect_kind", "market", "vendor", "ecc",

@@ -144,6 +144,10 @@ class Plan:
     """What the data-parallel synchronisation crosses at its slowest (training)."""
     meets_failover: bool = True
     """Serving that must survive a machine loss (production) does: two machines or more, N+1."""
+    expert_parallel: int = 1
+    """Serving a mixture-of-experts model: > 1 when the replica's `tensor_parallel` GPUs split the routed experts
+    over this many of them and run attention data-parallel (one group per GPU), instead of splitting every matrix
+    (what vLLM, SGLang and TensorRT-LLM run for DeepSeek-class models)."""
 
     @property
     def fill(self) -> int:
@@ -237,6 +241,13 @@ class _Candidate(NamedTuple):
     cost: float
     link: Link
     meets_failover: bool
+    ep: int = 1
+
+
+def _split(tp: int, ep: int) -> tuple[int, int]:
+    """(attention tensor parallel, expert parallel) of a replica of `tp` GPUs per stage: `ep` > 1 runs attention
+    data-parallel over them (tp 1) and splits the routed experts over all `ep`."""
+    return (1, ep) if ep > 1 else (tp, 1)
 
 
 class InferenceSearch:
@@ -271,41 +282,55 @@ class InferenceSearch:
         self._notes: dict[tuple[object, ...], tuple[Note, ...]] = {}  # decode and prefill notes, equal across GPUs
         # a layout's decode curve and iteration time, and its latency under load, are the same on every unit that
         # gives the part the same link: computed once per consultation, not once per instance type or server
-        self._curves: dict[tuple[Device, int, int], tuple[DecodeCurve, Callable[[int], float]]] = {}
-        self._latencies: dict[tuple[Device, int, int, int, int], LoadLatency] = {}
+        self._curves: dict[tuple[Device, int, int, int], tuple[DecodeCurve, Callable[[int], float]]] = {}
+        self._latencies: dict[tuple[Device, int, int, int, int, int], LoadLatency] = {}
         self._loads: dict[tuple[object, ...], tuple[int, int]] = {}
         self._batches: dict[tuple[object, ...], int | None] = {}
 
-    def speed(self, device: Device, tp: int, pp: int) -> DecodeCurve:
-        """Decode speed of the model on `device` split `tp` × `pp` (at the average KV length)."""
+    def speed(self, device: Device, tp: int, pp: int, ep: int = 1) -> DecodeCurve:
+        """Decode speed of the model on `device` split `tp` × `pp` (at the average KV length); `ep` > 1: the tp
+        GPUs split the experts instead (`_split`)."""
+        attn, experts = _split(tp, ep)
         if self._speed is None:
             self._speed = DecodeCurve(self.arch, self.params, device, bytes_per_weight=self._bytes_per_weight,
                                       kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.mean_kv_length,
-                                      tp=tp, pp=pp, factors=self.factors, experts=self._experts)
+                                      tp=attn, pp=pp, factors=self.factors, experts=self._experts, ep=experts)
             return self._speed
-        return self._speed.split(device, tp, pp)
+        return self._speed.split(device, attn, pp, experts)
 
     def memory(self, tp: int, pp: int, flash: bool,
-               overrides: tuple[tuple[str, float], ...] = ()) -> InferenceMemoryCurve:
+               overrides: tuple[tuple[str, float], ...] = (), ep: int = 1) -> InferenceMemoryCurve:
         """Per-GPU memory of a split; `overrides` are the engine's memory factors (see `memory_factors`)."""
-        key = (tp, pp, flash, overrides)
+        key = (tp, pp, flash, overrides, ep)
         curve = self._memory.get(key)
         if curve is None:
             factors = replace(self.factors, **dict(overrides)) if overrides else self.factors
+            attn, experts = _split(tp, ep)
             curve = self._memory[key] = InferenceMemoryCurve(
                 self.arch, self.params, weight_bytes_per_param=self._bytes_per_weight,
-                kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.context, par=Parallelism(tp=tp, pp=pp),
-                flash_attention=flash, factors=factors, experts=self._experts, models=self.models)
+                kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.context,
+                par=Parallelism(tp=attn, pp=pp, ep=experts), flash_attention=flash, factors=factors,
+                experts=self._experts, models=self.models)
         return curve
 
-    def curve(self, device: Device, tp: int, pp: int) -> tuple[DecodeCurve, Callable[[int], float]]:
+    def curve(self, device: Device, tp: int, pp: int, ep: int = 1) -> tuple[DecodeCurve, Callable[[int], float]]:
         """`speed` and `seconds` of a layout on a device, once per consultation."""
-        key = (device, tp, pp)
+        key = (device, tp, pp, ep)
         found = self._curves.get(key)
         if found is None:
-            speed = self.speed(device, tp, pp)
+            speed = self.speed(device, tp, pp, ep)
             found = self._curves[key] = (speed, self.seconds(speed))
         return found
+
+    def expert_splits(self, tp: int, link: Link) -> tuple[int, ...]:
+        """The ways a replica of `tp` GPUs per stage may hold a mixture-of-experts model: the matrices split
+        (1), and, inside a scale-up domain (NVLink, Infinity Fabric, ICI: the all-to-all of every MoE layer needs
+        it) with at most as many GPUs as routed experts, the experts split over all tp GPUs with attention
+        data-parallel (tp)."""
+        moe = self.arch.moe
+        if moe is None or tp < 2 or self.models > 1 or not link.fast or tp > moe.num_experts:
+            return (1,)
+        return (1, tp)
 
     def seconds(self, speed: DecodeCurve) -> Callable[[int], float]:
         """One engine iteration at a batch, every prompt processed (continuous batching with chunked prefill,
@@ -361,29 +386,32 @@ class InferenceSearch:
         devices: dict[str, Device] = {}
         engine_memory = self.memory_factors(acc)
         for tp, pp in _replica_layouts(unit, search_limit):
-            mem = self.memory(tp, pp, flash, engine_memory)
-            if not mem.fits(1, capacity):
-                continue
-            fit = _largest_fitting_batch(mem, capacity, MAX_BATCH_PER_REPLICA, self._saturation)
             link = unit.topology.link(tp)
-            device = devices.get(link.kind)
-            if device is None:
-                device = devices[link.kind] = device_for(acc, self.weights.compute, link, self.efficiency(acc))
-            if device.peak_tflops is None:
-                # no published compute peak: batching gains cannot be estimated, so none are assumed (a replica
-                # serves one sequence at a time; more load takes more replicas)
-                fit = 1
-            speed, seconds = self.curve(device, tp, pp)
-            found = self._packed(acc, unit, tp, pp, fit, speed, seconds, device, mem, link)
-            if found is not None:
-                candidates.append(found)
-                if _settled(candidates):
-                    break
+            settled = False
+            for ep in self.expert_splits(tp, link):
+                mem = self.memory(tp, pp, flash, engine_memory, ep)
+                if not mem.fits(1, capacity):
+                    continue
+                fit = _largest_fitting_batch(mem, capacity, MAX_BATCH_PER_REPLICA, self._saturation)
+                device = devices.get(link.kind)
+                if device is None:
+                    device = devices[link.kind] = device_for(acc, self.weights.compute, link, self.efficiency(acc))
+                if device.peak_tflops is None:
+                    # no published compute peak: batching gains cannot be estimated, so none are assumed (a replica
+                    # serves one sequence at a time; more load takes more replicas)
+                    fit = 1
+                speed, seconds = self.curve(device, tp, pp, ep)
+                found = self._packed(acc, unit, tp, pp, fit, speed, seconds, device, mem, link, ep)
+                if found is not None:
+                    candidates.append(found)
+                    settled = settled or _settled(candidates)
+            if settled:
+                break
         if not candidates:
             return NoFit(acc.id, _no_fit_reason(acc, unit, "the weights and one sequence's KV cache"))
         meeting = [c for c in candidates if c.meets_tpot and c.meets_ttft and c.meets_latency and c.within_max_gpus
                    and c.meets_failover]
-        c = min(meeting or candidates, key=lambda c: (c.cost, c.gpus, c.tp * c.pp))
+        c = min(meeting or candidates, key=lambda c: (c.cost, c.gpus, c.tp * c.pp, c.ep))
         return self._plan(acc, unit, c, capacity, flash, with_notes)
 
     def disaggregated(self, acc: Accelerator, unit: Unit, plan: Plan) -> Disaggregation | str | None:
@@ -400,21 +428,21 @@ class InferenceSearch:
         if topo.tcp_network:
             return ("this unit's machines are joined by TCP Ethernet only: moving the KV cache between prefill and "
                     "decode machines needs RDMA-class fabric (InfiniBand, RoCE, EFA)")
-        tp, pp = plan.tensor_parallel, plan.pipeline_parallel
+        tp, pp, ep = plan.tensor_parallel, plan.pipeline_parallel, plan.expert_parallel
         size, fill = tp * pp, plan.count // max(1, plan.machines)
         device = device_for(acc, self.weights.compute, topo.link(tp), self.efficiency(acc))
-        speed, _ = self.curve(device, tp, pp)
+        speed, _ = self.curve(device, tp, pp, ep)
         prompt = min(t.input_tokens, t.context)
         rate = t.tokens_per_s / t.output_tokens if t.tokens_per_s > 0 else t.requests_per_s
         transfer = self._kv_transfer(topo, size, prompt)
         k = max(1, int(self.factors.prefill_chunk_tokens // prompt))
         pass_s = PrefillModel(self.arch, self.params, bytes_per_weight=self._bytes_per_weight, prompt_tokens=prompt,
-                              batch=k, factors=self.factors, experts=self._experts).seconds(device, tp)
+                              batch=k, factors=self.factors, experts=self._experts).seconds(device, *_split(tp, ep))
         pre = prefill_pool(pass_s, k, rate, t.ttft_max_s, transfer.seconds)
         if pre is None:
             return (f"a prefill replica alone takes {pass_s + transfer.seconds:.2f} s for one {prompt:,}-token prompt "
                     f"and its KV transfer, beyond the {t.ttft_max_s:g} s time-to-first-token target")
-        mem = self.memory(tp, pp, _flash(acc), self.memory_factors(acc))
+        mem = self.memory(tp, pp, _flash(acc), self.memory_factors(acc), ep)
         fit = _largest_fitting_batch(mem, acc.memory_gb.value * GB, MAX_BATCH_PER_REPLICA, self._saturation)
         b = decode_batch(speed.seconds, fit if device.peak_tflops is not None else 1, t.min_tokens_per_s_per_user,
                          pre.ttft_p95_s, t.output_tokens, t.latency_p95_s)
@@ -470,7 +498,7 @@ class InferenceSearch:
 
     def _packed(self, acc: Accelerator, unit: Unit, tp: int, pp: int, fit: int, speed: DecodeCurve,
                 seconds: Callable[[int], float], device: Device, mem: InferenceMemoryCurve,
-                link: Link) -> _Candidate | None:
+                link: Link, ep: int = 1) -> _Candidate | None:
         """One layout packed into the unit's machines at the cheapest fill; None when no fill holds whole
         replicas (some accelerators paid for would sit idle)."""
         t, factors = self.t, self.factors
@@ -478,7 +506,7 @@ class InferenceSearch:
         best: _Candidate | None = None
         for fill in _fills_for(unit, size):
             throttle = 1.0 - factors.consumer_dense_throttle if acc.market == "consumer" and fill >= 4 else 1.0
-            layout = (device, tp, pp, fit, throttle)
+            layout = (device, tp, pp, fit, throttle, ep)
             found_load = self._loads.get(layout)
             if found_load is None:
                 found_load = self._loads[layout] = _replicas_for_load(fit, t, seconds, throttle)
@@ -491,7 +519,7 @@ class InferenceSearch:
                 self._batches[layout, replicas] = _smallest_batch(replicas, fit, t, seconds, throttle)
             batch = self._batches[layout, replicas] or batch
             batch = max(batch, min(fit, math.ceil(t.concurrency / replicas)))
-            key = (device, tp, pp, replicas, fit)
+            key = (device, tp, pp, replicas, fit, ep)
             load_latency = self._latencies.get(key) or self._latencies.setdefault(
                 key, self.latency(speed, replicas, fit))
             per_user = 1.0 / load_latency.tpot_p50_s * throttle  # the stream at the batch the engine forms
@@ -504,7 +532,7 @@ class InferenceSearch:
                 meets_latency=t.latency_p95_s is None or latency <= t.latency_p95_s,
                 within_max_gpus=t.max_gpus is None or count <= t.max_gpus, mem=mem, speed=speed, device=device,
                 machines=machines, replicas_for_load=load, cost=unit.cost(machines, count), link=link,
-                meets_failover=survives or not t.failover)
+                meets_failover=survives or not t.failover, ep=ep)
             if best is None or (c.cost, c.gpus) < (best.cost, best.gpus):
                 best = c
         return best
@@ -512,20 +540,21 @@ class InferenceSearch:
     def _plan(self, acc: Accelerator, unit: Unit, c: _Candidate, capacity: float, flash: bool,
               with_notes: bool) -> Plan:
         """The kept layout as a `Plan`, with the notes of its memory, decode and prefill figures."""
-        _, seconds = self.curve(c.device, c.tp, c.pp)
+        _, seconds = self.curve(c.device, c.tp, c.pp, c.ep)
         bound, step_seconds = c.speed.bound(c.batch), seconds(c.batch)
         memory = c.mem.breakdown(c.batch, with_notes)
         step_notes: tuple[Note, ...] = ()
         pre_notes: tuple[Note, ...] = ()
         if with_notes:
-            key: tuple[object, ...] = ("decode", c.batch, c.tp > 1 and c.device.link_kind == "nvlink", c.tp > 1,
+            key: tuple[object, ...] = ("decode", c.batch, c.tp > 1 and c.device.link_kind == "nvlink", c.tp, c.ep,
                                        c.device.efficiency, c.device.sustained,  # both are named in the notes
                                        # and an MoE's grouped-GEMM rate, from the part's ridge point
                                        (c.device.peak_tflops, c.device.bandwidth_gbs) if self.arch.moe else None)
             step_notes = self._notes.get(key) or c.speed.step(c.batch).notes
             self._notes[key] = step_notes
-            key = ("prefill", bool(c.device.peak_tflops))
-            pre_notes = self._notes.get(key) or self._prefill.prefill(c.device, c.tp).notes
+            key = ("prefill", bool(c.device.peak_tflops), c.ep > 1)
+            attn, experts = _split(c.tp, c.ep)
+            pre_notes = self._notes.get(key) or self._prefill.prefill(c.device, attn, ep=experts).notes
             self._notes[key] = pre_notes
         return Plan(
             accelerator=acc.id, count=c.gpus, nodes=c.machines, tensor_parallel=c.tp,
@@ -538,7 +567,7 @@ class InferenceSearch:
             meets_ttft=c.meets_ttft, meets_latency=c.meets_latency, within_max_gpus=c.within_max_gpus,
             notes=(*memory.notes, *step_notes, *pre_notes), machines=c.machines,
             replicas_for_load=c.replicas_for_load, link=c.link.kind if c.tp > 1 else "local",
-            meets_failover=c.meets_failover,
+            meets_failover=c.meets_failover, expert_parallel=c.ep,
         )
 
 

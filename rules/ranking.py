@@ -216,6 +216,7 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
                      machines=int(cfg["machines"]), per_machine=int(cfg["fill"]),
                      topology=str(cfg.get("topology") or "")),
         nodes=int(cfg["nodes"]), tensor_parallel=int(cfg["tensor_parallel"]),
+        expert_parallel=int(cfg.get("expert_parallel") or 1),
         pipeline_parallel=int(cfg["pipeline_parallel"]), replicas=int(cfg["replicas"]), instance=instance,
         replicas_for_load=_i(cfg.get("replicas_for_load")) if workload == "inference" else None,
         failover=bool(cfg["meets_failover"]) and int(cfg["machines"]) > 1 if workload == "inference" else None,

@@ -177,7 +177,12 @@ class Recommendation(Out):
                                                "used in full)")
     unit: UnitRef = Field(description="what is rented or bought: the instance type or system, and how many")
     nodes: int = Field(description="machines (instances, servers, racks)")
-    tensor_parallel: int
+    tensor_parallel: int = Field(description="accelerators per replica and pipeline stage (with expert_parallel > 1 "
+                                             "they split the experts instead of every matrix)")
+    expert_parallel: int = Field(default=1, description="serving a mixture-of-experts model: > 1 when the routed "
+                                                        "experts are split over this many accelerators with attention "
+                                                        "data-parallel (one group each), 1 when every matrix is "
+                                                        "tensor-parallel")
     pipeline_parallel: int
     replicas: int = Field(description="serving: model replicas (training: data-parallel groups)")
     replicas_for_load: int | None = Field(default=None, description="serving: replicas the load needs; the rest are "

@@ -7,6 +7,8 @@ import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.estimate import EstimateRequest, InputError, estimate
+from gpuadvisor.rules.planning import InferenceSearch, Plan, ServingTargets
+from gpuadvisor.rules.serving import engine_efficiency, engine_memory
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 from gpuadvisor.rules.sizing.memory import Parallelism, inference_memory, routed_expert_bytes, weight_bytes
 from gpuadvisor.rules.sizing.params import count_parameters
@@ -22,6 +24,8 @@ from gpuadvisor.rules.sizing.speed import (
     tokens_per_expert,
 )
 from gpuadvisor.rules.sizing.units import GB, TFLOPS
+from gpuadvisor.rules.topology import Link
+from gpuadvisor.rules.units import unit_table
 
 CATALOG = load_catalog(user_dir=None)
 DEEPSEEK = CATALOG.models["deepseek-v3"].architecture
@@ -166,3 +170,47 @@ def test_estimate_accepts_and_reports_ep() -> None:
     assert dumped["setup"]["expert_parallel"] == 8
     with pytest.raises(InputError):
         estimate(EstimateRequest(model="llama-3.1-8b", gpu="nvidia-b200", ep=2), CATALOG)
+
+
+# --- the planner chooses expert parallelism where it holds more ----------------------------------------------------
+
+def _deepseek_search() -> InferenceSearch:
+    factors = Factors.from_values({a.id: a.value for a in CATALOG.assumptions.values()})
+    t = ServingTargets(concurrency=1, tokens_per_s=20_000, input_tokens=2000, output_tokens=500, context=8192,
+                       min_tokens_per_s_per_user=20, ttft_max_s=3, latency_p95_s=None, max_gpus=None, failover=True,
+                       requests_per_s=40)
+    return InferenceSearch(DEEPSEEK, count_parameters(DEEPSEEK), CATALOG.precisions["fp8"],
+                           CATALOG.precisions["fp8"], t, factors,
+                           lambda a: engine_efficiency(CATALOG, a, "auto"), lambda a: engine_memory(CATALOG, a, "auto"))
+
+
+def test_expert_parallelism_is_weighed_only_inside_a_fast_domain() -> None:
+    search = _deepseek_search()
+    assert search.expert_splits(8, Link("scale-up", "nvlink", 450.0)) == (1, 8)
+    assert search.expert_splits(8, Link("pcie", "pcie", 32.0)) == (1,)  # the all-to-all needs the scale-up link
+    assert search.expert_splits(1, Link("scale-up", "nvlink", 450.0)) == (1,)
+    dense = InferenceSearch(CATALOG.models["llama-3.1-70b"].architecture,
+                            count_parameters(CATALOG.models["llama-3.1-70b"].architecture), CATALOG.precisions["fp8"],
+                            CATALOG.precisions["fp8"], search.t, search.factors)
+    assert dense.expert_splits(8, Link("scale-up", "nvlink", 450.0)) == (1,)
+
+
+def test_deepseek_on_eight_h200_splits_its_experts_and_holds_five_times_the_sequences() -> None:
+    # DeepSeek-V3 in FP8 (1 byte a weight): 58 MoE layers × 256 experts × 3 × 7,168 × 2,048 = 653,908,770,816
+    # routed parameters of 671,026,419,200, so 17,117,648,384 others. TP 8 holds 671.0e9 ÷ 8 = 83.88 GB a GPU; EP 8
+    # holds 653.9e9 ÷ 8 + 17.1e9 = 98.86 GB (the others replicated). But the MLA latent, (512 + 64) × 61 layers × 1 B
+    # = 35,136 B a token, is whole on every GPU under TP 8, while EP 8 keeps each sequence on one GPU: at 64
+    # sequences of 8,192 tokens, 18.42 GB a GPU against 2.30 GB. So EP fits 680 sequences a replica, TP 144.
+    search = _deepseek_search()
+    acc = CATALOG.accelerators["nvidia-h200-sxm"]
+    overrides = engine_memory(CATALOG, acc, "auto")
+    ep, tp = search.memory(8, 1, True, overrides, 8), search.memory(8, 1, True, overrides, 1)
+    assert ep.breakdown(1, False).weights == 653_908_770_816 / 8 + 17_117_648_384
+    assert tp.breakdown(1, False).weights == 671_026_419_200 / 8
+    assert tp.breakdown(64, False).kv_cache == 35_136 * 8192 * 64
+    assert ep.breakdown(64, False).kv_cache == 35_136 * 8192 * 8
+    plan = search.plan(acc, unit_table(CATALOG).units["inst:aws-p5en.48xlarge"])
+    assert isinstance(plan, Plan) and (plan.tensor_parallel, plan.expert_parallel) == (8, 8)
+    # on 80 GB H100s the 98.86 GB of EP 8 weights do not fit: the matrices are split instead
+    h100 = search.plan(CATALOG.accelerators["nvidia-h100-sxm5"], unit_table(CATALOG).units["inst:aws-p5.48xlarge"])
+    assert isinstance(h100, Plan) and h100.expert_parallel == 1

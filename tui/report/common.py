@@ -372,9 +372,16 @@ def hardware(rec: Recommendation) -> str:
     return f"{rec.count}× {rec.accelerator.name}"
 
 
+def split_short(rec: Recommendation) -> str:
+    """How one replica is split: `TP 2 × PP 1`, or `EP 8 × PP 1` when the experts are split over its GPUs and
+    attention runs data-parallel."""
+    first = f"EP {rec.expert_parallel}" if rec.expert_parallel > 1 else f"TP {rec.tensor_parallel}"
+    return f"{first} × PP {rec.pipeline_parallel}"
+
+
 def layout(rec: Recommendation) -> str:
     """Parallelism in words: `TP 2 × PP 1, 4 replicas, 1 node`."""
-    parts = [f"TP {rec.tensor_parallel} × PP {rec.pipeline_parallel}"]
+    parts = [split_short(rec)]
     parts.append(f"{rec.replicas} replica{'s' if rec.replicas != 1 else ''}")
     parts.append(f"{rec.nodes} node{'s' if rec.nodes != 1 else ''}")
     return ", ".join(parts)

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.tui.report.common import split_short
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 
@@ -37,7 +38,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("Accelerator", lambda r: r.accelerator.name),
     Metric("Where", _where),
     Metric("GPUs", lambda r: float(r.count), lambda v: f"{v:.0f}"),
-    Metric("Layout", lambda r: f"TP {r.tensor_parallel} × PP {r.pipeline_parallel} × {r.replicas} rep."),
+    Metric("Layout", lambda r: f"{split_short(r)} × {r.replicas} rep."),
     Metric("Fits", lambda r: fmt.yes_no(r.fits)),
     Metric("Memory / GPU", lambda r: r.memory_gb_per_gpu, fmt.gb, "low"),
     Metric("Capacity / GPU", lambda r: r.memory.capacity, fmt.gb),

@@ -57,9 +57,10 @@ def speed_pairs(rec: Recommendation) -> list[tuple[str, str]]:
         pairs.append(("Training time", f"{fmt.number(rec.training_days)} days"))
     if rec.training_gpu_hours is not None:
         pairs.append(("GPU-hours", fmt.number(rec.training_gpu_hours, 0)))
-    layout = (f"{rec.count} × {rec.accelerator.name} on {rec.nodes} node{'s' if rec.nodes != 1 else ''}: tensor "
-              f"parallel {rec.tensor_parallel} × pipeline {rec.pipeline_parallel} × {rec.replicas} "
-              f"replica{'s' if rec.replicas != 1 else ''}")
+    first = (f"expert parallel {rec.expert_parallel} (attention data-parallel)" if rec.expert_parallel > 1
+             else f"tensor parallel {rec.tensor_parallel}")
+    layout = (f"{rec.count} × {rec.accelerator.name} on {rec.nodes} node{'s' if rec.nodes != 1 else ''}: {first} "
+              f"× pipeline {rec.pipeline_parallel} × {rec.replicas} replica{'s' if rec.replicas != 1 else ''}")
     pairs.append(("Layout", layout))
     split = split_text(rec)
     if split is not None:
