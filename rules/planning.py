@@ -273,7 +273,7 @@ class InferenceSearch:
         """The serving engine's memory factors on an accelerator (free margin, own footprint), overriding the
         assumptions'."""
         self._saturation = math.ceil(factors.prefill_chunk_tokens / t.context)
-        self._memory: dict[tuple[int, int, bool, tuple[tuple[str, float], ...]], InferenceMemoryCurve] = {}
+        self._memory: dict[tuple[int, int, bool, tuple[tuple[str, float], ...], int], InferenceMemoryCurve] = {}
         self._speed: DecodeCurve | None = None  # the model's decode constants; `split` per device and layout
         self._bytes_per_weight, self._experts = split_weight_format(arch, weights)  # gpt-oss: MXFP4 experts
         self._prefill = PrefillModel(arch, params, bytes_per_weight=self._bytes_per_weight,
