@@ -71,6 +71,7 @@ def main(argv: list[str]) -> int:
         g[f"engine {row.engine}"].append(err)
         g[f"family {family(acc)}"].append(err)
         g[f"source {row.raw['round']}"].append(err)
+        g[f"model {row.model}"].append(err)
     if "--rows" in argv:
         print("\n".join(lines))
         print()
