@@ -18,6 +18,7 @@ from typing import Literal, NamedTuple
 
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.sizing.disagg import (
+    MAX_POOL_REPLICAS,
     DecodePool,
     KvTransfer,
     PrefillPool,
@@ -440,8 +441,11 @@ class InferenceSearch:
                               batch=k, factors=self.factors, experts=self._experts).seconds(device, *_split(tp, ep))
         pre = prefill_pool(pass_s, k, rate, t.ttft_max_s, transfer.seconds)
         if pre is None:
-            return (f"a prefill replica alone takes {pass_s + transfer.seconds:.2f} s for one {prompt:,}-token prompt "
-                    f"and its KV transfer, beyond the {t.ttft_max_s:g} s time-to-first-token target")
+            if t.ttft_max_s is not None and pass_s + transfer.seconds > t.ttft_max_s:
+                return (f"a prefill replica alone takes {pass_s + transfer.seconds:.2f} s for one {prompt:,}-token "
+                        f"prompt and its KV transfer, beyond the {t.ttft_max_s:g} s time-to-first-token target")
+            return (f"the prefill pool would need more than {MAX_POOL_REPLICAS:,} replicas at "
+                    f"{rate:,.0f} requests/s")
         mem = self.memory(tp, pp, _flash(acc), self.memory_factors(acc), ep)
         fit = _largest_fitting_batch(mem, acc.memory_gb.value * GB, MAX_BATCH_PER_REPLICA, self._saturation)
         b = decode_batch(speed.seconds, fit if device.peak_tflops is not None else 1, t.min_tokens_per_s_per_user,

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from contextlib import suppress
+from typing import NoReturn
 
 from gpuadvisor.knowledge.errors import (
     EXIT_INTERNAL,
@@ -71,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         streams.say("gpuadvisor: interrupted")
+        if argv is None:  # the real process: end it here (see _exit_interrupted)
+            _exit_interrupted()
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader left (`| head`): what it wanted was written
         if argv is None:
@@ -86,6 +91,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
     finally:
         streams.restore(saved)
+
+
+def _exit_interrupted() -> NoReturn:
+    """Exit 130 now. An interrupt that lands while a library runs code through the C API (an import compiling
+    bytecode, a `PyRun_*` call) marks the interpreter as ended by an unhandled KeyboardInterrupt even though it was
+    handled here, and CPython then kills the process with SIGINT at exit (exit status -2, seen about one run in
+    eight when Ctrl+C lands in the first tenth of a second). Streams are flushed first; nothing else is pending."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def _run(argv: Sequence[str], saved: tuple[object, object]) -> int:

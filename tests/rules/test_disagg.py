@@ -247,3 +247,12 @@ def test_the_cli_json_carries_the_split(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["schema", "recommend"]) == 0
     schema = capsys.readouterr().out
     assert "Disaggregated" in schema and "kv_transfer_ms" in schema
+
+
+def test_a_prefill_pool_beyond_the_search_bound_is_said_not_crashed(advisor: Advisor) -> None:
+    # found by the answers fuzz: 1,853,511 requests a minute and no first-token target. On some units (P100
+    # servers) the prefill pool would pass MAX_POOL_REPLICAS, prefill_pool returns None without a target to
+    # blame, and the reason used to format the missing target (TypeError inside rule H1.inference)
+    assert prefill_pool(1.0, 1, 1e9, None, 0.0) is None  # 1e9 busy replicas: beyond the bound
+    result = advisor.consult(parse_answers({"inference": {"requests_per_minute": 1853511.0}}))
+    assert result.feasible and result.recommendations
