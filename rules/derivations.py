@@ -586,8 +586,7 @@ class Derivations:
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
         owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
         hourly = owned.usd_per_busy_hour  # a busy hour carries the amortization of the idle ones, plus power
-        monthly = owned.amortization_usd_per_hour * HOURS_PER_MONTH + owned.power_usd_per_busy_hour * \
-            HOURS_PER_MONTH * util
+        monthly = owned.usd_per_month(util)
         horizon_h = f.hardware_lifetime_years * HOURS_PER_YEAR
         lifetime_site = site_kw * f.colocation_usd_per_kw_month * 12.0 * f.hardware_lifetime_years
         lifetime_power = owned.power_usd_per_busy_hour * util * horizon_h
@@ -633,8 +632,7 @@ class Derivations:
         bill = purchase_bill(self.catalog, system, a, machines, machines * int(config["fill"]), joined=True)
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
         owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
-        monthly = (owned.amortization_usd_per_hour + owned.power_usd_per_busy_hour * util) * HOURS_PER_MONTH
-        return {"pd_usd_per_month": round(monthly, 2), "pd_capex_usd": round(bill.capex_usd, 2)}
+        return {"pd_usd_per_month": round(owned.usd_per_month(util), 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
                          label: str, inst: Instance | None) -> None:

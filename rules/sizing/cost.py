@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
-from gpuadvisor.rules.sizing.units import HOURS_PER_YEAR, SECONDS_PER_HOUR
+from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH, HOURS_PER_YEAR, SECONDS_PER_HOUR
 
 
 def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
@@ -68,6 +68,10 @@ class OwnedCost:
     """Amortization and site spread over busy hours only, plus power."""
     usd_per_million_tokens: float | None
     notes: tuple[Note, ...]
+
+    def usd_per_month(self, utilization: float) -> float:
+        """A month of owning it: amortization and site every hour, power in the busy share of them."""
+        return (self.amortization_usd_per_hour + self.power_usd_per_busy_hour * utilization) * HOURS_PER_MONTH
 
 
 def power_usd_per_hour(tdp_w: float, count: int, *, pue: float, usd_per_kwh: float) -> float:
