@@ -741,7 +741,7 @@ class Assumption(Strict):
     notes: str | None = None
 
 
-EngineName = Literal["llama.cpp", "vllm", "sglang", "tensorrt-llm", "mlx"]
+EngineName = Literal["llama.cpp", "vllm", "sglang", "tensorrt-llm", "tensorrt-llm-engine", "mlx"]
 
 
 class Band(Strict):
@@ -795,7 +795,8 @@ class EngineProfile(Strict):
     overhead_per_layer_us: Band
     """In the band, `low` is the optimistic end."""
     overhead_per_sequence_us: Band | None = None
-    """Per layer per sequence of the batch; `low` is the optimistic end."""
+    """Per sequence of the batch per decode step (host work: scheduling, sampling); `low` is the optimistic
+    end."""
     compute_efficiency: Band | None = None
     rows: int = Field(default=0, ge=0)
     """Published measurements the values were fitted to (0 = carried over from a related family)."""

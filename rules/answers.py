@@ -19,6 +19,7 @@ from gpuadvisor.knowledge.files import ANSWERS_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.locate import find_line, split_syntax_error
 from gpuadvisor.knowledge.nesting import loads_json, loads_toml
 from gpuadvisor.knowledge.sanitize import shorten
+from gpuadvisor.rules.serving import EngineChoice
 
 Workload = Literal["training", "finetune", "inference"]
 Stage = Literal["learning", "prototyping", "production"]
@@ -192,16 +193,18 @@ class InferenceAnswer(Section):
         "production serving (stage = production), no otherwise", flag="failover", question="Survive a machine loss",
         hint="A production endpoint keeps serving when a machine fails: N+1 replicas on two machines at least "
              "(002 Q4, S10)."))
-    engine: Literal["auto", "llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx"] = Field(
+    engine: EngineChoice = Field(
         default="auto", **ask(
-            "serving engine: auto | llama.cpp | ollama | vllm | sglang | tensorrt-llm | mlx; auto = by "
+            "serving engine: auto | llama.cpp | ollama | vllm | sglang | tensorrt-llm (PyTorch backend, "
+            "trtllm-serve) | tensorrt-llm-engine (TensorRT engines on the C++ executor) | mlx; auto = by "
             "deployment: MLX on Apple silicon, llama.cpp on desk-side (consumer, workstation) cards, vLLM on "
             "servers (per option)", flag="engine", question="Serving engine",
             hint="Engines reach very different shares of the memory bandwidth: llama.cpp on an A100 about half of "
                  "vLLM's; automatic = MLX on Apple, llama.cpp on desk-side cards, vLLM on servers (engines.toml, "
                  "calibrated on published benchmarks).",
             choices={"auto": "Automatic (by hardware)", "llama.cpp": "llama.cpp / Ollama", "vllm": "vLLM",
-                     "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM", "mlx": "MLX (Apple)"}))
+                     "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM (trtllm-serve)",
+                     "tensorrt-llm-engine": "TensorRT-LLM, built engines (C++ executor)", "mlx": "MLX (Apple)"}))
 
     @field_validator("engine", mode="before")
     @classmethod

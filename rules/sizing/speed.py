@@ -68,8 +68,9 @@ class EngineEfficiency:
     profile: str | None = None
     """engines.toml id the figures came from (`engine@family`), for the notes."""
     overhead_per_sequence_us: float = 0.0
-    """Cost per layer per sequence of the batch (attention launches, sampling): what makes large batches slower
-    than their bytes and FLOPs (µs)."""
+    """Cost per sequence of the batch per decode step (µs): the host's scheduling, sampling and detokenising of
+    each sequence, which grows with the batch but not with the layers; what makes large batches slower than their
+    bytes and FLOPs, and what separates TensorRT-LLM's PyTorch backend from its C++ executor (engines.toml)."""
 
     def __post_init__(self) -> None:
         if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(self.overhead_per_layer_us,
@@ -360,8 +361,7 @@ class DecodeCurve:
         self._half_tokens = expert_half_tokens(device, self.experts.bytes_per_weight if self.experts else
                                                self.bytes_per_weight, factors)
         self._overhead = self._layers * device.overhead_per_layer_us(factors) * 1e-6
-        self._seq_overhead = self._layers * device.efficiency.overhead_per_sequence_us * 1e-6 \
-            if device.efficiency else 0.0
+        self._seq_overhead = device.efficiency.overhead_per_sequence_us * 1e-6 if device.efficiency else 0.0
         # allreduce_seconds, split into its constant parts
         latency_us = factors.allreduce_latency_nvlink_us if device.link_kind == "nvlink" else \
             factors.allreduce_latency_pcie_us

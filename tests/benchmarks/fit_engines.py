@@ -39,10 +39,10 @@ SOURCES = {"trtllm-perf-overview": "eng-trtllm-perf-overview", "mlperf-v5.1": "e
            "mlx-1029": "eng-mlx-1029", "mlx-1069": "eng-mlx-1069"}
 
 
-BOUNDS = {"bw": (0.3, 0.95), "kv": (0.05, 1.0), "over": (2.0, 250.0), "seq": (0.0, 5.0), "comp": (0.1, 0.75)}
+BOUNDS = {"bw": (0.3, 0.95), "kv": (0.05, 1.0), "over": (2.0, 250.0), "seq": (0.0, 200.0), "comp": (0.1, 0.75)}
 """Physically plausible ranges the fit stays in: no engine reads weights above 95 % of the datasheet bandwidth,
 and a per-layer overhead beyond 250 µs is not a launch cost any more (Metal builds of llama.cpp reach ~190 µs)."""
-PRIOR = {"bw": 0.75, "kv": 0.75, "over": 30.0, "seq": 0.5, "comp": 0.5}
+PRIOR = {"bw": 0.75, "kv": 0.75, "over": 30.0, "seq": 20.0, "comp": 0.5}
 """Where a parameter the rows cannot pin down settles: the engine-blind assumptions (decode_bandwidth_efficiency,
 compute_efficiency) and a CUDA-graph-class per-layer cost. A squared-log pull weighted by PRIOR_WEIGHT (in units of
 one row's absolute log error), so it moves nothing that a few rows do determine."""
@@ -169,15 +169,21 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
             x = nelder_mead(lambda v, g=group, t=trial: loss(g, t(v)), x, steps=600)  # restart: L1 has kinks
             best = trial(x)
         else:
+            # a small group: its own weight rate (and, with large-batch rows, its own compute efficiency: a
+            # prefill-bound 405B row on Blackwell says nothing about Hopper's tensor cores); the rest pooled
             base = pooled[0]
             ratio = base.kv_efficiency / base.bandwidth_efficiency
-            x = nelder_mead(lambda v, g=group, b=base, en=engine, k=ratio: loss(g, EngineEfficiency(
-                en, bounded(v[0], *BOUNDS["bw"]), min(1.0, bounded(v[0], *BOUNDS["bw"]) * k),
-                b.overhead_per_layer_us, b.compute_efficiency,
-                overhead_per_sequence_us=b.overhead_per_sequence_us)), [0.0])
-            bw = bounded(x[0], *BOUNDS["bw"])
-            best = EngineEfficiency(engine, bw, min(1.0, bw * ratio), base.overhead_per_layer_us,
-                                    base.compute_efficiency, overhead_per_sequence_us=base.overhead_per_sequence_us)
+            own_comp = batched and base.compute_efficiency is not None
+
+            def small(v: Sequence[float], b: EngineEfficiency = base, en: str = engine, k: float = ratio,
+                      oc: bool = own_comp) -> EngineEfficiency:
+                bw = bounded(v[0], *BOUNDS["bw"])
+                return EngineEfficiency(en, bw, min(1.0, bw * k), b.overhead_per_layer_us,
+                                        bounded(v[1], *BOUNDS["comp"]) if oc else b.compute_efficiency,
+                                        overhead_per_sequence_us=b.overhead_per_sequence_us)
+
+            x = nelder_mead(lambda v, g=group, s=small: loss(g, s(v)), [0.0, 0.0] if own_comp else [0.0])
+            best = small(x)
         fitted[(engine, key)] = (best, group)
 
 

@@ -29,7 +29,7 @@ def test_table_covers_every_measure_engine_and_enough_hardware(catalog: Catalog)
             "training_gpu_hours", "training_tokens_per_s_per_gpu"} <= measures
     decode = [r for r in CHECKED if r.kind == "decode"]
     assert len(decode) >= 150
-    assert {"llama.cpp", "vllm", "tensorrt-llm", "mlx"} <= {r.engine for r in decode}
+    assert {"llama.cpp", "vllm", "tensorrt-llm-engine", "mlx"} <= {r.engine for r in decode}
     gpus = {r.gpu for r in decode}
     assert len(gpus) >= 12
     assert {catalog.accelerators[g].vendor for g in gpus} >= {"nvidia", "amd", "apple"}

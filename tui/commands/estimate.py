@@ -77,7 +77,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     ops.add_argument("--utilization", metavar="F", help="busy fraction of owned hardware (default 0.5)")
     ops.add_argument("--engine", metavar="NAME", help="serving engine: auto (default: MLX on Apple, llama.cpp on "
                                                       "desk-side cards, vLLM on servers), llama.cpp, ollama, vllm, "
-                                                      "sglang, tensorrt-llm, mlx")
+                                                      "sglang, tensorrt-llm (trtllm-serve), "
+                                                      "tensorrt-llm-engine (built engines), mlx")
     parser.add_argument("--json", action="store_true", help="print the EstimateResult as JSON "
                                                             "(see `gpuadvisor schema estimate`)")
     parser.set_defaults(command="estimate")

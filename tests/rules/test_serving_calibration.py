@@ -1,0 +1,76 @@
+"""The large-batch serving calibration (tests/data/serving_calibration.toml) as the planner uses it.
+
+Each published row is labelled with the runtime its submitter ran, every in-sample row lies inside the band its
+engine profile prints, and the round the fit never saw stays within issue 17's targets. The figures come from
+tests/serving_calibration_model.py, the same code tests/benchmarks/bench_serving.py prints.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.loader import load_catalog
+from gpuadvisor.rules.serving import canonical_engine, efficiency_of, engine_efficiency, profile_for
+from tests.calibration_model import quantiles
+from tests.serving_calibration_model import ROWS, error, predict
+
+OFFLINE = [r for r in ROWS if r.scenario == "Offline"]
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog(user_dir=None)
+
+
+def test_each_row_names_the_tensorrt_llm_runtime_its_submitter_ran() -> None:
+    # NVIDIA's MLPerf harnesses: C++ executor on built engines for Llama 2 70B, Llama 3.1 8B/405B and Mixtral,
+    # the PyTorch backend (trtllm-serve endpoint) for DeepSeek-R1; the perf overview's trtllm-bench --backend pytorch
+    nvidia = [r for r in ROWS if r.engine.startswith("tensorrt-llm")]
+    mlperf = [r for r in nvidia if r.round.startswith("mlperf-")]
+    assert {r.engine for r in mlperf if r.model != "deepseek-r1"} == {"tensorrt-llm-engine"}
+    assert {r.engine for r in mlperf if r.model == "deepseek-r1"} == {"tensorrt-llm"}
+    assert {r.engine for r in nvidia if r.round == "trtllm-1.0"} == {"tensorrt-llm"}
+
+
+def test_users_name_either_runtime() -> None:
+    assert canonical_engine("TensorRT-LLM") == canonical_engine("trtllm-serve") == "tensorrt-llm"
+    assert canonical_engine("trtllm engine") == canonical_engine("TensorRT-LLM-cpp") == "tensorrt-llm-engine"
+
+
+@pytest.mark.parametrize("row", [r for r in OFFLINE if r.fitted], ids=lambda r: r.label)
+def test_every_fitted_row_lies_in_its_profiles_band(row: object, catalog: Catalog) -> None:
+    acc = catalog.accelerators[row.gpu]  # type: ignore[attr-defined]
+    profile = profile_for(catalog, acc, row.engine)  # type: ignore[attr-defined]
+    assert profile is not None
+    slow, fast = (predict(row, catalog, efficiency=efficiency_of(profile, w))  # type: ignore[arg-type]
+                  for w in ("slow", "fast"))
+    assert slow <= row.measured * 1.001 and row.measured * 0.999 <= fast  # type: ignore[attr-defined]
+
+
+def test_each_runtimes_profile_predicts_its_own_rows_and_not_the_others(catalog: Catalog) -> None:
+    # H200 SXM, 70B-class Llama at FP8: MLPerf v5.1 Llama 2 70B ×8 (C++ executor) and the perf overview's Llama 3.3
+    # 70B at 1,000/1,000 tokens (trtllm-bench, PyTorch backend). Each profile predicts its own runtime's row within
+    # 15 %; the executor's profile is 15-60 % faster than the PyTorch backend's on both
+    acc = catalog.accelerators["nvidia-h200-sxm"]
+    cpp, py = (engine_efficiency(catalog, acc, e) for e in ("tensorrt-llm-engine", "tensorrt-llm"))
+    assert cpp is not None and py is not None
+    mlperf = next(r for r in OFFLINE if r.fitted and r.gpu == acc.id and r.model == "llama-2-70b" and r.gpus == 8)
+    bench = next(r for r in OFFLINE if r.round == "trtllm-1.0" and r.gpu == acc.id and r.model == "llama-3-70b"
+                 and r.precision == "fp8" and (r.input, r.output) == (1000, 1000))
+    assert (mlperf.engine, bench.engine) == ("tensorrt-llm-engine", "tensorrt-llm")
+    for row, own, other in ((mlperf, cpp, py), (bench, py, cpp)):
+        assert abs(error(predict(row, catalog, efficiency=own), row.measured)) < 0.15
+        ratio = predict(row, catalog, efficiency=cpp) / predict(row, catalog, efficiency=py)
+        assert 1.15 < ratio < 1.6, (row.label, ratio)
+        assert own is not other
+
+
+def test_the_held_out_round_meets_issue_17s_targets(catalog: Catalog) -> None:
+    errors = [abs(error(predict(r, catalog), r.measured)) for r in OFFLINE if r.held_out]
+    assert len(errors) == 9
+    median, p90, n = quantiles(errors)
+    assert n == 9 and median <= 0.10 and p90 <= 0.25
+    assert statistics.median(errors) == median
