@@ -204,12 +204,21 @@ class Derivations:
             fact["requests_per_session"] = load.requests_per_session
             fact["peak_to_average"] = load.peak_to_average
             fact["load_from_users"] = load.text()
+        # with a request rate and neither a concurrency nor a batch given, the decode batch is not an answer: each
+        # option's plan forms its own at the rate (its layout's batch per replica), so no workload-level line may
+        # describe the service as batch 1
+        fact["per_option_batch"] = bool(
+            workload == "inference" and fact["requests_per_minute"] is not None and concurrency is None
+            and answers["precision.batch_size"][0] not in given_ids)
         fact["utilization"] = usage_profile(str(workload), str(fact["stage"]), fact["hours_per_month_given"],
                                             fact["utilization_given"], self.usage_values).utilization
         what = {"inference": "Serving", "training": "Training from scratch", "finetune": f"Fine-tuning ({method})"}
         fact["text"] = (f"{what[str(workload)]} {model['name']} ({fact['params_b']:.2f}B parameters) in {wprec.name}, "
-                        + (f"context {fact['context']:,}, up to {fact['concurrency']:,} request"
-                           f"{'s' if fact['concurrency'] != 1 else ''} in flight" if workload == "inference"
+                        + (f"context {fact['context']:,}, "
+                           + ("requests in flight as each option's batch holds them at the request rate"
+                              if fact["per_option_batch"] else
+                              f"up to {fact['concurrency']:,} request{'s' if fact['concurrency'] != 1 else ''} "
+                              "in flight") if workload == "inference"
                            else f"context {fact['context']:,}, micro-batch {batch}")
                         + (f"; load: {fact['load_from_users']} (assumptions.toml dau_*)"
                            if fact.get("load_from_users") else "")
@@ -251,15 +260,18 @@ class Derivations:
                    f"{arch.mla.qk_rope_head_dim})"
                    if arch.mla else f"2 × layers {arch.num_hidden_layers} × KV heads {arch.kv_heads} × head dim "
                                     f"{arch.head_size}")
+        per_option = bool(work.get("per_option_batch"))
         ctx.conclude({"kind": "kv_cache", "ref": "kv_cache", "bytes_per_token": per_token,
                       "gb_per_sequence": _gb(per_seq), "gb_total": _gb(per_seq * seqs), "sequences": seqs,
-                      "context": context,
+                      "context": context, "per_option": per_option,
                       "text": f"KV cache ({kind}): {formula} × {p.bytes_per_weight:g} B = {per_token:,.0f} B per "
                               "token; "
                               f"× {context:,} tokens"
                               + (f" ({arch.local_layers} local layers hold at most {arch.sliding_window:,})"
                                  if arch.local_layers else "")
-                              + f" × {seqs} sequences = {per_seq * seqs / GB:,.1f} GB"})
+                              + (f" = {per_seq / GB:,.2f} GB a sequence; each option holds as many as its batch "
+                                 "at the request rate (its layout)" if per_option else
+                                 f" × {seqs} sequences = {per_seq * seqs / GB:,.1f} GB")})
 
     def demand(self, ctx: RuleContext, work: Fact) -> None:
         """S10: the tokens/s the traffic needs, or, with no request rate given, no throughput target at all: the
@@ -300,9 +312,12 @@ class Derivations:
                         for a in self.catalog.accelerators.values() if a.dense_tflops("bf16"))
         low = ridges[len(ridges) // 10] if ridges else 100.0
         bound = "bandwidth" if value < low else "compute"
+        per_option = bool(work.get("per_option_batch"))
         ctx.conclude({"kind": "intensity", "ref": "intensity", "phase": "decode", "flop_per_byte": round(value, 3),
-                      "bound": bound, "batch": batch,
-                      "text": f"Decode at batch {batch}: 2 FLOPs per weight per sequence ÷ "
+                      "bound": bound, "batch": batch, "per_option": per_option,
+                      "text": ("Decode batch: formed by each option at the request rate (its layout); at the "
+                               "least, batch 1: " if per_option else "")
+                              + f"Decode at batch {batch}: 2 FLOPs per weight per sequence ÷ "
                               f"{float(weights['bits']) / 8:g} "
                               f"bytes per weight = {value:.1f} FLOP/byte, "
                               f"{'below' if bound == 'bandwidth' else 'at or above'} the ridge points of the "
