@@ -168,6 +168,18 @@ def _n(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
 
 
+class PowerLimit(Strict):
+    """A board power limit with a published result: what the part sustains there (MLPerf MaxQ systems run the same
+    GPUs capped with `nvidia-smi -pl`)."""
+
+    limit_w: int = Field(ge=50, le=3000)
+    sustained_compute_ratio: Measure
+    """Share of the datasheet tensor rate sustained at the limit, derived like `sustained_compute_ratio` from the
+    capped system's rows against the same system at full power (tests/benchmarks/derive_sustained.py)."""
+    system_power_w: Measure | None = None
+    """Measured average wall power of the published system at this limit, with its GPU count in the notes."""
+
+
 class Accelerator(Strict):
     """One accelerator model (a GPU, TPU chip, Trainium/Inferentia chip, Gaudi, Apple SoC)."""
 
@@ -208,6 +220,9 @@ class Accelerator(Strict):
     limit bites harder at the densest math (the 600 W RTX PRO 6000 holds its FP8 rate but not its FP4 rate, twice
     the operations per cycle). Keys are compute precisions (fp4, fp8, bf16, ...); derived the same way, with the
     card's own rows at another precision as the reference."""
+    power_limits: list[PowerLimit] = []
+    """Board power limits below the rated one at which the part has a published large-batch result (MLPerf
+    MaxQ): what it sustains there. `at_power_limit` gives the part as run at one of them."""
     ecc: bool
     mig_max_instances: Measure | None = None
     compute_capability: TextMeasure | None = None
@@ -240,7 +255,29 @@ class Accelerator(Strict):
             if not 0 < share.value <= 1:
                 raise ValueError(f"{self.id}: sustained_compute_ratio_by_precision.{compute} must be in (0, 1], "
                                  f"got {share.value}")
+        for i, cap in enumerate(self.power_limits):
+            if not 0 < cap.sustained_compute_ratio.value <= 1:
+                raise ValueError(f"{self.id}: power_limits[{i}].sustained_compute_ratio must be in (0, 1], got "
+                                 f"{cap.sustained_compute_ratio.value}")
+            if self.tdp_w is not None and cap.limit_w >= self.tdp_w.value:
+                raise ValueError(f"{self.id}: power_limits[{i}].limit_w {cap.limit_w} W is not below the rated "
+                                 f"{self.tdp_w.value:g} W")
         return self
+
+    def at_power_limit(self, watts: int) -> Accelerator:
+        """The part run at a published board power limit (MLPerf MaxQ): its sustained share there, at every
+        precision, and the limit as its board power. ValueError names the published limits when `watts` is not
+        one of them: a cap without a published result is not guessed."""
+        found = next((p for p in self.power_limits if p.limit_w == watts), None)
+        if found is None:
+            have = ", ".join(f"{p.limit_w} W" for p in self.power_limits)
+            raise ValueError(f"{self.name}: no published result at a {watts} W power limit "
+                             + (f"(published: {have})" if have else "(none is published for this part)"))
+        board = Measure(value=float(watts), sources=found.sustained_compute_ratio.sources,
+                        notes=f"power limit set to {watts} W (nvidia-smi -pl), below the rated "
+                              f"{self.tdp_w.value:g} W" if self.tdp_w else None)
+        return self.model_copy(update={"sustained_compute_ratio": found.sustained_compute_ratio,
+                                       "sustained_compute_ratio_by_precision": {}, "tdp_w": board})
 
     def sustained_share(self, compute: str) -> float:
         """Share of the datasheet tensor rate sustained at `compute` under a full serving load (1 = all of it)."""

@@ -89,6 +89,8 @@ class EstimateRequest:
     tp: int | None = None
     ep: int | None = None
     """Expert-parallel degree (MoE inference): the routed experts split over ep GPUs, ep a multiple of tp."""
+    power_limit_w: int | None = None
+    """Run the GPUs capped at this board power (MLPerf MaxQ): only limits with a published result are accepted."""
     pp: int | None = None
     zero: int | None = None
     tokens: float | None = None
@@ -158,6 +160,8 @@ class SetupOut(Out):
                                  "expert_parallel ÷ tensor_parallel groups); 1 = experts tensor-parallel")
     pipeline_parallel: int
     data_parallel: int = Field(description="model replicas (inference) / data-parallel ranks (training)")
+    power_limit_w: int | None = Field(default=None, description="board power the GPUs are capped at (--power-limit, "
+                                      "MLPerf MaxQ); null = their rated power")
     zero_stage: int
     optimizer: str | None = None
     gradient_checkpointing: bool | None = None
@@ -521,6 +525,17 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     acc: Accelerator | None = None
     if req.gpu is not None:
         acc = _lookup("--gpu", find_accelerator, catalog, req.gpu)
+    if req.power_limit_w is not None:
+        if acc is None:
+            raise InputError("--power-limit needs --gpu: a limit is published for one part")
+        try:
+            acc = acc.at_power_limit(req.power_limit_w)
+        except ValueError as err:
+            raise InputError(f"--power-limit {req.power_limit_w}: {err}") from None
+        cap = acc.sustained_compute_ratio
+        assert cap is not None
+        ctx.warnings.append(f"GPUs capped at {req.power_limit_w} W: tensor math at {cap.value:.0%} of the datasheet "
+                            f"rate, as published at that limit ({', '.join(cap.sources)})")
 
     # shape of the run
     context = req.context or 4096
@@ -582,7 +597,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
                        input_tokens=None if training else (req.input_tokens or context),
                        gpu=acc.id if acc else None, gpu_name=acc.name if acc else None, gpus=par.gpus,
                        tensor_parallel=par.tp, expert_parallel=par.ep, pipeline_parallel=par.pp,
-                       data_parallel=par.dp, zero_stage=par.zero,
+                       data_parallel=par.dp, zero_stage=par.zero, power_limit_w=req.power_limit_w,
                        optimizer=optimizer if training else None, gradient_checkpointing=checkpointing if training
                        else None, flash_attention=flash, lora_rank=lora_rank if method in ("lora", "qlora") else None,
                        tokens=req.tokens),

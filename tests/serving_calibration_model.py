@@ -108,6 +108,7 @@ class Row:
         i, o = self.lengths()
         scen = f" {self.scenario}" if self.get("scenario") else ""
         scen = (f" ep{self.raw['ep']}" if self.get("ep") else "") + scen
+        scen = (f" at {self.raw['power_limit_w']} W" if self.get("power_limit_w") else "") + scen
         return (f"{self.raw['round']} [{self.raw['engine']}] {self.raw['model']} {self.raw['precision']} "
                 f"{self.raw['gpu']} ×{self.raw['gpus']} {i}/{o}{scen}")
 
@@ -133,6 +134,8 @@ def predict(row: Row, catalog: Catalog, factors: Factors | None = None,
     part's sustained share of its peak, for tests/benchmarks/derive_sustained.py)."""
     factors = factors or catalog_factors(catalog)
     acc = catalog.accelerators[row.gpu]
+    if row.get("power_limit_w") and sustained is None:  # an MLPerf MaxQ run: the part at its published limit
+        acc = acc.at_power_limit(int(row.power_limit_w))
     prec = catalog.precisions[row.precision]
     kv = catalog.precisions[row.get("kv_precision", "fp16")]
     arch = ARCHS[row.model]

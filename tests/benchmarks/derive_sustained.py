@@ -23,6 +23,13 @@ not at a denser one, the reference is the card itself. s at the dense precision 
 
 so what is left is what separates P from R on one board, one round and one engine (PRECISION_REFERENCE).
 
+A share at a power limit (`power_limits`, MLPerf MaxQ): the capped system against itself at full power, same
+round and software. s solves
+
+    predicted(capped row, s) / measured(capped) = predicted(same row at full power) / measured(full power)
+
+(POWER_LIMITS).
+
 usage: python tests/benchmarks/derive_sustained.py
 """
 
@@ -108,8 +115,31 @@ def precision_shares(card: str, precision: str, catalog: object) -> list[tuple[f
     return out
 
 
+def power_limit_shares(card: str, watts: int, catalog: object) -> list[tuple[float, Row]]:
+    """(s, capped row) per Offline MLPerf row of `card` run at a `watts` power limit (MaxQ): s leaves the capped
+    row with the relative error of the same system at full power (`reference_measured`, same round and software)."""
+    out = []
+    for r in ROWS:
+        if r.gpu == card and r.scenario == "Offline" and r.get("power_limit_w") == watts:
+            full = predict(r, catalog, sustained=catalog.accelerators[card].sustained_share(  # type: ignore[attr-defined]
+                catalog.precisions[r.precision].compute))  # type: ignore[attr-defined]
+            out.append((solve(r, catalog, full / float(r.reference_measured) * r.measured), r))
+    return out
+
+
+POWER_LIMITS = {("nvidia-h200-sxm", 500)}
+"""(card, watts) pairs with published capped rows (MLPerf v4.1 H200 MaxQ; none in v5.0 or v5.1)."""
+
+
 def main() -> int:
     catalog = load_catalog(user_dir=None)
+    for card, watts in sorted(POWER_LIMITS):
+        shares = power_limit_shares(card, watts, catalog)
+        print(f"{card} at a {watts} W power limit: median s = {statistics.median(s for s, _ in shares):.3f} over "
+              f"{len(shares)} rows")
+        for s, r in shares:
+            print(f"  s = {s:.3f}  {r.label}  {r.measured:g} against {float(r.reference_measured):g} at full power "
+                  f"(ratio {r.measured / float(r.reference_measured):.3f})")
     for (card, precision), reference in PRECISION_REFERENCE.items():
         shares = precision_shares(card, precision, catalog)
         if not shares:

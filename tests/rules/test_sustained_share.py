@@ -54,3 +54,49 @@ def test_a_card_that_holds_fp8_but_not_fp4_carries_a_per_precision_share() -> No
     factors = catalog_factors(catalog)
     fp4 = device_for(acc, "fp4")
     assert fp4.flops_per_second(factors) == pytest.approx(2000e12 * 0.85 * fp4.compute_efficiency(factors))
+
+
+def test_a_published_power_limit_is_the_median_of_its_capped_rows() -> None:
+    # MLPerf v4.1, NVIDIA H200 SXM ×8 MaxQ (500 W) against the same system at 700 W: Llama 2 70B 25,262.1 vs
+    # 31,302.7 tokens/s (0.807) and Mixtral 48,987.9 vs 59,022.3 (0.830); the shares that leave each capped row
+    # with its full-power twin's relative error are 0.791 and 0.784: median 0.787, stored 0.79
+    from tests.benchmarks.derive_sustained import power_limit_shares
+
+    catalog = load_catalog(user_dir=None)
+    h200 = catalog.accelerators["nvidia-h200-sxm"]
+    shares = [s for s, _ in power_limit_shares(h200.id, 500, catalog)]
+    assert len(shares) == 2 and statistics.median(shares) == pytest.approx(0.79, abs=0.01)
+    (cap,) = h200.power_limits
+    assert cap.limit_w == 500 and cap.sustained_compute_ratio.value == 0.79 and cap.sustained_compute_ratio.derived
+    assert cap.system_power_w is not None and cap.system_power_w.value == 6153
+    capped = h200.at_power_limit(500)
+    assert capped.tdp_w is not None and capped.tdp_w.value == 500
+    assert capped.sustained_share("fp8") == capped.sustained_share("bf16") == 0.79
+    assert h200.sustained_share("fp8") == 1.0  # the catalogue's part is unchanged
+
+
+def test_an_unpublished_power_limit_is_refused_not_guessed() -> None:
+    catalog = load_catalog(user_dir=None)
+    with pytest.raises(ValueError, match=r"no published result at a 450 W power limit \(published: 500 W\)"):
+        catalog.accelerators["nvidia-h200-sxm"].at_power_limit(450)
+    with pytest.raises(ValueError, match="none is published for this part"):
+        catalog.accelerators["nvidia-h100-sxm5"].at_power_limit(450)
+
+
+def test_estimate_at_a_power_limit_runs_the_tensor_math_at_the_published_share() -> None:
+    from gpuadvisor.knowledge.errors import InputError
+    from gpuadvisor.rules.estimate import EstimateRequest, estimate
+
+    catalog = load_catalog(user_dir=None)
+    base = dict(workload="inference", model="llama-2-70b", gpu="nvidia-h200-sxm", gpus=8, tp=2, precision="fp8",
+                context=1024, batch=512, input_tokens=222, output_tokens=291, engine="tensorrt-llm-engine")
+    full = estimate(EstimateRequest(**base), catalog)  # type: ignore[arg-type]
+    capped = estimate(EstimateRequest(**base, power_limit_w=500), catalog)  # type: ignore[arg-type]
+    assert capped.setup.power_limit_w == 500 and full.setup.power_limit_w is None
+    assert full.throughput_tokens_per_s is not None and capped.throughput_tokens_per_s is not None
+    # batch 512 of a 70B at FP8 is mostly compute: the published ratio at this cap was 0.807 (Llama 2 70B Offline)
+    ratio = capped.throughput_tokens_per_s / full.throughput_tokens_per_s
+    assert 0.79 < ratio < 0.86
+    assert any("capped at 500 W" in w for w in capped.warnings)
+    with pytest.raises(InputError, match=r"--power-limit 450: NVIDIA H200 SXM: no published result"):
+        estimate(EstimateRequest(**{**base, "power_limit_w": 450}), catalog)  # type: ignore[arg-type]

@@ -303,3 +303,17 @@ def test_json_active_per_token_leaves_out_the_embedding_lookup(capsys: pytest.Ca
     p = d["parameters"]
     assert round(p["active_per_token"] / 1e9, 2) == active_b
     assert p["active"] - p["active_per_token"] == 201_088 * 2_880
+
+
+def test_power_limit_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--model", "llama-2-70b", "--gpu", "nvidia-h200-sxm", "--gpus", "8", "--tp", "2", "--precision", "fp8",
+            "--context", "1024", "--batch", "512", "--input-tokens", "222", "--engine", "trtllm-cpp"]
+    full, capped = run_json(capsys, *args), run_json(capsys, *args, "--power-limit", "500")
+    assert full["setup"]["power_limit_w"] is None and capped["setup"]["power_limit_w"] == 500
+    assert capped["setup"]["engine"] == "tensorrt-llm-engine"
+    assert capped["throughput_tokens_per_s"] < full["throughput_tokens_per_s"]
+    assert main(["estimate", *args, "--power-limit", "five hundred"]) == 2
+    assert "--power-limit must be a whole number" in capsys.readouterr().err
+    assert main(["estimate", "--model", "llama-2-70b", "--gpu", "H100 SXM", "--power-limit", "450"]) == 2
+    assert "--power-limit 450: NVIDIA H100 SXM5 80GB: no published result at a 450 W power limit" in \
+        capsys.readouterr().err

@@ -29,12 +29,14 @@ CHOICES = {
 }
 LIMITS: dict[str, float] = {
     "context": 10_000_000, "batch": 1_000_000, "input_tokens": 10_000_000, "output_tokens": 10_000_000,
-    "gpus": 1_000_000, "tp": 65_536, "ep": 65_536, "pp": 10_000, "lora_rank": 4096, "requests_per_minute": 10_000_000,
+    "gpus": 1_000_000, "tp": 65_536, "ep": 65_536, "power_limit_w": 3000, "pp": 10_000, "lora_rank": 4096,
+    "requests_per_minute": 10_000_000,
     "utilization": 1, "tokens": 1e15,
 }
 """Every number a flag takes has a domain (the answers file's bounds for the same quantities): an absurd value is
 refused naming the flag, not printed as if real."""
-INTS = ("context", "batch", "input_tokens", "gpus", "tp", "ep", "pp", "zero", "lora_rank", "output_tokens")
+INTS = ("context", "batch", "input_tokens", "gpus", "tp", "ep", "pp", "zero", "lora_rank", "output_tokens",
+        "power_limit_w")
 FLOATS = ("requests_per_minute", "utilization", "mfu")
 _NEGATIVE = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[KMBGTkmbgt]?$")
 
@@ -69,6 +71,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                                              "holds 1/N of the routed experts; attention data-parallel in N ÷ tp "
                                              "groups; default 1: experts tensor-parallel)")
     hw.add_argument("--pp", metavar="N", help="pipeline-parallel degree (default 1)")
+    hw.add_argument("--power-limit", dest="power_limit_w", metavar="WATTS",
+                    help="GPUs capped at this board power (MLPerf MaxQ); only limits with a published result, "
+                         "e.g. 500 on an H200 SXM")
     hw.add_argument("--zero", metavar="STAGE", help="ZeRO stage 0-3 over data-parallel GPUs (3 = FSDP)")
     ops = parser.add_argument_group("serving and ownership")
     ops.add_argument("--requests-per-min", dest="requests_per_minute", metavar="N",
@@ -89,7 +94,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def _flag(name: str) -> str:
-    return "--requests-per-min" if name == "requests_per_minute" else "--" + name.replace("_", "-")
+    special = {"requests_per_minute": "--requests-per-min", "power_limit_w": "--power-limit"}
+    return special.get(name, "--" + name.replace("_", "-"))
 
 
 def _number(name: str, text: str, kind: type) -> Any:
