@@ -43,6 +43,10 @@ v5.1; ×8: 24,217 in v4.1, 31,307 in v5.0; MI300X ×8 +18 %; H200 ×8 +9 %). The
 does, so a model right for v5.x reads v4.1 as 20-40 % too fast: bench_serving.py prints those rows, their
 same-configuration pairs, and the error with the newer round's software gain taken out. The sustained share of H100
 PCIe and NVL comes from this round (no later round has them), which is why its rows are still read."""
+REPORTED = ("sglang-published",)
+"""Rounds printed beside the others but neither fitted nor a target: SGLang runs published by third parties (finite
+prompt sets, 2024-2025 versions). SGLang has no profile of its own (it carries vLLM's, engines.toml), so these rows
+test that carry-over: dense Llama rows within about 10 % median, DeepSeek-V3/R1 at TP8 far slower than predicted."""
 TARGET_ROUND = HELD_OUT[0]
 HELD_OUT_SUSTAINED_SOURCES = {"mlperf-v5.0": ("mlperf-inference-v5.0-llm-results",),
                               "mlperf-v4.1": ("mlperf-inference-v4.1-llm-results",)}
@@ -50,7 +54,8 @@ HELD_OUT_SUSTAINED_SOURCES = {"mlperf-v5.0": ("mlperf-inference-v5.0-llm-results
 from that round, so its rows there are not held out for it (none cites v5.0)."""
 MAX_BATCH = 4096
 """Sequences per replica the engines schedule at most in these runs (MLPerf submitters raise max_num_seqs /
-max_batch_size to what memory holds: up to 3,450 in AMD's v5.1 configs, 6,144 in NVIDIA's)."""
+max_batch_size to what memory holds: up to 3,450 in AMD's v5.1 configs, 6,144 in NVIDIA's); a row's `max_batch`
+(the prompts of a finite run) lowers it."""
 KV_FRACTION = 0.95
 """Memory the engine gives its KV cache (TensorRT-LLM kv_cache_free_gpu_mem_fraction 0.95 in these runs)."""
 
@@ -85,9 +90,13 @@ class Row:
         return self.raw["round"] in OLDER_SOFTWARE
 
     @property
+    def reported(self) -> bool:
+        return self.raw["round"] in REPORTED
+
+    @property
     def fitted(self) -> bool:
         """A row the engine profiles and dataset inputs are fitted on."""
-        return not self.held_out and not self.older_software
+        return not self.held_out and not self.older_software and not self.reported
 
     @property
     def scenario(self) -> str:
@@ -162,7 +171,7 @@ def predict(row: Row, catalog: Catalog, factors: Factors | None = None,
                          experts=experts).flops
     free = ranks * acc.memory_gb.value * GB * KV_FRACTION - weight_total
     per_seq = kv_bytes_per_sequence(arch, kv.bytes_per_weight, i + o // 2)
-    batch = int(row.get("batch") or max(1, min(MAX_BATCH, math.floor(free / per_seq))))
+    batch = int(row.get("batch") or max(1, min(int(row.get("max_batch") or MAX_BATCH), math.floor(free / per_seq))))
     rate = serving_rate(curve, flops, batch=batch, input_tokens=i, output_tokens=o,
                         chunk_tokens=factors.prefill_chunk_tokens)
     return replicas * rate.tokens_per_s

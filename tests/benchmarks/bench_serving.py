@@ -41,7 +41,8 @@ TARGET_MEDIAN, TARGET_P90, TARGET_FAMILY = 0.10, 0.25, 0.20
 def main(argv: list[str]) -> int:
     catalog = load_catalog(user_dir=None)
     groups: dict[str, dict[str, list[float]]] = {"in-sample": defaultdict(list), "held-out": defaultdict(list),
-                                                 "older software, not a target": defaultdict(list)}
+                                                 "older software, not a target": defaultdict(list),
+                                                 "reported (SGLang, third parties), not fitted": defaultdict(list)}
     server: list[float] = []
     target_families: dict[str, list[float]] = defaultdict(list)
     strict: list[float] = []  # held-out rows on parts whose sustained share was not derived from their round
@@ -132,9 +133,11 @@ def print_moe_rows(catalog: object) -> None:
 
 
 def group_of(row: Row) -> str:
-    """Which of the three error groups a row is counted in."""
+    """Which of the four error groups a row is counted in."""
     if row.held_out:
         return "held-out"
+    if row.reported:
+        return "reported (SGLang, third parties), not fitted"
     return "older software, not a target" if row.older_software else "in-sample"
 
 
