@@ -39,6 +39,7 @@ from gpuadvisor.rules.sizing.memory import (
     training_memory,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount
+from gpuadvisor.rules.sizing.search import first_true
 from gpuadvisor.rules.sizing.serving_load import LoadLatency, latency_at_concurrency, latency_at_rate, serving_rate
 from gpuadvisor.rules.sizing.speed import (
     DecodeCurve,
@@ -688,13 +689,7 @@ def _first_true(pred: Callable[[int], bool], lo: int, hi: int, guess: int) -> in
                 break
             lo += step
             step *= 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return first_true(pred, lo, hi)
 
 
 def _fast_enough(step_seconds: float, t: ServingTargets, throttle: float) -> bool:

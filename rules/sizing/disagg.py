@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpuadvisor.rules.sizing.search import first_true
 from gpuadvisor.rules.sizing.serving_load import wait_quantile
 from gpuadvisor.rules.sizing.units import GB
 
@@ -111,16 +112,9 @@ def decode_batch(step_seconds: Callable[[int], float], fit: int, min_tps_user: f
 
     if fit < 1 or not ok(1):
         return None
-    lo, hi = 1, fit
-    if ok(hi):
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    if ok(fit):
+        return fit
+    return first_true(lambda b: not ok(b), 1, fit) - 1  # the last batch that still meets them
 
 
 def decode_pool(step_seconds: float, batch: int, tokens_per_s: float, concurrency: int) -> DecodePool:

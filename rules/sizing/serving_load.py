@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpuadvisor.rules.sizing.search import first_true
 from gpuadvisor.rules.sizing.speed import DecodeCurve
 
 Z95 = 1.6449
@@ -177,19 +178,13 @@ def latency_at_rate(curve: DecodeCurve, prompt_flops: float, *, arrival_rate: fl
         return (_prompt_iterations(input_tokens, b, chunk_tokens) + output_tokens - 1) * r.iteration_seconds
 
     # Little's law: the mean batch is λ·S(B), S growing with B; the smallest B with λ·S(B) ≤ B is the fixed point
+    def settles(b: int) -> bool:
+        return arrival_rate * service(b) <= b
+
     if arrival_rate * service(slots) >= slots:
         batch = slots
     else:
-        lo, hi = 1, slots
-        if arrival_rate * service(1) <= 1:
-            hi = 1
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if arrival_rate * service(mid) <= mid:
-                hi = mid
-            else:
-                lo = mid
-        batch = hi
+        batch = 1 if settles(1) else first_true(settles, 1, slots)
     s = service(batch)
     offered = arrival_rate * s
     p_wait = erlang_c(slots, offered)
