@@ -262,7 +262,7 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     c = top.cost
     per_run = workload != "inference"
     metric = c.usd_per_run if per_run else c.usd_per_month
-    figure = ("free" if not metric else f"${metric:,.0f} " + ("per run" if per_run else "a month"))
+    figure = _money(metric, per_run)
     verb = {"rent": "Rent", "buy": "Buy", "free": "Use", "own": "Use"}[top.acquisition]
     short = top.accelerator.name.split(" (")[0]
     if top.acquisition in ("free", "own"):
@@ -283,9 +283,19 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
         return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}.{split}"
     advice = [i for i in top.score_breakdown if i.rule != "RANK" and i.points > 0]
     lift = f"; advice: {advice[0].label.rstrip('.')}" if advice else ""
-    gap = metric / cheapest - 1
-    dearer = "as cheap as the cheapest" if gap <= 0.005 else f"{gap:.0%} above the cheapest"
+    if cheapest > 0:
+        gap = metric / cheapest - 1
+        dearer = "as cheap as the cheapest" if gap <= 0.005 else f"{gap:.0%} above the cheapest"
+    else:  # an owned machine's share of a run of seconds rounds to nothing: no ratio to give
+        dearer = f"the cheapest costs {_money(cheapest, per_run)}"
     return f"{verb} {what}{capacity}: the best-scoring plan{goal}, at {figure} ({dearer}{lift}).{split}"
+
+
+def _money(metric: float | None, per_run: bool) -> str:
+    """'$2,300 a month'; a paid plan whose figure rounds to nothing is 'under $1', not 'free'."""
+    if metric is None:
+        return "free"
+    return (f"${metric:,.0f}" if metric >= 0.5 else "under $1") + (" per run" if per_run else " a month")
 
 
 def _split_clause(top: Recommendation, metric: float | None, per_run: bool) -> str:
@@ -303,8 +313,21 @@ def _split_clause(top: Recommendation, metric: float | None, per_run: bool) -> s
 
 
 def fmt_duration(days: float) -> str:
-    """'0.3 days' would hide an eight-hour run: hours below two days, days above."""
+    """'0.3 days' would hide an eight-hour run: hours below two days, days above, minutes below an hour."""
+    if days * 24 < 1:
+        return f"{days * 1440:,.1f} minutes" if days * 1440 >= 0.1 else "under a minute"
     return f"{days * 24:,.1f} hours" if days < 2 else f"{days:,.1f} days"
+
+
+def fmt_tokens(tokens_b: float) -> str:
+    """A token count in billions as people write it: '1.5T', '20B', '61M', '61,035' (never '6.1e-05B')."""
+    if tokens_b >= 1000:
+        return f"{tokens_b / 1000:,.4g}T tokens"
+    if tokens_b >= 1:
+        return f"{tokens_b:,.4g}B tokens"
+    if tokens_b >= 0.001:
+        return f"{tokens_b * 1000:,.4g}M tokens"
+    return f"{tokens_b * 1e9:,.0f} tokens"
 
 
 def _metric_of(r: Recommendation, per_run: bool) -> float:
@@ -334,8 +357,7 @@ def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: fl
     else:
         tokens = eff.get("training.tokens_b")
         days = eff.get("training.deadline_days")
-        run = ((f"{tokens / 1000:,.4g}T tokens" if tokens >= 1000 else f"{tokens:,.4g}B tokens") if tokens
-               else "the run")
+        run = fmt_tokens(tokens) if tokens else "the run"
         if days and top.training_days is not None:
             took = fmt_duration(top.training_days)
             run += f" in {days:g} days (it takes {took})"

@@ -13,7 +13,7 @@ from importlib import metadata
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import one_line as _one_line
-from gpuadvisor.rules.ranking import MAX_COST_SCORE
+from gpuadvisor.rules.ranking import MAX_COST_SCORE, fmt_tokens
 from gpuadvisor.rules.result import (
     SEVERITY_ORDER,
     Cost,
@@ -331,7 +331,7 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     else:
         tokens = _effective(result, "training.tokens_b")
         if tokens is not None:
-            shown = f"{number(float(tokens))}B tokens"
+            shown = fmt_tokens(float(tokens))
             out.append(("Training", shown + ("" if g("training.tokens_b") is not None else " (default)")))
         out.append(("Deadline", f"{number(float(_effective(result, 'training.deadline_days') or 0))} days"
                     + ("" if g("training.deadline_days") is not None else " (default)")))
