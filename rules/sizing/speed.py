@@ -38,7 +38,8 @@ from typing import Literal, NamedTuple
 
 from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
-from gpuadvisor.rules.sizing.kvcache import attended_tokens, causal_attention_pairs, kv_bytes_per_sequence
+from gpuadvisor.rules.sizing.kvcache import (attended_tokens, causal_attention_pairs, kv_bytes_per_sequence,
+                                             per_gpu_share)
 from gpuadvisor.rules.sizing.memory import ExpertFormat, embedding_params
 from gpuadvisor.rules.sizing.params import ParameterCount
 from gpuadvisor.rules.sizing.units import GB, SECONDS_PER_HOUR, TFLOPS
@@ -265,6 +266,17 @@ def _attention_dims(arch: Architecture) -> tuple[int, int]:
     return heads * arch.head_size, heads * arch.head_size
 
 
+def _decode_attention_dims(arch: Architecture) -> tuple[int, int]:
+    """(QK width, V width) a decode step attends with. Multi-head latent attention decodes in its absorbed form
+    (DeepSeek-V2 paper §2.1.2; FlashMLA, SGLang, vLLM and TensorRT-LLM all do): the up-projections fold into the
+    query and the output, so every head scores the cached latent and RoPE key (kv_lora_rank + qk_rope_head_dim) and
+    sums latents (kv_lora_rank): 3.4 times the FLOPs per cached position of the decompressed form a prefill uses."""
+    if arch.mla is not None:
+        heads = arch.num_attention_heads
+        return heads * (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim), heads * arch.mla.kv_lora_rank
+    return _attention_dims(arch)
+
+
 def allreduce_seconds(message_bytes: float, tp: int, device: Device, factors: Factors) -> float:
     """One ring all-reduce across `tp` GPUs: latency + 2(tp−1)/tp × bytes ÷ per-direction link bandwidth."""
     if tp <= 1:
@@ -323,7 +335,7 @@ class DecodeCurve:
                  "embedding_bytes", "factors", "experts", "_attended", "_dense_weight_bytes", "_kv_per_token",
                  "_layers", "_matmul", "_qkv", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead",
                  "_two_layers", "_hidden", "_ar_latency", "_ar_coef", "_link_den", "_pp_comm", "_cache", "_seconds",
-                 "_routed", "_dense_layers", "_moe_layers", "_ranks", "_half_tokens")
+                 "_routed", "_dense_layers", "_moe_layers", "_ranks", "_half_tokens", "_kv_replication")
 
     def __init__(self, arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                  kv_bytes_per_value: float, context: int, tp: int = 1, pp: int = 1,
@@ -342,7 +354,7 @@ class DecodeCurve:
         self._kv_per_token = kv_bytes_per_sequence(arch, kv_bytes_per_value, context)  # one sequence's cache read
         self._layers = arch.num_hidden_layers
         self._matmul = _active_matmul_params(params)
-        qk, v = _attention_dims(arch)
+        qk, v = _decode_attention_dims(arch)
         self._qkv = qk + v
         self._two_layers = 2 * self._layers
         self._hidden = arch.hidden_size
@@ -355,6 +367,9 @@ class DecodeCurve:
         factors = self.factors
         self.device, self.tp, self.pp, self.ep = device, tp, pp, ep
         self._ranks = max(tp, ep)  # GPUs the replica's FLOPs spread over (one pipeline stage)
+        # each rank of a tensor-parallel attention group reads its share of the cache; an MLA latent (and a KV head
+        # shared by more ranks than there are heads) is replicated, so a rank reads more than 1/tp of it
+        self._kv_replication = per_gpu_share(self.arch, tp, 1) * tp
         self._mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
         self._kv_den = device.bandwidth_gbs * GB * device.kv_efficiency(factors)
         self._comp_den = device.flops_per_second(factors)
@@ -416,8 +431,9 @@ class DecodeCurve:
             # attention groups of tp GPUs hold the non-expert weights each; experts and sequences spread over ep
             routed = routed_bytes_per_step(self.params, self.arch, batch, self.bytes_per_weight, self.experts)
             rest = w_bytes - routed
-            bytes_gpu, flops_gpu = rest / tp + (routed + kv_bytes) / ep, flops / ep
-            t_mem = (rest / tp + routed / ep) / self._mem_den + kv_bytes / ep / self._kv_den
+            kv_read = kv_bytes * self._kv_replication
+            bytes_gpu, flops_gpu = rest / tp + (routed + kv_read) / ep, flops / ep
+            t_mem = (rest / tp + routed / ep) / self._mem_den + kv_read / ep / self._kv_den
             group_tokens = batch * tp / ep
             allreduce = 0.0 if tp <= 1 else \
                 self._ar_latency + self._ar_coef * (group_tokens * self._hidden * 2.0) / self._link_den
@@ -425,11 +441,12 @@ class DecodeCurve:
                 + self._moe_layers * alltoall_seconds(batch, self.arch, ep, self.device, self.factors)
             t_comp = self._flop_seconds(flops, batch)
         else:
-            bytes_gpu, flops_gpu = total_bytes / tp, flops / tp
+            kv_read = kv_bytes * self._kv_replication
+            bytes_gpu, flops_gpu = (w_bytes + kv_read) / tp, flops / tp
             if self._kv_den == self._mem_den:
                 t_mem = bytes_gpu / self._mem_den
             else:
-                t_mem = w_bytes / tp / self._mem_den + kv_bytes / tp / self._kv_den
+                t_mem = w_bytes / tp / self._mem_den + kv_read / tp / self._kv_den
             if self._routed:
                 t_comp = self._flop_seconds(flops, batch)
             else:

@@ -37,7 +37,7 @@ from gpuadvisor.rules.planning import (
     plan_training,
 )
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
-from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_token, kv_cache
+from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_token, kv_cache, per_gpu_share
 from gpuadvisor.rules.sizing.memory import (
     InferenceMemoryCurve,
     Parallelism,
@@ -53,6 +53,7 @@ from gpuadvisor.rules.sizing.speed import (
     PrefillModel,
     _active_matmul_params,
     _attention_dims,
+    _decode_attention_dims,
     allreduce_seconds,
     decode_step,
     expected_distinct_experts,
@@ -99,9 +100,10 @@ def reference_step(arch: Architecture, params: ParameterCount, device: Device, *
     w_bytes = weight_bytes_per_step(params, arch, batch, bytes_per_weight, None)
     kv_bytes = batch * context * kv_bytes_per_token(arch, kv_bytes_per_value)
     total_bytes = w_bytes + kv_bytes
-    qk, v = _attention_dims(arch)
+    qk, v = _decode_attention_dims(arch)  # MLA decodes absorbed: heads × (latent + rope, latent)
     flops = 2.0 * batch * _active_matmul_params(params) + 2.0 * batch * layers * context * (qk + v)
-    bytes_gpu, flops_gpu = total_bytes / tp, flops / tp
+    replication = per_gpu_share(arch, tp, 1) * tp  # an MLA latent is read whole by every rank
+    bytes_gpu, flops_gpu = (w_bytes + kv_bytes * replication) / tp, flops / tp
     t_mem = bytes_gpu / (device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency)
     if arch.moe is not None:
         flops_gpu = (flops + _routed_extra_flops(arch, params, batch, factors, device, bytes_per_weight)) / tp
@@ -208,7 +210,7 @@ def test_prefill_model_is_the_reference_formula_to_the_bit(catalog: Catalog, nam
 
 def test_split_shares_exactly_the_model_constants() -> None:
     split_only = {"device", "tp", "pp", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead", "_ar_latency",
-                  "_ar_coef", "_link_den", "_pp_comm", "ep", "_ranks", "_half_tokens",
+                  "_ar_coef", "_link_den", "_pp_comm", "ep", "_ranks", "_half_tokens", "_kv_replication",
                   "_cache", "_seconds"}
     assert set(_MODEL_SLOTS) | split_only == set(DecodeCurve.__slots__)
     assert not set(_MODEL_SLOTS) & split_only

@@ -78,13 +78,13 @@ def test_the_held_out_round_meets_issue_17s_targets(catalog: Catalog) -> None:
 
 def test_published_sglang_rows_back_the_deepseek_finding(catalog: Catalog) -> None:
     # rule E.mla-moe-open-engines quotes these rows: DeepSeek-V3/R1 at TP8 measured at most 3.4k tokens/s on 8 H200s
-    # and 1.1k on 8 MI300Xs, 1.8-12x below the model; the same sources' dense Llama rows are within about 10 %
+    # and 1.1k on 8 MI300Xs, 1.8-7.0x below the model; the same sources' dense Llama rows are within about 10 %
     reported = [r for r in ROWS if r.reported]
     assert reported and {r.engine for r in reported} == {"sglang"} and not any(r.fitted for r in reported)
     deepseek = [r for r in reported if r.model == "deepseek-r1"]
     assert max(r.measured for r in deepseek if r.gpu == "nvidia-h200-sxm") < 3_450
     assert max(r.measured for r in deepseek if r.gpu == "amd-mi300x") < 1_100
     ratios = [predict(r, catalog) / r.measured for r in deepseek]
-    assert 1.75 < min(ratios) and max(ratios) < 12.1
+    assert 1.75 < min(ratios) and max(ratios) < 7.1
     dense = [abs(error(predict(r, catalog), r.measured)) for r in reported if r.model != "deepseek-r1"]
     assert len(dense) == 8 and statistics.median(dense) < 0.12
