@@ -38,8 +38,12 @@ from typing import Literal, NamedTuple
 
 from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
-from gpuadvisor.rules.sizing.kvcache import (attended_tokens, causal_attention_pairs, kv_bytes_per_sequence,
-                                             per_gpu_share)
+from gpuadvisor.rules.sizing.kvcache import (
+    attended_tokens,
+    causal_attention_pairs,
+    kv_bytes_per_sequence,
+    per_gpu_share,
+)
 from gpuadvisor.rules.sizing.memory import ExpertFormat, embedding_params
 from gpuadvisor.rules.sizing.params import ParameterCount
 from gpuadvisor.rules.sizing.units import GB, SECONDS_PER_HOUR, TFLOPS
