@@ -36,6 +36,16 @@ def parse_count(text: str) -> float:
     return value
 
 
+def parse_billions(text: str) -> float:
+    """A count in billions as the answers' count flags take it: a suffix says the unit ("70B" → 70, "500M" → 0.5,
+    "61k" → 0.000061), a bare number is billions ("70", "0.02") unless it is a whole count written out ("7e9",
+    "15_000_000": from a million up)."""
+    value = parse_count(text)
+    m = _COUNT.match(text.replace("_", "").replace(",", ""))
+    suffixed = bool(m and m[3])
+    return value / 1e9 if suffixed or value >= 1e6 else value
+
+
 def to_gb(n_bytes: float) -> float:
     """Bytes → GB (10^9)."""
     return n_bytes / GB

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.shape import describe_synthesis, synthesize_architecture
-from gpuadvisor.rules.sizing.units import parse_count
+from gpuadvisor.rules.sizing.units import parse_billions, parse_count
 
 
 @settings(max_examples=60, deadline=None)
@@ -52,6 +52,15 @@ def test_too_small_is_refused() -> None:
 ])
 def test_parse_count(text: str, value: float) -> None:
     assert parse_count(text) == pytest.approx(value)
+
+
+@pytest.mark.parametrize(("text", "billions"), [
+    ("70B", 70), ("500M", 0.5), ("61k", 6.1e-5), ("0.000061B", 6.1e-5), ("1.5T", 1500), ("70", 70), ("0.02", 0.02),
+    ("7e9", 7), ("15_000_000", 0.015),
+])
+def test_parse_billions_reads_the_suffix_not_the_size(text: str, billions: float) -> None:
+    # a suffixed count is a count whatever its size ('500k' was read as 500,000 billion before)
+    assert parse_billions(text) == pytest.approx(billions)
 
 
 @pytest.mark.parametrize("text", ["", "abc", "70X", "-5B", "0", "0B", "1e999", "B"])

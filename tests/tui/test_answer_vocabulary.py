@@ -107,6 +107,12 @@ def test_new_flags_reach_the_consultation() -> None:
     assert answers.constraints.datacenter_only is True and answers.training.tokens_b == 2000
 
 
+@pytest.mark.parametrize(("flag", "billions"), [("2T", 2000), ("500M", 0.5), ("61k", 6.1e-5), ("0.02", 0.02)])
+def test_token_flags_read_their_suffix(flag: str, billions: float) -> None:
+    args = parser().parse_args(["--workload", "finetune", "--model", "llama-3.1-8b", "--tokens", flag])
+    assert recommend.answers_from(args).training.tokens_b == pytest.approx(billions)
+
+
 def test_derivations_read_only_answer_fields() -> None:
     """The workload profile reads answers by their dotted keys: every key it reads is a declared field."""
     import gpuadvisor.rules.derivations as derivations

@@ -102,10 +102,9 @@ def _convert(field: Any, raw: Any) -> Any:
         return [part.strip() for part in raw.split(",") if part.strip()]
     try:
         if field.count:
-            from gpuadvisor.rules.sizing.units import parse_count
+            from gpuadvisor.rules.sizing.units import parse_billions
 
-            value = parse_count(raw)
-            return value / 1e9 if value >= 1e6 else value  # "70B" → 70; a plain "70" already means billions
+            return parse_billions(raw)  # "70B" → 70, "500M" → 0.5; a plain "70" already means billions
         if field.kind == "choice" and raw.isdigit() and int(raw) in field.values:
             return int(raw)  # training.zero_stage: 0-3 or "auto"
         if field.kind in ("int", "float"):
