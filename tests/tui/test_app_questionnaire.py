@@ -248,3 +248,19 @@ async def test_qlora_shows_the_nf4_base_it_will_be_sized_with(catalog: Catalog) 
         assert wizard(pilot).step_id == "precision"
         assert field(pilot, "precision.weights").query_one(Select).value == "nf4"
         assert "precision.weights" not in app.state.raw  # shown as the default, not recorded as an answer
+
+
+def test_training_tokens_take_a_suffix_as_the_flag_does() -> None:
+    """The tokens question is in billions; '500M' or '2T' typed there reads as `--tokens 500M` does, and a word is
+    still named as wrong."""
+    from gpuadvisor.rules.answers import parse_answers
+    from gpuadvisor.tui.screens.answers_state import AnswerState
+
+    state = AnswerState.from_answers(parse_answers({"workload": "finetune", "model": {"name": "llama-3.1-8b"}}))
+    for typed, billions in (("500M", 0.5), ("2T", 2000.0), ("0.02", 0.02), ("1,500M", 1.5)):
+        state.raw["training.tokens_b"] = typed
+        answers, errors = state.validate()
+        assert errors == {} and answers is not None and answers.training.tokens_b == billions, typed
+    state.raw["training.tokens_b"] = "lots"
+    _, errors = state.validate()
+    assert "training.tokens_b" in errors

@@ -58,6 +58,19 @@ def number_text(text: str) -> str:
     return re.sub(r"[,_\s]", "", text)
 
 
+def _count(text: str) -> str | float:
+    """A count typed with a suffix ('500M', '2T') in billions, as the flag reads it; anything else as typed, for the
+    answers model to accept or to name as wrong."""
+    from gpuadvisor.rules.sizing.units import parse_billions
+
+    if not text[-1:].isalpha():
+        return text
+    try:
+        return parse_billions(text)
+    except ValueError:
+        return text
+
+
 def _put(d: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     for p in parents:
@@ -125,7 +138,7 @@ class AnswerState:
             elif q.kind in TEXT_KINDS:
                 text = number_text(str(value))
                 if text:
-                    _put(data, q.key, text)
+                    _put(data, q.key, _count(text) if q.count else text)
             elif q.kind == "text":
                 text = str(value).strip()
                 if text and text.lower() != NONE:

@@ -82,6 +82,8 @@ class Question:
     example: str = ""
     """Shown as the placeholder of an optional number field that has no default."""
     applies: Callable[[Raw], bool] = _always
+    count: bool = False
+    """A count in billions that also takes a suffix (500M, 2T), as the answer's flag does."""
 
     @property
     def input_id(self) -> str:
@@ -123,7 +125,8 @@ def ask(key: str, applies: Callable[[Raw], bool] = _always, *, as_key: str | Non
         raise ValueError(f"{key}: the answers model gives it no question")
     kind = cast(Kind, field.widget or KINDS[field.kind])
     choices = tuple(Choice(v, label) for v, label in field.choices.items())
-    return Question(as_key or key, field.question, kind, field.hint, choices, field.unit, field.example, applies)
+    return Question(as_key or key, field.question, kind, field.hint, choices, field.unit, field.example, applies,
+                    count=field.count)
 
 
 STEPS: tuple[Step, ...] = (
