@@ -43,10 +43,12 @@ v5.1; ×8: 24,217 in v4.1, 31,307 in v5.0; MI300X ×8 +18 %; H200 ×8 +9 %). The
 does, so a model right for v5.x reads v4.1 as 20-40 % too fast: bench_serving.py prints those rows, their
 same-configuration pairs, and the error with the newer round's software gain taken out. The sustained share of H100
 PCIe and NVL comes from this round (no later round has them), which is why its rows are still read."""
-REPORTED = ("sglang-published",)
-"""Rounds printed beside the others but neither fitted nor a target: SGLang runs published by third parties (finite
-prompt sets, 2024-2025 versions). SGLang has no profile of its own (it carries vLLM's, engines.toml), so these rows
-test that carry-over: dense Llama rows within about 10 % median, DeepSeek-V3/R1 at TP8 far slower than predicted."""
+REPORTED = ("sglang-published", "inferencex")
+"""Rounds printed beside the others but neither fitted nor a target, published by third parties. `sglang-published`:
+SGLang runs with finite prompt sets, 2024-2025 versions. SGLang has no profile of its own (it carries vLLM's,
+engines.toml), so these rows test that carry-over: dense Llama rows within about 10 % median, DeepSeek-V3/R1 at TP8
+at 256-2,400 prompts 1.8-7.0x slower than predicted. `inferencex`: DeepSeek-R1 on 2026 SGLang and TensorRT-LLM at a
+fixed concurrency of 8-128, the dashboard's means as its maintainers quote them."""
 TARGET_ROUND = HELD_OUT[0]
 HELD_OUT_SUSTAINED_SOURCES = {"mlperf-v5.0": ("mlperf-inference-v5.0-llm-results",),
                               "mlperf-v4.1": ("mlperf-inference-v4.1-llm-results",)}

@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     catalog = load_catalog(user_dir=None)
     groups: dict[str, dict[str, list[float]]] = {"in-sample": defaultdict(list), "held-out": defaultdict(list),
                                                  "older software, not a target": defaultdict(list),
-                                                 "reported (SGLang, third parties), not fitted": defaultdict(list)}
+                                                 "reported (third parties), not fitted": defaultdict(list)}
     server: list[float] = []
     target_families: dict[str, list[float]] = defaultdict(list)
     strict: list[float] = []  # held-out rows on parts whose sustained share was not derived from their round
@@ -137,7 +137,7 @@ def group_of(row: Row) -> str:
     if row.held_out:
         return "held-out"
     if row.reported:
-        return "reported (SGLang, third parties), not fitted"
+        return "reported (third parties), not fitted"
     return "older software, not a target" if row.older_software else "in-sample"
 
 
