@@ -257,10 +257,11 @@ def test_training_tokens_take_a_suffix_as_the_flag_does() -> None:
     from gpuadvisor.tui.screens.answers_state import AnswerState
 
     state = AnswerState.from_answers(parse_answers({"workload": "finetune", "model": {"name": "llama-3.1-8b"}}))
-    for typed, billions in (("500M", 0.5), ("2T", 2000.0), ("0.02", 0.02), ("1,500M", 1.5)):
+    for typed, billions in (("500M", 0.5), ("2T", 2000.0), ("0.02", 0.02), ("1,500M", 1.5), ("7e9", 7.0)):
         state.raw["training.tokens_b"] = typed
         answers, errors = state.validate()
         assert errors == {} and answers is not None and answers.training.tokens_b == billions, typed
-    state.raw["training.tokens_b"] = "lots"
-    _, errors = state.validate()
-    assert "training.tokens_b" in errors
+    for wrong in ("lots", "0", "-5"):
+        state.raw["training.tokens_b"] = wrong
+        _, errors = state.validate()
+        assert "training.tokens_b" in errors, wrong

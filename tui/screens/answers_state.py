@@ -59,12 +59,10 @@ def number_text(text: str) -> str:
 
 
 def _count(text: str) -> str | float:
-    """A count typed with a suffix ('500M', '2T') in billions, as the flag reads it; anything else as typed, for the
-    answers model to accept or to name as wrong."""
+    """A count in billions read as the flag reads it ('500M' → 0.5, '2T' → 2000, '7e9' → 7, '70' → 70); anything
+    else as typed, for the answers model to name as wrong."""
     from gpuadvisor.rules.sizing.units import parse_billions
 
-    if not text[-1:].isalpha():
-        return text
     try:
         return parse_billions(text)
     except ValueError:
