@@ -14,7 +14,7 @@ import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator
@@ -24,7 +24,7 @@ from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence, per_gpu_share
 from gpuadvisor.rules.sizing.memory import routed_expert_bytes, split_weight_format
 from gpuadvisor.rules.sizing.params import count_parameters
-from gpuadvisor.rules.sizing.serving_load import serving_rate
+from gpuadvisor.rules.sizing.serving_load import LoadLatency, latency_at_concurrency, serving_rate
 from gpuadvisor.rules.sizing.speed import DecodeCurve, EngineEfficiency, PrefillModel
 from gpuadvisor.rules.sizing.units import GB
 from gpuadvisor.rules.topology import device_for
@@ -138,11 +138,42 @@ def replica_tp(row: Row, acc: Accelerator, weight_bytes: float) -> int:
     return tp
 
 
+class Replica(NamedTuple):
+    """One replica of a row's configuration as the model sees it, and how many the row runs."""
+
+    curve: DecodeCurve
+    prompt_flops: float
+    batch: int
+    input_tokens: int
+    output_tokens: int
+    replicas: int
+    chunk_tokens: float
+
+
 def predict(row: Row, catalog: Catalog, factors: Factors | None = None,
             efficiency: EngineEfficiency | None | str = "profile", inputs: dict[str, float] | None = None,
-            detail: bool = False, sustained: float | None = None) -> float:
+            sustained: float | None = None) -> float:
     """Whole-configuration generated tokens/s the engine would publish for the row (`sustained` overrides the
     part's sustained share of its peak, for tests/benchmarks/derive_sustained.py)."""
+    r = replica(row, catalog, factors, efficiency, inputs, sustained)
+    rate = serving_rate(r.curve, r.prompt_flops, batch=r.batch, input_tokens=r.input_tokens,
+                        output_tokens=r.output_tokens, chunk_tokens=r.chunk_tokens)
+    return r.replicas * rate.tokens_per_s
+
+
+def load_latency(row: Row, catalog: Catalog) -> LoadLatency:
+    """TTFT and TPOT of a row run at a fixed client concurrency (its `batch`): a closed loop with every slot busy."""
+    r = replica(row, catalog)
+    return latency_at_concurrency(r.curve, r.prompt_flops, concurrency=r.batch, slots=r.batch,
+                                  input_tokens=r.input_tokens, output_tokens=r.output_tokens,
+                                  chunk_tokens=r.chunk_tokens)
+
+
+def replica(row: Row, catalog: Catalog, factors: Factors | None = None,
+            efficiency: EngineEfficiency | None | str = "profile", inputs: dict[str, float] | None = None,
+            sustained: float | None = None) -> Replica:
+    """The row's replica: its decode curve, one prompt's FLOPs and the batch it runs (the row's, else what memory
+    holds up to `MAX_BATCH` or the row's prompts)."""
     factors = factors or catalog_factors(catalog)
     acc = catalog.accelerators[row.gpu]
     if row.get("power_limit_w") and sustained is None:  # an MLPerf MaxQ run: the part at its published limit
@@ -175,9 +206,7 @@ def predict(row: Row, catalog: Catalog, factors: Factors | None = None,
     # a replicated cache (an MLA latent on every rank of a tensor-parallel group) fills each rank as a whole one would
     per_seq = kv_bytes_per_sequence(arch, kv.bytes_per_weight, i + o // 2) * per_gpu_share(arch, tp, 1) * tp
     batch = int(row.get("batch") or max(1, min(int(row.get("max_batch") or MAX_BATCH), math.floor(free / per_seq))))
-    rate = serving_rate(curve, flops, batch=batch, input_tokens=i, output_tokens=o,
-                        chunk_tokens=factors.prefill_chunk_tokens)
-    return replicas * rate.tokens_per_s
+    return Replica(curve, flops, batch, i, o, replicas, factors.prefill_chunk_tokens)
 
 
 def error(predicted: float, measured: float) -> float:

@@ -21,15 +21,17 @@ at large batch the step is compute-bound and the prompts' FLOPs add in full.
 
 Latency under load: the M/M/c queue (Erlang C). Requests arrive independently (Poisson: what MLPerf Server's
 LoadGen and most traffic generators send) at rate λ; a replica serves up to c of them at once (its batch slots:
-KV-cache memory or the engine's max_num_seqs), each for S = TTFT_service + O·t_iter(B). M/M/c is the textbook model
-of c parallel servers fed by one queue, which is what a continuous-batching scheduler is; exponential service is
-the simplification (real output lengths are widely spread, so its tail is closer than a deterministic one). Because
-t_iter grows with the batch, the batch the engine forms is the fixed point of Little's law, B = λ·S(B), found by
-bisection. Then:
+KV-cache memory or the engine's max_num_seqs), each for S = (⌈I / (chunk − B)⌉ + O − 1)·t_iter(B): every
+prompt's work is spread over the average iteration, so the slots' service agrees with the throughput above. M/M/c is
+the textbook model of c parallel servers fed by one queue, which is what a continuous-batching scheduler is;
+exponential service is the simplification (real output lengths are widely spread, so its tail is closer than a
+deterministic one). Because t_iter grows with the batch, the batch the engine forms is the fixed point of Little's
+law, B = λ·S(B), found by bisection. Then:
 
     P(wait)   = Erlang C(c, a = λ·S)                  probability an arrival finds every slot busy
     wait_q    = ln(P(wait) / (1 − q)) / (c/S − λ)     q-quantile of the queueing delay (0 when P(wait) ≤ 1 − q)
-    TTFT_q    = wait_q + (⌈I / (chunk − B)⌉ + ½ or 1) · t_iter(B)   (p50: half an iteration already under way)
+    TTFT_q    = wait_q + (½ or 1) · t_iter(B) + ⌈I / (chunk − B)⌉ · t_own(B)   (p50: half an iteration under way;
+                t_own is longer than t_iter when prompts are long next to outputs)
     TPOT_p50  = t_iter(B);  TPOT_p95 = t_iter(B95), B95 = min(c, a + 1.645·√a) (slots busy at the 95th percentile)
     latency_q = TTFT_q + O · TPOT_q
 
@@ -78,16 +80,35 @@ def serving_rate(curve: DecodeCurve, prompt_flops: float, *, batch: int, input_t
     batch 1); `chunk_tokens` the tokens one pass holds (the engine's max_num_batched_tokens)."""
     if batch < 1 or input_tokens < 0 or output_tokens < 1 or chunk_tokens < 1:
         raise ValueError("batch, output tokens and chunk must be positive")
-    parts = curve.parts(batch)
     prompt_tokens = batch * input_tokens / output_tokens
-    passes = max(1.0, (batch + prompt_tokens) / chunk_tokens)
-    comm = curve.parts(max(batch, math.ceil((batch + prompt_tokens) / passes))).comm \
-        if curve.tp > 1 or curve.ep > 1 else parts.comm
-    compute = curve.mixed_compute_seconds(batch, prompt_tokens, prompt_flops * batch / output_tokens, passes)
-    seconds = max(parts.memory * passes, compute) + (parts.overhead + comm) * passes
+    seconds, passes = _iteration(curve, batch, prompt_tokens, prompt_flops * batch / output_tokens, chunk_tokens)
     return ServingRate(batch=batch, input_tokens=input_tokens, output_tokens=output_tokens,
                        iteration_seconds=seconds, prompt_tokens_per_iteration=prompt_tokens, passes=passes,
                        tokens_per_s=batch / seconds, decode_only_tokens_per_s=batch / curve.seconds(batch))
+
+
+def _iteration(curve: DecodeCurve, batch: int, prompt_tokens: float, prompt_flops: float,
+               chunk_tokens: float) -> tuple[float, float]:
+    """(seconds, passes) of one iteration advancing `batch` sequences and prefilling `prompt_tokens` prompt tokens
+    of `prompt_flops` FLOPs, in passes of at most `chunk_tokens` tokens (the module docstring's t_iter)."""
+    parts = curve.parts(batch)
+    passes = max(1.0, (batch + prompt_tokens) / chunk_tokens)
+    comm = curve.parts(max(batch, math.ceil((batch + prompt_tokens) / passes))).comm \
+        if curve.tp > 1 or curve.ep > 1 else parts.comm
+    compute = curve.mixed_compute_seconds(batch, prompt_tokens, prompt_flops, passes)
+    return max(parts.memory * passes, compute) + (parts.overhead + comm) * passes, passes
+
+
+def prompt_iteration_seconds(curve: DecodeCurve, prompt_flops: float, rate: ServingRate,
+                             chunk_tokens: float) -> float:
+    """One iteration that carries a request's own prompt. A prompt is prefilled in whole chunks, not spread over
+    the iterations as the steady-state average is: the iterations that carry it hold its chunk (or the average
+    share, if that is larger) and last longer than t_iter when prompts are long next to outputs. Without this a
+    long prompt under load would get its first token sooner than on an idle replica."""
+    own = rate.input_tokens / _prompt_iterations(rate.input_tokens, rate.batch, chunk_tokens)
+    if own <= rate.prompt_tokens_per_iteration or not rate.input_tokens:
+        return rate.iteration_seconds
+    return _iteration(curve, rate.batch, own, prompt_flops * own / rate.input_tokens, chunk_tokens)[0]
 
 
 def erlang_c(servers: int, offered: float) -> float:
@@ -148,11 +169,13 @@ def _prompt_iterations(input_tokens: int, batch: int, chunk_tokens: float) -> in
     return max(1, math.ceil(input_tokens / budget))
 
 
-def _latency(rate: ServingRate, rate95: ServingRate, slots: int, offered: float, wait50: float, wait95: float,
-             chunk_tokens: float, p_wait: float) -> LoadLatency:
+def _latency(curve: DecodeCurve, prompt_flops: float, rate: ServingRate, rate95: ServingRate, slots: int,
+             offered: float, wait50: float, wait95: float, chunk_tokens: float, p_wait: float) -> LoadLatency:
     it = _prompt_iterations(rate.input_tokens, rate.batch, chunk_tokens)
-    ttft50 = wait50 + (it + 0.5) * rate.iteration_seconds
-    ttft95 = wait95 + (it + 1.0) * rate95.iteration_seconds
+    ttft50 = wait50 + 0.5 * rate.iteration_seconds + it * prompt_iteration_seconds(curve, prompt_flops, rate,
+                                                                                   chunk_tokens)
+    ttft95 = wait95 + rate95.iteration_seconds + it * prompt_iteration_seconds(curve, prompt_flops, rate95,
+                                                                               chunk_tokens)
     o = rate.output_tokens
     return LoadLatency(batch=rate.batch, slots=slots, utilization=offered / slots, wait_probability=p_wait,
                        ttft_p50_s=ttft50, ttft_p95_s=ttft95, tpot_p50_s=rate.iteration_seconds,
@@ -190,7 +213,7 @@ def latency_at_rate(curve: DecodeCurve, prompt_flops: float, *, arrival_rate: fl
     p_wait = erlang_c(slots, offered)
     b95 = min(slots, max(batch, math.ceil(offered + Z95 * math.sqrt(offered))))
     rate, rate95 = rate_at(batch), rate_at(b95)
-    return _latency(rate, rate95, slots, offered, wait_quantile(slots, offered, s, 0.5),
+    return _latency(curve, prompt_flops, rate, rate95, slots, offered, wait_quantile(slots, offered, s, 0.5),
                     wait_quantile(slots, offered, s, 0.95), chunk_tokens, p_wait)
 
 
@@ -204,5 +227,5 @@ def latency_at_concurrency(curve: DecodeCurve, prompt_flops: float, *, concurren
     rate = serving_rate(curve, prompt_flops, batch=batch, input_tokens=input_tokens, output_tokens=output_tokens,
                         chunk_tokens=chunk_tokens)
     wait = (concurrency - batch) / rate.requests_per_s
-    return _latency(rate, rate, slots, float(concurrency), wait, wait, chunk_tokens,
+    return _latency(curve, prompt_flops, rate, rate, slots, float(concurrency), wait, wait, chunk_tokens,
                     1.0 if concurrency > slots else 0.0)

@@ -95,14 +95,23 @@ def test_light_load_forms_the_little_batch_and_no_queue() -> None:
         return serving_rate(curve, flops, batch=b, input_tokens=512, output_tokens=128,
                             chunk_tokens=8192).iteration_seconds
 
-    # a request is served for one prompt iteration + 127 more tokens; the batch is the smallest b with λ·S(b) ≤ b
+    def own_at(b: int) -> float:  # the iteration that prefills the request's whole 512-token prompt
+        parts = curve.parts(b)
+        return max(parts.memory, parts.compute + flops / 100e12)
+
+    # a request is served for one prompt iteration + 127 more tokens at the average iteration (the prompts' work is
+    # spread over it, as the throughput counts it); the batch is the smallest b with λ·S(b) ≤ b
     step = step_at(load.batch)
     assert 1.0 * 128 * step <= load.batch
     assert load.batch == 1 or 1.0 * 128 * step_at(load.batch - 1) > load.batch - 1
     assert load.wait_probability < 1e-6
-    # TTFT p50 = (1 prompt iteration + ½ under way) × step; latency = TTFT + 127 × TPOT
-    assert load.ttft_p50_s == pytest.approx(1.5 * step)
-    assert load.latency_p50_s == pytest.approx(1.5 * step + 127 * step)
+    # TTFT p50 = ½ an average iteration under way + the iteration that prefills the request's whole 512-token
+    # prompt: the batch's decode FLOPs plus one prompt's (an average iteration carries only b × 4 prompt tokens);
+    # latency = TTFT + 127 × TPOT
+    own = own_at(load.batch)
+    assert own > flops / 100e12 > 4 * step  # no sooner than the prompt alone on an idle replica (72 ms)
+    assert load.ttft_p50_s == pytest.approx(0.5 * step + own)
+    assert load.latency_p50_s == pytest.approx(0.5 * step + own + 127 * step)
 
 
 def test_overload_is_infinite_wait() -> None:
@@ -122,4 +131,8 @@ def test_closed_loop_queues_beyond_the_slots() -> None:
     # 32 requests wait for a slot; completions per second = 64 ÷ (128 × step)
     wait = 32 / (rate.tokens_per_s / 128)
     assert load.batch == 64
-    assert load.ttft_p50_s == pytest.approx(wait + 1.5 * rate.iteration_seconds)
+    # the iteration carrying its prompt holds all 512 of its tokens, not the average 256
+    parts = curve.parts(64)
+    own = max(parts.memory, parts.compute + flops / 100e12)
+    assert own > rate.iteration_seconds
+    assert load.ttft_p50_s == pytest.approx(wait + 0.5 * rate.iteration_seconds + own)
