@@ -21,7 +21,7 @@ from gpuadvisor.knowledge.schema import Accelerator
 from gpuadvisor.rules.estimate import catalog_factors, embedding_bytes
 from gpuadvisor.rules.serving import engine_efficiency
 from gpuadvisor.rules.sizing.factors import Factors
-from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence, per_gpu_share
+from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence, read_replication
 from gpuadvisor.rules.sizing.memory import routed_expert_bytes, split_weight_format
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.serving_load import LoadLatency, latency_at_concurrency, serving_rate
@@ -204,7 +204,7 @@ def replica(row: Row, catalog: Catalog, factors: Factors | None = None,
                          experts=experts).flops
     free = ranks * acc.memory_gb.value * GB * KV_FRACTION - weight_total
     # a replicated cache (an MLA latent on every rank of a tensor-parallel group) fills each rank as a whole one would
-    per_seq = kv_bytes_per_sequence(arch, kv.bytes_per_weight, i + o // 2) * per_gpu_share(arch, tp, 1) * tp
+    per_seq = kv_bytes_per_sequence(arch, kv.bytes_per_weight, i + o // 2) * read_replication(arch, tp)
     batch = int(row.get("batch") or max(1, min(int(row.get("max_batch") or MAX_BATCH), math.floor(free / per_seq))))
     return Replica(curve, flops, batch, i, o, replicas, factors.prefill_chunk_tokens)
 

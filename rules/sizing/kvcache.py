@@ -110,6 +110,13 @@ def per_gpu_share(arch: Architecture, tp: int, pp: int) -> float:
     return head_share / pp
 
 
+def read_replication(arch: Architecture, tp: int) -> float:
+    """How many times the even 1/tp split one rank of a tensor-parallel group holds and reads of the cache: 1 when
+    the KV heads divide among the ranks, tp for an MLA latent (every rank holds all of it), more than 1 when there
+    are fewer KV heads than ranks."""
+    return per_gpu_share(arch, tp, 1) * tp
+
+
 def kv_cache(arch: Architecture, context: int, batch: int, bytes_per_value: float, tp: int = 1,
              pp: int = 1) -> KVCache:
     """The cache for `batch` concurrent sequences at `context` tokens each (plan for the peak, W5)."""

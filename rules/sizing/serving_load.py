@@ -172,10 +172,10 @@ def _prompt_iterations(input_tokens: int, batch: int, chunk_tokens: float) -> in
 def _latency(curve: DecodeCurve, prompt_flops: float, rate: ServingRate, rate95: ServingRate, slots: int,
              offered: float, wait50: float, wait95: float, chunk_tokens: float, p_wait: float) -> LoadLatency:
     it = _prompt_iterations(rate.input_tokens, rate.batch, chunk_tokens)
-    ttft50 = wait50 + 0.5 * rate.iteration_seconds + it * prompt_iteration_seconds(curve, prompt_flops, rate,
-                                                                                   chunk_tokens)
-    ttft95 = wait95 + rate95.iteration_seconds + it * prompt_iteration_seconds(curve, prompt_flops, rate95,
-                                                                               chunk_tokens)
+    own50 = prompt_iteration_seconds(curve, prompt_flops, rate, chunk_tokens)
+    own95 = own50 if rate95 is rate else prompt_iteration_seconds(curve, prompt_flops, rate95, chunk_tokens)
+    ttft50 = wait50 + 0.5 * rate.iteration_seconds + it * own50
+    ttft95 = wait95 + rate95.iteration_seconds + it * own95
     o = rate.output_tokens
     return LoadLatency(batch=rate.batch, slots=slots, utilization=offered / slots, wait_probability=p_wait,
                        ttft_p50_s=ttft50, ttft_p95_s=ttft95, tpot_p50_s=rate.iteration_seconds,

@@ -42,7 +42,7 @@ from gpuadvisor.rules.sizing.kvcache import (
     attended_tokens,
     causal_attention_pairs,
     kv_bytes_per_sequence,
-    per_gpu_share,
+    read_replication,
 )
 from gpuadvisor.rules.sizing.memory import ExpertFormat, embedding_params
 from gpuadvisor.rules.sizing.params import ParameterCount
@@ -373,7 +373,7 @@ class DecodeCurve:
         self._ranks = max(tp, ep)  # GPUs the replica's FLOPs spread over (one pipeline stage)
         # each rank of a tensor-parallel attention group reads its share of the cache; an MLA latent (and a KV head
         # shared by more ranks than there are heads) is replicated, so a rank reads more than 1/tp of it
-        self._kv_replication = per_gpu_share(self.arch, tp, 1) * tp
+        self._kv_replication = read_replication(self.arch, tp)
         self._mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
         self._kv_den = device.bandwidth_gbs * GB * device.kv_efficiency(factors)
         self._comp_den = device.flops_per_second(factors)

@@ -26,6 +26,19 @@ def parse_count(text: str) -> float:
 
     Raises ValueError with a message that says what was wrong (the CLI adds the flag name).
     """
+    return _count_and_suffix(text)[0]
+
+
+def parse_billions(text: str) -> float:
+    """A count in billions as the answers' count flags take it: a suffix says the unit ("70B" → 70, "500M" → 0.5,
+    "61k" → 0.000061), a bare number is billions ("70", "0.02") unless it is a whole count written out ("7e9",
+    "15_000_000": from a million up)."""
+    value, suffix = _count_and_suffix(text)
+    return value / 1e9 if suffix or value >= 1e6 else value
+
+
+def _count_and_suffix(text: str) -> tuple[float, str]:
+    """`parse_count`'s value and the suffix it was written with ("" for none)."""
     cleaned = text.replace("_", "").replace(",", "")
     m = _COUNT.match(cleaned)
     if not m:
@@ -33,17 +46,7 @@ def parse_count(text: str) -> float:
     value = float(f"{m[1]}e{m[2] or 0}") * _SUFFIX[m[3].upper()]
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{text!r} must be greater than zero")
-    return value
-
-
-def parse_billions(text: str) -> float:
-    """A count in billions as the answers' count flags take it: a suffix says the unit ("70B" → 70, "500M" → 0.5,
-    "61k" → 0.000061), a bare number is billions ("70", "0.02") unless it is a whole count written out ("7e9",
-    "15_000_000": from a million up)."""
-    value = parse_count(text)
-    m = _COUNT.match(text.replace("_", "").replace(",", ""))
-    suffixed = bool(m and m[3])
-    return value / 1e9 if suffixed or value >= 1e6 else value
+    return value, m[3]
 
 
 def to_gb(n_bytes: float) -> float:

@@ -15,6 +15,7 @@ from gpuadvisor.rules.sizing.kvcache import (
     kv_bytes_per_token,
     kv_cache,
     per_gpu_share,
+    read_replication,
 )
 
 # Llama 2/3 70B (reference README correction 15): 80 layers, hidden 8192, 64 heads, 8 KV heads, head dim 128.
@@ -157,3 +158,15 @@ def test_layer_types_are_validated() -> None:
     with pytest.raises(ValueError, match="need sliding_window"):
         Architecture(vocab_size=10, hidden_size=8, intermediate_size=8, num_hidden_layers=6, num_attention_heads=2,
                      sliding_window_pattern=6)
+
+
+@pytest.mark.parametrize(("arch", "tp", "times"), [
+    (LLAMA_70B, 8, 1.0),  # 8 KV heads, one a rank
+    (LLAMA_70B, 16, 2.0),  # 16 ranks share 8 heads: each head held by 2
+    (LLAMA2_7B, 8, 1.0),
+    (DEEPSEEK_V3, 8, 8.0),  # the latent is whole on every rank
+    (DEEPSEEK_V3, 1, 1.0),
+])
+def test_read_replication_counts_what_a_rank_holds_beyond_1_over_tp(arch: Architecture, tp: int,
+                                                                     times: float) -> None:
+    assert read_replication(arch, tp) == times
