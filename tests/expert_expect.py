@@ -282,6 +282,61 @@ def _top1_max_tensor_parallel(result: Result, n: Any) -> str | None:
     return None if split <= n else f"top1_max_tensor_parallel: rank 1 {_label(recs[0])} splits a replica over {split}"
 
 
+def _fabric_priced(result: Result, want: Any) -> str | None:
+    """Every purchase of more than one machine prices its cluster network (cost.fabric_usd > 0)."""
+    recs = [r for r in _recs(result) if r.get("purchase") and int((r.get("unit") or {}).get("machines") or 1) > 1]
+    bad = [f"{_label(r)} fabric ${(r.get('cost') or {}).get('fabric_usd')}" for r in recs
+           if not (r.get("cost") or {}).get("fabric_usd")]
+    if want and bad:
+        return f"fabric_priced: multi-machine purchases without a priced cluster network: {bad}"
+    return None
+
+
+def _top3_max_replica_count(result: Result, n: Any) -> str | None:
+    top = _recs(result)[:3]
+    if not top:
+        return _none_msg("top3_max_replica_count")
+    bad = [f"{_label(r)} = {r['count'] / max(1, int(r.get('replicas') or 1)):g} per replica" for r in top
+           if r["count"] / max(1, int(r.get("replicas") or 1)) > n]
+    return f"top3_max_replica_count: top-3 options use more than {n} accelerators per replica: {bad}" if bad else None
+
+
+def _top3_unit_kind_not(result: Result, pattern: Any) -> str | None:
+    top = _recs(result)[:3]
+    if not top:
+        return _none_msg("top3_unit_kind_not")
+    bad = [f"{_label(r)} is a {(r.get('unit') or {}).get('kind')}" for r in top
+           if re.search(pattern, str((r.get("unit") or {}).get("kind") or ""))]
+    return f"top3_unit_kind_not: top-3 units of kind /{pattern}/: {bad}" if bad else None
+
+
+def _top1_acquisition(result: Result, pattern: Any) -> str | None:
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("top1_acquisition")
+    got = str(recs[0].get("acquisition") or "")
+    return None if re.search(pattern, got) else f"top1_acquisition: rank 1 {_label(recs[0])} is {got!r}, not /{pattern}/"
+
+
+def _precision_default(result: Result, pattern: Any) -> str | None:
+    got = str(((result.get("answers_effective") or {}).get("precision") or {}).get("weights") or "")
+    return None if re.search(pattern, got) else f"precision_default: weights assumed {got!r}, not /{pattern}/"
+
+
+def _deadline_slack(result: Result, slack: Any) -> str | None:
+    """Every training recommendation finishes by deadline_days × (1 − slack)."""
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("deadline_slack")
+    deadline = ((result.get("answers_effective") or {}).get("training") or {}).get("deadline_days")
+    if deadline is None:
+        return "deadline_slack: no training deadline in answers_effective"
+    limit = float(deadline) * (1.0 - float(slack))
+    bad = [f"{_label(r)} takes {r.get('training_days')} days" for r in recs
+           if r.get("training_days") is None or float(r["training_days"]) > limit]
+    return f"deadline_slack: options later than {limit:,.1f} of {float(deadline):g} days: {bad}" if bad else None
+
+
 def _life(result: Result) -> Mapping[str, Any] | None:
     life = result.get("lifecycle")
     return life if isinstance(life, Mapping) else None
@@ -358,6 +413,12 @@ CHECKS: dict[str, Check] = {
     "purchase_has_host": _purchase_has_host,
     "min_pflops": _min_pflops,
     "top1_max_tensor_parallel": _top1_max_tensor_parallel,
+    "fabric_priced": _fabric_priced,
+    "top3_max_replica_count": _top3_max_replica_count,
+    "top3_unit_kind_not": _top3_unit_kind_not,
+    "top1_acquisition": _top1_acquisition,
+    "precision_default": _precision_default,
+    "deadline_slack": _deadline_slack,
     "lifecycle_within_budget": _lifecycle_within_budget,
     "lifecycle_max_total_usd": _lifecycle_max_total_usd,
     "lifecycle_choice_any": _lifecycle_choice_any,

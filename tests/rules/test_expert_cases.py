@@ -28,6 +28,30 @@ SHARED = HERE.parents[2] / "shared" / "expert-cases.toml"
 OWN = HERE.parent / "data" / "expert_cases.toml"
 CLI_TOP = 5  # `gpuadvisor recommend --top` default
 
+EXPECTED_FAILURES: dict[str, str] = {
+    # Published cases that fail today, each with its reason and the issue that makes it pass. Strict: when a case
+    # starts to pass, its XPASS fails the suite until the entry is removed. Never loosen a case to pass it.
+    "shared:hobbyist-runs-a-4bit-quant": (
+        "issue 26 (defaults that match practice): a learner's local model is served in BF16, not the 4-bit GGUF "
+        "K-quant Ollama and LM Studio run by default"),
+    "shared:production-70b-serves-fp8": (
+        "issue 26 (defaults that match practice): production serving on FP8-capable data-centre GPUs defaults to "
+        "BF16, not FP8 as NVIDIA NIM's Llama 3.3 70B H100 profiles"),
+    "shared:gpt-oss-120b-two-owned-h100s": (
+        "issue 26 (KV cache per sequence from the request lengths; constraints, not points): the KV cache is sized "
+        "at the full context for every sequence and desk-side purchases outrank the two owned H100s"),
+    "shared:onprem-production-runs-in-racks": (
+        "issue 26 (constraints that hold): production on owned hardware ranks desk-side desktops and workstations "
+        "first, a -40 point penalty instead of a rule that keeps a server room to rack servers"),
+    "shared:pytorch-small-job-stays-on-cuda": (
+        "issue 26 (engineering effort in dollars): a PyTorch LoRA job is sent to MI300X/TPU; a -8/-15 point "
+        "penalty cannot express engineer-weeks of porting"),
+    "shared:pretraining-cluster-priced-whole": (
+        "issue 26 (fabric priced, schedule margin) and 28 (scale-out networks of every server): Gaudi 3 and HGX "
+        "B300 clusters carry a $0 network, a GB200 NVL72 purchase has no host split, and the plan finishes in 73 "
+        "of 75 days with no margin for interruptions"),
+}
+
 
 def load_cases(path: Path) -> list[dict[str, Any]]:
     """The [[case]] tables of one file (an absent file has none)."""
@@ -49,7 +73,10 @@ def _params() -> list[Any]:
     params = []
     for label, path in (("shared", SHARED), ("own", OWN)):
         for case in load_cases(path):
-            params.append(pytest.param(label, case, id=f"{label}:{case.get('id', '?')}"))
+            case_id = f"{label}:{case.get('id', '?')}"
+            marks = ([pytest.mark.xfail(reason=EXPECTED_FAILURES[case_id], strict=True)]
+                     if case_id in EXPECTED_FAILURES else [])
+            params.append(pytest.param(label, case, id=case_id, marks=marks))
     return params
 
 
@@ -79,6 +106,14 @@ def test_cases_are_well_formed(path: Path) -> None:
         assert len(str(c["source"])) >= 20, f"{path.name} case {c['id']}: source too short to be citable"
         assert c["expect"], f"{path.name} case {c['id']}: no expectations"
         assert not unknown_keys(c["expect"]), f"{path.name} case {c['id']}: unknown keys {unknown_keys(c['expect'])}"
+
+
+def test_expected_failures_name_real_cases() -> None:
+    """An expected failure names a case that exists (a renamed case must not leave a stale mark behind)."""
+    ids = {f"{label}:{c.get('id')}" for label, path in (("shared", SHARED), ("own", OWN)) for c in load_cases(path)}
+    if not load_cases(SHARED):
+        pytest.skip(f"{SHARED} is not beside the repository")
+    assert set(EXPECTED_FAILURES) <= ids, sorted(set(EXPECTED_FAILURES) - ids)
 
 
 def test_own_suite_size_and_no_overlap_with_shared() -> None:
