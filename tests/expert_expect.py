@@ -223,11 +223,17 @@ def _max_warnings(result: Result, n: Any) -> str | None:
         f"{severe[:12]}"
 
 
+WHOLE_UNIT_KINDS = frozenset({"rack", "appliance"})
+"""Units priced whole, with no published split between accelerators and the rest (`purchase_has_host` exempts them)."""
+
+
 def _purchase_has_host(result: Result, want: Any) -> str | None:
     recs = [r for r in _recs(result) if r.get("purchase")]
     if not recs:
         return None if not want else "purchase_has_host: no purchase among the recommendations"
-    bad = [_label(r) for r in recs if not (r.get("cost") or {}).get("capex_beyond_accelerators_usd")]
+    # a unit priced whole (a GB200 NVL72 rack, a Mac Studio) is exempt, as the shared file's key list says
+    bad = [_label(r) for r in recs if not (r.get("cost") or {}).get("capex_beyond_accelerators_usd")
+           and (r.get("unit") or {}).get("kind") not in WHOLE_UNIT_KINDS]
     if want and bad:
         return f"purchase_has_host: purchases priced without their host, network or rack: {bad}"
     return None
@@ -315,7 +321,9 @@ def _top1_acquisition(result: Result, pattern: Any) -> str | None:
     if not recs:
         return _none_msg("top1_acquisition")
     got = str(recs[0].get("acquisition") or "")
-    return None if re.search(pattern, got) else f"top1_acquisition: rank 1 {_label(recs[0])} is {got!r}, not /{pattern}/"
+    if re.search(pattern, got):
+        return None
+    return f"top1_acquisition: rank 1 {_label(recs[0])} is {got!r}, not /{pattern}/"
 
 
 def _precision_default(result: Result, pattern: Any) -> str | None:

@@ -48,8 +48,8 @@ EXPECTED_FAILURES: dict[str, str] = {
         "penalty cannot express engineer-weeks of porting"),
     "shared:pretraining-cluster-priced-whole": (
         "issue 26 (fabric priced, schedule margin) and 28 (scale-out networks of every server): Gaudi 3 and HGX "
-        "B300 clusters carry a $0 network, a GB200 NVL72 purchase has no host split, and the plan finishes in 73 "
-        "of 75 days with no margin for interruptions"),
+        "B300 clusters carry a $0 network, and the plan finishes in 73 of 75 days with no margin for "
+        "interruptions"),
 }
 
 

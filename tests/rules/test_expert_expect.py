@@ -62,7 +62,10 @@ CASES: dict[str, tuple[Any, Any]] = {
 }
 LIFECYCLE_KEYS = {"lifecycle_within_budget", "lifecycle_max_total_usd", "lifecycle_choice_any", "lifecycle_plan",
                   "lifecycle_warnings_any", "lifecycle_warnings_none"}
-OWN_TEST = {"min_pflops"} | LIFECYCLE_KEYS  # min_pflops: read from the knowledge base; lifecycle keys: below
+UNIT_KEYS = {"fabric_priced", "top3_max_replica_count", "top3_unit_kind_not", "top1_acquisition",
+             "precision_default", "deadline_slack"}
+"""Keys of the newest shared cases (issue 26): checked on results built for them below."""
+OWN_TEST = {"min_pflops"} | LIFECYCLE_KEYS | UNIT_KEYS  # min_pflops: read from the knowledge base; the rest below
 
 
 def test_every_documented_key_has_a_unit_test() -> None:
@@ -198,3 +201,74 @@ def test_phase_expectations_are_checked_on_each_phase() -> None:
                                                              "'#4 1× nvidia-rtx-4090 (cloud-nvidia-rtx-4090×1)']"]
     assert check(data, {"phase": [{}, {}, {"feasible": True}]}) == ["phase[3]: the result has 2 phase(s)"]
     assert check(data, {"phase": [{"top_one": "x"}]}) == ["unknown expectation key 'phase[1].top_one'"]
+
+
+def _unit_rec(rank: int, acc: str, count: int, *, kind: str, machines: int = 1, fabric: float | None = None,
+              acquisition: str = "buy", replicas: int = 1, days: float | None = None) -> dict[str, Any]:
+    r = rec(rank, acc, count, rental=acquisition == "rent", replicas=replicas)
+    r.update(unit={"kind": kind, "machines": machines}, acquisition=acquisition, training_days=days)
+    r["cost"] = dict(r["cost"], fabric_usd=fabric)
+    return r
+
+
+def _with_answers(recs: list[dict[str, Any]], *, weights: str = "fp8", deadline: float = 75.0) -> dict[str, Any]:
+    return dict(result(*recs), answers_effective={"precision": {"weights": weights},
+                                                  "training": {"deadline_days": deadline}})
+
+
+def test_fabric_priced_asks_only_multi_machine_purchases() -> None:
+    one = _unit_rec(1, "nvidia-h100-sxm5", 8, kind="server", fabric=0.0)  # one server: no cluster network
+    joined = _unit_rec(2, "intel-gaudi3", 72, kind="server", machines=9, fabric=0.0)
+    rented = _unit_rec(3, "nvidia-h100-sxm5", 64, kind="instance", machines=8, acquisition="rent")
+    assert check(_with_answers([one, rented]), {"fabric_priced": True}) == []
+    failures = check(_with_answers([one, joined, rented]), {"fabric_priced": True})
+    assert len(failures) == 1 and "intel-gaudi3" in failures[0] and "h100" not in failures[0]
+    joined["cost"]["fabric_usd"] = 180_000.0
+    assert check(_with_answers([one, joined]), {"fabric_priced": True}) == []
+
+
+def test_top3_max_replica_count_divides_by_replicas() -> None:
+    data = _with_answers([_unit_rec(1, "nvidia-h100-sxm5", 2, kind="own", replicas=2, acquisition="own"),
+                          _unit_rec(2, "nvidia-l40s", 8, kind="server", replicas=4),
+                          _unit_rec(3, "nvidia-a100-sxm-80gb", 8, kind="server", replicas=2)])
+    assert check(data, {"top3_max_replica_count": 4}) == []  # 1, 2 and 4 per replica
+    failures = check(data, {"top3_max_replica_count": 2})
+    assert len(failures) == 1 and "a100" in failures[0] and "4 per replica" in failures[0]
+
+
+def test_top3_unit_kind_not_and_top1_acquisition() -> None:
+    data = _with_answers([_unit_rec(1, "nvidia-h100-sxm5", 2, kind="own", acquisition="own"),
+                          _unit_rec(2, "nvidia-l40s", 2, kind="server"),
+                          _unit_rec(3, "nvidia-rtx-pro-6000-blackwell", 2, kind="workstation"),
+                          _unit_rec(4, "nvidia-rtx-4090", 1, kind="desktop")])  # rank 4: outside the top 3
+    assert check(data, {"top3_unit_kind_not": "desktop|appliance"}) == []
+    failures = check(data, {"top3_unit_kind_not": "desktop|appliance|workstation"})
+    assert len(failures) == 1 and "rtx-pro-6000" in failures[0] and "rtx-4090" not in failures[0]
+    assert check(data, {"top1_acquisition": "own"}) == []
+    assert check(data, {"top1_acquisition": "buy|rent"})[0].startswith("top1_acquisition")
+
+
+def test_precision_default_reads_the_effective_answers() -> None:
+    assert check(_with_answers([], weights="q4_k_m"), {"precision_default": "q4|nf4"}) == []
+    assert check(_with_answers([], weights="bf16"), {"precision_default": "q4|nf4"}) == [
+        "precision_default: weights assumed 'bf16', not /q4|nf4/"]
+
+
+def test_deadline_slack_is_a_share_of_the_deadline() -> None:
+    # 75 days with a 5 % margin: every plan must finish by 71.25 days
+    on_time = _unit_rec(1, "nvidia-b200", 64, kind="server", machines=8, days=71.2)
+    late = _unit_rec(2, "intel-gaudi3", 72, kind="server", machines=9, days=73.0)
+    assert check(_with_answers([on_time]), {"deadline_slack": 0.05}) == []
+    failures = check(_with_answers([on_time, late]), {"deadline_slack": 0.05})
+    assert len(failures) == 1 and "intel-gaudi3" in failures[0] and "71.2 of 75 days" in failures[0]
+    assert check(_with_answers([on_time]), {"deadline_slack": 0.06}) != []  # 75 × 0.94 = 70.5 < 71.2
+
+
+def test_purchase_has_host_exempts_units_priced_whole() -> None:
+    rack = _unit_rec(1, "nvidia-gb200-per-gpu", 72, kind="rack")
+    rack["cost"]["capex_beyond_accelerators_usd"] = None
+    server = _unit_rec(2, "nvidia-b200", 8, kind="server")
+    server["cost"]["capex_beyond_accelerators_usd"] = None
+    assert check(_with_answers([rack]), {"purchase_has_host": True}) == []
+    failures = check(_with_answers([rack, server]), {"purchase_has_host": True})
+    assert len(failures) == 1 and "nvidia-b200" in failures[0] and "gb200" not in failures[0]
