@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
+from gpuadvisor.rules.economics import economics, resale_class
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.facts import flagship
@@ -25,12 +27,24 @@ from gpuadvisor.rules.planning import (
     TrainingSearch,
 )
 from gpuadvisor.rules.price_age import age_months, as_of_label
+from gpuadvisor.rules.pricing import (
+    PART_ORDER,
+    DecisionCost,
+    Ownership,
+    lifetime_hours,
+    ownership_cost,
+    rental_commitment,
+    rental_run,
+    rental_serving,
+    serving_months,
+)
 from gpuadvisor.rules.profile import (
     catalog_factors,
     compute_need_fact,
     consultation_factors,
     demand_fact,
     inference_search,
+    served_weights,
     serving_targets,
     training_search,
     training_targets,
@@ -62,6 +76,8 @@ from gpuadvisor.rules.user_load import user_load_values
 Fact = Mapping[str, Any]
 MIN_UTILIZATION = 1e-4
 """Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
+COMMITMENTS = {"reserved-1y": 12.0, "reserved-3y": 36.0}
+"""Committed rental price kinds and their terms in months (1- and 3-year reservations, savings plans, CUDs)."""
 LARGE_CLUSTER_GPUS = 1000
 """From this size a training cluster is a procurement project of its own (reserved capacity, a fabric)."""
 
@@ -96,6 +112,7 @@ class Derivations:
         self.base_factors = catalog_factors(catalog)
         self.cheapest_rent = _cheapest_rent_per_gpu_hour(catalog)
         self.units = unit_table(catalog)
+        self.economics = economics(catalog)
         self.usage_values = usage_values(catalog)
         self.user_load_values = user_load_values(catalog)
         found = catalog.assumptions.get("spot_uninterrupted_hours")
@@ -288,12 +305,13 @@ class Derivations:
         mid, model = self._model(ctx)
         u = self._unit(ctx, unit)
         a = self.catalog.accelerators[u.accelerator]
-        key = ("inference-search", wid, mid, ctx.premise_ids["demand"])
+        weights = served_weights(self.catalog, work, a)
+        key = ("inference-search", wid, mid, ctx.premise_ids["demand"], weights.id)
         search = ctx.scratch.get(key)
-        if search is None:  # one search per consultation: memory curves are shared by every accelerator
+        if search is None:  # one search per format: memory curves are shared by every accelerator
             targets = serving_targets(work, demand)
             search = ctx.scratch[key] = inference_search(self.catalog, work, arch_of(model), params_of(model),
-                                                         targets, self.factors(work, ctx))
+                                                         targets, self.factors(work, ctx), weights_id=weights.id)
         plan = search.plan(a, u, with_notes=False)
         split = search.disaggregated(a, u, plan) if isinstance(plan, Plan) else None
         self._conclude_plan(ctx, a, u, str(unit["key"]), plan, work, search, float(demand["tokens_per_s"]),
@@ -325,7 +343,7 @@ class Derivations:
                           "reason": plan.reason, "rule": ctx.rule.id, "shape": shape, "text": plan.reason})
             return
         fact = config_fact(self.catalog, a, u, shape, plan, work, models=int(getattr(search, "models", 1)),
-                           need_tps=need_tps, split=split)
+                           need_tps=need_tps, split=split, weights=search.weights.id)
         ctx.conclude(fact, attachment=LazyAttachment(lambda: _plan_details(a, u, search)))
 
     # --- stratum 4: options (S8/S9) ----------------------------------------------------------------------------
@@ -337,12 +355,16 @@ class Derivations:
         training = work["workload"] != "inference"
         machines, count = int(config["machines"]), int(config["count"])
         usage = read_usage(ctx)
-        for pricing in ("on-demand", "spot"):
+        f = self.factors(work, ctx)
+        months = serving_months(f)
+        kinds = ("on-demand", "spot") if training else ("on-demand", "spot", *COMMITMENTS)
+        for pricing in kinds:
             found = self._price(i, pricing)
             if found is None:
                 continue
             price, sources = found
             hourly = machines * price.usd_per_hour
+            what = f"{machines:,} × {i.provider_name} {i.instance} {pricing}"
             extra: dict[str, Any] = {
                 "purchase": False, "acquisition": "rent", "instance": f"{i.provider_name} {i.instance}",
                 "instance_id": i.id, "instances": machines, "provider": i.provider,
@@ -356,16 +378,22 @@ class Derivations:
             }
             if training:
                 wall = float(config.get("training_days") or 0) * 24
-                run = hourly * usage.rented_hours_per_run(wall)
+                billed = usage.rented_hours_per_run(wall)
+                cost = rental_run(hourly, billed, what)
                 if pricing == "spot":
                     extra["spot_run_too_long"] = wall > self._spot_hours
                     extra["spot_hours"] = self._spot_hours
-                monthly = run if wall <= HOURS_PER_MONTH else run * HOURS_PER_MONTH / wall
-                extra.update({"usd_per_run": round(run, 4), "usd_per_month": round(monthly, 2),
-                              "usage_hours": round(usage.rented_hours_per_run(wall), 3)})
+                monthly = cost.total if wall <= HOURS_PER_MONTH else cost.total * HOURS_PER_MONTH / wall
+                extra.update({"usd_per_run": round(cost.total, 4), "usd_per_month": round(monthly, 2),
+                              "usage_hours": round(billed, 3)})
             else:
                 billed = usage.rented_hours_per_month()
-                monthly = hourly * billed
+                if pricing in COMMITMENTS:
+                    cost = rental_commitment(hourly, COMMITMENTS[pricing], months, what)
+                    billed = HOURS_PER_MONTH
+                else:
+                    cost = rental_serving(hourly, billed, months, what)
+                monthly = cost.total / months
                 extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(billed, 3),
                               "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
                                                                              work))})
@@ -373,7 +401,7 @@ class Derivations:
             extra["over_monthly"] = work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"])
             label = (f"{extra['title']} {pricing} at ${price.usd_per_hour:,.2f}/h each (as of "
                      f"{as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
-            self._conclude_option(ctx, config, a, work, extra, label, i)
+            self._conclude_option(ctx, config, a, work, extra, label, cost)
 
     @staticmethod
     def _usage_words(usage: Usage, training: bool, extra: Mapping[str, Any]) -> str:
@@ -418,27 +446,50 @@ class Derivations:
         bill = purchase_bill(self.catalog, system, a, machines, count, joined=machines > 1 and spans)
         usage = read_usage(ctx)
         f = self.factors(work, ctx)
-        util = usage.utilization
-        busy_note = ""
-        if training and work.get("utilization_given") is None and work.get("hours_per_month_given") is None:
-            # nothing else is known to keep the machines busy: the job owns them for its deadline window
-            util = min(1.0, max(MIN_UTILIZATION, float(config.get("training_days") or 0) /
-                                max(float(work["deadline_days"]), 1e-9)))
-            busy_note = (f" (busy only with this run: {util:.1%} of its {float(work['deadline_days']):g}-day window; "
-                         "set deployment.utilization if other work will use them)")
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
-        owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
-        hourly = owned.usd_per_busy_hour  # a busy hour carries the amortization of the idle ones, plus power
-        monthly = owned.usd_per_month(util)
-        horizon_h = f.hardware_lifetime_years * HOURS_PER_YEAR
-        lifetime_site = site_kw * f.colocation_usd_per_kw_month * 12.0 * f.hardware_lifetime_years
-        lifetime_power = owned.power_usd_per_busy_hour * util * horizon_h
+        owned = Ownership(hardware_usd=bill.accelerators_usd + bill.host_usd, network_usd=bill.fabric_usd,
+                          power_w=bill.power_w, site_kw=site_kw, resale_share=0.0)
+        cls = resale_class(a)
+        life_h = lifetime_hours(f)
+        busy_note = ""
+        if training:
+            run_h = float(config.get("training_days") or 0) * 24
+            if work.get("utilization_given") is None and work.get("hours_per_month_given") is None:
+                # nothing else is known to keep the machines busy: bought for this run, resold at its end
+                years = run_h / HOURS_PER_YEAR
+                share_left = self.economics.resale_share(cls, years)
+                cost = ownership_cost(replace(owned, resale_share=share_left), window_hours=run_h, busy_hours=run_h,
+                                      factors=f, months=None,
+                                      resale_words=f" when the run ends ({cls} parts; resale_share_{cls}_*)")
+                util = 1.0
+                busy_note = (" (bought for this run and resold when it ends; set deployment.utilization if other "
+                             "work will keep the machines busy)")
+            else:
+                util = usage.utilization
+                share_left = self.economics.resale_share(cls, f.hardware_lifetime_years)
+                cost = ownership_cost(replace(owned, resale_share=share_left), window_hours=life_h,
+                                      busy_hours=run_h, factors=f, months=None,
+                                      share=min(1.0, run_h / (life_h * util)) if util > 0 else 1.0,
+                                      resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
+        else:
+            util = usage.utilization
+            months = serving_months(f)
+            share_left = self.economics.resale_share(cls, f.hardware_lifetime_years)
+            cost = ownership_cost(replace(owned, resale_share=share_left), window_hours=life_h,
+                                  busy_hours=life_h * util, factors=f, months=months,
+                                  resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
+        busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
+        monthly = cost.total / (cost.months or max(busy_hours / HOURS_PER_MONTH, 1e-9))
         rent = self.cheapest_rent.get(a.id)
+        legacy = system_cost(bill.capex_usd, bill.power_w, utilization=max(util, MIN_UTILIZATION), factors=f,
+                             site_kw=site_kw)
         be = break_even_utilization(bill.capex_usd / count, bill.power_w / count, rent, factors=f) if rent else None
+        lifetime_power = legacy.power_usd_per_busy_hour * util * life_h
+        lifetime_site = site_kw * f.colocation_usd_per_kw_month * 12.0 * f.hardware_lifetime_years
         extra: dict[str, Any] = {
             "purchase": True, "acquisition": "buy", "instance": "purchase", "provider": "on-prem",
             "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": True,
-            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(hourly, 4),
+            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(cost.total / busy_hours, 4),
             "usd_per_month": round(monthly, 2), "price_as_of": bill.as_of, "price_kind": bill.kind,
             "price_age_months": age_months(bill.as_of), "price_source": bill.sources,
             "capex_beyond_accelerators_usd": _r(bill.beyond_usd, 2), "host_usd": round(bill.host_usd, 2),
@@ -446,6 +497,7 @@ class Derivations:
             "tco_usd": round(bill.capex_usd + lifetime_power + lifetime_site, 2),
             "horizon_years": f.hardware_lifetime_years, "site_usd": round(lifetime_site, 2),
             "power_share": round(lifetime_power / bill.capex_usd, 4),
+            "resale_usd": round(-cost.usd("resale"), 2), "resale_share": round(share_left, 4),
             "over_capex": work.get("capex_usd") is not None and bill.capex_usd > float(work["capex_usd"]),
             "over_monthly": work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"]),
             "unit_name": u.name, "unit_kind": u.kind, "title": title,
@@ -453,7 +505,7 @@ class Derivations:
             "pc_fits": not system.existing or count <= slots, "pc_slots": slots,
         }
         if training:
-            extra["usd_per_run"] = _r(float(config.get("training_days") or 0) * 24 * hourly)
+            extra["usd_per_run"] = _r(cost.total)
         else:
             extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util, work))
             if config.get("pd_machines"):
@@ -462,11 +514,11 @@ class Derivations:
             extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
         elif rent:
             extra.update({"break_even_utilization": 1.0, "buy_pays_off": False})
-        site = (f"; site ${f.colocation_usd_per_kw_month:,.0f} per kW a month = ${lifetime_site:,.0f} over the life"
-                if site_kw else "")
+        site = (f"; site ${f.colocation_usd_per_kw_month:,.0f} per kW a month" if site_kw else "")
         label = (f"{extra['title']}: ${bill.capex_usd:,.0f} ({bill.words}); {bill.power_w / 1000:,.1f} kW{site}; "
-                 f"busy {util:.1%} of the time over {f.hardware_lifetime_years:g} years{busy_note}")
-        self._conclude_option(ctx, config, a, work, extra, label, None)
+                 + (f"busy {util:.1%} of the time over {f.hardware_lifetime_years:g} years" if not training or
+                    not busy_note else "held for the run") + busy_note)
+        self._conclude_option(ctx, config, a, work, extra, label, cost)
 
     def _split_purchase(self, system: Any, a: Accelerator, config: Fact, util: float, f: Factors) -> dict[str, Any]:
         """The disaggregated layout bought: `pd_machines` machines, joined by fabric (the KV cache crosses it), with
@@ -478,17 +530,18 @@ class Derivations:
         return {"pd_usd_per_month": round(owned.usd_per_month(util), 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
-                         label: str, inst: Instance | None) -> None:
-        key = f"buy:{extra['title']}" if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
-        if extra["purchase"]:
-            key = "buy:" + str(config["shape"])
-        ctx.conclude(option_fact(config, a, work, key, extra, label))
+                         label: str, cost: DecisionCost | None) -> None:
+        key = "buy:" + str(config["shape"]) if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
+        conclude_option(ctx, option_fact(config, a, work, key, extra, label, cost=cost), cost)
 
 
 def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Plan, work: Fact, *, models: int = 1,
-                need_tps: float = 0.0, split: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                need_tps: float = 0.0, split: Mapping[str, Any] | None = None,
+                weights: str | None = None) -> dict[str, Any]:
     """A plan as the `config` fact the rules test: one flattening of `planning.Plan`, for the configuration
-    search's rule (H1) and for `gpuadvisor estimate`'s layout alike."""
+    search's rule (H1) and for `gpuadvisor estimate`'s layout alike; `weights` is the format the plan serves in
+    when it is not the consultation's (`profile.served_weights`)."""
+    served = weights or str(work["weights_precision"])
     layout = (f"EP {plan.expert_parallel} (experts split, attention data-parallel)" if plan.expert_parallel > 1
               else f"TP {plan.tensor_parallel}") + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1
                                                     else "")
@@ -539,7 +592,9 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         **_mig_slices(a, plan, models),
         "flagship": flagship(a),
         "vendor_allowed": a.vendor in work["vendors"],
-        **library_support(catalog, a, str(work["weights_precision"])),
+        **library_support(catalog, a, served),
+        "precision_fallback": "" if served == work["weights_precision"] else
+        f"{work['weights_precision']} → {served}",
         "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
                 f"({plan.memory_utilization:.0%}); {perf}",
         **(split or {}),
@@ -562,10 +617,11 @@ def _link_name(kind: str) -> str:
 
 
 def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mapping[str, Any], label: str, *,
-                text: str | None = None) -> dict[str, Any]:
+                text: str | None = None, cost: DecisionCost | None = None) -> dict[str, Any]:
     """One way to acquire a configuration (a rental, a purchase, a free tier, your own hardware): the fields every
-    option shares, then `extra`; `text` is the label with the cost that ranks it, unless given. None values are
-    left out (the engine sees them as absent)."""
+    option shares, then `extra`, then its decision cost (`decision_usd` and a `cost_<part>_usd` field for each part,
+    so rules can test them); `text` is the label with the figure that ranks it, unless given. None values are left
+    out (the engine sees them as absent)."""
     fact = {
         "kind": "option", "ref": f"opt:{a.id}:{key}", "config": config["ref"], "accelerator": a.id,
         "accelerator_name": a.name, "count": config["count"], "accelerators_paid": config["count"],
@@ -587,15 +643,29 @@ def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mappi
         **{k: v for k, v in config.items() if k.startswith("pd_")},
         "over_capex": False, "over_hourly": False, "over_monthly": False, **extra,
     }
+    if cost is not None:
+        fact["decision_usd"] = round(cost.total, 2)
+        fact["horizon_months"] = cost.months
+        for part in PART_ORDER:
+            if any(p.part == part for p in cost.parts):
+                fact[f"cost_{part}_usd"] = round(cost.usd(part), 2)
     if text is None:
         metric = ""
-        if fact.get("usd_per_run") is not None:
+        if cost is not None:
+            metric = f": ${cost.total:,.0f} {cost.horizon}"
+        elif fact.get("usd_per_run") is not None:
             metric = f": ${fact['usd_per_run']:,.0f} per run"
         elif fact.get("usd_per_month") is not None:
             metric = f": ${fact['usd_per_month']:,.2f} a month"
         text = label + metric
     fact["text"] = text
     return {k: v for k, v in fact.items() if v is not None}
+
+
+def conclude_option(ctx: RuleContext, fact: dict[str, Any], cost: DecisionCost | None) -> None:
+    """Conclude an option fact with its decision cost attached (the parts, each with its arithmetic, for the
+    ranking and the reports)."""
+    ctx.conclude(fact, attachment={"cost": cost} if cost is not None else None)
 
 
 class LazyAttachment(Mapping[str, Any]):

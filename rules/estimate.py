@@ -745,9 +745,10 @@ def _judge(catalog: Catalog, answers: Answers, resolved: Resolved, acc: Accelera
         if str(v["target"]) in ours:
             ctx.warnings.append(f"{v.get('heuristic') or v['rule']}: {v['reason']} (a consultation rules this "
                                 "configuration out)")
-    for _, adj in cons.of_kind("score_adjustment"):
-        if str(adj["target"]) in ours:
-            ctx.warnings.append(f"{adj.get('heuristic') or adj['rule']}: {adj['reason']}")
+    for _, part in cons.of_kind("cost_part"):
+        if str(part["target"]) in ours:
+            ctx.warnings.append(f"{part.get('heuristic') or part['rule']}: {part['reason']} (a cost of "
+                                f"${float(part['usd']):,.0f} a consultation adds to this option)")
     for _, w in cons.of_kind("warning"):
         about_us = str(w.get("target") or "") in ours
         plan_wide = not w.get("target") and w.get("category") == "warning" and w.get("severity") != "info"

@@ -113,7 +113,7 @@ def _candidate(r: Recommendation, result: RecommendResult) -> Candidate:
         capex_usd=float(r.cost.capex_usd or 0.0), power_kw=float(r.cost.power_kw or 0.0),
         break_even=r.cost.break_even_utilization, utilization=util,
         desk_side=r.unit.kind in DESK_SIDE_KINDS,
-        advice_points=round(sum(i.points for i in r.score_breakdown if i.rule != "RANK"), 2))
+        advice_points=0.0)  # advice moves no figure (issue 26): the fleet is chosen by its cost
 
 
 def _pick(result: RecommendResult, acquisitions: Sequence[str], n: int = CANDIDATES_PER_KIND) -> list[Candidate]:

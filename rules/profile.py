@@ -66,6 +66,7 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "framework": a("framework.name"), "where": a("deployment.where"),
         "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
         "models_per_gpu": int(a("inference.models_per_gpu")), "weights_precision": weights.id,
+        "weights_given": given("precision.weights"),
         "engine": str(a("inference.engine")),
         "kv_precision": kv.id, "moe": moe,
         "hours_per_month_given": a("deployment.hours_per_month"),
@@ -200,12 +201,34 @@ def consultation_factors(base: Factors, work: Fact) -> Factors:
                    colocation_usd_per_kw_month=float(site) if site is not None else base.colocation_usd_per_kw_month)
 
 
+def runs_on(p: Precision, acc: Accelerator) -> bool:
+    """Whether `acc` runs the format natively: its tensor rates (`requires`), its software stack, its compute
+    capability (the kernels' minimum)."""
+    if not all(getattr(acc, need) for need in p.requires):
+        return False
+    if p.software and acc.software_stack not in p.software:
+        return False
+    return p.min_compute_capability is None or (acc.cc is not None and acc.cc >= p.min_compute_capability)
+
+
+def served_weights(catalog: Catalog, work: Fact, acc: Accelerator) -> Precision:
+    """The weights format an option serves in: the user's, or the default (FP8 for production, a 4-bit K-quant for
+    a local model, the checkpoint's own) where the part runs it, else BF16 (FP16 on a part without BF16) — what
+    the deployment would run. A format the user chose is kept, and the rules say when the part cannot run it."""
+    p = catalog.precisions[str(work["weights_precision"])]
+    if work.get("weights_given") or runs_on(p, acc) or work.get("workload") != "inference":
+        return p
+    return catalog.precisions["bf16" if acc.bf16_support else "fp16"]
+
+
 def inference_search(catalog: Catalog, work: Fact, arch: Architecture, params: ParameterCount,
                      targets: ServingTargets, factors: Factors,
-                     efficiency: Callable[[Accelerator], EngineEfficiency | None] | None = None) -> InferenceSearch:
-    """The serving search of a consultation (or of an estimate): its formats, the engine's calibrated efficiency
-    (or `efficiency`: an end of its band) and memory factors on each part, the models hosted side by side."""
-    weights = catalog.precisions[str(work["weights_precision"])]
+                     efficiency: Callable[[Accelerator], EngineEfficiency | None] | None = None,
+                     weights_id: str | None = None) -> InferenceSearch:
+    """The serving search of a consultation (or of an estimate): its formats (`weights_id`: an option's own, see
+    `served_weights`), the engine's calibrated efficiency (or `efficiency`: an end of its band) and memory factors
+    on each part, the models hosted side by side."""
+    weights = catalog.precisions[weights_id or str(work["weights_precision"])]
     kv = catalog.precisions[str(work["kv_precision"])]
     engine = str(work.get("engine", "auto"))
     return InferenceSearch(arch, params, weights, kv, targets, factors,

@@ -88,7 +88,7 @@ def test_estimate_of_the_chosen_serving_layout_agrees(name: str, answers: dict[s
     eff = result.answers_effective
     inf, prec = eff["inference"], eff["precision"]
     est = estimate(EstimateRequest(
-        model=eff["model"]["name"], precision=prec["weights"], kv_precision=prec["kv_cache"],
+        model=eff["model"]["name"], precision=rec.weights_precision or prec["weights"], kv_precision=prec["kv_cache"],
         context=prec["context_tokens"], batch=rec.batch_per_replica, input_tokens=inf["input_tokens"],
         output_tokens=inf["output_tokens"], gpu=gpu, gpus=rec.count, tp=rec.tensor_parallel,
         ep=rec.expert_parallel if rec.expert_parallel > 1 else None, pp=rec.pipeline_parallel,

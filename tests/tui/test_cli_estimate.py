@@ -128,11 +128,12 @@ def test_training_gpu_hours(capsys: pytest.CaptureFixture[str]) -> None:
     # MFU = training_mfu 0.37 × attention share at 4,096 tokens ÷ the reference's (7B-class, 2,048 tokens):
     # 1 / (1 + 1.6 × 2 × 32 × 4096 × 4096 / 8,030,261,248) = 0.82377; reference 1 / (1 + 1.6 × 2 × 32 × 4096 × 2048
     # / 6.74e9) = 0.88696; MFU = 0.37 × 0.82377 / 0.88696 = 0.3436.
-    # 6 × 8,030,261,248 × 1e12 FLOPs ÷ (989.4 TFLOPS × 0.3436) = 39,365 GPU-hours; ÷ 8 GPUs ÷ 24 = 205 days.
+    # 6 × 8,030,261,248 × 1e12 FLOPs ÷ (989.4 TFLOPS × 0.3436) = 39,365 GPU-hours of progress; interruptions take
+    # 8 GPUs × 1.97e-5 a GPU-hour × 0.3 h = 0.0047 % of the time (goodput 0.999953): 39,366 GPU-hours, 205 days.
     mfu = 0.37 * (1 / (1 + 1.6 * 2 * 32 * 4096 * 4096 / 8_030_261_248)) / (1 / (1 + 1.6 * 2 * 32 * 4096 * 2048
                                                                                 / 6.74e9))
     assert d["setup"]["training_mfu"] == pytest.approx(mfu) and mfu == pytest.approx(0.3436, abs=1e-4)
-    hours = 6 * 8_030_261_248 * 1e12 / (989.4e12 * mfu) / 3600
+    hours = 6 * 8_030_261_248 * 1e12 / (989.4e12 * mfu) / 3600 / (1 - 8 * 1.97e-5 * 0.3)
     assert d["training_gpu_hours"] == pytest.approx(hours)
     assert d["training_days"] == pytest.approx(hours / 8 / 24)
     assert d["training_gpu_hours_range"]["low"] < hours < d["training_gpu_hours_range"]["high"]
@@ -273,8 +274,10 @@ def test_gpt_oss_20b_on_4090_defaults_to_its_published_mxfp4(capsys: pytest.Capt
 def test_mfu_override(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
                  "--gpus", "8", "--zero", "3", "--tokens", "1T", "--mfu", "0.2")
-    # 6 × 8,030,261,248 × 1e12 ÷ (989.4 TFLOPS × 0.2) = 67,636 GPU-hours, no band: the user fixed the MFU
-    assert d["training_gpu_hours"] == pytest.approx(6 * 8_030_261_248 * 1e12 / (989.4e12 * 0.2) / 3600)
+    # 6 × 8,030,261,248 × 1e12 ÷ (989.4 TFLOPS × 0.2) = 67,636 GPU-hours of progress ÷ goodput 0.999953 (8 GPUs),
+    # no band: the user fixed the MFU
+    assert d["training_gpu_hours"] == pytest.approx(6 * 8_030_261_248 * 1e12 / (989.4e12 * 0.2) / 3600
+                                                    / (1 - 8 * 1.97e-5 * 0.3))
     assert d["setup"]["training_mfu"] == 0.2 and d["error_band"]["training"]["assumptions"] == ["--mfu"]
 
 
