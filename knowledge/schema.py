@@ -448,6 +448,9 @@ class SystemPrice(Strict):
     value: float = Field(gt=0)
     kind: PriceKind
     includes_accelerators: bool = False
+    includes: list[str] = []
+    """What the price covers, as its sources say (a rack: its GPUs, CPUs, NVLink switch trays, NICs, cooling):
+    shown beside the price so a buyer knows what else to buy (the scale-out network is priced by `Fabric`)."""
     as_of: AsOf = None
     sources: list[str] = Field(min_length=1)
     approximate: bool = True
@@ -471,6 +474,9 @@ class Nics(Strict):
     count: int = Field(ge=1, le=128)
     gbps_each: float = Field(gt=0, le=3200)
     kind: FabricKind
+    included: bool = True
+    """The system's price includes these adapters (HGX servers ship with them; Gaudi's are on the chip); False =
+    they are bought with the fabric (`Fabric.nic_usd`)."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
 
@@ -536,6 +542,9 @@ class System(Strict):
                              "and a machine you already have costs nothing: existing = true)")
         if self.price is not None and self.price.includes_accelerators and self.accelerator is None:
             raise ValueError("a whole-system price (includes_accelerators) needs a fixed 'accelerator'")
+        if self.kind == "rack" and self.price is not None and not self.price.includes:
+            raise ValueError("a rack's price must say what it includes (price.includes): GPUs, CPUs, switch trays, "
+                             "NICs, cooling ...")
         return self
 
     def fills(self) -> tuple[int, ...]:
@@ -549,17 +558,25 @@ class System(Strict):
 
 
 class Fabric(Strict):
-    """A scale-out network one buys to join machines into a cluster: switch ports, optics and cables per port."""
+    """A network one buys to join machines: switches of `switch_ports` ports at `gbps_per_port`, the links (optics
+    and cables) between the machines' NICs and the switches and between switch tiers, and the NIC itself for a
+    machine whose price leaves it out. `rules.fabric` sizes the switches and links a cluster needs (a fat tree of
+    one, two or three tiers), so every priced figure here is a thing one buys, never a share of an average cluster.
+    """
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
     name: str
     kind: FabricKind
     gbps_per_port: float = Field(gt=0, le=3200)
-    usd_per_port: Price | None = None
-    """A node's share of the switches (leaf and spine of a two-tier fat tree) plus its optics and cables, per port;
-    None = no switch price found (a plan then says the fabric is not priced)."""
+    switch_ports: int = Field(ge=4, le=1024)
+    """Ports of one switch at `gbps_per_port` (its radix: 64 x 400G for a Quantum-2 QM9700, 128 x 400G for a
+    51.2 Tb/s Ethernet switch with its 800G cages split in two)."""
+    switch_usd: Price
+    """One switch with its power supplies and fans (optics are in `link_usd`)."""
+    link_usd: Price
+    """One link: the optics at both ends (or a copper/active cable) and the fibre, averaged over a cluster's links."""
     nic_usd: Price | None = None
-    """One adapter, for machines that do not ship with it (HGX servers' prices include their NICs)."""
+    """One adapter at this speed, for machines whose price does not include their NICs (`Nics.included`)."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, System, parse_as_of
-from gpuadvisor.rules.units import fabric_for
+from gpuadvisor.rules.fabric import FabricBill, cluster_bill, frontend_bill
+from gpuadvisor.rules.units import fabric_for, fabric_ports, frontend_fabric
 
 
 @dataclass(frozen=True)
@@ -86,21 +87,37 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
             sources += price.sources
             parts.append(f"{machines} × ${price.value:,.0f} {system.name} host{'s' if machines > 1 else ''}")
     fabric_usd = 0.0
-    if joined and machines > 1:
-        fabric = fabric_for(catalog, system)
-        ports = system.nics.count if system.nics is not None else 1
-        if fabric is not None and fabric.usd_per_port is not None:
-            fabric_usd = machines * ports * fabric.usd_per_port.value
-            dates.append(fabric.usd_per_port.as_of)
-            sources += fabric.usd_per_port.sources
-            parts.append(f"{machines * ports:,} {fabric.name} ports × ${fabric.usd_per_port.value:,.0f}")
-        else:
-            name = fabric.name if fabric is not None else "cluster network"
-            parts.append(f"{name} switches not priced (no switch price found)")
+    network = network_bill(catalog, system, machines, joined=joined)
+    if network is not None:
+        fabric_usd = network.usd
+        f = network.fabric
+        for paid in (f.switch_usd, f.link_usd, *((f.nic_usd,) if network.nics and f.nic_usd else ())):
+            dates.append(paid.as_of)
+            sources += paid.sources
+        parts.append(network.words())
+    if price is not None and price.includes:
+        parts.append(f"the {system.kind} price includes {', '.join(price.includes)}")
     power = _power_w(system, acc, machines, accelerators, parts)
     return PurchaseBill(capex_usd=accel + host + fabric_usd, accelerators_usd=accel, host_usd=host,
                         fabric_usd=fabric_usd, power_w=power, kind=kind, as_of=_oldest(dates),
                         sources=", ".join(dict.fromkeys(sources)), words=" + ".join(parts), known_split=known_split)
+
+
+def network_bill(catalog: Catalog, system: System, machines: int, *, joined: bool) -> FabricBill | None:
+    """The network `machines` machines of `system` need: a cluster fabric when they work as one job (switches,
+    links and any NICs their price leaves out, `rules.fabric`), else a front-end port each on the site network;
+    None for one machine, or desk-side machines (they stand on the office network)."""
+    if machines <= 1 or system.desk_side:
+        return None
+    nics = system.nics
+    bought = nics.count if nics is not None and not nics.included else 0
+    fabric = fabric_for(catalog, system) if joined else None
+    if fabric is not None:
+        return cluster_bill(fabric, machines, fabric_ports(system, fabric), nics_per_machine=bought)
+    front = frontend_fabric(catalog)
+    if front is None:
+        return None
+    return frontend_bill(front, machines, nics_per_machine=0 if nics is not None and nics.included else 1)
 
 
 def _power_w(system: System, acc: Accelerator, machines: int, accelerators: int, parts: list[str]) -> float:

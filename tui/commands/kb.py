@@ -357,9 +357,9 @@ def _system_row(s: System) -> list[str]:
 
 
 def _fabric_row(f: Fabric) -> list[str]:
-    port = f"${f.usd_per_port.value:,.0f}" if f.usd_per_port is not None else "not priced"
+    switch = f"{f.switch_ports}-port ${f.switch_usd.value:,.0f} ({f.switch_usd.kind}, {_as_of(f.switch_usd.as_of)})"
     nic = f"${f.nic_usd.value:,.0f}" if f.nic_usd is not None else ""
-    return [f.id, _clip(f.name, 40), f.kind, f"{f.gbps_per_port:g}", port, nic]
+    return [f.id, _clip(f.name, 40), f.kind, f"{f.gbps_per_port:g}", switch, f"${f.link_usd.value:,.0f}", nic]
 
 
 _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
@@ -372,5 +372,6 @@ _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
     "engine_profile": (["id (engine@family)", "weights bw eff.", "KV bw eff.", "µs/layer", "rows"], _engine_row),
     "free_tier": (["id", "name", "GPUs", "h/session", "h/week", "h/day", "guaranteed", "as of"], _free_tier_row),
     "system": (["id", "name", "kind", "holds", "slots", "price", "host kW", "NICs"], _system_row),
-    "fabric": (["id", "name", "kind", "Gb/s per port", "$ per port", "$ per NIC"], _fabric_row),
+    "fabric": (["id", "name", "kind", "Gb/s per port", "switch (kind, as of)", "$ per link", "$ per NIC"],
+               _fabric_row),
 }
