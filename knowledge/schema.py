@@ -310,7 +310,10 @@ FabricKind = Literal["infiniband", "roce", "efa", "ethernet", "ici", "dcn", "non
 """The scale-out network between nodes: InfiniBand, RoCE (RDMA over Ethernet), AWS EFA, plain Ethernet (TCP,
 GPUDirect-TCPX), TPU ICI (inside a slice), TPU multislice data-centre network (DCN), or none."""
 
-PriceType = Literal["on-demand", "spot", "capacity-block", "on-demand-equivalent", "reserved"]
+PriceType = Literal["on-demand", "spot", "capacity-block", "on-demand-equivalent", "reserved-1y", "reserved-3y"]
+"""reserved-1y / reserved-3y: the effective hourly rate of a 1- or 3-year reservation or committed-use discount (the
+term is the kind's; the rate is paid for every hour of the term, used or not)."""
+RESERVED_TERMS: dict[str, int] = {"reserved-1y": 1, "reserved-3y": 3}
 ProviderKind = Literal["hyperscaler", "specialist", "marketplace", "user"]
 
 
@@ -336,6 +339,11 @@ class InstancePrice(Strict):
     def as_of_text(self) -> str:
         """`as_of` for display: the date text, or 'undated'."""
         return self.as_of or "undated"
+
+    @property
+    def term_years(self) -> int | None:
+        """The commitment a reserved price binds its buyer to (1 or 3 years); None for on-demand, spot ..."""
+        return RESERVED_TERMS.get(self.type)
 
 
 class Instance(Strict):
@@ -387,7 +395,8 @@ class Instance(Strict):
         return min(self.accelerator_count, acc.interconnect_domain or 1)
 
     def current_price(self, kind: str) -> InstancePrice | None:
-        """The newest price of a type ('on-demand', 'spot'), or None when none is published (undated = oldest)."""
+        """The newest price of a type ('on-demand', 'spot', 'reserved-1y', 'reserved-3y'), or None when none is
+        published (undated = oldest)."""
         prices = [p for p in self.price if p.type == kind]
         return max(prices, key=lambda p: p.as_of_date or date.min) if prices else None
 

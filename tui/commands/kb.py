@@ -302,8 +302,22 @@ def _price_cell(p: InstancePrice | None) -> str:
 def _instance_row(i: Instance) -> list[str]:
     on_demand = i.current_price("on-demand") or i.current_price("on-demand-equivalent")
     equiv = " eq." if on_demand is not None and on_demand.type == "on-demand-equivalent" else ""
-    return [i.id, i.provider_name, i.accelerator, str(i.accelerator_count),
-            _price_cell(on_demand) + equiv, _price_cell(i.current_price("spot"))]
+    return [i.id, i.provider_name, i.accelerator, str(i.accelerator_count), _shape_cell(i),
+            _price_cell(on_demand) + equiv, _price_cell(i.current_price("spot")),
+            _rate_cell(i.current_price("reserved-1y")), _rate_cell(i.current_price("reserved-3y")),
+            _clip(", ".join(dict.fromkeys(s for p in i.price for s in p.sources)), 36)]
+
+
+def _shape_cell(i: Instance) -> str:
+    """What one order holds and how it joins others: '4 ICI', '8 NVLink, EFA', '1'."""
+    domain = i.fast_domain if i.fast_domain is not None else 1
+    inside = f"{domain} fast" if domain > 1 else "PCIe" if i.accelerator_count > 1 else "1"
+    out = f", {i.fabric}" if i.cluster and i.fabric else ", cluster" if i.cluster else ""
+    return inside + out
+
+
+def _rate_cell(p: InstancePrice | None) -> str:
+    return "" if p is None else f"{p.usd_per_hour:,.2f}"
 
 
 def _free_tier_row(t: FreeTier) -> list[str]:
@@ -365,7 +379,8 @@ def _fabric_row(f: Fabric) -> list[str]:
 _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
     "accelerator": (["id", "name", "market", "GB", "GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "price (kind, as of)"],
                     _accelerator_row),
-    "instance": (["id", "provider", "accelerator", "n", "on-demand $/h (as of)", "spot $/h (as of)"], _instance_row),
+    "instance": (["id", "provider", "accelerator", "n", "topology", "on-demand $/h (as of)", "spot $/h (as of)",
+                  "1y $/h", "3y $/h", "sources"], _instance_row),
     "model": (["id", "name", "family", "parameters", "layers", "hidden", "heads/kv", "hf repo"], _model_row),
     "precision": (["id", "name", "bits/weight", "compute", "uses", "requires"], _precision_row),
     "assumption": (["id", "value", "unit", "range", "title"], _assumption_row),
