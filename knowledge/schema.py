@@ -180,6 +180,46 @@ class PowerLimit(Strict):
     """Measured average wall power of the published system at this limit, with its GPU count in the notes."""
 
 
+class SoftwareSupport(Strict):
+    """How long the vendor's software stack keeps a part: a hardware purchase outlives its toolkit. `dropped_in` is
+    the first release that no longer builds for or runs on it (CUDA 13.0 for Volta's SM70); None = still
+    supported by the newest release its sources name (`checked_release`)."""
+
+    stack: str
+    """The toolkit whose releases decide it: 'CUDA', 'ROCm'."""
+    last_release: str | None = None
+    """The last release series that supports the part ('CUDA 12.9'), when it is dropped."""
+    dropped_in: str | None = None
+    """The release that dropped it ('CUDA 13.0'); None = supported."""
+    dropped_on: AsOf = None
+    """When that release shipped, as its source dates it."""
+    checked_release: str | None = None
+    """For a supported part: the newest release a source shows supporting it ('ROCm 7.1')."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _said_once(self) -> SoftwareSupport:
+        if self.dropped_in is None and (self.last_release is not None or self.dropped_on is not None):
+            raise ValueError("last_release / dropped_on describe a part that is dropped: give dropped_in too")
+        if self.dropped_in is None and self.checked_release is None:
+            raise ValueError("a supported part names the newest release that supports it (checked_release)")
+        return self
+
+    @property
+    def dropped(self) -> bool:
+        return self.dropped_in is not None
+
+    def horizon(self) -> str:
+        """'dropped in CUDA 13.0 (2025-08; last supported: CUDA 12.9)' or 'supported in ROCm 7.1'."""
+        if self.dropped_in is None:
+            return f"supported in {self.checked_release}"
+        when = f"{as_of_label(self.dropped_on)}; " if self.dropped_on else ""
+        last = f"last supported: {self.last_release}" if self.last_release else ""
+        inside = (when + last).rstrip("; ")
+        return f"dropped in {self.dropped_in}" + (f" ({inside})" if inside else "")
+
+
 class Accelerator(Strict):
     """One accelerator model (a GPU, TPU chip, Trainium/Inferentia chip, Gaudi, Apple SoC)."""
 
@@ -235,6 +275,8 @@ class Accelerator(Strict):
     flash_attention_2: FlashAttention
     flash_attention_notes: str | None = None
     software_stack: SoftwareStack
+    software_support: SoftwareSupport | None = None
+    """The software-support horizon where a source states it (dropped by CUDA 13.0, ROCm's support matrix)."""
     max_per_node: int = Field(default=8, ge=1, le=256)
     trains: bool = True
     """Whether the vendor's software stack trains on it (AWS Inferentia2: Neuron trains on Trainium only)."""

@@ -33,7 +33,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "accelerator": ("key", "name", "vendor", "market", "memory_gb", "bandwidth_gbs", "bf16_tflops", "fp8_tflops",
                     "fp4_tflops", "interconnect_kind", "interconnect_gbs", "ecc", "mig", "cc", "has_cc",
                     "flash_attention_2", "software_stack", "max_per_node", "purchasable", "price_usd", "tdp_w",
-                    "bf16_support", "fp8_support", "fp4_support", "int8_support", "flagship"),
+                    "bf16_support", "fp8_support", "fp4_support", "int8_support", "flagship",
+                    "software_dropped", "software_horizon"),
     "instance": ("key", "provider", "provider_kind", "accelerator", "count", "on_demand_usd_per_hour",
                  "spot_usd_per_hour", "shape", "fabric"),
     "free_tier": ("key", "provider", "accelerator", "count", "session_hours", "monthly_quota_hours",
@@ -132,6 +133,9 @@ def accelerator_fact(a: Accelerator) -> dict[str, Any]:
         "bf16_support": a.bf16_support, "fp8_support": a.fp8_support, "fp4_support": a.fp4_support,
         "int8_support": a.int8_support,
         "flagship": flagship(a),
+        "software_dropped": a.software_support is not None and a.software_support.dropped,
+        "software_horizon": (f"{a.software_support.stack}: {a.software_support.horizon()}"
+                             if a.software_support is not None else ""),
         "text": f"{a.name}: {a.memory_gb.value:g} GB {a.memory_type}, {a.memory_bandwidth_gbs.value:g} GB/s, "
                 f"{bf16:g} dense BF16 TFLOPS, {a.interconnect}",
     }
