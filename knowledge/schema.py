@@ -775,6 +775,10 @@ class OfficialCount(Strict):
 
     total: int = Field(ge=1, le=MAX_PARAMETERS)
     active: int | None = Field(default=None, ge=1, le=MAX_PARAMETERS)
+    active_counts: Literal["matmul", "with-embedding"] = "with-embedding"
+    """How the publisher counts `active`: "matmul" = the parameters a token multiplies through, the input
+    embedding left out and the output projection in (OpenAI's gpt-oss card, this tool's `active`);
+    "with-embedding" = the input embedding counted too (Mixtral's 12.9B)."""
     rounded_to: int = Field(default=1, ge=1, le=MAX_PARAMETERS)
     """Granularity of the published figure: 1 for an exact count, 10_000_000 for "8.03B"."""
     sources: list[str] = Field(min_length=1)

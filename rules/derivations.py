@@ -227,7 +227,7 @@ class Derivations:
 
     def parameters(self, ctx: RuleContext, model: Fact) -> None:
         p = params_of(model)
-        moe = f"; {p.active:,} active per token" if p.active != p.total else ""
+        moe = f"; {p.active:,} active per token" if p.moe_layers else ""
         ctx.conclude({"kind": "parameters", "ref": "parameters", "total": p.total, "active": p.active,
                       "total_b": round(p.total / 1e9, 4), "active_b": round(p.active / 1e9, 4),
                       "text": f"{model['name']}: {p.total:,} parameters{moe} (counted from the architecture)"})

@@ -22,7 +22,7 @@ NEW = [
     ("aws-g6e.12xlarge", 10.49264, "2026-01-21", 4, 1),  # PCIe L40S
     ("aws-p5.4xlarge", 6.88, "2026-01-21", 1, 1),
     ("gcp-tpu-v6e-1", 2.70, "2024-12", 1, 1),  # "starting at $2.7000 per chip-hour"
-    ("gcp-tpu-v6e-8", 8 * 2.70, "2024-12", 8, 8),  # one slice = one ICI domain; bigger slices are shapes of their own
+    ("gcp-tpu-v6e-8", 8 * 2.70, "2024-12", 8, 256),  # slices up to 256 chips on ICI
     ("lambda-8x-b200-sxm6", 8 * 6.69, "2026-09-20", 8, 8),
     ("lambda-4x-h100-sxm", 4 * 4.09, "2026-09-20", 4, 4),
     ("lambda-8x-a100-sxm-40gb", 8 * 1.99, "2026-09-20", 8, 8),
@@ -144,9 +144,7 @@ def test_undated_catalog_prices(shipped: Catalog, inst_id: str, kind: str, usd: 
 
 
 def test_tpu_slices_span_the_pod(shipped: Catalog) -> None:
-    """Each slice is one ICI domain; the largest orderable slices span a whole v5e / v6e pod (256 chips)."""
-    for inst_id, domain in (("gcp-tpu-v5e-256", 256), ("gcp-tpu-v5p-2048", 1024), ("gcp-tpu-v6e-256", 256),
-                            ("gcp-tpu-v6e-8", 8)):
+    for inst_id, domain in (("gcp-tpu-v5e-8", 256), ("gcp-tpu-v5p-8", 8960), ("gcp-tpu-v6e-8", 256)):
         inst = shipped.instances[inst_id]
         assert inst.cluster and inst.domain(shipped.accelerators[inst.accelerator]) == domain
         assert domain <= (shipped.accelerators[inst.accelerator].interconnect_domain or 0)

@@ -46,10 +46,19 @@ EXPECTED_FAILURES: dict[str, str] = {
     "shared:pytorch-small-job-stays-on-cuda": (
         "issue 26 (engineering effort in dollars): a PyTorch LoRA job is sent to MI300X/TPU; a -8/-15 point "
         "penalty cannot express engineer-weeks of porting"),
+    "own:enterprise-lora-8b-one-gpu": (
+        "issue 26 (engineering effort in dollars): since issue 28 added the one-host TPU v5e-4 slice ($0.85/h spot) "
+        "a PyTorch LoRA of an 8B model ranks it above one GPU; a point penalty cannot price porting to XLA"),
+    "own:hourly-budget-2-dollars-lora-8b": (
+        "issue 26 (engineering effort in dollars): as enterprise-lora-8b-one-gpu, the TPU v5e-4 slice (issue 28) "
+        "outranks one GPU for a PyTorch LoRA"),
+    "own:onprem-1m-405b-fp8-two-nodes-failover": (
+        "issue 26 (ranking by the decision's cost): issue 28 priced the RTX PRO 6000 Blackwell Server Edition "
+        "($8,565, an estimate); 16 of them in two PCIe servers, no NVLink, now rank first for 405B FP8 and the "
+        "case's 'rtx-' exclusion, written when that card had no price, fails"),
     "shared:pretraining-cluster-priced-whole": (
-        "issue 26 (fabric priced, schedule margin) and 28 (scale-out networks of every server): Gaudi 3 and HGX "
-        "B300 clusters carry a $0 network, and the plan finishes in 73 of 75 days with no margin for "
-        "interruptions"),
+        "issue 26 (schedule margin): every multi-machine purchase now prices its network (issue 28's fabric "
+        "model), but the plan finishes in 73 of 75 days with no margin for interruptions"),
 }
 
 

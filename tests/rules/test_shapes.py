@@ -24,25 +24,30 @@ def catalog() -> Catalog:
     return load_catalog(user_dir=None)
 
 
-@pytest.mark.parametrize(("family", "per_chip", "sizes"), [
-    ("v6e", 2.70, (1, 4, 8, 16, 32, 64, 128, 256)),
-    ("v5e", 1.20, (1, 4, 8, 16, 32, 64, 128, 256)),
-])
-def test_tpu_slices_at_every_size_google_sells(catalog: Catalog, family: str, per_chip: float,
-                                               sizes: tuple[int, ...]) -> None:
-    for chips in sizes:
+@pytest.mark.parametrize(("family", "per_chip"), [("v6e", 2.70), ("v5e", 1.20)])
+def test_tpu_slices_at_every_size_google_sells(catalog: Catalog, family: str, per_chip: float) -> None:
+    # one-host slices of 1, 4 and 8 chips are shapes of their own (a v6e-4 is one VM of 4 chips on ICI) ...
+    for chips in (1, 4, 8):
         inst = catalog.instances[f"gcp-tpu-{family}-{chips}"]
-        assert inst.accelerator_count == chips and inst.fast_domain == chips  # one ICI domain per slice
+        assert inst.accelerator_count == chips
         od = inst.current_price("on-demand")
         assert od is not None and od.usd_per_hour == pytest.approx(chips * per_chip)
-        assert inst.cluster == (chips >= 8)  # Multislice joins slices of 8 chips and more over the DCN
+        assert inst.cluster == (chips == 8)
+    # ... and the slices of 16 to 256 chips are 8-chip hosts joined on one ICI torus, at the same per-chip rate
+    host = catalog.instances[f"gcp-tpu-{family}-8"]
+    assert host.fast_domain == 256
+    unit = next(u for u in rental_units(catalog, catalog.accelerators[f"google-tpu-{family}"])
+                if u.id == f"inst:gcp-tpu-{family}-8")
+    sizes = [n for _, n in unit.counts(256, joined=True)]
+    assert {8, 16, 32, 64, 128, 256} <= set(sizes)
+    assert unit.topology.link(256).cls == "scale-up"  # a 256-chip tensor-parallel group stays on ICI
 
 
 def test_v5p_slices_count_tensorcores_in_their_name(catalog: Catalog) -> None:
-    v5p = catalog.instances["gcp-tpu-v5p-16"]  # 'v5p-16' = 16 TensorCores = 8 chips at $4.20
-    assert v5p.accelerator_count == 8
-    assert v5p.current_price("on-demand").usd_per_hour == pytest.approx(33.6)  # type: ignore[union-attr]
-    assert v5p.internode_gbs == pytest.approx(8 * 50 / 8)  # 50 Gbps DCN per chip
+    v5p = catalog.instances["gcp-tpu-v5p-8"]  # 'v5p-8' = 8 TensorCores = 4 chips at $4.20
+    assert v5p.accelerator_count == 4 and v5p.fast_domain == 8960
+    assert v5p.current_price("on-demand").usd_per_hour == pytest.approx(16.8)  # type: ignore[union-attr]
+    assert v5p.internode_gbs == pytest.approx(4 * 50 / 8)  # 50 Gbps DCN per chip
 
 
 def test_reserved_rates_are_price_kinds_beside_on_demand(catalog: Catalog) -> None:
