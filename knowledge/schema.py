@@ -83,9 +83,10 @@ AsOf = Annotated[str | None, AfterValidator(_checked_as_of)]
 """A date as its source gives it ('YYYY-MM-DD' or 'YYYY-MM', text may follow), or None: the source gives none."""
 
 
-PriceKind = Literal["msrp", "street", "used", "system-share", "estimate"]
+PriceKind = Literal["msrp", "street", "used", "system-share", "estimate", "quote"]
 """msrp = launch list price; street = new-card retail; used = second-hand market; system-share = a published
-server/system price divided by its accelerators; estimate = a documented range from quotes, press or resellers."""
+server/system price divided by its accelerators; estimate = a documented range from quotes, press or resellers;
+quote = the buyer's own vendor quote (`gpuadvisor kb quote add`), which wins over the others while it is valid."""
 
 
 class Price(Strict):
@@ -178,6 +179,54 @@ class PowerLimit(Strict):
     capped system's rows against the same system at full power (tests/benchmarks/derive_sustained.py)."""
     system_power_w: Measure | None = None
     """Measured average wall power of the published system at this limit, with its GPU count in the notes."""
+
+
+class Quote(Strict):
+    """A vendor's dated quote the buyer holds (`gpuadvisor kb quote add`, kept in the user overlay's quotes.toml):
+    a price per accelerator for a part, or per machine for a system. While valid it replaces the knowledge base's
+    price of that part or system in every plan; once `valid_until` has passed it is ignored, and said so."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
+    vendor: str = Field(min_length=1, max_length=200)
+    accelerator: str | None = None
+    """The part quoted (an accelerators.toml id): `usd` is per accelerator."""
+    system: str | None = None
+    """The machine quoted (a systems.toml id): `usd` is per machine."""
+    usd: float = Field(gt=0, le=1e9)
+    includes_accelerators: bool = False
+    """A system quote for the whole machine with its accelerators (only for a system built around a fixed part)."""
+    quoted_on: str
+    """The quote's date (YYYY-MM-DD)."""
+    valid_until: str
+    """The last day the vendor honours it (YYYY-MM-DD)."""
+    notes: str | None = None
+
+    @field_validator("quoted_on", "valid_until")
+    @classmethod
+    def _day(cls, v: str) -> str:
+        try:
+            date.fromisoformat(v)
+        except ValueError:
+            raise ValueError(f"{v!r} is not a date YYYY-MM-DD") from None
+        return v
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Quote:
+        if (self.accelerator is None) == (self.system is None):
+            raise ValueError("a quote names either 'accelerator' (a part) or 'system' (a machine), not both or neither")
+        if self.includes_accelerators and self.system is None:
+            raise ValueError("includes_accelerators applies to a system quote")
+        if date.fromisoformat(self.valid_until) < date.fromisoformat(self.quoted_on):
+            raise ValueError(f"valid_until {self.valid_until} is before quoted_on {self.quoted_on}")
+        return self
+
+    def expired(self, on: date) -> bool:
+        return date.fromisoformat(self.valid_until) < on
+
+    @property
+    def label(self) -> str:
+        """'your quote (2026-11-20)': how a plan priced on it says so."""
+        return f"your quote ({self.quoted_on})"
 
 
 class SoftwareSupport(Strict):

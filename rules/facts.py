@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision
+from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision, Quote
 from gpuadvisor.rules.units import Unit
 
 # Fields every derived fact may carry for explanations.
@@ -43,6 +43,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "unit": ("key", "accelerator", "node", "scale_up_kind", "domain", "scale_out_kind", "joinable", "desk_side",
              "unit_kind", "name"),
     "system": ("key", "system", "accelerator", "shape", "unit_kind", "desk_side", "name"),
+    "quote": ("key", "vendor", "accelerator", "system", "target", "target_name", "usd", "per", "quoted_on",
+              "valid_until", "expired", "label"),
     # profile (derived from answers and the model)
     "workload": ("workload", "method", "stage", "params_b", "active_b", "batch", "context", "concurrency",
                  "framework", "where", "checkpointing", "sensitive_data", "models_per_gpu", "weights_precision",
@@ -176,6 +178,22 @@ def system_fact(unit: Unit, shape: str, system_id: str, accelerator_name: str) -
         "kind": "system", "ref": unit.id, "key": unit.id, "system": system_id, "accelerator": unit.accelerator,
         "shape": shape, "unit_kind": unit.kind, "desk_side": unit.desk_side, "name": unit.name,
         "text": f"{unit.name} holding {accelerator_name}: {unit.topology.describe()}",
+    }
+
+
+def quote_fact(q: Quote, target_name: str, *, expired: bool) -> dict[str, Any]:
+    """One of the buyer's own quotes (the user overlay's quotes.toml): applied to the prices while valid, ignored
+    once expired (rule Q.expired says so)."""
+    target = q.accelerator or q.system or ""
+    per = "accelerator" if q.accelerator else ("machine with its accelerators" if q.includes_accelerators
+                                               else "machine")
+    state = f"expired on {q.valid_until}: ignored" if expired else f"valid until {q.valid_until}: applied"
+    return {
+        "kind": "quote", "ref": f"quote:{q.id}", "key": q.id, "vendor": q.vendor, "accelerator": q.accelerator or "",
+        "system": q.system or "", "target": target, "target_name": target_name, "usd": q.usd, "per": per,
+        "quoted_on": q.quoted_on, "valid_until": q.valid_until, "expired": expired, "label": q.label,
+        "text": f"Your quote {q.id}: {q.vendor}, {target_name}, ${q.usd:,.2f} per {per}, quoted {q.quoted_on}, "
+                f"{state}",
     }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.schema import Accelerator, System, parse_as_of
+from gpuadvisor.knowledge.schema import Accelerator, Price, System, SystemPrice, parse_as_of
 from gpuadvisor.rules.fabric import FabricBill, cluster_bill, frontend_bill
 from gpuadvisor.rules.units import fabric_for, fabric_ports, frontend_fabric
 
@@ -28,7 +28,8 @@ class PurchaseBill:
     kind: str
     """The price kind of the dominant figure (the cards' or the whole system's): msrp, street, estimate ..."""
     as_of: str | None
-    """The oldest date among the prices used; None when one of them is undated."""
+    """The oldest date among the prices used; None when one of them is undated. A bill whose dominant figure is the
+    buyer's own quote is dated by the quote (the other prices' dates are in `words`)."""
     sources: str
     words: str
     """'8 × $30,000 GPUs + $80,000 host + $20,800 InfiniBand NDR fabric'."""
@@ -59,6 +60,7 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
     sources: list[str] = []
     parts: list[str] = []
     known_split = True
+    quoted_on: str | None = None  # the buyer's quote for the part (or the whole machine) dates the bill
     if price is not None and price.includes_accelerators:
         whole = machines * price.value
         if system.host_share is not None:
@@ -68,9 +70,10 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
             host, known_split = 0.0, False
         accel = whole - host
         kind = price.kind
+        quoted_on = price.as_of if kind == "quote" else None
         dates.append(price.as_of)
         sources += price.sources
-        parts.append(f"{machines} × ${price.value:,.0f} {system.name} with its {word}s"
+        parts.append(f"{machines} × ${price.value:,.0f} {system.name} with its {word}s{_quoted(price)}"
                      + (f" (host ${system.host_share.value:,.0f} of it)" if system.host_share is not None else
                         " (no split of the price published)"))
     else:
@@ -79,13 +82,17 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
         accel = accelerators * card.value
         host = machines * (price.value if price is not None else 0.0)
         kind = card.kind
+        quoted_on = card.as_of if kind == "quote" else None
         dates.append(card.as_of)
         sources += card.sources
-        parts.append(f"{accelerators:,} × ${card.value:,.0f} {word}s ({card.kind})")
+        parts.append(f"{accelerators:,} × ${card.value:,.0f} {word}s ({_kind_words(card)})")
         if price is not None:
             dates.append(price.as_of)
             sources += price.sources
-            parts.append(f"{machines} × ${price.value:,.0f} {system.name} host{'s' if machines > 1 else ''}")
+            host_words = (_quoted(price) if price.kind == "quote" or quoted_on is None else
+                          f" ({price.kind}, {price.as_of or 'undated'})")  # beside a quote, the host's own date
+            parts.append(f"{machines} × ${price.value:,.0f} {system.name} host{'s' if machines > 1 else ''}"
+                         f"{host_words}")
     fabric_usd = 0.0
     network = network_bill(catalog, system, machines, joined=joined)
     if network is not None:
@@ -99,8 +106,21 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
         parts.append(f"the {system.kind} price includes {', '.join(price.includes)}")
     power = _power_w(system, acc, machines, accelerators, parts)
     return PurchaseBill(capex_usd=accel + host + fabric_usd, accelerators_usd=accel, host_usd=host,
-                        fabric_usd=fabric_usd, power_w=power, kind=kind, as_of=_oldest(dates),
+                        fabric_usd=fabric_usd, power_w=power, kind=kind,
+                        as_of=quoted_on if quoted_on is not None else _oldest(dates),
                         sources=", ".join(dict.fromkeys(sources)), words=" + ".join(parts), known_split=known_split)
+
+
+def _kind_words(price: Price | SystemPrice) -> str:
+    """A price's kind as the bill says it: the buyer's quote names its date and vendor (its notes, written by
+    knowledge.quotes), the others their kind."""
+    if price.kind == "quote":
+        return price.notes or "your quote"
+    return price.kind
+
+
+def _quoted(price: Price | SystemPrice) -> str:
+    return f" ({_kind_words(price)})" if price.kind == "quote" else ""
 
 
 def network_bill(catalog: Catalog, system: System, machines: int, *, joined: bool) -> FabricBill | None:

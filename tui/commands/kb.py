@@ -5,6 +5,7 @@
     gpuadvisor kb stale [--months 12] [--today YYYY-MM-DD]
     gpuadvisor kb validate [FILE ...]
     gpuadvisor kb refresh [--from PATH] [--providers LIST] [--timeout SECONDS]   (see kb_refresh.py)
+    gpuadvisor kb quote add|list|remove ...   (your own vendor quotes; see kb_quote.py)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.knowledge.files import list_files
 from gpuadvisor.knowledge.paths import CONFIG_ENV, data_dir, overlay_dir, refreshed_prices_path
-from gpuadvisor.tui.commands import kb_refresh
+from gpuadvisor.tui.commands import kb_quote, kb_refresh
 
 if TYPE_CHECKING:  # the catalog and its pydantic schema load only when a kb command runs, not at every start
     from gpuadvisor.knowledge.catalog import Catalog, EntryKind
@@ -69,6 +70,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     validator.add_argument("files", nargs="*", type=Path, metavar="FILE",
                            help="overlay files to check (default: the *.toml files in your overlay directory)")
     kb_refresh.register(sub)
+    kb_quote.register(sub)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         return _validate(args.files)
     if args.kb_action == "refresh":
         return kb_refresh.run(args)
+    if args.kb_action == "quote":
+        return kb_quote.run(args)
     args.kb_parser.print_help(sys.stderr)
     return 2
 
