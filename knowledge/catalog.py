@@ -23,13 +23,14 @@ from gpuadvisor.knowledge.schema import (
     Instance,
     Model,
     Precision,
+    Quote,
     Source,
     System,
     parse_as_of,
 )
 
 EntryKind = Literal["accelerator", "instance", "model", "precision", "assumption", "document", "source",
-                    "free_tier", "engine", "engine_profile", "system", "fabric"]
+                    "free_tier", "engine", "engine_profile", "system", "fabric", "quote"]
 OverlayStatus = Literal["overridden", "added"]
 
 
@@ -118,6 +119,10 @@ class Catalog:
     """Per kind: ids whose prices came from (or that were added by) `gpuadvisor kb refresh`."""
     refresh: RefreshInfo | None = None
     """The refresh those prices came from; None when the shipped prices are all there is."""
+    quotes: dict[str, Quote] = field(default_factory=dict)
+    """The buyer's own quotes by id (the user overlay's quotes.toml): the valid ones are in the prices above."""
+    expired_quotes: list[Quote] = field(default_factory=list)
+    """Quotes past their `valid_until` on the day the catalog was loaded: not applied."""
 
     def overlay_status(self, kind: EntryKind, entry_id: str) -> OverlayStatus | None:
         """'overridden' or 'added' when a user overlay touched this entry, else None."""

@@ -34,6 +34,8 @@ from gpuadvisor.knowledge.locate import find_line, split_syntax_error
 from gpuadvisor.knowledge.nesting import NestingError
 from gpuadvisor.knowledge.parsecache import parse_toml
 from gpuadvisor.knowledge.paths import data_dir, overlay_dir, refreshed_prices_path
+from gpuadvisor.knowledge.quotes import apply_quotes
+from gpuadvisor.knowledge.quotes import today as quotes_today
 from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.knowledge.schema import (
     Accelerator,
@@ -46,6 +48,7 @@ from gpuadvisor.knowledge.schema import (
     Instance,
     Model,
     Precision,
+    Quote,
     Source,
     System,
 )
@@ -62,6 +65,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "engine_profile": EngineProfile,
     "system": System,
     "fabric": Fabric,
+    "quote": Quote,
 }
 SOURCE = "source"
 META_KEYS = frozenset({"schema_version", "compiled"})
@@ -248,7 +252,8 @@ def _hint(name: str, known: Sequence[str]) -> str:
     return f" (closest: {', '.join(close)})" if close else ""
 
 
-def _check_refs(raw: _Raw, sources: Mapping[str, Any], accelerators: Mapping[str, Any], sink: _Sink) -> None:
+def _check_refs(raw: _Raw, sources: Mapping[str, Any], accelerators: Mapping[str, Any], sink: _Sink,
+                systems: Mapping[str, Any] | None = None) -> None:
     for loc, ref in _source_refs(raw.data):
         if isinstance(ref, str) and ref not in sources:
             sink.add(f"{raw.where(loc)}: {raw.kind} '{raw.entry_id}': {_fmt_loc(loc)}: unknown source id "
@@ -259,6 +264,12 @@ def _check_refs(raw: _Raw, sources: Mapping[str, Any], accelerators: Mapping[str
         if acc not in accelerators:
             sink.add(f"{raw.where(('accelerator',))}: {raw.kind} '{raw.entry_id}': accelerator: unknown accelerator "
                      f"'{shorten(str(acc))}'{_hint(str(acc)[:200], list(accelerators))}")
+    if raw.kind == "quote":  # a quote names a known part or machine (the schema checks it names exactly one)
+        for key, known in (("accelerator", accelerators), ("system", systems or {})):
+            ref = raw.data.get(key)
+            if ref is not None and ref not in known:
+                sink.add(f"{raw.where((key,))}: quote '{raw.entry_id}': {key}: unknown {key} "
+                         f"'{shorten(str(ref))}'{_hint(str(ref)[:200], list(known))}")
 
 
 @dataclass
@@ -381,7 +392,7 @@ def _validate_all(state: _State, entries: Sequence[_Raw], sink: _Sink) -> None:
             state.valid[raw.kind][raw.entry_id] = valid
     for raw in entries:
         if raw.kind != SOURCE:
-            _check_refs(raw, state.raw[SOURCE], state.raw["accelerator"], sink)
+            _check_refs(raw, state.raw[SOURCE], state.raw["accelerator"], sink, state.raw["system"])
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -445,14 +456,18 @@ def _package_version() -> str:
 
 
 def _catalog(state: _State) -> Catalog:
-    digest = hashlib.sha256("|".join(f.sha256 for f in state.files).encode()).hexdigest()[:8]
     v = state.valid
 
     def table(kind: str) -> dict[str, Any]:
         return dict(v[kind])
 
+    quotes = apply_quotes(table("accelerator"), table("system"), table("quote"), quotes_today())
+    # the version names the prices in force: the files, and (with quotes) which have expired by today, so a
+    # consultation cached on an earlier day's catalog is not reused once a quote lapses
+    lapsed = [f"expired:{q.id}" for q in sorted(quotes.expired, key=lambda q: q.id)]
+    digest = hashlib.sha256("|".join([*(f.sha256 for f in state.files), *lapsed]).encode()).hexdigest()[:8]
     return Catalog(
-        accelerators=table("accelerator"),
+        accelerators=quotes.accelerators,
         instances=table("instance"),
         models=table("model"),
         precisions=table("precision"),
@@ -460,13 +475,15 @@ def _catalog(state: _State) -> Catalog:
         documents=table("document"),
         engines=table("engine"),
         engine_profiles=table("engine_profile"),
-        sources=table(SOURCE),
+        sources={**table(SOURCE), **quotes.sources},
         files=[CatalogFile(f.path, f.sha256, f.counts(), f.overlay) for f in state.files],
         version=f"{_package_version()}+kb.{digest}",
         overridden={k: frozenset(ids) for k, ids in state.overridden.items()},
         added={k: frozenset(ids) for k, ids in state.added.items()},
         free_tiers=table("free_tier"),
-        systems=table("system"),
+        systems=quotes.systems,
+        quotes=table("quote"),
+        expired_quotes=quotes.expired,
         fabrics=table("fabric"),
         refreshed={k: frozenset(ids) for k, ids in state.refreshed.items()},
         refresh=state.refresh,

@@ -114,9 +114,13 @@ class OfferNamer:
         self.part_memory = part_memory_of(shipped.accelerators)
         self.shipped: dict[tuple[str, str, int], Instance] = {
             (i.provider, i.instance, i.accelerator_count): i for i in shipped.instances.values()}
+        self.by_id = dict(shipped.instances)
 
     def shipped_instance(self, provider: str, row: CatalogRow) -> Instance | None:
-        """The shipped instance of the same provider, instance name and GPU count."""
+        """The shipped instance of the same provider, instance name and GPU count (a TPU slice: `tpu_slice`)."""
+        slice_id = tpu_slice(provider, row)
+        if slice_id is not None:
+            return self.by_id.get(slice_id)
         return self.shipped.get((provider, row.instance, row.gpu_count))
 
     def listing(self, provider: str, accelerator: str, count: int) -> Instance | None:
@@ -153,6 +157,33 @@ class OfferNamer:
             if found is not None:
                 out.append(found)
         return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Shapes: what one catalog row orders (issue 28)
+# ----------------------------------------------------------------------------------------------------------------
+
+_TPU_SLICE = re.compile(r"^(v5litepod|v5p|v6e)-(\d+)$")
+TPU_FAMILIES = {"v5litepod": "v5e", "v5p": "v5p", "v6e": "v6e"}
+"""gpuhunt's TPU version names and the knowledge base's (v5e is sold as 'v5litepod')."""
+
+
+def tpu_slice(provider: str, row: CatalogRow) -> str | None:
+    """The knowledge-base instance a Google Cloud TPU row orders: gpuhunt lists a slice as one 'GPU' named after it
+    ('v6e-4', 'v5litepod-16', 'v5p-8') at the whole slice's price. The id keeps the name's number: chips for
+    v5e/v6e, TensorCores for v5p ('v5p-8' = 4 chips), as Google names them. None for any other row."""
+    if provider != "gcp":
+        return None
+    m = _TPU_SLICE.match(row.instance.strip().casefold())
+    return f"gcp-tpu-{TPU_FAMILIES[m[1]]}-{int(m[2])}" if m else None
+
+
+def shape_count(provider: str, row: CatalogRow, target: Instance | None) -> int:
+    """Accelerators one order of the row holds: the catalog's GPU count, but a TPU slice's chips (gpuhunt counts a
+    slice as one 'GPU', so its price per accelerator would be the whole slice's)."""
+    if target is not None and tpu_slice(provider, row) is not None:
+        return target.accelerator_count
+    return row.gpu_count
 
 
 def catalog_label(row: CatalogRow) -> str:
@@ -258,7 +289,7 @@ def plan_refresh(catalogs: Sequence[ProviderCatalog], shipped: Catalog, *, refre
                                                            row.gpu_count if sized_name else None)
             name = target.instance if target else (f"{row.instance} ({row.gpu_count}× GPU)" if sized_name
                                                    else row.instance)
-            targets[offer_id] = (target, name, row.gpu_count)
+            targets[offer_id] = (target, name, shape_count(provider.id, row, target))
             groups[(offer_id, "spot" if row.spot else "on-demand")].append((row, accelerator, how))
         for (offer_id, pricing), rows in sorted(groups.items()):
             target, name, count = targets[offer_id]

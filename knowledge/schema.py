@@ -83,9 +83,10 @@ AsOf = Annotated[str | None, AfterValidator(_checked_as_of)]
 """A date as its source gives it ('YYYY-MM-DD' or 'YYYY-MM', text may follow), or None: the source gives none."""
 
 
-PriceKind = Literal["msrp", "street", "used", "system-share", "estimate"]
+PriceKind = Literal["msrp", "street", "used", "system-share", "estimate", "quote"]
 """msrp = launch list price; street = new-card retail; used = second-hand market; system-share = a published
-server/system price divided by its accelerators; estimate = a documented range from quotes, press or resellers."""
+server/system price divided by its accelerators; estimate = a documented range from quotes, press or resellers;
+quote = the buyer's own vendor quote (`gpuadvisor kb quote add`), which wins over the others while it is valid."""
 
 
 class Price(Strict):
@@ -180,6 +181,94 @@ class PowerLimit(Strict):
     """Measured average wall power of the published system at this limit, with its GPU count in the notes."""
 
 
+class Quote(Strict):
+    """A vendor's dated quote the buyer holds (`gpuadvisor kb quote add`, kept in the user overlay's quotes.toml):
+    a price per accelerator for a part, or per machine for a system. While valid it replaces the knowledge base's
+    price of that part or system in every plan; once `valid_until` has passed it is ignored, and said so."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
+    vendor: str = Field(min_length=1, max_length=200)
+    accelerator: str | None = None
+    """The part quoted (an accelerators.toml id): `usd` is per accelerator."""
+    system: str | None = None
+    """The machine quoted (a systems.toml id): `usd` is per machine."""
+    usd: float = Field(gt=0, le=1e9)
+    includes_accelerators: bool = False
+    """A system quote for the whole machine with its accelerators (only for a system built around a fixed part)."""
+    quoted_on: str
+    """The quote's date (YYYY-MM-DD)."""
+    valid_until: str
+    """The last day the vendor honours it (YYYY-MM-DD)."""
+    notes: str | None = None
+
+    @field_validator("quoted_on", "valid_until")
+    @classmethod
+    def _day(cls, v: str) -> str:
+        try:
+            date.fromisoformat(v)
+        except ValueError:
+            raise ValueError(f"{v!r} is not a date YYYY-MM-DD") from None
+        return v
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Quote:
+        if (self.accelerator is None) == (self.system is None):
+            raise ValueError("a quote names either 'accelerator' (a part) or 'system' (a machine), not both or neither")
+        if self.includes_accelerators and self.system is None:
+            raise ValueError("includes_accelerators applies to a system quote")
+        if date.fromisoformat(self.valid_until) < date.fromisoformat(self.quoted_on):
+            raise ValueError(f"valid_until {self.valid_until} is before quoted_on {self.quoted_on}")
+        return self
+
+    def expired(self, on: date) -> bool:
+        return date.fromisoformat(self.valid_until) < on
+
+    @property
+    def label(self) -> str:
+        """'your quote (2026-11-20)': how a plan priced on it says so."""
+        return f"your quote ({self.quoted_on})"
+
+
+class SoftwareSupport(Strict):
+    """How long the vendor's software stack keeps a part: a hardware purchase outlives its toolkit. `dropped_in` is
+    the first release that no longer builds for or runs on it (CUDA 13.0 for Volta's SM70); None = still
+    supported by the newest release its sources name (`checked_release`)."""
+
+    stack: str
+    """The toolkit whose releases decide it: 'CUDA', 'ROCm'."""
+    last_release: str | None = None
+    """The last release series that supports the part ('CUDA 12.9'), when it is dropped."""
+    dropped_in: str | None = None
+    """The release that dropped it ('CUDA 13.0'); None = supported."""
+    dropped_on: AsOf = None
+    """When that release shipped, as its source dates it."""
+    checked_release: str | None = None
+    """For a supported part: the newest release a source shows supporting it ('ROCm 7.1')."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _said_once(self) -> SoftwareSupport:
+        if self.dropped_in is None and (self.last_release is not None or self.dropped_on is not None):
+            raise ValueError("last_release / dropped_on describe a part that is dropped: give dropped_in too")
+        if self.dropped_in is None and self.checked_release is None:
+            raise ValueError("a supported part names the newest release that supports it (checked_release)")
+        return self
+
+    @property
+    def dropped(self) -> bool:
+        return self.dropped_in is not None
+
+    def horizon(self) -> str:
+        """'dropped in CUDA 13.0 (2025-08; last supported: CUDA 12.9)' or 'supported in ROCm 7.1'."""
+        if self.dropped_in is None:
+            return f"supported in {self.checked_release}"
+        when = f"{as_of_label(self.dropped_on)}; " if self.dropped_on else ""
+        last = f"last supported: {self.last_release}" if self.last_release else ""
+        inside = (when + last).rstrip("; ")
+        return f"dropped in {self.dropped_in}" + (f" ({inside})" if inside else "")
+
+
 class Accelerator(Strict):
     """One accelerator model (a GPU, TPU chip, Trainium/Inferentia chip, Gaudi, Apple SoC)."""
 
@@ -235,6 +324,8 @@ class Accelerator(Strict):
     flash_attention_2: FlashAttention
     flash_attention_notes: str | None = None
     software_stack: SoftwareStack
+    software_support: SoftwareSupport | None = None
+    """The software-support horizon where a source states it (dropped by CUDA 13.0, ROCm's support matrix)."""
     max_per_node: int = Field(default=8, ge=1, le=256)
     trains: bool = True
     """Whether the vendor's software stack trains on it (AWS Inferentia2: Neuron trains on Trainium only)."""
@@ -310,7 +401,10 @@ FabricKind = Literal["infiniband", "roce", "efa", "ethernet", "ici", "dcn", "non
 """The scale-out network between nodes: InfiniBand, RoCE (RDMA over Ethernet), AWS EFA, plain Ethernet (TCP,
 GPUDirect-TCPX), TPU ICI (inside a slice), TPU multislice data-centre network (DCN), or none."""
 
-PriceType = Literal["on-demand", "spot", "capacity-block", "on-demand-equivalent", "reserved"]
+PriceType = Literal["on-demand", "spot", "capacity-block", "on-demand-equivalent", "reserved-1y", "reserved-3y"]
+"""reserved-1y / reserved-3y: the effective hourly rate of a 1- or 3-year reservation or committed-use discount (the
+term is the kind's; the rate is paid for every hour of the term, used or not)."""
+RESERVED_TERMS: dict[str, int] = {"reserved-1y": 1, "reserved-3y": 3}
 ProviderKind = Literal["hyperscaler", "specialist", "marketplace", "user"]
 
 
@@ -336,6 +430,11 @@ class InstancePrice(Strict):
     def as_of_text(self) -> str:
         """`as_of` for display: the date text, or 'undated'."""
         return self.as_of or "undated"
+
+    @property
+    def term_years(self) -> int | None:
+        """The commitment a reserved price binds its buyer to (1 or 3 years); None for on-demand, spot ..."""
+        return RESERVED_TERMS.get(self.type)
 
 
 class Instance(Strict):
@@ -387,7 +486,8 @@ class Instance(Strict):
         return min(self.accelerator_count, acc.interconnect_domain or 1)
 
     def current_price(self, kind: str) -> InstancePrice | None:
-        """The newest price of a type ('on-demand', 'spot'), or None when none is published (undated = oldest)."""
+        """The newest price of a type ('on-demand', 'spot', 'reserved-1y', 'reserved-3y'), or None when none is
+        published (undated = oldest)."""
         prices = [p for p in self.price if p.type == kind]
         return max(prices, key=lambda p: p.as_of_date or date.min) if prices else None
 
@@ -448,6 +548,9 @@ class SystemPrice(Strict):
     value: float = Field(gt=0)
     kind: PriceKind
     includes_accelerators: bool = False
+    includes: list[str] = []
+    """What the price covers, as its sources say (a rack: its GPUs, CPUs, NVLink switch trays, NICs, cooling):
+    shown beside the price so a buyer knows what else to buy (the scale-out network is priced by `Fabric`)."""
     as_of: AsOf = None
     sources: list[str] = Field(min_length=1)
     approximate: bool = True
@@ -471,6 +574,9 @@ class Nics(Strict):
     count: int = Field(ge=1, le=128)
     gbps_each: float = Field(gt=0, le=3200)
     kind: FabricKind
+    included: bool = True
+    """The system's price includes these adapters (HGX servers ship with them; Gaudi's are on the chip); False =
+    they are bought with the fabric (`Fabric.nic_usd`)."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
 
@@ -536,6 +642,9 @@ class System(Strict):
                              "and a machine you already have costs nothing: existing = true)")
         if self.price is not None and self.price.includes_accelerators and self.accelerator is None:
             raise ValueError("a whole-system price (includes_accelerators) needs a fixed 'accelerator'")
+        if self.kind == "rack" and self.price is not None and not self.price.includes:
+            raise ValueError("a rack's price must say what it includes (price.includes): GPUs, CPUs, switch trays, "
+                             "NICs, cooling ...")
         return self
 
     def fills(self) -> tuple[int, ...]:
@@ -549,17 +658,25 @@ class System(Strict):
 
 
 class Fabric(Strict):
-    """A scale-out network one buys to join machines into a cluster: switch ports, optics and cables per port."""
+    """A network one buys to join machines: switches of `switch_ports` ports at `gbps_per_port`, the links (optics
+    and cables) between the machines' NICs and the switches and between switch tiers, and the NIC itself for a
+    machine whose price leaves it out. `rules.fabric` sizes the switches and links a cluster needs (a fat tree of
+    one, two or three tiers), so every priced figure here is a thing one buys, never a share of an average cluster.
+    """
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
     name: str
     kind: FabricKind
     gbps_per_port: float = Field(gt=0, le=3200)
-    usd_per_port: Price | None = None
-    """A node's share of the switches (leaf and spine of a two-tier fat tree) plus its optics and cables, per port;
-    None = no switch price found (a plan then says the fabric is not priced)."""
+    switch_ports: int = Field(ge=4, le=1024)
+    """Ports of one switch at `gbps_per_port` (its radix: 64 x 400G for a Quantum-2 QM9700, 128 x 400G for a
+    51.2 Tb/s Ethernet switch with its 800G cages split in two)."""
+    switch_usd: Price
+    """One switch with its power supplies and fans (optics are in `link_usd`)."""
+    link_usd: Price
+    """One link: the optics at both ends (or a copper/active cable) and the fibre, averaged over a cluster's links."""
     nic_usd: Price | None = None
-    """One adapter, for machines that do not ship with it (HGX servers' prices include their NICs)."""
+    """One adapter at this speed, for machines whose price does not include their NICs (`Nics.included`)."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
 
@@ -707,6 +824,10 @@ class OfficialCount(Strict):
 
     total: int = Field(ge=1, le=MAX_PARAMETERS)
     active: int | None = Field(default=None, ge=1, le=MAX_PARAMETERS)
+    active_counts: Literal["matmul", "with-embedding"] = "with-embedding"
+    """How the publisher counts `active`: "matmul" = the parameters a token multiplies through, the input
+    embedding left out and the output projection in (OpenAI's gpt-oss card, this tool's `active`);
+    "with-embedding" = the input embedding counted too (Mixtral's 12.9B)."""
     rounded_to: int = Field(default=1, ge=1, le=MAX_PARAMETERS)
     """Granularity of the published figure: 1 for an exact count, 10_000_000 for "8.03B"."""
     sources: list[str] = Field(min_length=1)

@@ -288,11 +288,19 @@ class DeploymentAnswer(Section):
         hint="On-prem power costs are of the order of the hardware over its life (000, H20).", unit="USD/kWh"))
     pue: float = Field(default=1.3, ge=1, le=3, **ask("data-centre power usage effectiveness", flag="pue"))
     lifetime_years: float = Field(default=3.0, ge=0.25, le=15, **ask(
-        "years the hardware is used (purchases are amortized over them)", flag="lifetime_years"))
+        "the decision's horizon: years the hardware (bought, reserved or rented) serves; a purchase is resold at its "
+        "end", flag="lifetime_years", question="Horizon (years the decision covers)",
+        hint="Options are ranked by what they cost over it: rent, or price + power + site − resale (seed 002 "
+             "amortizes over 3 years)."))
     site_usd_per_kw_month: float | None = Field(default=None, ge=0, le=10_000, **ask(
         "what a kW of server-room capacity costs a month (space, power and cooling capacity; 0 for a room you "
         "already pay for); unset = the colocation rate of the knowledge base", flag="site_price",
         unit="USD/kW-month"))
+    reservations: bool = Field(default=True, **ask(
+        "consider 1- and 3-year reserved (committed-use) rates for serving, paid for the whole term; false when you "
+        "will not commit", flag="reservations", question="Consider 1- and 3-year reservations",
+        hint="A reservation costs 30-60% less than on-demand for steady serving, but the whole term is paid even if "
+             "the service stops."))
     spot: bool = Field(default=True, **ask(
         "consider spot/preemptible prices; unset = yes, except for production serving (on-demand capacity, never "
         "reclaimed)", flag="spot", question="Use spot / preemptible prices",

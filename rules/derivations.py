@@ -172,7 +172,7 @@ class Derivations:
 
     def parameters(self, ctx: RuleContext, model: Fact) -> None:
         p = params_of(model)
-        moe = f"; {p.active:,} active per token" if p.active != p.total else ""
+        moe = f"; {p.active:,} active per token" if p.moe_layers else ""
         ctx.conclude({"kind": "parameters", "ref": "parameters", "total": p.total, "active": p.active,
                       "total_b": round(p.total / 1e9, 4), "active_b": round(p.active / 1e9, 4),
                       "text": f"{model['name']}: {p.total:,} parameters{moe} (counted from the architecture)"})
@@ -448,9 +448,12 @@ class Derivations:
         f = self.factors(work, ctx)
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
         owned = Ownership(hardware_usd=bill.accelerators_usd + bill.host_usd, network_usd=bill.fabric_usd,
-                          power_w=bill.power_w, site_kw=site_kw, resale_share=0.0)
+                          power_w=bill.power_w, site_kw=site_kw, accelerators_usd=bill.accelerators_usd,
+                          resale_share=0.0)
         cls = resale_class(a)
         life_h = lifetime_hours(f)
+        host_left = self.economics.host_resale_share(f.hardware_lifetime_years)  # hosts and network: their book
+        # value, never more than the accelerators in them resell for (no market series for used hosts was found)
         busy_note = ""
         if training:
             run_h = float(config.get("training_days") or 0) * 24
@@ -458,7 +461,10 @@ class Derivations:
                 # nothing else is known to keep the machines busy: bought for this run, resold at its end
                 years = run_h / HOURS_PER_YEAR
                 share_left = self.economics.resale_share(cls, years)
-                cost = ownership_cost(replace(owned, resale_share=share_left), window_hours=run_h, busy_hours=run_h,
+                cost = ownership_cost(replace(owned, resale_share=share_left,
+                                              host_resale_share=min(share_left,
+                                                                    self.economics.host_resale_share(years))),
+                                      window_hours=run_h, busy_hours=run_h,
                                       factors=f, months=None,
                                       resale_words=f" when the run ends ({cls} parts; resale_share_{cls}_*)")
                 util = 1.0
@@ -467,16 +473,17 @@ class Derivations:
             else:
                 util = usage.utilization
                 share_left = self.economics.resale_share(cls, f.hardware_lifetime_years)
-                cost = ownership_cost(replace(owned, resale_share=share_left), window_hours=life_h,
-                                      busy_hours=run_h, factors=f, months=None,
+                cost = ownership_cost(replace(owned, resale_share=share_left,
+                                              host_resale_share=min(share_left, host_left)),
+                                      window_hours=life_h, busy_hours=run_h, factors=f, months=None,
                                       share=min(1.0, run_h / (life_h * util)) if util > 0 else 1.0,
                                       resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
         else:
             util = usage.utilization
             months = serving_months(f)
             share_left = self.economics.resale_share(cls, f.hardware_lifetime_years)
-            cost = ownership_cost(replace(owned, resale_share=share_left), window_hours=life_h,
-                                  busy_hours=life_h * util, factors=f, months=months,
+            cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=min(share_left, host_left)),
+                                  window_hours=life_h, busy_hours=life_h * util, factors=f, months=months,
                                   resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
         monthly = cost.total / (cost.months or max(busy_hours / HOURS_PER_MONTH, 1e-9))

@@ -48,6 +48,12 @@ class Economics:
     port_weeks: Mapping[tuple[str, str], float]
     """(train | serve, port name) → engineer-weeks."""
     usd_per_engineer_week: float
+    host_life_years: float
+    """Hosts and cluster networks lose their value straight-line over this life (server_accounting_life_years)."""
+
+    def host_resale_share(self, years: float) -> float:
+        """Share of a host's or a network's price left after `years`: its book value, 1 - years / life."""
+        return max(0.0, 1.0 - years / self.host_life_years)
 
     def resale_share(self, cls: str, years: float) -> float:
         """Share of the price a part of `cls` resells for after `years`: at most the first knot's share (a used
@@ -91,7 +97,8 @@ def economics(catalog: Catalog) -> Economics:
     ports = {(mode, name): a[f"port_weeks_{mode}_{name}"].value for mode in ("train", "serve")
              for name in STACK_PORTS.values() if f"port_weeks_{mode}_{name}" in a}
     return Economics(resale=resale, late_decline=a["resale_decline_datacenter_late_per_year"].value,
-                     port_weeks=ports, usd_per_engineer_week=a["ml_engineer_loaded_usd_per_week"].value)
+                     port_weeks=ports, usd_per_engineer_week=a["ml_engineer_loaded_usd_per_week"].value,
+                     host_life_years=a["server_accounting_life_years"].value)
 
 
 class EconomicsRules:

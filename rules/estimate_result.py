@@ -31,12 +31,12 @@ class ModelOut(Out):
 
 class ParametersOut(Out):
     total: int = Field(description="all parameters (every MoE expert): what must be resident in memory")
-    active: int = Field(description="parameters one token uses (MoE: routed + shared experts), embedding tables "
-                                    "included")
-    active_per_token: int | None = Field(default=None, description=(
-        "parameters one token multiplies through: `active` less the input-embedding lookup (a row read, not a "
-        "matmul), LM head included; what the decode bytes and FLOPs are computed from (gpt-oss-120b 5.13B as its "
-        "model card)"))
+    active: int = Field(description="parameters one token multiplies through (MoE: routed + shared experts), as a "
+                                    "model card counts them: the input-embedding lookup left out (a row read, not a "
+                                    "matmul), the LM head included; what decode bytes and 6·N·D training FLOPs are "
+                                    "computed from (gpt-oss-120b 5.13B)")
+    active_per_token: int | None = Field(default=None, description="the same figure as `active` (kept for readers "
+                                                                   "of earlier reports)")
     embedding: int = Field(description="token (and position) embedding and untied LM head")
     trainable: int | None = Field(default=None, description="trained parameters (LoRA/QLoRA: the adapters)")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision
+from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision, Quote
 from gpuadvisor.rules.pricing import PART_ORDER
 from gpuadvisor.rules.units import Unit
 
@@ -34,7 +34,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "accelerator": ("key", "name", "vendor", "market", "memory_gb", "bandwidth_gbs", "bf16_tflops", "fp8_tflops",
                     "fp4_tflops", "interconnect_kind", "interconnect_gbs", "ecc", "mig", "cc", "has_cc",
                     "flash_attention_2", "software_stack", "max_per_node", "purchasable", "price_usd", "tdp_w",
-                    "bf16_support", "fp8_support", "fp4_support", "int8_support", "flagship"),
+                    "bf16_support", "fp8_support", "fp4_support", "int8_support", "flagship",
+                    "software_dropped", "software_horizon"),
     "instance": ("key", "provider", "provider_kind", "accelerator", "count", "on_demand_usd_per_hour",
                  "spot_usd_per_hour", "shape", "fabric"),
     "free_tier": ("key", "provider", "accelerator", "count", "session_hours", "monthly_quota_hours",
@@ -43,11 +44,14 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "unit": ("key", "accelerator", "node", "scale_up_kind", "domain", "scale_out_kind", "joinable", "desk_side",
              "unit_kind", "name"),
     "system": ("key", "system", "accelerator", "shape", "unit_kind", "desk_side", "name"),
+    "quote": ("key", "vendor", "accelerator", "system", "target", "target_name", "usd", "per", "quoted_on",
+              "valid_until", "expired", "label"),
     # profile (derived from answers and the model)
     "workload": ("workload", "method", "stage", "params_b", "active_b", "batch", "context", "concurrency",
                  "framework", "where", "checkpointing", "sensitive_data", "models_per_gpu", "weights_precision",
                  "kv_precision", "moe", "utilization", "capex_usd", "hourly_usd", "monthly_usd", "current_util",
-                 "engine", "datacenter_only", "ecc_required", "spot", "allow_marketplace", "pue", "power_usd_per_kwh",
+                 "engine", "datacenter_only", "ecc_required", "spot", "reservations", "allow_marketplace", "pue",
+                 "power_usd_per_kwh",
                  "lifetime_years", "max_gpus", "requests_per_minute", "input_tokens", "output_tokens", "min_tps_user",
                  "ttft_max_s", "latency_p95_s", "deadline_days", "optimizer", "zero_stage", "gradient_checkpointing",
                  "lora_rank", "tokens_b", "tokens_default", "hours_per_month_given", "utilization_given",
@@ -136,6 +140,9 @@ def accelerator_fact(a: Accelerator) -> dict[str, Any]:
         "bf16_support": a.bf16_support, "fp8_support": a.fp8_support, "fp4_support": a.fp4_support,
         "int8_support": a.int8_support,
         "flagship": flagship(a),
+        "software_dropped": a.software_support is not None and a.software_support.dropped,
+        "software_horizon": (f"{a.software_support.stack}: {a.software_support.horizon()}"
+                             if a.software_support is not None else ""),
         "text": f"{a.name}: {a.memory_gb.value:g} GB {a.memory_type}, {a.memory_bandwidth_gbs.value:g} GB/s, "
                 f"{bf16:g} dense BF16 TFLOPS, {a.interconnect}",
     }
@@ -176,6 +183,22 @@ def system_fact(unit: Unit, shape: str, system_id: str, accelerator_name: str) -
         "kind": "system", "ref": unit.id, "key": unit.id, "system": system_id, "accelerator": unit.accelerator,
         "shape": shape, "unit_kind": unit.kind, "desk_side": unit.desk_side, "name": unit.name,
         "text": f"{unit.name} holding {accelerator_name}: {unit.topology.describe()}",
+    }
+
+
+def quote_fact(q: Quote, target_name: str, *, expired: bool) -> dict[str, Any]:
+    """One of the buyer's own quotes (the user overlay's quotes.toml): applied to the prices while valid, ignored
+    once expired (rule Q.expired says so)."""
+    target = q.accelerator or q.system or ""
+    per = "accelerator" if q.accelerator else ("machine with its accelerators" if q.includes_accelerators
+                                               else "machine")
+    state = f"expired on {q.valid_until}: ignored" if expired else f"valid until {q.valid_until}: applied"
+    return {
+        "kind": "quote", "ref": f"quote:{q.id}", "key": q.id, "vendor": q.vendor, "accelerator": q.accelerator or "",
+        "system": q.system or "", "target": target, "target_name": target_name, "usd": q.usd, "per": per,
+        "quoted_on": q.quoted_on, "valid_until": q.valid_until, "expired": expired, "label": q.label,
+        "text": f"Your quote {q.id}: {q.vendor}, {target_name}, ${q.usd:,.2f} per {per}, quoted {q.quoted_on}, "
+                f"{state}",
     }
 
 

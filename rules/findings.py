@@ -87,6 +87,9 @@ def _prices(warnings: Sequence[Warning], ranked: Sequence[Recommendation]) -> Wa
 def price_subject(rec: Recommendation) -> str:
     """`NVIDIA L4 purchase price (msrp)`, `AWS p5.48xlarge on-demand price`: what the price is of."""
     kind = rec.cost.price_kind or "list"
+    if kind == "quote":  # the buyer's own: `NVIDIA H100 SXM5 price (your quote of 2026-11-20)`
+        what = rec.instance.label if rec.instance is not None else rec.accelerator.name
+        return f"{what} price (your quote of {rec.cost.price_as_of or 'undated'})"
     if rec.instance is not None:
         return f"{rec.instance.label} {kind} price"
     return f"{rec.accelerator.name} {kind} price"

@@ -104,8 +104,12 @@ class Ownership:
     power_w: float
     site_kw: float
     """Server-room capacity rented for the machines (0 for desk-side machines)."""
+    accelerators_usd: float
+    """The accelerators' share of hardware_usd (all of it for a whole-system price with no published split)."""
     resale_share: float
-    """Share of the price the purchase sells for at the window's end."""
+    """Share of the accelerators' price they sell for at the window's end."""
+    host_resale_share: float = 0.0
+    """Share of the hosts' and the network's price left at the window's end (their book value)."""
 
 
 def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, factors: Factors,
@@ -117,8 +121,8 @@ def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, fact
     kw = o.power_w / 1000.0
     power = kw * factors.pue * factors.power_usd_per_kwh * busy_hours
     site = o.site_kw * factors.colocation_usd_per_kw_month * window_hours / HOURS_PER_MONTH * share
-    capex = o.hardware_usd + o.network_usd
-    resale = capex * o.resale_share * share
+    rest = o.hardware_usd - o.accelerators_usd + o.network_usd
+    resale = (o.accelerators_usd * o.resale_share + rest * o.host_resale_share) * share
     spread = f" × {share:.2%} (this run's share of the fleet's busy hours)" if share < 1.0 else ""
     parts = [CostPart("hardware", o.hardware_usd * share, f"accelerators and hosts ${o.hardware_usd:,.0f}{spread}")]
     if o.network_usd:
@@ -130,8 +134,10 @@ def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, fact
                                             f"${factors.colocation_usd_per_kw_month:,.0f} per kW a month × "
                                             f"{window_hours / HOURS_PER_MONTH * share:,.1f} months"))
     if resale:
-        parts.append(CostPart("resale", -resale, f"resold at {o.resale_share:.0%} of ${capex:,.0f}"
-                                                 f"{resale_words}{spread}"))
+        hosts = (f", hosts and network at {o.host_resale_share:.0%} of ${rest:,.0f} (book value)"
+                 if rest and o.host_resale_share else "")
+        parts.append(CostPart("resale", -resale, f"accelerators resold at {o.resale_share:.0%} of "
+                                                 f"${o.accelerators_usd:,.0f}{hosts}{resale_words}{spread}"))
     return DecisionCost(horizon_words(months), months, tuple(parts))
 
 

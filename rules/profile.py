@@ -76,6 +76,7 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "datacenter_only": bool(a("constraints.datacenter_only")),
         "ecc_required": bool(a("constraints.ecc_required")),
         "spot": bool(a("deployment.spot")), "allow_marketplace": bool(a("deployment.allow_marketplace")),
+        "reservations": bool(a("deployment.reservations")),
         "spot_given": given("deployment.spot"), "desk_side": bool(a("deployment.desk_side")),
         "pc_slots": int(a("current.pc_slots")),
         "production_stated": given("stage") and a("stage") == "production",

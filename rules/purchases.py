@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.schema import Accelerator, System, parse_as_of
-from gpuadvisor.rules.units import fabric_for
+from gpuadvisor.knowledge.schema import Accelerator, Price, System, SystemPrice, parse_as_of
+from gpuadvisor.rules.fabric import FabricBill, cluster_bill, frontend_bill
+from gpuadvisor.rules.units import fabric_for, fabric_ports, frontend_fabric
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,8 @@ class PurchaseBill:
     kind: str
     """The price kind of the dominant figure (the cards' or the whole system's): msrp, street, estimate ..."""
     as_of: str | None
-    """The oldest date among the prices used; None when one of them is undated."""
+    """The oldest date among the prices used; None when one of them is undated. A bill whose dominant figure is the
+    buyer's own quote is dated by the quote (the other prices' dates are in `words`)."""
     sources: str
     words: str
     """'8 × $30,000 GPUs + $80,000 host + $20,800 InfiniBand NDR fabric'."""
@@ -58,6 +60,7 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
     sources: list[str] = []
     parts: list[str] = []
     known_split = True
+    quoted_on: str | None = None  # the buyer's quote for the part (or the whole machine) dates the bill
     if price is not None and price.includes_accelerators:
         whole = machines * price.value
         if system.host_share is not None:
@@ -67,9 +70,10 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
             host, known_split = 0.0, False
         accel = whole - host
         kind = price.kind
+        quoted_on = price.as_of if kind == "quote" else None
         dates.append(price.as_of)
         sources += price.sources
-        parts.append(f"{machines} × ${price.value:,.0f} {system.name} with its {word}s"
+        parts.append(f"{machines} × ${price.value:,.0f} {system.name} with its {word}s{_quoted(price)}"
                      + (f" (host ${system.host_share.value:,.0f} of it)" if system.host_share is not None else
                         " (no split of the price published)"))
     else:
@@ -78,29 +82,62 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
         accel = accelerators * card.value
         host = machines * (price.value if price is not None else 0.0)
         kind = card.kind
+        quoted_on = card.as_of if kind == "quote" else None
         dates.append(card.as_of)
         sources += card.sources
-        parts.append(f"{accelerators:,} × ${card.value:,.0f} {word}s ({card.kind})")
+        parts.append(f"{accelerators:,} × ${card.value:,.0f} {word}s ({_kind_words(card)})")
         if price is not None:
             dates.append(price.as_of)
             sources += price.sources
-            parts.append(f"{machines} × ${price.value:,.0f} {system.name} host{'s' if machines > 1 else ''}")
+            host_words = (_quoted(price) if price.kind == "quote" or quoted_on is None else
+                          f" ({price.kind}, {price.as_of or 'undated'})")  # beside a quote, the host's own date
+            parts.append(f"{machines} × ${price.value:,.0f} {system.name} host{'s' if machines > 1 else ''}"
+                         f"{host_words}")
     fabric_usd = 0.0
-    if joined and machines > 1:
-        fabric = fabric_for(catalog, system)
-        ports = system.nics.count if system.nics is not None else 1
-        if fabric is not None and fabric.usd_per_port is not None:
-            fabric_usd = machines * ports * fabric.usd_per_port.value
-            dates.append(fabric.usd_per_port.as_of)
-            sources += fabric.usd_per_port.sources
-            parts.append(f"{machines * ports:,} {fabric.name} ports × ${fabric.usd_per_port.value:,.0f}")
-        else:
-            name = fabric.name if fabric is not None else "cluster network"
-            parts.append(f"{name} switches not priced (no switch price found)")
+    network = network_bill(catalog, system, machines, joined=joined)
+    if network is not None:
+        fabric_usd = network.usd
+        f = network.fabric
+        for paid in (f.switch_usd, f.link_usd, *((f.nic_usd,) if network.nics and f.nic_usd else ())):
+            dates.append(paid.as_of)
+            sources += paid.sources
+        parts.append(network.words())
+    if price is not None and price.includes:
+        parts.append(f"the {system.kind} price includes {', '.join(price.includes)}")
     power = _power_w(system, acc, machines, accelerators, parts)
     return PurchaseBill(capex_usd=accel + host + fabric_usd, accelerators_usd=accel, host_usd=host,
-                        fabric_usd=fabric_usd, power_w=power, kind=kind, as_of=_oldest(dates),
+                        fabric_usd=fabric_usd, power_w=power, kind=kind,
+                        as_of=quoted_on if quoted_on is not None else _oldest(dates),
                         sources=", ".join(dict.fromkeys(sources)), words=" + ".join(parts), known_split=known_split)
+
+
+def _kind_words(price: Price | SystemPrice) -> str:
+    """A price's kind as the bill says it: the buyer's quote names its date and vendor (its notes, written by
+    knowledge.quotes), the others their kind."""
+    if price.kind == "quote":
+        return price.notes or "your quote"
+    return price.kind
+
+
+def _quoted(price: Price | SystemPrice) -> str:
+    return f" ({_kind_words(price)})" if price.kind == "quote" else ""
+
+
+def network_bill(catalog: Catalog, system: System, machines: int, *, joined: bool) -> FabricBill | None:
+    """The network `machines` machines of `system` need: a cluster fabric when they work as one job (switches,
+    links and any NICs their price leaves out, `rules.fabric`), else a front-end port each on the site network;
+    None for one machine, or desk-side machines (they stand on the office network)."""
+    if machines <= 1 or system.desk_side:
+        return None
+    nics = system.nics
+    bought = nics.count if nics is not None and not nics.included else 0
+    fabric = fabric_for(catalog, system) if joined else None
+    if fabric is not None:
+        return cluster_bill(fabric, machines, fabric_ports(system, fabric), nics_per_machine=bought)
+    front = frontend_fabric(catalog)
+    if front is None:
+        return None
+    return frontend_bill(front, machines, nics_per_machine=0 if nics is not None and nics.included else 1)
 
 
 def _power_w(system: System, acc: Accelerator, machines: int, accelerators: int, parts: list[str]) -> float:

@@ -270,8 +270,9 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
                   fabric_usd=opt.get("fabric_usd"),
                   power_kw=round(float(opt["power_w"]) / 1000, 3) if opt.get("power_w") is not None else None,
                   tco_usd=opt.get("tco_usd"), horizon_years=opt.get("horizon_years")),
-        decision_cost=DecisionCostOut(
-            usd=round(r.cost.total, 2), horizon=r.cost.horizon, horizon_months=r.cost.months,
+        decision_cost=DecisionCostOut(  # the total is the sum of the parts as shown, to the cent
+            usd=round(sum(round(p.usd, 2) for p in r.cost.parts), 2), horizon=r.cost.horizon,
+            horizon_months=r.cost.months,
             parts=[CostPartOut(part=p.part, usd=round(p.usd, 2), label=p.label, rule=p.rule) for p in r.cost.parts],
             more_than_first_usd=None if rank == 1 else round(r.cost.total - first, 2)),
         warnings=warn_ids, notes=list(details.get("notes", [])), disaggregated=_disaggregated(opt),
@@ -290,6 +291,11 @@ def _disaggregated(opt: Fact) -> Disaggregated | None:
                          kv_transfer_ms=opt.get("pd_transfer_ms"), **{f: opt.get("pd_" + f) for f in fields})
 
 
+PRICING_WORDS = {"on-demand": "on on-demand capacity", "spot": "on spot capacity",
+                 "reserved-1y": "on a 1-year reservation", "reserved-3y": "on a 3-year reservation"}
+"""How a rental is paid for, in the headline's words."""
+
+
 def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Fact | None = None) -> str:
     """The recommendation in one sentence: what to do, on what capacity, and why — the cheapest plan that meets
     what was asked, at what it costs over the horizon."""
@@ -306,7 +312,8 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
         what = top.unit.name if short.split()[-1] in top.unit.name else f"{top.unit.name} with 1 × {short}"
     else:
         what = f"{top.unit.machines:,} × {top.unit.name} ({top.count:,} × {short})"
-    capacity = {"rent": f" on {top.instance.pricing} capacity" if top.instance else ""}.get(top.acquisition, "")
+    capacity = {"rent": f" {PRICING_WORDS.get(top.instance.pricing, top.instance.pricing)}" if top.instance
+                else ""}.get(top.acquisition, "")
     goal = _asked(answers, workload, top, (work or {}).get("requests_per_minute"))
     meets = goal.replace(" that meets", " and meets", 1).replace(" that serves", " and serves", 1)
     if top.acquisition == "free" or top.decision_cost.usd <= 0:

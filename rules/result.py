@@ -70,7 +70,8 @@ class InstanceRef(Out):
     id: str
     provider: str
     name: str
-    pricing: Literal["on-demand", "spot", "free"]
+    pricing: Literal["on-demand", "spot", "reserved-1y", "reserved-3y", "free"] = Field(
+        description="on-demand, spot, a 1- or 3-year reservation (paid for its whole term), or free")
     as_of: str | None = Field(default=None, description="date the price was read; null = the source gives none")
     count: int = Field(description="instances of this type needed")
 
@@ -103,8 +104,9 @@ class Cost(Out):
                                                                   "amortization, power and site)")
     price_as_of: str | None = Field(default=None, description="date of the price used")
     price_source: str | None = Field(default=None, description="source ids of the prices used (knowledge base)")
-    price_kind: str | None = Field(default=None, description="on-demand, spot, msrp, street, used, system-share, "
-                                                              "estimate, free, owned")
+    price_kind: str | None = Field(default=None, description="on-demand, spot, reserved-1y, reserved-3y, msrp, "
+                                                              "street, used, system-share, estimate, quote (the "
+                                                              "buyer's own), free, owned")
     price_age_months: int | None = Field(default=None, description="months since price_as_of; null when undated")
     usage_hours: float | None = Field(default=None, description="hours billed: a month (serving, interactive) or "
                                                                 "one run (training), set-up included")

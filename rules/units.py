@@ -133,10 +133,10 @@ def system_unit(system: System, acc: Accelerator, card_price: float, fabric: Fab
     fixed = system.accelerator is not None
     fills = system.fills() if fixed else tuple(f for f in system.fills() if f <= acc.max_per_node)
     if fabric is not None and not system.desk_side:
-        per_port = fabric.gbps_per_port / 8.0
-        ports = system.nics.count if system.nics is not None else 1
-        gbs = ports * min(per_port, system.nics.gbps_each / 8.0) if system.nics is not None else per_port
-        topo = topology.system_topology(system, acc, fabric.kind, gbs, node=max(fills))
+        nic_gbps = system.nics.count * system.nics.gbps_each if system.nics is not None else fabric.gbps_per_port
+        gbs = min(nic_gbps, fabric_ports(system, fabric) * fabric.gbps_per_port) / 8.0
+        kind = system.nics.kind if system.nics is not None else fabric.kind
+        topo = topology.system_topology(system, acc, kind, gbs, node=max(fills))
     else:
         topo = topology.system_topology(system, acc, None, None, node=max(fills))
     host = system.price.value if system.price is not None else 0.0
@@ -175,16 +175,39 @@ def bare_unit(acc: Accelerator) -> Unit:
                 fills=fills, machine_cost=0.0, accelerator_cost=1.0, desk_side=topology.desk_side(acc))
 
 
+FABRIC_CARRIES: dict[str, tuple[str, ...]] = {"roce": ("roce", "ethernet"), "ethernet": ("ethernet", "roce")}
+"""Fabric kinds a NIC kind can join besides its own: RoCE is RDMA over an Ethernet switch, and an RDMA Ethernet
+switch carries plain Ethernet (the same 100 GbE Spectrum switch serves both)."""
+
+
 def fabric_for(catalog: Catalog, system: System) -> Fabric | None:
-    """The fabric bought to join machines of this system: the kind its NICs speak, the fastest such fabric whose
-    ports are no faster than the NICs (a 100 GbE server gets 100 GbE ports, an HGX server 400G InfiniBand)."""
+    """The fabric bought to join machines of this system: the kind its NICs speak (or one that carries it), the
+    fastest such fabric whose ports are no faster than the NICs (a 100 GbE server gets 100 GbE ports, an HGX server
+    400G InfiniBand, an 800G OSFP cage two 400G ports)."""
     if system.desk_side or system.nics is None:
         return None
     nics = system.nics
-    same = [f for f in catalog.fabrics.values() if f.kind == nics.kind and f.gbps_per_port <= nics.gbps_each]
-    if not same:
-        same = [f for f in catalog.fabrics.values() if f.kind == nics.kind]
-    return max(same, key=lambda f: (f.gbps_per_port, f.id)) if same else None
+    kinds = FABRIC_CARRIES.get(nics.kind, (nics.kind,))
+    for fits in (lambda f: f.gbps_per_port <= nics.gbps_each, lambda f: True):
+        for kind in kinds:
+            same = [f for f in catalog.fabrics.values() if f.kind == kind and fits(f)]
+            if same:
+                return max(same, key=lambda f: (f.gbps_per_port, f.id))
+    return None
+
+
+def fabric_ports(system: System, fabric: Fabric) -> int:
+    """Fabric ports one machine takes: each NIC port split into ports of the fabric's speed (an 800G cage on a 400G
+    fabric is two ports; a slower port than the fabric's is still one)."""
+    if system.nics is None:
+        return 1
+    return system.nics.count * max(1, int(system.nics.gbps_each // fabric.gbps_per_port))
+
+
+def frontend_fabric(catalog: Catalog) -> Fabric | None:
+    """The site network independent machines plug into: the slowest Ethernet fabric (a 100 GbE top-of-rack switch)."""
+    eth = [f for f in catalog.fabrics.values() if f.kind == "ethernet"]
+    return min(eth, key=lambda f: (f.gbps_per_port, f.id)) if eth else None
 
 
 def fixed_systems(catalog: Catalog) -> dict[str, list[System]]:

@@ -326,6 +326,17 @@ def _top1_acquisition(result: Result, pattern: Any) -> str | None:
     return f"top1_acquisition: rank 1 {_label(recs[0])} is {got!r}, not /{pattern}/"
 
 
+def _top1_pricing(result: Result, pattern: Any) -> str | None:
+    """Rank 1 is a rental at this pricing (on-demand, spot, reserved-1y, reserved-3y)."""
+    recs = _recs(result)
+    if not recs:
+        return _none_msg("top1_pricing")
+    got = str((recs[0].get("instance") or {}).get("pricing") or "")
+    if got and re.fullmatch(pattern, got):
+        return None
+    return f"top1_pricing: rank 1 {_label(recs[0])} is priced {got or 'as no rental'!r}, not /{pattern}/"
+
+
 def _precision_default(result: Result, pattern: Any) -> str | None:
     got = str(((result.get("answers_effective") or {}).get("precision") or {}).get("weights") or "")
     return None if re.search(pattern, got) else f"precision_default: weights assumed {got!r}, not /{pattern}/"
@@ -425,6 +436,7 @@ CHECKS: dict[str, Check] = {
     "top3_max_replica_count": _top3_max_replica_count,
     "top3_unit_kind_not": _top3_unit_kind_not,
     "top1_acquisition": _top1_acquisition,
+    "top1_pricing": _top1_pricing,
     "precision_default": _precision_default,
     "deadline_slack": _deadline_slack,
     "lifecycle_within_budget": _lifecycle_within_budget,

@@ -35,7 +35,7 @@ class Factors:
     """Fraction of dense peak FLOPS achieved by inference matrix multiplies (prefill, compute-bound decode)."""
     step_overhead_per_layer_us: float = 60.0
     """Fixed cost per layer per forward step: kernel launches, synchronisation, small ops (µs)."""
-    training_mfu: float = 0.37
+    training_mfu: float = 0.36
     """Model FLOPs utilisation of training (model FLOPs = 6·N·D, recompute not counted); with a run's shape, the
     MFU of the reference run (7B-class, 2k tokens, 8 GPUs) that `speed.scaled_mfu` scales."""
     training_mfu_loss_per_doubling: float = 0.0

@@ -20,8 +20,14 @@ from gpuadvisor.knowledge.schema import MLA, Architecture, MoE
 class ParameterCount:
     """Parameter count of a model, broken down the way sizing rules need it.
 
-    `total` is what must be resident in memory (all experts); `active` is what one token touches (MoE: the shared
-    experts plus `experts_per_token` routed experts; dense models: the same as `total`).
+    `total` is what must be resident in memory (all experts, every table): memory counts every byte.
+
+    `active` is what one token multiplies through, the model-card convention (OpenAI's gpt-oss card: 120b 5.13B,
+    20b 3.61B): the attention and MLP matrices of every layer (MoE: the shared experts plus `experts_per_token`
+    routed experts and the router), norms and biases, and the output projection (the tied table when the head is
+    tied), but not the input-embedding and position tables, whose rows are looked up, not multiplied. It is the
+    'N' of the 6·N·D training FLOPs and of the 2·N decode FLOPs. `active_with_lookups` adds the looked-up tables
+    back (what some publishers print as 'active', Mixtral's 12.9B).
     """
 
     total: int
@@ -48,14 +54,20 @@ class ParameterCount:
     moe_layers: int
     embedding_projections: int = 0
     """project_in + project_out between a narrower token embedding and the hidden size (OPT-350m); else 0."""
+    input_lookup: int = 0
+    """Parameters a token only looks up: the position table, and the token table unless it is also the (tied) LM
+    head. `active + input_lookup` is every parameter a token touches."""
 
     @property
     def active_per_token(self) -> int:
-        """Parameters one token multiplies through: `active` less the input-embedding and position lookups (a row
-        read, not a matmul), with the LM head (the tied table when there is no separate head). The model-card
-        convention: gpt-oss-120b 5.13B, gpt-oss-20b 3.61B (its 201,088 × 2,880 input table left out)."""
-        head = self.lm_head if self.lm_head else self.embedding
-        return self.active - self.embedding - self.position_embedding - self.lm_head + head
+        """The same figure as `active` (the model card's): kept for callers that name the per-token reading."""
+        return self.active
+
+    @property
+    def active_with_lookups(self) -> int:
+        """`active` plus the looked-up input tables: every parameter one token touches (the convention of
+        publishers that count the embedding in 'active', e.g. Mixtral's 12.9B; = `total` for dense models)."""
+        return self.active + self.input_lookup
 
     @property
     def non_embedding(self) -> int:
@@ -168,13 +180,16 @@ def count_parameters(arch: Architecture) -> ParameterCount:
     norms = (layers * arch.norms_per_layer + int(arch.final_norm) + int(arch.embedding_norm)) * norm
     dense_mlp = mlp_params(arch, arch.intermediate_size)
 
+    lookup = position + (0 if arch.tie_word_embeddings else embedding)  # a tied table is multiplied as the head
+
     moe = arch.moe
     if moe is None:
         total = embedding + projections + position + lm_head + norms + layers * (attention + dense_mlp)
         return ParameterCount(
-            total=total, active=total, embedding=embedding, position_embedding=position, lm_head=lm_head,
+            total=total, active=total - lookup, embedding=embedding, position_embedding=position, lm_head=lm_head,
             attention_per_layer=attention, mlp_per_layer_dense=dense_mlp, expert=0, shared_experts_per_layer=0,
             router_per_layer=0, norms=norms, dense_layers=layers, moe_layers=0, embedding_projections=projections,
+            input_lookup=lookup,
         )
 
     if moe.first_dense_layers >= layers:
@@ -187,10 +202,10 @@ def count_parameters(arch: Architecture) -> ParameterCount:
     total = common + moe_layers * (moe.num_experts * expert + shared + router)
     active = common + moe_layers * (moe.experts_per_token * expert + shared + router)
     return ParameterCount(
-        total=total, active=active, embedding=embedding, position_embedding=position, lm_head=lm_head,
+        total=total, active=active - lookup, embedding=embedding, position_embedding=position, lm_head=lm_head,
         attention_per_layer=attention, mlp_per_layer_dense=dense_mlp if dense_layers else 0, expert=expert,
         shared_experts_per_layer=shared, router_per_layer=router, norms=norms, dense_layers=dense_layers,
-        moe_layers=moe_layers, embedding_projections=projections,
+        moe_layers=moe_layers, embedding_projections=projections, input_lookup=lookup,
     )
 
 

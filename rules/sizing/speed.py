@@ -746,9 +746,9 @@ class TrainingShape:
 
 
 MFU_REFERENCE = TrainingShape(hidden=4096, layers=32, seq=2048)
-"""The run `training_mfu` describes: a 7B-class model (Llama 2 7B: 6.74B parameters) at 2,048 tokens on one
-8-GPU node."""
-MFU_REFERENCE_PARAMS = 6.74e9
+"""The run `training_mfu` describes: a 7B-class model (Llama 2 7B: 6.74B parameters, 6.61B of them multiplied,
+the `active` of rules/sizing/params.py) at 2,048 tokens on one 8-GPU node."""
+MFU_REFERENCE_PARAMS = 6.607e9
 MFU_REFERENCE_GPUS = 8
 
 

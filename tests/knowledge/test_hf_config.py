@@ -50,8 +50,23 @@ CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
     ("gpt-j-6b.json", 6_050_882_784, 6_050_882_784),
 ])
 def test_real_configs_give_official_counts(name: str, total: int, active: int) -> None:
+    """`active` here is what these publishers print: every parameter a token touches, looked-up tables included
+    (`active_with_lookups`); `ParameterCount.active` is the matmul count without them (issue 28)."""
     counts = count_parameters(load_hf_config(CONFIGS / name))
-    assert (counts.total, counts.active) == (total, active)
+    assert (counts.total, counts.active_with_lookups) == (total, active)
+    assert counts.active == active - counts.input_lookup
+
+
+@pytest.mark.parametrize(("name", "matmul"), [
+    # 8,030,261,248 - the 128,256 x 4,096 input table (the untied head stays in)
+    ("llama-3.1-8b.json", 7_504_924_672),
+    # tied: the 50,257 x 768 table is the head (in), the 1,024 x 768 position table is looked up (out)
+    ("gpt2.json", 124_439_808 - 1_024 * 768),
+    # 12,879,925,248 - 32,000 x 4,096
+    ("mixtral-8x7b.json", 12_748_853_248),
+])
+def test_active_is_the_matmul_count(name: str, matmul: int) -> None:
+    assert count_parameters(load_hf_config(CONFIGS / name)).active == matmul
 
 
 def test_llama_fields_mapped() -> None:

@@ -93,7 +93,9 @@ def test_moe_active_matches_official(model: Model) -> None:
     if official.active is None:
         assert model.id == "deepseek-v2-lite"  # the paper's 2.4B fits neither convention; see the entry's notes
         return
-    assert abs(computed.active - official.active) <= official.rounded_to / 2
+    # the publisher's convention: the matmul parameters (gpt-oss card) or with the input embedding (Mixtral)
+    ours = computed.active if official.active_counts == "matmul" else computed.active_with_lookups
+    assert abs(ours - official.active) <= official.rounded_to / 2
 
 
 def test_dense_models_state_no_active_count() -> None:
@@ -119,7 +121,7 @@ def test_spot_values() -> None:
     assert count_parameters(BY_ID["llama-2-7b"].architecture).total == 6_738_415_616
     assert count_parameters(BY_ID["gpt2"].architecture).total == 124_439_808
     mixtral = count_parameters(BY_ID["mixtral-8x7b"].architecture)
-    assert mixtral.total == 46_702_792_704 and round(mixtral.active / 1e9, 1) == 12.9
+    assert mixtral.total == 46_702_792_704 and round(mixtral.active_with_lookups / 1e9, 1) == 12.9
     # Phi-3 medium: Microsoft says 14B; the Hub figure seen in one secondary table is 13,960,238,080.
     assert count_parameters(BY_ID["phi-3-medium"].architecture).total == 13_960_238_080
     # DeepSeek-V3: "671B total" (MTP layer excluded); the MAI-DS-R1 Hub count of the same architecture is exact.
@@ -187,16 +189,20 @@ def test_new_models_resolve_and_count_exactly(shipped: Catalog, model_id: str) -
     assert model.id == model_id
     counted = count_parameters(model.architecture)
     assert counted.total == total
-    assert counted.active == (total if active is None else active)
+    assert counted.active_with_lookups == (total if active is None else active)
 
 
 def test_gpt_oss_published_figures() -> None:
     # OpenAI's model card: 116.83B / 5.13B and 20.91B / 3.61B, active counted without the input embedding
-    # (201,088 x 2,880 = 579,133,440). The 36 x 64 (120b) attention-sink logits are parameters and are counted.
+    # (201,088 x 2,880 = 579,133,440) and with the untied output projection: this tool's `active`. Memory still
+    # counts every byte (`total`). The 36 x 64 (120b) attention-sink logits are parameters and are counted.
     for model_id, total_b, active_b in (("gpt-oss-120b", 116.83, 5.13), ("gpt-oss-20b", 20.91, 3.61)):
         p = count_parameters(BY_ID[model_id].architecture)
         assert round(p.total / 1e9, 2) == total_b
-        assert round((p.active - p.embedding) / 1e9, 2) == active_b
+        assert round(p.active / 1e9, 2) == active_b
+        assert p.active_with_lookups - p.active == 579_133_440 == p.input_lookup
+        official = BY_ID[model_id].official_parameters
+        assert official is not None and official.active == p.active and official.active_counts == "matmul"
     with_sinks = BY_ID["gpt-oss-120b"].architecture
     without = with_sinks.model_copy(update={"attention_sinks": False})
     assert count_parameters(with_sinks).total - count_parameters(without).total == 36 * 64

@@ -86,16 +86,15 @@ def test_offers_are_named_exactly_and_the_cheapest_keeps_its_regions(plan) -> No
 
 def test_unmapped_and_ambiguous_names_are_listed_never_guessed(plan) -> None:  # type: ignore[no-untyped-def]
     refused = {(r.provider, r.label): r for r in plan.refused}
-    assert set(refused) == {("aws", "V100 16 GB"), ("gcp", "v5litepod 16 GB"), ("lambdalabs", "H100 80 GB")}
+    assert set(refused) == {("aws", "V100 16 GB"), ("lambdalabs", "H100 80 GB")}
     h100 = refused[("lambdalabs", "H100 80 GB")]
     assert h100.ambiguous and "nvidia-h100-sxm5, nvidia-h100-pcie" in h100.reason
     assert h100.instances == ("gpu_1x_h100_pcie",)
     v100 = refused[("aws", "V100 16 GB")]
     assert not v100.ambiguous and "does not fit nvidia-v100-sxm2 (32 GB)" in v100.reason
-    assert "not in the knowledge base" in refused[("gcp", "v5litepod 16 GB")].reason
     assert plan.ignored_files == ["verda.csv"]  # a provider price_catalogs.toml does not map
-    # 43 rows: 2 CPU-only, 3 GPU offers refused, 38 mapped.
-    assert (plan.rows_read, plan.gpu_rows, plan.rows_mapped) == (43, 41, 38)
+    # 43 rows: 2 CPU-only, 2 GPU offers refused, 39 mapped (the TPU slice v5litepod-1 is a shape of its own).
+    assert (plan.rows_read, plan.gpu_rows, plan.rows_mapped) == (43, 41, 39)
     assert not any(o.accelerator is None for o in plan.offers)
 
 
@@ -105,7 +104,7 @@ def test_unmapped_and_ambiguous_names_are_listed_never_guessed(plan) -> None:  #
 def test_refresh_writes_an_overlay_the_loader_merges(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["kb", "refresh", "--from", str(CATALOGS)]) == 0
     out = capsys.readouterr().out
-    assert "Mapped 38 of 41 GPU offers" in out and "lambdalabs H100 80 GB (gpu_1x_h100_pcie): ambiguous" in out
+    assert "Mapped 39 of 41 GPU offers" in out and "lambdalabs H100 80 GB (gpu_1x_h100_pcie): ambiguous" in out
     assert "RunPod RTX 4090 (per GPU) on-demand: $0.34/h -> $0.59/h (+73.5%)" in out  # against the shipped price
     catalog = load_catalog()
     p5 = catalog.instances["aws-p5.48xlarge"]
@@ -117,10 +116,12 @@ def test_refresh_writes_an_overlay_the_loader_merges(data_dir: Path, capsys: pyt
     assert [p.type for p in p5.price if p.type == "on-demand"] == ["on-demand"]  # the shipped on-demand is replaced
     assert p5.current_price("capacity-block") is not None  # a kind the catalog has not: the shipped one stays
     assert (p5.fast_domain, p5.cluster) == (8, True)  # a shipped instance keeps its topology
-    new = catalog.instances["aws-g6.12xlarge"]
-    assert (new.accelerator_count, new.fast_domain, new.cluster) == (4, 1, False)  # the conservative default
+    new = catalog.instances["aws-g4dn.xlarge"]
+    assert (new.accelerator_count, new.fast_domain, new.cluster) == (1, 1, False)  # the conservative default
     assert catalog.refresh is not None and catalog.refresh.refreshed_on == date(2026, 11, 25)
-    assert "aws-g6.12xlarge" in catalog.refreshed["instance"]
+    assert "aws-g6.12xlarge" in catalog.refreshed["instance"]  # a shipped shape, refreshed
+    g6 = catalog.instances["aws-g6.12xlarge"]
+    assert g6.current_price("reserved-1y") is not None  # a kind the catalogs do not carry: the shipped one stays
     shipped = load_catalog(user_dir=None)  # the shipped prices are untouched
     assert shipped.instances["aws-p5.48xlarge"].current_price("spot") is None
 
@@ -312,3 +313,24 @@ def test_unknown_provider_is_refused(capsys: pytest.CaptureFixture[str]) -> None
     assert "--providers: unknown provider 'azur' (known: " in capsys.readouterr().err
     with pytest.raises(CatalogError, match="no catalog of a known provider"):
         read_path(CATALOGS / "verda.csv", catalog_settings().providers)
+
+
+def test_tpu_slices_map_onto_their_shapes_with_the_chips_they_hold(tmp_path: Path) -> None:
+    # gpuhunt lists a TPU slice as one 'GPU' named after it, priced whole: v6e-4 at $10.80 is 4 chips at $2.70,
+    # the knowledge base's gcp-tpu-v6e-4 (not a new 1-chip instance at $10.80 a chip); v5p-8 counts TensorCores.
+    rows = ["v6e-4,us-east5-a,10.8,180,720.0,1,v6e-4,128.0,False,,google,,x86,{}",
+            "v6e-4,us-east5-a,4.32,180,720.0,1,v6e-4,128.0,True,,google,,x86,{}",
+            "v5p-8,us-central1-a,16.8,208,448.0,1,v5p-8,95.0,False,,google,,x86,{}"]
+    folder = _copy(tmp_path)
+    gcp = folder / "gcp.csv"
+    gcp.write_text(gcp.read_text(encoding="utf-8").rstrip("\n") + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    read = read_path(folder, catalog_settings().providers)
+    shipped = load_catalog(user_dir=None)
+    result = plan_refresh(read.catalogs, shipped, refreshed_on=date(2026, 11, 28), origin=str(folder))
+    v6e = _offer(result, "gcp-tpu-v6e-4")
+    assert (v6e.accelerator, v6e.count, v6e.usd_per_hour) == ("google-tpu-v6e", 4, 10.8)
+    assert v6e.shipped is shipped.instances["gcp-tpu-v6e-4"]
+    assert _offer(result, "gcp-tpu-v6e-4", "spot").usd_per_hour == 4.32
+    v5p = _offer(result, "gcp-tpu-v5p-8")
+    assert (v5p.count, v5p.usd_per_hour) == (4, 16.8)
+    assert _offer(result, "gcp-tpu-v5e-1").count == 1

@@ -31,10 +31,6 @@ CLI_TOP = 5  # `gpuadvisor recommend --top` default
 EXPECTED_FAILURES: dict[str, str] = {
     # Published cases that fail today, each with its reason and the issue that makes it pass. Strict: when a case
     # starts to pass, its XPASS fails the suite until the entry is removed. Never loosen a case to pass it.
-    "shared:pretraining-cluster-priced-whole": (
-        "issue 28 (scale-out networks of every server, one fabric model: the knowledge half of issue 26's "
-        "'every multi-machine purchase prices its cluster network'): Gaudi 3 and HGX B300 clusters carry a $0 "
-        "network; the schedule margin now holds"),
 }
 
 

@@ -63,7 +63,7 @@ CASES: dict[str, tuple[Any, Any]] = {
 LIFECYCLE_KEYS = {"lifecycle_within_budget", "lifecycle_max_total_usd", "lifecycle_choice_any", "lifecycle_plan",
                   "lifecycle_warnings_any", "lifecycle_warnings_none"}
 UNIT_KEYS = {"fabric_priced", "top3_max_replica_count", "top3_unit_kind_not", "top1_acquisition",
-             "precision_default", "deadline_slack"}
+             "precision_default", "deadline_slack", "top1_pricing"}
 """Keys of the newest shared cases (issue 26): checked on results built for them below."""
 OWN_TEST = {"min_pflops"} | LIFECYCLE_KEYS | UNIT_KEYS  # min_pflops: read from the knowledge base; the rest below
 
@@ -246,6 +246,17 @@ def test_top3_unit_kind_not_and_top1_acquisition() -> None:
     assert len(failures) == 1 and "rtx-pro-6000" in failures[0] and "rtx-4090" not in failures[0]
     assert check(data, {"top1_acquisition": "own"}) == []
     assert check(data, {"top1_acquisition": "buy|rent"})[0].startswith("top1_acquisition")
+
+
+def test_top1_pricing() -> None:
+    reserved = _unit_rec(1, "nvidia-l4", 2, kind="instance", acquisition="rent")
+    reserved["instance"] = {"id": "aws-g6.xlarge", "count": 2, "provider": "aws", "name": "g6.xlarge",
+                           "pricing": "reserved-3y"}
+    data = _with_answers([reserved, _unit_rec(2, "nvidia-l40s", 2, kind="server")])
+    assert check(data, {"top1_pricing": "reserved-(1y|3y)"}) == []
+    assert check(data, {"top1_pricing": "on-demand"})[0].startswith("top1_pricing")
+    bought = _with_answers([_unit_rec(1, "nvidia-l40s", 2, kind="server")])
+    assert "as no rental" in check(bought, {"top1_pricing": "reserved-3y"})[0]
 
 
 def test_precision_default_reads_the_effective_answers() -> None:

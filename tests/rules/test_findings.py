@@ -35,7 +35,7 @@ def test_one_finding_per_rule_listing_every_option(many: RecommendResult) -> Non
     rules = Counter(w.rule for w in many.warnings if w.id != PRICE_FINDING)
     assert rules and max(rules.values()) == 1
     pcie = next(w for w in many.warnings if w.id == "H2")  # the PCIe penalty of every multi-card PCIe option
-    assert len(pcie.options) >= 4 and len(pcie.details) == len(pcie.options) - 1
+    assert len(pcie.options) >= 2 and len(pcie.details) == len(pcie.options) - 1
     ranks = {r.option: r.rank for r in [*many.recommendations, *many.runners_up]}
     assert [ranks[o] for o in pcie.options] == sorted(ranks[o] for o in pcie.options)  # best-ranked first
 

@@ -64,7 +64,9 @@ def test_llama2_7b_by_hand() -> None:
     # norms: 2 RMSNorms x 32 layers x 4096 + final 4096 = 266,240
     assert c.norms == 266_240
     # 32 x (67,108,864 + 135,266,304) + 2 x 131,072,000 + 266,240 = 6,738,415,616
-    assert c.total == c.active == 6_738_415_616
+    assert c.total == c.active_with_lookups == 6_738_415_616
+    # the matmul parameters leave out the 32,000 x 4,096 input table (untied: the LM head is its own matrix)
+    assert c.active == 6_738_415_616 - 32_000 * 4_096 == 6_607_343_616
     assert c.expert == 0 and c.moe_layers == 0 and c.dense_layers == 32
 
 
@@ -101,8 +103,9 @@ def test_mixtral_8x7b_total_and_active() -> None:
     # total: all 8 experts in each of 32 layers
     assert c.total == shared_parts + 32 * (8 * expert + 4096 * 8) == 46_702_792_704
     # active: 2 experts per token; Mistral says 12.9B
-    assert c.active == shared_parts + 32 * (2 * expert + 4096 * 8) == 12_879_925_248
-    assert round(c.active / 1e9, 1) == 12.9
+    assert c.active_with_lookups == shared_parts + 32 * (2 * expert + 4096 * 8) == 12_879_925_248
+    assert round(c.active_with_lookups / 1e9, 1) == 12.9  # Mistral counts the input table in 'active'
+    assert c.active == 12_879_925_248 - 32_000 * 4_096  # the matmul parameters
     assert c.mlp_per_layer_dense == 0 and c.moe_layers == 32
 
 
@@ -148,7 +151,7 @@ def test_deepseek_v3_mla_and_moe_by_hand() -> None:
     # 671,026,419,200: the main model without the multi-token-prediction layer ("671B"; Hub: MAI-DS-R1)
     assert c.total == 671_026_419_200
     # DeepSeek's "36.6B activated" leaves out the input embedding table
-    assert round((c.active - c.embedding) / 1e9, 1) == 36.6
+    assert round(c.active / 1e9, 1) == 36.6 and c.active_with_lookups - c.active == c.embedding
 
 
 def test_deepseek_v3_checkpoint_tensor_by_tensor() -> None:
@@ -281,7 +284,8 @@ def test_tying_removes_exactly_vocab_times_hidden(arch: Architecture) -> None:
     tied = count_parameters(arch.model_copy(update={"tie_word_embeddings": True}))
     width = arch.word_embed_proj_dim or arch.hidden_size
     assert untied.total - tied.total == arch.vocab_size * width
-    assert untied.active - tied.active == arch.vocab_size * width
+    assert untied.active_with_lookups - tied.active_with_lookups == arch.vocab_size * width
+    assert untied.active == tied.active  # the head is multiplied either way; only the lookup table is extra
     bias = arch.vocab_size if arch.lm_head_bias else 0
     assert tied.lm_head == bias and untied.lm_head == untied.embedding + bias
 
@@ -290,19 +294,21 @@ def test_tying_removes_exactly_vocab_times_hidden(arch: Architecture) -> None:
 def test_breakdown_adds_up(arch: Architecture) -> None:
     c = count_parameters(arch)
     per_layer = c.attention_per_layer * arch.num_hidden_layers + c.mlp_per_layer_dense * c.dense_layers
+    assert c.active_with_lookups - c.active == c.input_lookup == c.position_embedding + (
+        0 if arch.tie_word_embeddings else c.embedding)
     if arch.moe is None:
-        assert c.active == c.total
+        assert c.active_with_lookups == c.total
         assert c.total == (c.embedding + c.embedding_projections + c.position_embedding + c.lm_head + c.norms
                            + per_layer)
     else:
         moe = arch.moe
         routed = c.moe_layers * (moe.num_experts - moe.experts_per_token) * c.expert
-        assert c.total - c.active == routed  # only unused routed experts are inactive
+        assert c.total - c.active_with_lookups == routed  # only unused routed experts are inactive
         assert c.total == (c.embedding + c.embedding_projections + c.position_embedding + c.lm_head + c.norms
                            + per_layer + c.moe_layers * (moe.num_experts * c.expert + c.shared_experts_per_layer
                                                             + c.router_per_layer))
     assert c.dense_layers + c.moe_layers == arch.num_hidden_layers
-    assert 0 < c.active <= c.total
+    assert 0 < c.active <= c.active_with_lookups <= c.total
 
 
 @given(architectures().filter(lambda a: a.moe is not None), st.integers(1, 16))

@@ -44,7 +44,8 @@ def test_text_output_llama_8b_on_4090(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_json_inference_fields(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--gpu", "nvidia-rtx-4090", "--context", "8192", "--batch", "2")
-    assert d["parameters"]["total"] == 8_030_261_248 and d["parameters"]["active"] == 8_030_261_248
+    # every byte is resident (total); 7,504,924,672 are multiplied (the 128,256 × 4,096 input table is a lookup)
+    assert d["parameters"]["total"] == 8_030_261_248 and d["parameters"]["active"] == 7_504_924_672
     # one token multiplies through all but the untied 128,256 × 4,096 input table: 8,030,261,248 − 525,336,576
     assert d["parameters"]["active_per_token"] == 7_504_924_672
     assert d["kv_cache_bytes_per_token"] == 131_072
@@ -125,15 +126,16 @@ def test_config_missing_field_is_an_error_naming_it(capsys: pytest.CaptureFixtur
 def test_training_gpu_hours(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
                  "--gpus", "8", "--zero", "3", "--tokens", "1T")
-    # MFU = training_mfu 0.37 × attention share at 4,096 tokens ÷ the reference's (7B-class, 2,048 tokens):
-    # 1 / (1 + 1.6 × 2 × 32 × 4096 × 4096 / 8,030,261,248) = 0.82377; reference 1 / (1 + 1.6 × 2 × 32 × 4096 × 2048
-    # / 6.74e9) = 0.88696; MFU = 0.37 × 0.82377 / 0.88696 = 0.3436.
-    # 6 × 8,030,261,248 × 1e12 FLOPs ÷ (989.4 TFLOPS × 0.3436) = 39,365 GPU-hours of progress; interruptions take
-    # 8 GPUs × 1.97e-5 a GPU-hour × 0.3 h = 0.0047 % of the time (goodput 0.999953): 39,366 GPU-hours, 205 days.
-    mfu = 0.37 * (1 / (1 + 1.6 * 2 * 32 * 4096 * 4096 / 8_030_261_248)) / (1 / (1 + 1.6 * 2 * 32 * 4096 * 2048
-                                                                                / 6.74e9))
-    assert d["setup"]["training_mfu"] == pytest.approx(mfu) and mfu == pytest.approx(0.3436, abs=1e-4)
-    hours = 6 * 8_030_261_248 * 1e12 / (989.4e12 * mfu) / 3600 / (1 - 8 * 1.97e-5 * 0.3)
+    # N = the 7,504,924,672 matmul parameters (8.03B less the input table, a lookup).
+    # MFU = training_mfu 0.36 × attention share at 4,096 tokens ÷ the reference's (7B-class, 2,048 tokens):
+    # 1 / (1 + 1.6 × 2 × 32 × 4096 × 4096 / 7,504,924,672) = 0.81373; reference 1 / (1 + 1.6 × 2 × 32 × 4096 × 2048
+    # / 6.607e9) = 0.88495; MFU = 0.36 × 0.81373 / 0.88495 = 0.3310.
+    # 6 × 7,504,924,672 × 1e12 FLOPs ÷ (989.4 TFLOPS × 0.3310) = 38,191 GPU-hours of progress; interruptions take
+    # 8 GPUs × 1.97e-5 a GPU-hour × 0.3 h = 0.0047 % of the time (goodput 0.999953): 38,193 GPU-hours, 199 days.
+    mfu = 0.36 * (1 / (1 + 1.6 * 2 * 32 * 4096 * 4096 / 7_504_924_672)) / (1 / (1 + 1.6 * 2 * 32 * 4096 * 2048
+                                                                                / 6.607e9))
+    assert d["setup"]["training_mfu"] == pytest.approx(mfu) and mfu == pytest.approx(0.3310, abs=1e-4)
+    hours = 6 * 7_504_924_672 * 1e12 / (989.4e12 * mfu) / 3600 / (1 - 8 * 1.97e-5 * 0.3)
     assert d["training_gpu_hours"] == pytest.approx(hours)
     assert d["training_days"] == pytest.approx(hours / 8 / 24)
     assert d["training_gpu_hours_range"]["low"] < hours < d["training_gpu_hours_range"]["high"]
@@ -274,9 +276,9 @@ def test_gpt_oss_20b_on_4090_defaults_to_its_published_mxfp4(capsys: pytest.Capt
 def test_mfu_override(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
                  "--gpus", "8", "--zero", "3", "--tokens", "1T", "--mfu", "0.2")
-    # 6 × 8,030,261,248 × 1e12 ÷ (989.4 TFLOPS × 0.2) = 67,636 GPU-hours of progress ÷ goodput 0.999953 (8 GPUs),
-    # no band: the user fixed the MFU
-    assert d["training_gpu_hours"] == pytest.approx(6 * 8_030_261_248 * 1e12 / (989.4e12 * 0.2) / 3600
+    # 6 × 7,504,924,672 (matmul parameters) × 1e12 ÷ (989.4 TFLOPS × 0.2) = 63,211 GPU-hours of progress ÷ goodput
+    # 0.999953 (8 GPUs), no band: the user fixed the MFU
+    assert d["training_gpu_hours"] == pytest.approx(6 * 7_504_924_672 * 1e12 / (989.4e12 * 0.2) / 3600
                                                     / (1 - 8 * 1.97e-5 * 0.3))
     assert d["setup"]["training_mfu"] == 0.2 and d["error_band"]["training"]["assumptions"] == ["--mfu"]
 
@@ -304,12 +306,12 @@ def test_engine_choice_changes_decode(capsys: pytest.CaptureFixture[str]) -> Non
 @pytest.mark.parametrize(("model", "active_b"), [("gpt-oss-120b", 5.13), ("gpt-oss-20b", 3.61)])
 def test_json_active_per_token_leaves_out_the_embedding_lookup(capsys: pytest.CaptureFixture[str], model: str,
                                                                active_b: float) -> None:
-    # The gpt-oss model card: 5.13B active for gpt-oss-120b and 3.61B for gpt-oss-20b. `active` (5.71B, 4.19B)
-    # also counts the 201,088 × 2,880 = 579,133,440-parameter input table, a row lookup.
+    # The gpt-oss model card: 5.13B active for gpt-oss-120b and 3.61B for gpt-oss-20b, the 201,088 × 2,880 =
+    # 579,133,440-parameter input table (a row lookup) left out; `active` is that figure (5.71B / 4.19B before).
     d = run_json(capsys, "--model", model, "--gpu", "nvidia-h100-sxm5")
     p = d["parameters"]
-    assert round(p["active_per_token"] / 1e9, 2) == active_b
-    assert p["active"] - p["active_per_token"] == 201_088 * 2_880
+    assert round(p["active"] / 1e9, 2) == active_b and p["active_per_token"] == p["active"]
+    assert p["total"] > p["active"] + 201_088 * 2_880  # memory counts every byte
 
 
 def test_power_limit_flag(capsys: pytest.CaptureFixture[str]) -> None:

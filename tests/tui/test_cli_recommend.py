@@ -48,8 +48,10 @@ def test_json_output_follows_the_schema_and_the_answers(answers_file: Path,
         assert key in first
     assert set(first["cost"]) >= {"usd_per_hour", "usd_per_run", "usd_per_million_tokens", "capex_usd",
                                   "usd_per_month"}
-    # where = cloud: rentals only, each price with its date
-    assert all(r["instance"] is not None and r["instance"]["as_of"] for r in doc["recommendations"])
+    # where = cloud: rentals only, each price with its date, or null where the source gives none (the TPU v5e
+    # slices' spot rates come from an undated catalog snapshot: never stamp a date nobody observed)
+    assert all(r["instance"] is not None and "as_of" in r["instance"] for r in doc["recommendations"])
+    assert any(r["instance"]["as_of"] for r in doc["recommendations"])
     assert all(r["tokens_per_s_per_user"] >= 20 for r in doc["recommendations"])
     assert {"id", "severity", "message", "why"} <= set(doc["warnings"][0])
     assert doc["answers"]["inference"]["requests_per_minute"] == 600

@@ -5,6 +5,7 @@
     gpuadvisor kb stale [--months 12] [--today YYYY-MM-DD]
     gpuadvisor kb validate [FILE ...]
     gpuadvisor kb refresh [--from PATH] [--providers LIST] [--timeout SECONDS]   (see kb_refresh.py)
+    gpuadvisor kb quote add|list|remove ...   (your own vendor quotes; see kb_quote.py)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.knowledge.files import list_files
 from gpuadvisor.knowledge.paths import CONFIG_ENV, data_dir, overlay_dir, refreshed_prices_path
-from gpuadvisor.tui.commands import kb_refresh
+from gpuadvisor.tui.commands import kb_quote, kb_refresh
 
 if TYPE_CHECKING:  # the catalog and its pydantic schema load only when a kb command runs, not at every start
     from gpuadvisor.knowledge.catalog import Catalog, EntryKind
@@ -69,6 +70,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     validator.add_argument("files", nargs="*", type=Path, metavar="FILE",
                            help="overlay files to check (default: the *.toml files in your overlay directory)")
     kb_refresh.register(sub)
+    kb_quote.register(sub)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         return _validate(args.files)
     if args.kb_action == "refresh":
         return kb_refresh.run(args)
+    if args.kb_action == "quote":
+        return kb_quote.run(args)
     args.kb_parser.print_help(sys.stderr)
     return 2
 
@@ -302,8 +306,22 @@ def _price_cell(p: InstancePrice | None) -> str:
 def _instance_row(i: Instance) -> list[str]:
     on_demand = i.current_price("on-demand") or i.current_price("on-demand-equivalent")
     equiv = " eq." if on_demand is not None and on_demand.type == "on-demand-equivalent" else ""
-    return [i.id, i.provider_name, i.accelerator, str(i.accelerator_count),
-            _price_cell(on_demand) + equiv, _price_cell(i.current_price("spot"))]
+    return [i.id, i.provider_name, i.accelerator, str(i.accelerator_count), _shape_cell(i),
+            _price_cell(on_demand) + equiv, _price_cell(i.current_price("spot")),
+            _rate_cell(i.current_price("reserved-1y")), _rate_cell(i.current_price("reserved-3y")),
+            _clip(", ".join(dict.fromkeys(s for p in i.price for s in p.sources)), 36)]
+
+
+def _shape_cell(i: Instance) -> str:
+    """What one order holds and how it joins others: '4 ICI', '8 NVLink, EFA', '1'."""
+    domain = i.fast_domain if i.fast_domain is not None else 1
+    inside = f"{domain} fast" if domain > 1 else "PCIe" if i.accelerator_count > 1 else "1"
+    out = f", {i.fabric}" if i.cluster and i.fabric else ", cluster" if i.cluster else ""
+    return inside + out
+
+
+def _rate_cell(p: InstancePrice | None) -> str:
+    return "" if p is None else f"{p.usd_per_hour:,.2f}"
 
 
 def _free_tier_row(t: FreeTier) -> list[str]:
@@ -357,20 +375,22 @@ def _system_row(s: System) -> list[str]:
 
 
 def _fabric_row(f: Fabric) -> list[str]:
-    port = f"${f.usd_per_port.value:,.0f}" if f.usd_per_port is not None else "not priced"
+    switch = f"{f.switch_ports}-port ${f.switch_usd.value:,.0f} ({f.switch_usd.kind}, {_as_of(f.switch_usd.as_of)})"
     nic = f"${f.nic_usd.value:,.0f}" if f.nic_usd is not None else ""
-    return [f.id, _clip(f.name, 40), f.kind, f"{f.gbps_per_port:g}", port, nic]
+    return [f.id, _clip(f.name, 40), f.kind, f"{f.gbps_per_port:g}", switch, f"${f.link_usd.value:,.0f}", nic]
 
 
 _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
     "accelerator": (["id", "name", "market", "GB", "GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "price (kind, as of)"],
                     _accelerator_row),
-    "instance": (["id", "provider", "accelerator", "n", "on-demand $/h (as of)", "spot $/h (as of)"], _instance_row),
+    "instance": (["id", "provider", "accelerator", "n", "topology", "on-demand $/h (as of)", "spot $/h (as of)",
+                  "1y $/h", "3y $/h", "sources"], _instance_row),
     "model": (["id", "name", "family", "parameters", "layers", "hidden", "heads/kv", "hf repo"], _model_row),
     "precision": (["id", "name", "bits/weight", "compute", "uses", "requires"], _precision_row),
     "assumption": (["id", "value", "unit", "range", "title"], _assumption_row),
     "engine_profile": (["id (engine@family)", "weights bw eff.", "KV bw eff.", "µs/layer", "rows"], _engine_row),
     "free_tier": (["id", "name", "GPUs", "h/session", "h/week", "h/day", "guaranteed", "as of"], _free_tier_row),
     "system": (["id", "name", "kind", "holds", "slots", "price", "host kW", "NICs"], _system_row),
-    "fabric": (["id", "name", "kind", "Gb/s per port", "$ per port", "$ per NIC"], _fabric_row),
+    "fabric": (["id", "name", "kind", "Gb/s per port", "switch (kind, as of)", "$ per link", "$ per NIC"],
+               _fabric_row),
 }

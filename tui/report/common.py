@@ -472,7 +472,7 @@ def cost_items(cost: Cost) -> list[tuple[str, str]]:
     if cost.break_even_utilization is not None:
         items.append(("Buying beats renting above", f"{pct(cost.break_even_utilization)} utilization"))
     if cost.price_kind:
-        items.append(("Price kind", cost.price_kind))
+        items.append(("Price kind", fmt.price_kind_text(cost.price_kind, cost.price_as_of)))
     age = f" ({cost.price_age_months} months old)" if cost.price_age_months is not None else ""
     items.append(("Price as of", (cost.price_as_of or "undated") + age))
     if cost.price_source:

@@ -102,7 +102,8 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
                                     "utilization (002 Q6, H15)"))
     if c.price_kind or c.price_source:
         age = f", {c.price_age_months} months old" if c.price_age_months is not None else ""
-        pairs.append(("Price", f"{c.price_kind or 'price'}, {c.price_as_of or 'undated'}{age} — "
+        kind = fmt.price_kind_text(c.price_kind, c.price_as_of) if c.price_kind else "price"
+        pairs.append(("Price", f"{kind}, {c.price_as_of or 'undated'}{age} — "
                                f"{c.price_source or 'source not recorded'}"))
     return pairs
 

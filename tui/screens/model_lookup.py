@@ -38,7 +38,7 @@ def _shape(arch: Any) -> str:
 
     count = count_parameters(arch)
     kv = "MLA latent" if arch.mla is not None else f"{arch.kv_heads} KV heads"
-    active = f" ({params(count.active)} active)" if count.active != count.total else ""
+    active = f" ({params(count.active)} active)" if count.moe_layers else ""
     return (f"{params(count.total)} parameters{active} · {arch.num_hidden_layers} layers · {kv} · "
             f"hidden {arch.hidden_size}")
 

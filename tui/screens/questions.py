@@ -63,6 +63,11 @@ def _may_rent(raw: Raw) -> bool:
     return _where(raw) != "on_prem"
 
 
+def _may_reserve(raw: Raw) -> bool:
+    """Reservations are priced for serving in the cloud (a training run is rented for its days)."""
+    return _may_rent(raw) and _inference(raw)
+
+
 def _may_buy(raw: Raw) -> bool:
     return _where(raw) != "cloud"
 
@@ -154,7 +159,8 @@ STEPS: tuple[Step, ...] = (
     Step("deployment", "Deployment & framework", "Deploy", "What you have, where the rest runs, and its software.",
          (ask("current.gpu"), ask("current.gpu_count"), ask("deployment.where"), ask("current.pc_slots", _may_buy),
           ask("deployment.hours_per_month"), ask("deployment.utilization", _may_buy),
-          ask("deployment.spot", _may_rent), ask("deployment.sensitive_data", _may_rent),
+          ask("deployment.lifetime_years"), ask("deployment.spot", _may_rent),
+          ask("deployment.reservations", _may_reserve), ask("deployment.sensitive_data", _may_rent),
           ask("framework.name"), ask("constraints.max_gpus"), ask("constraints.vendors"),
           ask("deployment.providers", _may_rent), ask("deployment.power_usd_per_kwh", _may_buy))),
     Step("review", "Review", "Review", "Check the answers, then get the results.", review=True),

@@ -79,10 +79,20 @@ def duration_days(days: float | None) -> str:
     return f"{days:,.1f} days"
 
 
+def price_kind_text(kind: str | None, as_of: str | None) -> str:
+    """A price kind as a reader says it: the buyer's own quote is `your quote (2026-11-20)`, the rest their kind."""
+    if kind == "quote":
+        return f"your quote ({as_of or 'undated'})"
+    return kind or DASH
+
+
 def price_label(kind: str | None, as_of: str | None, age_months: int | None) -> str:
-    """What a price is and how old: `spot · 2 mo`, `msrp · 22 mo`, `street · undated`, `free`, `owned`."""
+    """What a price is and how old: `spot · 2 mo`, `msrp · 22 mo`, `street · undated`, `free`, `owned`, and the
+    buyer's own `your quote (2026-11-20)`."""
     if kind in (None, "free", "owned"):
         return kind or DASH
+    if kind == "quote":
+        return price_kind_text(kind, as_of)
     short = {"on-demand": "on-demand"}.get(kind, kind)
     if not as_of:
         return f"{short} · undated"
@@ -90,9 +100,12 @@ def price_label(kind: str | None, as_of: str | None, age_months: int | None) -> 
 
 
 def price_age(kind: str | None, as_of: str | None, age_months: int | None) -> str:
-    """How old a price is, for a narrow column: `2 mo`, `undated`, `free`, `owned` (the kind is in the detail)."""
+    """How old a price is, for a narrow column: `2 mo`, `undated`, `free`, `owned` (the kind is in the detail);
+    the buyer's own quote always says so: `your quote (2026-11-20)`."""
     if kind in (None, "free", "owned"):
         return kind or DASH
+    if kind == "quote":
+        return price_kind_text(kind, as_of)
     if not as_of:
         return "undated"
     return months(age_months) if age_months is not None else as_of
