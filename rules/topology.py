@@ -238,5 +238,8 @@ def device_for(acc: Accelerator, compute: str, link: Link | None = None,
     # all-reduce latency class: NVLink's (NVSwitch, measured ~8 µs); other fast links keep their bandwidth but the
     # PCIe-class latency the engine calibration was fitted with (AMD Infinity Fabric rows, engines.toml)
     kind: LinkKind = "nvlink" if link.kind == "nvlink" else ("other" if link.fast else "pcie")
-    return Device(acc.memory_bandwidth_gbs.value, peak, gbs, kind, efficiency, acc.sustained_share(compute))
+    # 4-bit weights attend in FP8 (the FP8 KV cache and FP8 attention kernels): the attention math runs at FP8's peak
+    attention = peak_tflops(acc, "fp8")[0] if peak_tflops(acc, compute)[1] == "fp4" else None
+    return Device(acc.memory_bandwidth_gbs.value, peak, gbs, kind, efficiency, acc.sustained_share(compute),
+                  attention_tflops=attention)
 

@@ -31,6 +31,12 @@ from gpuadvisor.rules.topology import device_for
 from tests.calibration_model import ARCHS
 
 DATA = Path(__file__).resolve().parent / "data" / "serving_calibration.toml"
+JUDGES = Path(__file__).resolve().parents[2] / "shared" / "judges"
+"""External judges beside the repository (../shared/judges), read when present and never fitted: MLPerf Inference
+v6.0 and later (`mlperf_v*.toml`, rows of the same form as serving_calibration.toml's) and NVIDIA NIM's published
+LLM benchmarking tables (`nim_latency.toml`). They stay out of this repository's data so that no fit can see them."""
+JUDGE_ROUNDS = ("mlperf-v6.0", "mlperf-v6.1", "nim")
+"""Rounds that are external judges: a row of serving_calibration.toml may never carry one (a test checks)."""
 HELD_OUT = ("mlperf-v5.0",)
 """The round the fit never sees: MLPerf v5.0 (April 2025), other submissions on the same datasets, in the same
 software generation as the fitted rounds (MLPerf v5.1 and the TensorRT-LLM 1.0 perf overview, both mid-2025). It
@@ -43,6 +49,14 @@ v5.1; ×8: 24,217 in v4.1, 31,307 in v5.0; MI300X ×8 +18 %; H200 ×8 +9 %). The
 does, so a model right for v5.x reads v4.1 as 20-40 % too fast: bench_serving.py prints those rows, their
 same-configuration pairs, and the error with the newer round's software gain taken out. The sustained share of H100
 PCIe and NVL comes from this round (no later round has them), which is why its rows are still read."""
+OLDER_SOFTWARE_MODELS = {("mlperf-v5.1", "deepseek-r1")}
+"""Rows of a fitted round whose model ran on an older software path than the round's others: MLPerf v5.1's
+DeepSeek-R1 rows were TensorRT-LLM's first DeepSeek submission (the PyTorch backend with attention data-parallel and
+wide expert parallelism, September 2025). The project's 2026 TensorRT-LLM DeepSeek-R1 runs (`inferencex`, TensorRT-LLM
+1.3, fitted to nothing) are 17-22 % faster than the model fitted without these rows, which puts these rows 56-116 %
+slower than the same physics and profile: the dense rows of the same release (the perf overview, trtllm-bench 1.0)
+show no such gap, so the gap is the young MoE path, not the hardware the planner sizes. Printed, neither fitted nor
+a target (the same reasoning as `OLDER_SOFTWARE`)."""
 REPORTED = ("sglang-published", "inferencex")
 """Rounds printed beside the others but neither fitted nor a target, published by third parties. `sglang-published`:
 SGLang runs with finite prompt sets, 2024-2025 versions. SGLang has no profile of its own (it carries vLLM's,
@@ -89,16 +103,21 @@ class Row:
 
     @property
     def older_software(self) -> bool:
-        return self.raw["round"] in OLDER_SOFTWARE
+        return self.raw["round"] in OLDER_SOFTWARE or (self.raw["round"], self.raw["model"]) in OLDER_SOFTWARE_MODELS
 
     @property
     def reported(self) -> bool:
         return self.raw["round"] in REPORTED
 
     @property
+    def judge(self) -> bool:
+        """An external judge's row (never fitted, never a calibration row)."""
+        return str(self.raw["round"]).startswith(JUDGE_ROUNDS)
+
+    @property
     def fitted(self) -> bool:
         """A row the engine profiles and dataset inputs are fitted on."""
-        return not self.held_out and not self.older_software and not self.reported
+        return not self.held_out and not self.older_software and not self.reported and not self.judge
 
     @property
     def scenario(self) -> str:
@@ -125,6 +144,24 @@ class Row:
 
 
 ROWS = [Row(r) for r in CAL["row"]]
+
+
+def judge_rows() -> list[Row]:
+    """The external judges' throughput rows (../shared/judges/mlperf_v*.toml), empty when the folder is absent."""
+    rows: list[Row] = []
+    for path in sorted(JUDGES.glob("mlperf_v*.toml")) if JUDGES.is_dir() else []:
+        with path.open("rb") as fh:
+            rows += [Row(r) for r in tomllib.load(fh).get("row", [])]
+    return rows
+
+
+def judge_latency_tables() -> list[dict[str, Any]]:
+    """The external judges' latency-under-load tables (../shared/judges/nim_latency.toml), empty when absent."""
+    path = JUDGES / "nim_latency.toml"
+    if not path.is_file():
+        return []
+    with path.open("rb") as fh:
+        return list(tomllib.load(fh).get("table", []))
 
 
 def replica_tp(row: Row, acc: Accelerator, weight_bytes: float) -> int:
