@@ -52,11 +52,11 @@ PCIe and NVL comes from this round (no later round has them), which is why its r
 OLDER_SOFTWARE_MODELS = {("mlperf-v5.1", "deepseek-r1")}
 """Rows of a fitted round whose model ran on an older software path than the round's others: MLPerf v5.1's
 DeepSeek-R1 rows were TensorRT-LLM's first DeepSeek submission (the PyTorch backend with attention data-parallel and
-wide expert parallelism, September 2025). The project's 2026 TensorRT-LLM DeepSeek-R1 runs (`inferencex`, TensorRT-LLM
-1.3, fitted to nothing) are 17-22 % faster than the model fitted without these rows, which puts these rows 56-116 %
-slower than the same physics and profile: the dense rows of the same release (the perf overview, trtllm-bench 1.0)
-show no such gap, so the gap is the young MoE path, not the hardware the planner sizes. Printed, neither fitted nor
-a target (the same reasoning as `OLDER_SOFTWARE`)."""
+wide expert parallelism, September 2025). The profile fitted without them (on the dense rows of the same release, the
+perf overview's trtllm-bench 1.0) puts them 45-100 % slower than the same physics predicts, while the project's
+2026 TensorRT-LLM DeepSeek-R1 runs (`inferencex`, TensorRT-LLM 1.3, fitted to nothing) come out 17-22 % faster than
+it: the gap is the young MoE path of that release, not the hardware the planner sizes. Printed, neither fitted nor a
+target (the same reasoning as `OLDER_SOFTWARE`)."""
 REPORTED = ("sglang-published", "inferencex")
 """Rounds printed beside the others but neither fitted nor a target, published by third parties. `sglang-published`:
 SGLang runs with finite prompt sets, 2024-2025 versions. SGLang has no profile of its own (it carries vLLM's,
