@@ -142,11 +142,13 @@ def scale_up_of(acc: Accelerator, domain: int | None = None) -> ScaleUp:
 
 
 def accelerator_topology(acc: Accelerator, node: int | None = None) -> Topology:
-    """The part on its own (`estimate` without an offer): its board's domain, no network between nodes."""
+    """The part on its own (`estimate` without an offer): its board's domain, no network between nodes. A rack-scale
+    part (GB200/GB300 NVL72: 4 GPUs per compute tray, 72 in one NVLink domain) keeps its whole domain, so a group of
+    8 of them talks over NVLink as on an HGX board, not over PCIe."""
     n = node or acc.max_per_node
     up = scale_up_of(acc)
-    return Topology(n, ScaleUp(up.kind, up.gbs_per_direction, min(up.domain, n)) if up.domain > 1 else up,
-                    _pcie(acc), None)
+    domain = up.domain if node is None and up.kind in SCALE_UP_KINDS else min(up.domain, n)
+    return Topology(n, ScaleUp(up.kind, up.gbs_per_direction, domain) if up.domain > 1 else up, _pcie(acc), None)
 
 
 def instance_topology(inst: Instance, acc: Accelerator) -> Topology:

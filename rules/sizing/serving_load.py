@@ -211,7 +211,7 @@ class LoadLatency:
     @property
     def saturated(self) -> bool:
         """Past the point where requests wait for a slot (closed loop) or the queue grows without bound (open)."""
-        return self.queued > 0 or self.utilization >= 1.0
+        return self.wait_probability >= 1.0
 
 
 def idle_latency(curve: DecodeCurve, prompt_flops: float, *, input_tokens: int, chunk_tokens: float

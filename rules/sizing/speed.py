@@ -501,8 +501,9 @@ class DecodeCurve:
         return parts
 
     def _sequence_overhead(self, batch: int) -> float:
-        """Per-sequence cost of a step of `batch` sequences: the busiest attention group's share."""
-        return self._seq_overhead * (batch if self._groups == 1 else math.ceil(batch / self._groups))
+        """Per-sequence cost of a step of `batch` sequences: each attention group's share (the groups are kept
+        balanced: TensorRT-LLM's attention-DP balancing, SGLang's and vLLM's DP schedulers)."""
+        return self._seq_overhead * batch / self._groups
 
     def seconds(self, batch: int) -> float:
         """Duration of one decode step of `batch` sequences (tokens/s = batch ÷ this)."""
