@@ -219,6 +219,7 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
         expert_parallel=int(cfg.get("expert_parallel") or 1),
         pipeline_parallel=int(cfg["pipeline_parallel"]), replicas=int(cfg["replicas"]), instance=instance,
         replicas_for_load=_i(cfg.get("replicas_for_load")) if workload == "inference" else None,
+        batch_per_replica=_i(cfg.get("batch_per_replica")), zero_stage=int(cfg.get("zero_stage") or 0),
         failover=bool(cfg["meets_failover"]) and int(cfg["machines"]) > 1 if workload == "inference" else None,
         purchase=bool(opt["purchase"]), acquisition=acquisition, fits=True,
         memory_gb_per_gpu=float(cfg["memory_gb_per_gpu"]), memory=memory,
@@ -442,6 +443,22 @@ def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str
     for fid, f in cons.of_kind("ruled_out"):
         no_fit[str(f["target"]).removeprefix("acc:")].append((fid, f))
     table = unit_table(catalog)
+    # what the user owns is always accounted for: recommended, or here with its reason (issue 29)
+    owned_options = {str(o["ref"]) for _, o in idx.options if o.get("acquisition") == "own"}
+    for fid, f in cons.of_kind("ruled_out"):
+        shape = str(f.get("shape") or "")
+        if shape.startswith("own:"):
+            out[shape] = RuledOut(family=shape, name=f"your own {shape.rsplit(':', 1)[-1]}× {f['name']}",
+                                  reason=str(f["reason"]), rule=str(f["rule"]),
+                                  heuristic=_heuristic(cons, str(f["rule"])),
+                                  why=idx.explainer.chain(fid, idx.explained))
+    for ref in owned_options - shown:
+        if vetoed.get(ref):
+            vfid, v, opt = vetoed[ref][0]
+            out[ref] = RuledOut(family=ref.removeprefix("opt:"), name=str(opt.get("title") or opt["text"]),
+                                reason="; ".join(dict.fromkeys(str(e[1]["reason"]) for e in vetoed[ref])),
+                                rule=str(v["rule"]), heuristic=v.get("heuristic") or None,
+                                why=idx.explainer.chain(vfid, idx.explained))
     for acc_id, facts in no_fit.items():
         if acc_id in out or acc_id in planned or acc_id in survivors_by_acc:
             continue

@@ -37,6 +37,8 @@ class ResolvedModel:
     """Precision id the published checkpoint is stored in when it is a low-precision one (a Hub checkpoint's fp8 or
     mxfp4, a knowledge-base model's `published_weights`): served that way by default, like gpt-oss's MXFP4
     experts."""
+    read_notes: tuple[str, ...] = ()
+    """How the architecture was read (a config.json's fields read through aliases, a Hub snapshot's revision)."""
 
 
 @dataclass(frozen=True)
@@ -99,12 +101,13 @@ def _owned(answers: Answers, catalog: Catalog, notes: list[str]) -> tuple[Accele
 def _model(answers: Answers, catalog: Catalog, notes: list[str]) -> ResolvedModel:
     m = answers.model
     if m.config is not None:
-        from gpuadvisor.knowledge.hf_config import load_hf_config
+        from gpuadvisor.knowledge.hf_config import read_hf_config
 
         path = Path(m.config).expanduser()
-        arch = load_hf_config(path)
+        cfg = read_hf_config(path)
         return ResolvedModel(id=f"config:{path.name}", name=f"{path.parent.name or path.name} (config.json)",
-                             source=f"your config.json at {path}", architecture=arch)
+                             source=f"your config.json at {path}", architecture=cfg.architecture,
+                             read_notes=tuple(cfg.notes))
     if m.params_b is not None:
         from gpuadvisor.rules.sizing.shape import synthesize_architecture
 
@@ -128,7 +131,8 @@ def _model(answers: Answers, catalog: Catalog, notes: list[str]) -> ResolvedMode
     if isinstance(entry, HubModel):
         _hub_notes(entry, notes)
         return ResolvedModel(id=f"hf:{entry.spec}", name=entry.spec, source=describe_hub(entry),
-                             architecture=entry.config.architecture, published_format=stored_format(entry))
+                             architecture=entry.config.architecture, published_format=stored_format(entry),
+                             read_notes=(describe_hub(entry), *entry.notes))
     return ResolvedModel(id=entry.id, name=entry.name, source=f"knowledge: models.toml {entry.id}",
                          architecture=entry.architecture, published_format=entry.published_weights)
 

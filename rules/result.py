@@ -187,6 +187,10 @@ class Recommendation(Out):
     replicas: int = Field(description="serving: model replicas (training: data-parallel groups)")
     replicas_for_load: int | None = Field(default=None, description="serving: replicas the load needs; the rest are "
                                                                     "failover spares or fill the machines")
+    batch_per_replica: int | None = Field(default=None, description="serving: sequences each replica decodes "
+                                          "together at the planned load (training: the micro-batch per GPU); "
+                                          "`gpuadvisor estimate --batch` of the same layout gives the same figures")
+    zero_stage: int = Field(default=0, description="training: the ZeRO stage over the data-parallel GPUs (3 = FSDP)")
     failover: bool | None = Field(default=None, description="serving: survives the loss of one machine at full load")
     instance: InstanceRef | None
     purchase: bool

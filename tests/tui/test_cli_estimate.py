@@ -48,9 +48,11 @@ def test_json_inference_fields(capsys: pytest.CaptureFixture[str]) -> None:
     # one token multiplies through all but the untied 128,256 × 4,096 input table: 8,030,261,248 − 525,336,576
     assert d["parameters"]["active_per_token"] == 7_504_924_672
     assert d["kv_cache_bytes_per_token"] == 131_072
-    assert d["kv_cache_gb"] == pytest.approx(131_072 * 8192 * 2 / 1e9)
+    # each of the 2 sequences holds its request, 500 prompt + 200 output tokens (capped by the 8,192 context)
+    assert d["kv_cache_tokens_per_sequence"] == 700
+    assert d["kv_cache_gb"] == pytest.approx(131_072 * 700 * 2 / 1e9)
     m = d["memory_gb"]
-    assert m["weights"] == pytest.approx(16.06, abs=0.01) and m["kv_cache"] == pytest.approx(2.147, abs=0.001)
+    assert m["weights"] == pytest.approx(16.06, abs=0.01) and m["kv_cache"] == pytest.approx(0.1835, abs=0.0001)
     assert m["total"] == pytest.approx(sum(m[k] for k in ("weights", "kv_cache", "activations", "gradients",
                                                           "optimizer_states", "runtime_overhead")))
     assert d["fits"] is True and m["capacity"] == 24
@@ -169,8 +171,9 @@ def test_serving_capacity_002_q4(capsys: pytest.CaptureFixture[str]) -> None:
 def test_tensor_parallel_over_pcie_warns(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--gpu", "nvidia-rtx-4090", "--gpus", "2")
     assert d["setup"]["tensor_parallel"] == 2
-    assert any(w.startswith("W3/H5") for w in d["warnings"])
-    assert any(w.startswith("H6") for w in d["warnings"])
+    # the rule packs' verdicts on the layout (rules W3, H5 and H6), not copies of them
+    for rule in ("W3: ", "H5: ", "H6: "):
+        assert any(w.startswith(rule) for w in d["warnings"]), rule
 
 
 def test_no_published_peak_means_no_prefill_figure(capsys: pytest.CaptureFixture[str]) -> None:
@@ -238,7 +241,7 @@ def test_bad_input_is_one_line_naming_the_flag(args: list[str], flag: str, capsy
 def test_estimate_path_does_not_import_textual() -> None:
     code = ("import sys; from gpuadvisor.tui.cli import main; "
             "rc = main(['estimate', '--params', '7B', '--gpu', 'nvidia-rtx-4090', '--json']); "
-            "heavy = [m for m in ('textual', 'rich', 'durable') if m in sys.modules]; "
+            "heavy = [m for m in ('textual', 'rich') if m in sys.modules]; "
             "print(rc, heavy, file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stderr.strip() == "0 []"
@@ -258,8 +261,9 @@ def test_gpt_oss_20b_on_4090_defaults_to_its_published_mxfp4(capsys: pytest.Capt
     # 19,110,297,600 expert-matrix parameters x 4.25/8 B + 1,804,459,584 others x 2 B = 13.76 GB (OpenAI: 12.8 GiB)
     assert "weights mxfp4" in out and "13.76 GB" in out and "precision = mxfp4" in out
     assert "12 local layers (window 128)" in out
-    # 12 full layers x 2 x 8 x 64 x 2 B x 4096 + 12 sliding layers x 2,048 B x 128 = 0.104 GB
-    assert "0.104 GB" in out
+    # a request of 500 + 200 tokens: 12 full layers x 2 x 8 x 64 x 2 B x 700 + 12 sliding layers x 2,048 B x 128
+    # = 17,203,200 + 3,145,728 B = 0.0203 GB
+    assert "0.0203 GB" in out
     d = run_json(capsys, "--model", "gpt-oss-20b", "--gpu", "RTX 4090", "--precision", "bf16")
     assert d["parameters"]["total"] == 20_914_757_184
     assert d["memory_gb"]["weights"] == pytest.approx(2 * 20_914_757_184 / 1e9)
