@@ -613,7 +613,7 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
     result.decode_tokens_per_s = step.tokens_per_s * par.dp * throttle
     result.decode_tokens_per_s_per_sequence = step.tokens_per_s_per_sequence * throttle
     result.bandwidth_bound_tokens_per_s = step.bandwidth_bound_tokens_per_s * par.dp
-    result.tpot_idle_s = step.step_seconds
+    result.tpot_idle_s = speed.step(1).step_seconds / throttle  # one stream alone, as ttft_idle_s is one prompt
     result.tokens_per_s_per_user = plan.tokens_per_s_per_user
     result.tpot_s = 1.0 / plan.tokens_per_s_per_user if plan.tokens_per_s_per_user else None
     if peak_tflops(acc, search.weights.compute)[0] is None:

@@ -206,8 +206,8 @@ class EstimateResult(Out):
     tpot_s: float | None = Field(default=None, description=(
         "time per output token of one stream under the load (median; decode steps that also carry prompt "
         "chunks): 1 ÷ tokens_per_s_per_user"))
-    tpot_idle_s: float | None = Field(default=None, description="time of one decode step at the batch with no "
-                                      "prompt in it")
+    tpot_idle_s: float | None = Field(default=None, description="time per output token of one stream alone on an "
+                                      "idle replica (a batch-1 decode step), beside ttft_idle_s")
     tokens_per_s_per_user: float | None = Field(default=None, description="what one stream sees under the load")
     prefill_tokens_per_s: float | None = Field(default=None, description="one replica, prompts of the whole batch")
     ttft_s: float | None = Field(default=None, description=(

@@ -134,7 +134,8 @@ def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, fact
                                             f"${factors.colocation_usd_per_kw_month:,.0f} per kW a month × "
                                             f"{window_hours / HOURS_PER_MONTH * share:,.1f} months"))
     if resale:
-        hosts = (f", hosts and network at {o.host_resale_share:.0%} of ${rest:,.0f} (book value)"
+        hosts = (f", hosts and network at {o.host_resale_share:.0%} of ${rest:,.0f} (book value, at most the "
+                 "accelerators' share)"
                  if rest and o.host_resale_share else "")
         parts.append(CostPart("resale", -resale, f"accelerators resold at {o.resale_share:.0%} of "
                                                  f"${o.accelerators_usd:,.0f}{hosts}{resale_words}{spread}"))

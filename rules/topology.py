@@ -142,11 +142,13 @@ def scale_up_of(acc: Accelerator, domain: int | None = None) -> ScaleUp:
 
 
 def accelerator_topology(acc: Accelerator, node: int | None = None) -> Topology:
-    """The part on its own (`estimate` without an offer): its board's domain, no network between nodes."""
+    """The part on its own (`estimate` without an offer): its board's domain, no network between nodes. A rack-scale
+    part (GB200/GB300 NVL72: 4 GPUs per compute tray, 72 in one NVLink domain) keeps its whole domain, so a group of
+    8 of them talks over NVLink as on an HGX board, not over PCIe."""
     n = node or acc.max_per_node
     up = scale_up_of(acc)
-    return Topology(n, ScaleUp(up.kind, up.gbs_per_direction, min(up.domain, n)) if up.domain > 1 else up,
-                    _pcie(acc), None)
+    domain = up.domain if node is None and up.kind in SCALE_UP_KINDS else min(up.domain, n)
+    return Topology(n, ScaleUp(up.kind, up.gbs_per_direction, domain) if up.domain > 1 else up, _pcie(acc), None)
 
 
 def instance_topology(inst: Instance, acc: Accelerator) -> Topology:
@@ -238,5 +240,8 @@ def device_for(acc: Accelerator, compute: str, link: Link | None = None,
     # all-reduce latency class: NVLink's (NVSwitch, measured ~8 µs); other fast links keep their bandwidth but the
     # PCIe-class latency the engine calibration was fitted with (AMD Infinity Fabric rows, engines.toml)
     kind: LinkKind = "nvlink" if link.kind == "nvlink" else ("other" if link.fast else "pcie")
-    return Device(acc.memory_bandwidth_gbs.value, peak, gbs, kind, efficiency, acc.sustained_share(compute))
+    # 4-bit weights attend in FP8 (the FP8 KV cache and FP8 attention kernels): the attention math runs at FP8's peak
+    attention = peak_tflops(acc, "fp8")[0] if peak_tflops(acc, compute)[1] == "fp4" else None
+    return Device(acc.memory_bandwidth_gbs.value, peak, gbs, kind, efficiency, acc.sustained_share(compute),
+                  attention_tflops=attention)
 

@@ -11,32 +11,47 @@ finish per iteration, so on average B·I/O prompt tokens (prompts of I tokens) a
 
     P      = B·I/O                                    prompt tokens per iteration
     passes = max(1, (B + P) / chunk)                  a pass holds at most `chunk` tokens (max_num_batched_tokens)
-    t_iter = max(t_mem(B)·passes, t_comp(B) + F_p·B/O ÷ (peak·η_c)) + (overhead(B) + comm(B + P)/passes)·passes
+    t_iter = max(t_w(m)·passes + t_kv(B), t_comp(B) + F_p·B/O ÷ (peak·η_c)) + t_layer·passes + t_seq(B)
+             + comm(m)·passes                          m = (B + P) / passes tokens in a pass
     throughput = B / t_iter                            generated tokens/s of one replica, every prompt processed
 
-t_mem, t_comp, overhead and comm are the decode step's (`DecodeCurve.parts`); F_p is one prompt's prefill FLOPs
-(`PrefillModel.flops`: 2 × matmul parameters × I + causal attention + the LM head of the last token). Weight reads
-are shared by the decode and prompt tokens of a pass, so at small batch prompts ride free on the memory-bound step;
-at large batch the step is compute-bound and the prompts' FLOPs add in full.
+t_w, t_kv, t_comp, t_layer, t_seq and comm are the decode step's weight read, KV-cache read, compute, per-layer and
+per-sequence overheads and collectives (`DecodeCurve.parts`); F_p is one prompt's prefill FLOPs (`PrefillModel.flops`:
+2 × matmul parameters × I + causal attention + the LM head of the last token). Weight reads are shared by the decode
+and prompt tokens of a pass, so at small batch prompts ride free on the memory-bound step; at large batch the step is
+compute-bound and the prompts' FLOPs add in full. Each pass reads the weights and pays the per-layer cost again, but a
+running sequence's cache is read and its host work done once per iteration, so once the prompts overflow one pass
+the iteration grows in proportion to the batch: the throughput rises with the batch and then levels off, it never
+falls (a property test holds it to that).
 
-Latency under load: the M/M/c queue (Erlang C). Requests arrive independently (Poisson: what MLPerf Server's
-LoadGen and most traffic generators send) at rate λ; a replica serves up to c of them at once (its batch slots:
-KV-cache memory or the engine's max_num_seqs), each for S = (⌈I / (chunk − B)⌉ + O − 1)·t_iter(B): every
-prompt's work is spread over the average iteration, so the slots' service agrees with the throughput above. M/M/c is
-the textbook model of c parallel servers fed by one queue, which is what a continuous-batching scheduler is;
-exponential service is the simplification (real output lengths are widely spread, so its tail is closer than a
-deterministic one). Because t_iter grows with the batch, the batch the engine forms is the fixed point of Little's
-law, B = λ·S(B), found by bisection. Then:
+Latency under load, closed loop (`latency_at_concurrency`: a benchmark's N clients, each sending its next request
+when its last one finishes, `estimate --batch N`). The replica runs B = min(N, c) of them (c: the batch slots, what
+the KV-cache memory or the engine's max_num_seqs holds); the rest wait for a slot, (N − c) ÷ completions per second.
+Prompts contend for prefill: clients start together and requests of equal lengths finish on the same iteration, so
+the prompts one chunk prefilled together come back together; a closed loop keeps bunches of k = min(N, ⌊chunk ÷ I⌋)
+prompts (1 for prompts longer than the chunk), and a prompt waits for the (k − 1)/2 of its bunch ahead of it, each
+adding s_p = t_iter(B, P + I) − t_iter(B, P) (one more prompt's work in the iterations):
+
+    TTFT   = wait + ½·t_iter(B) + ⌈I / budget⌉·t_own(B) + (k − 1)/2·s_p      budget = max(chunk − B, chunk/4)
+    TPOT   = t_iter(B)                                 (t_own: an iteration carrying the request's own prompt chunk)
+
+TTFT never falls as N grows (k, B, t_iter and the wait do not), and jumps where N passes c: the saturation point.
+The idle figures (one request on an idle replica: its prompt alone, then batch-1 decode) are kept apart.
+
+Latency under load, open loop (`latency_at_rate`: requests arriving independently at rate λ, what MLPerf Server's
+LoadGen and most traffic generators send; `--rate R`): the M/M/c queue (Erlang C). A replica serves up to c requests
+at once, each for S = (⌈I / budget⌉ + O − 1)·t_iter(B): every prompt's work is spread over the average iteration, so
+the slots' service agrees with the throughput above. M/M/c is the textbook model of c parallel servers fed by one
+queue, which is what a continuous-batching scheduler is; exponential service is the simplification (real output
+lengths are widely spread, so its tail is closer than a deterministic one). Because t_iter grows with the batch, the
+batch the engine forms is the fixed point of Little's law, B = λ·S(B), found by bisection. Then:
 
     P(wait)   = Erlang C(c, a = λ·S)                  probability an arrival finds every slot busy
     wait_q    = ln(P(wait) / (1 − q)) / (c/S − λ)     q-quantile of the queueing delay (0 when P(wait) ≤ 1 − q)
-    TTFT_q    = wait_q + (½ or 1) · t_iter(B) + ⌈I / (chunk − B)⌉ · t_own(B)   (p50: half an iteration under way;
+    TTFT_q    = wait_q + (½ or 1) · t_iter(B) + ⌈I / budget⌉ · t_own(B)   (p50: half an iteration under way;
                 t_own is longer than t_iter when prompts are long next to outputs)
     TPOT_p50  = t_iter(B);  TPOT_p95 = t_iter(B95), B95 = min(c, a + 1.645·√a) (slots busy at the 95th percentile)
     latency_q = TTFT_q + O · TPOT_q
-
-A closed loop of N users (a benchmark's max-concurrency N, each sending its next request when the last finishes)
-keeps B = min(N, c) in flight and queues the rest: wait = (N − c) ÷ (completions per second).
 """
 
 from __future__ import annotations
@@ -49,6 +64,11 @@ from gpuadvisor.rules.sizing.speed import DecodeCurve
 
 Z95 = 1.6449
 """Standard normal 95th percentile: the busy slots' spread around their mean (Poisson: √a)."""
+MAX_PREFILL_SHARE = 0.95
+"""Cap on the share of a replica's time its prompts take in the closed loop's prefill queue (ρ → 1 would make the
+M/D/1 wait diverge; at the cap the iterations are all prefill, which the throughput already charges)."""
+P95_OF_MEAN_WAIT = 3.0
+"""p95 of an M/D/1-like queueing delay as a multiple of its mean (the delay is about exponential: −ln 0.05 ≈ 3.0)."""
 
 
 @dataclass(frozen=True)
@@ -81,22 +101,40 @@ def serving_rate(curve: DecodeCurve, prompt_flops: float, *, batch: int, input_t
     if batch < 1 or input_tokens < 0 or output_tokens < 1 or chunk_tokens < 1:
         raise ValueError("batch, output tokens and chunk must be positive")
     prompt_tokens = batch * input_tokens / output_tokens
-    seconds, passes = _iteration(curve, batch, prompt_tokens, prompt_flops * batch / output_tokens, chunk_tokens)
+    seconds, passes = _iteration(curve, batch, prompt_tokens, prompt_flops * batch / output_tokens, chunk_tokens,
+                                 _attention_share(curve, prompt_flops, input_tokens))
     return ServingRate(batch=batch, input_tokens=input_tokens, output_tokens=output_tokens,
                        iteration_seconds=seconds, prompt_tokens_per_iteration=prompt_tokens, passes=passes,
                        tokens_per_s=batch / seconds, decode_only_tokens_per_s=batch / curve.seconds(batch))
 
 
+def _attention_share(curve: DecodeCurve, prompt_flops: float, input_tokens: int) -> float:
+    """The share of one prompt's prefill FLOPs its causal attention takes (the rest runs in the GEMMs)."""
+    if prompt_flops <= 0 or input_tokens < 1:
+        return 0.0
+    return min(1.0, curve.prompt_attention_flops(input_tokens) / prompt_flops)
+
+
 def _iteration(curve: DecodeCurve, batch: int, prompt_tokens: float, prompt_flops: float,
-               chunk_tokens: float) -> tuple[float, float]:
+               chunk_tokens: float, attention_share: float = 0.0) -> tuple[float, float]:
     """(seconds, passes) of one iteration advancing `batch` sequences and prefilling `prompt_tokens` prompt tokens
-    of `prompt_flops` FLOPs, in passes of at most `chunk_tokens` tokens (the module docstring's t_iter)."""
+    of `prompt_flops` FLOPs (`attention_share` of them in attention), in passes of at most `chunk_tokens` tokens
+    (the module docstring's t_iter; the attention FLOPs at the attention kernels' rate). Each pass reads the weights its
+    tokens touch and pays the per-layer cost and a collective of its tokens; each running sequence's KV cache is
+    read, and its host work done, once (its one decode token sits in one pass), so the time grows linearly with the
+    batch once the passes do and the throughput levels off instead of falling."""
     parts = curve.parts(batch)
-    passes = max(1.0, (batch + prompt_tokens) / chunk_tokens)
-    comm = curve.parts(max(batch, math.ceil((batch + prompt_tokens) / passes))).comm \
-        if curve.tp > 1 or curve.ep > 1 else parts.comm
-    compute = curve.mixed_compute_seconds(batch, prompt_tokens, prompt_flops, passes)
-    return max(parts.memory * passes, compute) + (parts.overhead + comm) * passes, passes
+    tokens = batch + prompt_tokens
+    passes = max(1.0, tokens / chunk_tokens)
+    per_pass = max(batch if passes == 1.0 else 1, math.ceil(tokens / passes))
+    pass_parts = curve.parts(per_pass) if per_pass != batch else parts
+    weights = pass_parts.weights if curve.arch.moe is not None else parts.weights
+    comm = pass_parts.comm if curve.tp > 1 or curve.ep > 1 else parts.comm
+    gemm, attention = curve.mixed_compute_seconds(batch, prompt_tokens, prompt_flops, passes,
+                                                  prompt_flops * attention_share)
+    overhead = parts.per_layer * passes + (parts.overhead - parts.per_layer)
+    memory = weights * passes + (parts.memory - parts.weights)
+    return max(memory, gemm + attention) + overhead + comm * passes, passes
 
 
 def prompt_iteration_seconds(curve: DecodeCurve, prompt_flops: float, rate: ServingRate,
@@ -108,7 +146,8 @@ def prompt_iteration_seconds(curve: DecodeCurve, prompt_flops: float, rate: Serv
     own = rate.input_tokens / _prompt_iterations(rate.input_tokens, rate.batch, chunk_tokens)
     if own <= rate.prompt_tokens_per_iteration or not rate.input_tokens:
         return rate.iteration_seconds
-    return _iteration(curve, rate.batch, own, prompt_flops * own / rate.input_tokens, chunk_tokens)[0]
+    return _iteration(curve, rate.batch, own, prompt_flops * own / rate.input_tokens, chunk_tokens,
+                      _attention_share(curve, prompt_flops, rate.input_tokens))[0]
 
 
 def erlang_c(servers: int, offered: float) -> float:
@@ -160,6 +199,55 @@ class LoadLatency:
     latency_p95_s: float
     tokens_per_s: float
     """Generated tokens/s of the replica at the batch it forms (its capacity at that batch)."""
+    ttft_idle_s: float = 0.0
+    """Time to first token of one request on an idle replica (its prompt alone): the figure without the load."""
+    tpot_idle_s: float = 0.0
+    """Time per output token of one request on an idle replica (batch-1 decode)."""
+    queued: int = 0
+    """Requests waiting for a batch slot (closed loop beyond the slots)."""
+    bunch: int = 1
+    """Prompts that arrive together and contend for prefill (closed loop; 1 in an open loop)."""
+
+    @property
+    def saturated(self) -> bool:
+        """Past the point where requests wait for a slot (closed loop) or the queue grows without bound (open)."""
+        return self.wait_probability >= 1.0
+
+
+def idle_latency(curve: DecodeCurve, prompt_flops: float, *, input_tokens: int, chunk_tokens: float
+                 ) -> tuple[float, float]:
+    """(TTFT, TPOT) of one request on an idle replica: its prompt prefilled in whole chunks with nothing else in the
+    iterations, then decoded at batch 1. What `estimate` printed as the time to first token before it reported the
+    figures under load; kept beside them."""
+    if input_tokens < 1 or chunk_tokens < 1:
+        raise ValueError("input tokens and chunk must be positive")
+    it = _prompt_iterations(input_tokens, 1, chunk_tokens)
+    own = input_tokens / it
+    return (it * _iteration(curve, 1, own, prompt_flops * own / input_tokens, chunk_tokens,
+                            _attention_share(curve, prompt_flops, input_tokens))[0], curve.seconds(1))
+
+
+def bunch_size(clients: int, input_tokens: int, chunk_tokens: float) -> int:
+    """Prompts a closed loop of `clients` keeps arriving together: those one chunk prefills together come back
+    together (equal lengths finish on the same iteration), so min(N, ⌊chunk ÷ I⌋), at least 1."""
+    if clients < 1:
+        raise ValueError("clients must be positive")
+    return max(1, min(clients, int(chunk_tokens // max(1, input_tokens))))
+
+
+def prompt_seconds(curve: DecodeCurve, prompt_flops: float, rate: ServingRate, chunk_tokens: float,
+                   bunch: int = 1) -> float:
+    """What each prompt of a bunch of `bunch` arriving together adds to the iterations at this load:
+    (t_iter(B, P + k·I) − t_iter(B, P)) ÷ k. Nothing while the iteration is bound by its memory read with room for
+    the prompts' FLOPs; each prompt's compute (and any extra pass) once they make it compute-bound: the time the
+    prompts ahead of a prompt make it wait."""
+    if bunch < 1:
+        raise ValueError("bunch must be positive")
+    b, o = rate.batch, rate.output_tokens
+    more, _ = _iteration(curve, b, rate.prompt_tokens_per_iteration + bunch * rate.input_tokens,
+                         prompt_flops * (b / o + bunch), chunk_tokens,
+                         _attention_share(curve, prompt_flops, rate.input_tokens))
+    return max(0.0, more - rate.iteration_seconds) / bunch
 
 
 def _prompt_iterations(input_tokens: int, batch: int, chunk_tokens: float) -> int:
@@ -170,19 +258,33 @@ def _prompt_iterations(input_tokens: int, batch: int, chunk_tokens: float) -> in
 
 
 def _latency(curve: DecodeCurve, prompt_flops: float, rate: ServingRate, rate95: ServingRate, slots: int,
-             offered: float, wait50: float, wait95: float, chunk_tokens: float, p_wait: float) -> LoadLatency:
+             offered: float, wait50: float, wait95: float, chunk_tokens: float, p_wait: float,
+             bunch: int = 0, queued: int = 0) -> LoadLatency:
     it = _prompt_iterations(rate.input_tokens, rate.batch, chunk_tokens)
     own50 = prompt_iteration_seconds(curve, prompt_flops, rate, chunk_tokens)
     own95 = own50 if rate95 is rate else prompt_iteration_seconds(curve, prompt_flops, rate95, chunk_tokens)
-    ttft50 = wait50 + 0.5 * rate.iteration_seconds + it * own50
-    ttft95 = wait95 + rate95.iteration_seconds + it * own95
+    ahead50 = ahead95 = 0.0
+    if bunch:  # closed loop: prompts contend for prefill
+        each = prompt_seconds(curve, prompt_flops, rate, chunk_tokens, max(1, bunch))
+        # the prompts of its own bunch prefilled before it: half of them on average, all but 5 % at p95
+        ahead50, ahead95 = 0.5 * (bunch - 1) * each, (math.ceil(0.95 * bunch) - 1) * each
+        # and the bunches that arrived just before it (M/D/1: bunches arrive at random, each prefilled in a fixed
+        # time): ρ = λ·s_p is the share of the replica's time its prompts take
+        rho = min(MAX_PREFILL_SHARE, rate.requests_per_s * each)
+        queue = rho * bunch * each / (2.0 * (1.0 - rho))
+        ahead50, ahead95 = ahead50 + queue, ahead95 + queue * P95_OF_MEAN_WAIT
+    ttft50 = wait50 + 0.5 * rate.iteration_seconds + it * own50 + ahead50
+    ttft95 = wait95 + rate95.iteration_seconds + it * own95 + ahead95
     o = rate.output_tokens
+    ttft_idle, tpot_idle = idle_latency(curve, prompt_flops, input_tokens=max(1, rate.input_tokens),
+                                        chunk_tokens=chunk_tokens)
     return LoadLatency(batch=rate.batch, slots=slots, utilization=offered / slots, wait_probability=p_wait,
                        ttft_p50_s=ttft50, ttft_p95_s=ttft95, tpot_p50_s=rate.iteration_seconds,
                        tpot_p95_s=rate95.iteration_seconds,
                        latency_p50_s=ttft50 + (o - 1) * rate.iteration_seconds,
                        latency_p95_s=ttft95 + (o - 1) * rate95.iteration_seconds,
-                       tokens_per_s=rate.tokens_per_s)
+                       tokens_per_s=rate.tokens_per_s, ttft_idle_s=ttft_idle, tpot_idle_s=tpot_idle, queued=queued,
+                       bunch=max(1, bunch))
 
 
 def latency_at_rate(curve: DecodeCurve, prompt_flops: float, *, arrival_rate: float, slots: int, input_tokens: int,
@@ -214,13 +316,19 @@ def latency_at_rate(curve: DecodeCurve, prompt_flops: float, *, arrival_rate: fl
     b95 = min(slots, max(batch, math.ceil(offered + Z95 * math.sqrt(offered))))
     rate, rate95 = rate_at(batch), rate_at(b95)
     return _latency(curve, prompt_flops, rate, rate95, slots, offered, wait_quantile(slots, offered, s, 0.5),
-                    wait_quantile(slots, offered, s, 0.95), chunk_tokens, p_wait)
+                    wait_quantile(slots, offered, s, 0.95), chunk_tokens, p_wait, bunch=0)
 
 
 def latency_at_concurrency(curve: DecodeCurve, prompt_flops: float, *, concurrency: int, slots: int,
-                           input_tokens: int, output_tokens: int, chunk_tokens: float) -> LoadLatency:
-    """Latency with `concurrency` requests always in flight (closed loop): min(N, c) run, the rest wait for a
-    slot, (N − c) ÷ completions per second on average (the same for p50 and p95: the queue is a fixed length)."""
+                           input_tokens: int, output_tokens: int, chunk_tokens: float,
+                           clients_in_step: bool = False) -> LoadLatency:
+    """Latency with `concurrency` clients each keeping one request in flight (closed loop; the module docstring):
+    min(N, c) run, the rest wait for a slot, (N − c) ÷ completions per second on average (the same for p50 and p95:
+    the queue is a fixed length), and a prompt waits for the prompts of its bunch ahead of it.
+
+    `clients_in_step`: a benchmark's clients, started together, whose equal prompts come back in bunches
+    (`bunch_size`; NVIDIA NIM's and InferenceX's tables are measured so). Otherwise the N are independent users
+    whose requests drift apart, a bunch of one: what a plan for people is held to."""
     if concurrency < 1 or slots < 1:
         raise ValueError("concurrency and slots must be positive")
     batch = min(concurrency, slots)
@@ -228,4 +336,6 @@ def latency_at_concurrency(curve: DecodeCurve, prompt_flops: float, *, concurren
                         chunk_tokens=chunk_tokens)
     wait = (concurrency - batch) / rate.requests_per_s
     return _latency(curve, prompt_flops, rate, rate, slots, float(concurrency), wait, wait, chunk_tokens,
-                    1.0 if concurrency > slots else 0.0)
+                    1.0 if concurrency > slots else 0.0,
+                    bunch_size(concurrency, input_tokens, chunk_tokens) if clients_in_step else 1,
+                    concurrency - batch)

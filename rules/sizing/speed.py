@@ -97,12 +97,17 @@ class Device:
     sustained: float = 1.0
     """Share of `peak_tflops` the part sustains under a full serving load (`Accelerator.sustained_compute_ratio`:
     power-limited PCIe/NVL cards run their tensor cores below the datasheet clock); 1 = the datasheet rate."""
+    attention_tflops: float | None = None
+    """Dense peak the attention kernels' math runs at when it differs from `peak_tflops`: 4-bit weights still attend
+    in FP8 (FlashMLA, TensorRT-LLM's FP8 FMHA and the FP8 KV cache they read); None = `peak_tflops`."""
 
     def __post_init__(self) -> None:
         if self.bandwidth_gbs <= 0:
             raise ValueError("bandwidth must be positive")
         if self.peak_tflops is not None and self.peak_tflops <= 0:
             raise ValueError("peak TFLOPS must be positive")
+        if self.attention_tflops is not None and self.attention_tflops <= 0:
+            raise ValueError("attention TFLOPS must be positive")
         if not 0 < self.sustained <= 1:
             raise ValueError("the sustained share of the peak must be in (0, 1]")
 
@@ -112,6 +117,14 @@ class Device:
         if not self.peak_tflops:
             return None
         return self.peak_tflops * TFLOPS * self.compute_efficiency(factors) * self.sustained
+
+    def attention_flops_per_second(self, factors: Factors) -> float | None:
+        """FLOP/s the attention kernels reach: `attention_tflops` (else the peak) × compute efficiency × the
+        sustained share (None without a published peak)."""
+        if not self.peak_tflops:
+            return None
+        peak = self.attention_tflops or self.peak_tflops
+        return peak * TFLOPS * self.compute_efficiency(factors) * self.sustained
 
     def weight_efficiency(self, factors: Factors) -> float:
         return self.efficiency.bandwidth_efficiency if self.efficiency else factors.decode_bandwidth_efficiency
@@ -319,12 +332,21 @@ class DecodeStep:
 
 class StepParts(NamedTuple):
     """One decode step's times (s): memory and compute overlap (the roofline takes the larger), overhead and
-    communication add."""
+    communication add. The memory time is the weights' read plus the KV cache's, the overhead the per-layer cost
+    plus the per-sequence one: a continuous-batching iteration split into several passes (chunked prefill) reads the
+    weights and pays the per-layer cost once per pass, but each running sequence's cache and host work once
+    (rules/sizing/serving_load.py)."""
 
     memory: float
     compute: float
     overhead: float
     comm: float
+    weights: float = 0.0
+    """The weights' share of `memory`."""
+    per_layer: float = 0.0
+    """The per-layer (launch, small-op) share of `overhead`: paid once per pass."""
+    attention: float = 0.0
+    """The attention FLOPs' share of `compute` (at the attention kernels' rate, `Device.attention_tflops`)."""
 
 
 class DecodeCurve:
@@ -339,7 +361,8 @@ class DecodeCurve:
                  "embedding_bytes", "factors", "experts", "_attended", "_dense_weight_bytes", "_kv_per_token",
                  "_layers", "_matmul", "_qkv", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead",
                  "_two_layers", "_hidden", "_ar_latency", "_ar_coef", "_link_den", "_pp_comm", "_cache", "_seconds",
-                 "_routed", "_dense_layers", "_moe_layers", "_ranks", "_half_tokens", "_kv_replication")
+                 "_routed", "_dense_layers", "_moe_layers", "_ranks", "_half_tokens", "_kv_replication",
+                 "_groups", "_attn_per_token", "_prefill_qk_v", "_attn_den")
 
     def __init__(self, arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                  kv_bytes_per_value: float, context: int, tp: int = 1, pp: int = 1,
@@ -360,6 +383,8 @@ class DecodeCurve:
         self._matmul = _active_matmul_params(params)
         qk, v = _decode_attention_dims(arch)
         self._qkv = qk + v
+        self._attn_per_token = 2.0 * self._attended * self._qkv  # attention FLOPs of one decode token, all layers
+        self._prefill_qk_v = sum(_attention_dims(arch))
         self._two_layers = 2 * self._layers
         self._hidden = arch.hidden_size
         self._routed = routed_params_per_token(params, arch)
@@ -377,10 +402,15 @@ class DecodeCurve:
         self._mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
         self._kv_den = device.bandwidth_gbs * GB * device.kv_efficiency(factors)
         self._comp_den = device.flops_per_second(factors)
+        self._attn_den = device.attention_flops_per_second(factors)
         self._half_tokens = expert_half_tokens(device, self.experts.bytes_per_weight if self.experts else
                                                self.bytes_per_weight, factors)
         self._overhead = self._layers * device.overhead_per_layer_us(factors) * 1e-6
         self._seq_overhead = device.efficiency.overhead_per_sequence_us * 1e-6 if device.efficiency else 0.0
+        # attention data-parallel groups: each rank group schedules, samples and detokenises its own sequences (one
+        # executor per group: TensorRT-LLM's enable_attention_dp, SGLang's and vLLM's DP attention), so the
+        # per-sequence cost of a step is that of the busiest group's share, not of the whole batch
+        self._groups = ep // tp if ep > 1 else 1
         # allreduce_seconds, split into its constant parts
         latency_us = factors.allreduce_latency_nvlink_us if device.link_kind == "nvlink" else \
             factors.allreduce_latency_pcie_us
@@ -417,7 +447,8 @@ class DecodeCurve:
         return flops / self._ranks / self._comp_den
 
     def _parts(self, batch: int) -> tuple[float, ...]:
-        """(bytes, FLOPs, bytes per GPU, FLOPs per GPU, t_mem, t_comp, t_comm, step seconds) at `batch`."""
+        """(bytes, FLOPs, bytes per GPU, FLOPs per GPU, t_mem, t_comp, t_comm, step seconds, t_kv, t_attn) at
+        `batch`."""
         found = self._cache.get(batch)
         if found is not None:
             return found
@@ -429,7 +460,8 @@ class DecodeCurve:
                                             self.experts)
         kv_bytes = batch * self._kv_per_token
         total_bytes = w_bytes + kv_bytes
-        flops = 2.0 * batch * self._matmul + 2.0 * batch * self._attended * self._qkv
+        attn_flops = batch * self._attn_per_token
+        flops = 2.0 * batch * self._matmul + attn_flops
         tp, ep = self.tp, self.ep
         if ep > 1:
             # attention groups of tp GPUs hold the non-expert weights each; experts and sequences spread over ep
@@ -437,32 +469,41 @@ class DecodeCurve:
             rest = w_bytes - routed
             kv_read = kv_bytes * self._kv_replication
             bytes_gpu, flops_gpu = rest / tp + (routed + kv_read) / ep, flops / ep
-            t_mem = (rest / tp + routed / ep) / self._mem_den + kv_read / ep / self._kv_den
+            t_kv = kv_read / ep / self._kv_den
+            t_mem = (rest / tp + routed / ep) / self._mem_den + t_kv
             group_tokens = batch * tp / ep
             allreduce = 0.0 if tp <= 1 else \
                 self._ar_latency + self._ar_coef * (group_tokens * self._hidden * 2.0) / self._link_den
             t_comm = (self._layers + self._dense_layers) * allreduce \
                 + self._moe_layers * alltoall_seconds(batch, self.arch, ep, self.device, self.factors)
-            t_comp = self._flop_seconds(flops, batch)
+            t_comp = self._flop_seconds(flops - attn_flops, batch)
         else:
             kv_read = kv_bytes * self._kv_replication
             bytes_gpu, flops_gpu = (w_bytes + kv_read) / tp, flops / tp
+            t_kv = kv_read / tp / self._kv_den
             if self._kv_den == self._mem_den:
                 t_mem = bytes_gpu / self._mem_den
             else:
-                t_mem = w_bytes / tp / self._mem_den + kv_read / tp / self._kv_den
+                t_mem = w_bytes / tp / self._mem_den + t_kv
             if self._routed:
-                t_comp = self._flop_seconds(flops, batch)
+                t_comp = self._flop_seconds(flops - attn_flops, batch)
             else:
-                t_comp = flops_gpu / self._comp_den if self._comp_den is not None else 0.0
+                t_comp = (flops - attn_flops) / tp / self._comp_den if self._comp_den is not None else 0.0
             allreduce = 0.0 if tp <= 1 else \
                 self._ar_latency + self._ar_coef * (batch * self._hidden * 2.0) / self._link_den
             t_comm = self._two_layers * allreduce
         t_comm += self._pp_comm
-        step = max(t_mem, t_comp) + self._overhead + self._seq_overhead * batch + t_comm
-        parts = (total_bytes, flops, bytes_gpu, flops_gpu, t_mem, t_comp, t_comm, step)
+        t_attn = attn_flops / self._ranks / self._attn_den if self._attn_den is not None else 0.0
+        t_comp += t_attn
+        step = max(t_mem, t_comp) + self._overhead + self._sequence_overhead(batch) + t_comm
+        parts = (total_bytes, flops, bytes_gpu, flops_gpu, t_mem, t_comp, t_comm, step, t_kv, t_attn)
         self._cache[batch] = parts
         return parts
+
+    def _sequence_overhead(self, batch: int) -> float:
+        """Per-sequence cost of a step of `batch` sequences: each attention group's share (the groups are kept
+        balanced: TensorRT-LLM's attention-DP balancing, SGLang's and vLLM's DP schedulers)."""
+        return self._seq_overhead * batch / self._groups
 
     def seconds(self, batch: int) -> float:
         """Duration of one decode step of `batch` sequences (tokens/s = batch ÷ this)."""
@@ -475,22 +516,37 @@ class DecodeCurve:
         """The step at `batch` split into what overlaps (memory, compute) and what adds (overheads, communication):
         what a mixed step of continuous batching adds its prompt tokens to (rules/sizing/serving_load.py)."""
         p = self._parts(batch)
-        return StepParts(memory=p[4], compute=p[5], overhead=self._overhead + self._seq_overhead * batch,
-                         comm=p[6])
+        return StepParts(memory=p[4], compute=p[5], overhead=self._overhead + self._sequence_overhead(batch),
+                         comm=p[6], weights=max(0.0, p[4] - p[8]), per_layer=self._overhead, attention=p[9])
 
     def compute_seconds(self, flops: float) -> float:
         """Seconds `flops` (of the whole replica) take on its tensor-parallel ranks at the engine's compute rate
         (0 without a published peak: only bandwidth bounds then)."""
         return flops / self._ranks / self._comp_den if self._comp_den is not None else 0.0
 
-    def mixed_compute_seconds(self, batch: int, prompt_tokens: float, prompt_flops: float, passes: float) -> float:
-        """Compute time of one continuous-batching iteration: the decode step's FLOPs at `batch` plus `prompt_flops`
-        for `prompt_tokens` prompt tokens, in `passes` passes. An MoE's routed experts run at the grouped-GEMM rate
-        of the pass's tokens (more tokens per expert than decode alone: prompts raise the experts' efficiency)."""
+    def attention_seconds(self, flops: float) -> float:
+        """Seconds attention `flops` (of the whole replica) take at the attention kernels' rate."""
+        return flops / self._ranks / self._attn_den if self._attn_den is not None else 0.0
+
+    def mixed_compute_seconds(self, batch: int, prompt_tokens: float, prompt_flops: float, passes: float,
+                              prompt_attention_flops: float = 0.0) -> tuple[float, float]:
+        """(GEMM seconds, attention seconds) of one continuous-batching iteration: the decode step's FLOPs at
+        `batch` plus `prompt_flops` (of which `prompt_attention_flops` in attention) for `prompt_tokens` prompt
+        tokens, in `passes` passes. An MoE's routed experts run at the grouped-GEMM rate of the pass's tokens (more
+        tokens per expert than decode alone: prompts raise the experts' efficiency)."""
+        p = self._parts(batch)
+        attn = p[9] + self.attention_seconds(prompt_attention_flops)
+        gemm_prompt = prompt_flops - prompt_attention_flops
         if not self._routed:
-            return self._parts(batch)[5] + self.compute_seconds(prompt_flops)
+            return p[5] - p[9] + self.compute_seconds(gemm_prompt), attn
         tokens = batch + prompt_tokens
-        return self._flop_seconds(self._parts(batch)[1] + prompt_flops, tokens, tokens / passes)
+        decode_attn_flops = batch * self._attn_per_token
+        return self._flop_seconds(p[1] - decode_attn_flops + gemm_prompt, tokens, tokens / passes), attn
+
+    def prompt_attention_flops(self, prompt_tokens: int) -> float:
+        """Causal attention FLOPs of one prompt's prefill (`PrefillModel.attention_flops` at batch 1): the part of a
+        prompt's work the attention kernels do, beside the GEMMs."""
+        return self._prefill_qk_v * float(causal_attention_pairs(self.arch, prompt_tokens)) if prompt_tokens else 0.0
 
     def bound(self, batch: int) -> Bound:
         """What limits a step at `batch` (`DecodeStep.bound`)."""
@@ -546,14 +602,14 @@ class DecodeCurve:
 
     def step(self, batch: int, with_notes: bool = True) -> DecodeStep:
         """The full `DecodeStep` at `batch` (what `decode_step` returns)."""
-        total_bytes, flops, bytes_gpu, flops_gpu, t_mem, t_comp, t_comm, step = self._parts(batch)
+        total_bytes, flops, bytes_gpu, flops_gpu, t_mem, t_comp, t_comm, step, _, _ = self._parts(batch)
         device = self.device
         notes = self._notes(batch) if with_notes else ()
         bound: Bound = "compute" if t_comp > t_mem else "bandwidth"
         return DecodeStep(
             batch=batch, context=self.context, bytes_per_gpu=bytes_gpu, flops_per_gpu=flops_gpu, memory_seconds=t_mem,
-            compute_seconds=t_comp, overhead_seconds=self._overhead + self._seq_overhead * batch, comm_seconds=t_comm,
-            step_seconds=step,
+            compute_seconds=t_comp, overhead_seconds=self._overhead + self._sequence_overhead(batch),
+            comm_seconds=t_comm, step_seconds=step,
             arithmetic_intensity=flops / total_bytes, bound=bound, tokens_per_s=batch / step,
             tokens_per_s_per_sequence=1.0 / step,
             bandwidth_bound_tokens_per_s=batch * device.bandwidth_gbs * GB / bytes_gpu, notes=notes)
@@ -562,7 +618,7 @@ class DecodeCurve:
 _MODEL_SLOTS = ("arch", "params", "factors", "bytes_per_weight", "kv_bytes_per_value", "embedding_bytes", "context",
                 "experts", "_attended",
                 "_dense_weight_bytes", "_kv_per_token", "_layers", "_matmul", "_qkv", "_two_layers", "_hidden",
-                "_routed", "_dense_layers", "_moe_layers")
+                "_routed", "_dense_layers", "_moe_layers", "_attn_per_token", "_prefill_qk_v")
 """What `DecodeCurve.split` shares: every slot that `_set_split` does not set."""
 
 
@@ -601,7 +657,8 @@ class PrefillModel:
     same order, so bit-identical figures)."""
 
     __slots__ = ("factors", "prompt_tokens", "batch", "tokens", "flops", "w_bytes", "layers", "message", "arch",
-                 "routed_params", "expert_bytes_per_weight", "routed_bytes", "dense_layers", "moe_layers")
+                 "routed_params", "expert_bytes_per_weight", "routed_bytes", "dense_layers", "moe_layers",
+                 "attention_flops")
 
     def __init__(self, arch: Architecture, params: ParameterCount, *, bytes_per_weight: float, prompt_tokens: int,
                  batch: int = 1, embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS,
@@ -616,6 +673,7 @@ class PrefillModel:
         qk, v = _attention_dims(arch)
         attention = batch * (qk + v) * float(causal_attention_pairs(arch, prompt_tokens))  # causal: half of 2·s²·(qk+v)
         self.flops = per_token * tokens + attention + 2.0 * lm_head * batch
+        self.attention_flops = attention
         self.w_bytes = weight_bytes_per_step(params, arch, tokens, bytes_per_weight, embedding_bytes, experts)
         self.layers, self.tokens = layers, tokens
         self.message = tokens * arch.hidden_size * 2.0  # bytes of one all-reduce
@@ -641,7 +699,9 @@ class PrefillModel:
         factors = self.factors
         rate = device.flops_per_second(factors)
         ranks = max(tp, ep)
-        t_comp = (self.flops + self.routed_extra_flops(device)) / ranks / rate if rate else 0.0
+        attn_rate = device.attention_flops_per_second(factors)
+        t_attn = self.attention_flops / ranks / attn_rate if attn_rate else 0.0
+        t_comp = (self.flops - self.attention_flops + self.routed_extra_flops(device)) / ranks / rate if rate else 0.0
         mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
         if ep > 1:
             rest = self.w_bytes - self.routed_bytes
@@ -653,6 +713,7 @@ class PrefillModel:
             t_mem = self.w_bytes / tp / mem_den
             t_comm = 2 * self.layers * allreduce_seconds(self.message, tp, device, factors)
         t_over = self.layers * device.overhead_per_layer_us(factors) * 1e-6
+        t_comp += t_attn
         return t_comp, t_mem, max(t_comp, t_mem) + t_over + t_comm
 
     def seconds(self, device: Device, tp: int = 1, ep: int = 1) -> float:

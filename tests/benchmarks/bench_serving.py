@@ -11,7 +11,14 @@ error once the newer rounds' software gain is taken out. Targets (issue 17): hel
 held out, worse than 20 % median. Exits 1 when a target is missed. Rows on parts without a published compute peak
 at their precision are listed, not counted (without a peak the model cannot see the compute bound at all).
 
-usage: python tests/benchmarks/bench_serving.py [--rows]
+External judges (issue 27), read from tests/data/judges and never fitted: MLPerf
+Inference v6.0 Offline rows (targets: median ≤ 10 %, p90 ≤ 25 %, DeepSeek-R1 on Blackwell within 20 %) and NVIDIA
+NIM's latency-under-load tables (closed loops of 1-250 clients: TPOT median ≤ 10 % and TTFT median ≤ 25 % below
+saturation, saturation where the published TTFT jumps), printed apart and labelled "external judge, not fitted".
+`--holdout` refits the engine profiles without each accelerator family and without each model in turn (a few
+minutes) and prints the error of the rows left out per family (target: none over 25 % median).
+
+usage: python tests/benchmarks/bench_serving.py [--rows] [--holdout]
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from gpuadvisor.knowledge.catalog import Catalog  # noqa: E402
 from gpuadvisor.knowledge.loader import load_catalog  # noqa: E402
+from gpuadvisor.rules.sizing.serving_load import latency_at_concurrency  # noqa: E402
 from gpuadvisor.rules.topology import peak_tflops  # noqa: E402
 from tests.calibration_model import ARCHS, family, quantiles  # noqa: E402
 from tests.serving_calibration_model import (  # noqa: E402
@@ -32,11 +41,19 @@ from tests.serving_calibration_model import (  # noqa: E402
     TARGET_ROUND,
     Row,
     error,
+    judge_latency_tables,
+    judge_rows,
     load_latency,
     predict,
+    replica,
 )
 
 TARGET_MEDIAN, TARGET_P90, TARGET_FAMILY = 0.10, 0.25, 0.20
+JUDGE_MEDIAN, JUDGE_P90, JUDGE_DEEPSEEK = 0.10, 0.25, 0.20
+LATENCY_TPOT, LATENCY_TTFT = 0.10, 0.25
+HOLDOUT_FAMILY = 0.25
+JUMP = 1.5
+"""A published TTFT 'jumps' where it grows more than this many times as fast as the clients (saturation)."""
 
 
 def main(argv: list[str]) -> int:
@@ -113,7 +130,141 @@ def main(argv: list[str]) -> int:
     failed |= bool(worst)
     print(f"part families over {TARGET_FAMILY:.0%} median: {', '.join(worst) if worst else 'none'}: "
           f"{'MISSED' if worst else 'met'}")
+    print()
+    print_judge_throughput(catalog, "--rows" in argv)
+    print_judge_latency(catalog)
+    if "--holdout" in argv:
+        print_holdout(catalog)
+    else:
+        print("(leave-one-family-out and leave-one-model-out refits: python tests/benchmarks/bench_serving.py "
+              "--holdout)")
     return 1 if failed else 0
+
+
+def print_judge_throughput(catalog: Catalog, rows: bool) -> None:
+    """MLPerf v6.0 and later against the model: external judge, not fitted (tests/data/judges)."""
+    judged = [r for r in judge_rows() if r.gpu in catalog.accelerators]
+    if not judged:
+        print("External judge, not fitted: no tests/data/judges/mlperf_v*.toml")
+        print()
+        return
+    errs: dict[str, list[float]] = defaultdict(list)
+    print("External judge, not fitted: MLPerf Inference v6.0+ Offline (tests/data/judges)")
+    for r in judged:
+        est = predict(r, catalog)
+        err = error(est, r.measured)
+        acc = catalog.accelerators[r.gpu]
+        errs["all"].append(err)
+        errs[f"model {r.model}"].append(err)
+        errs[f"family {family(acc)}"].append(err)
+        errs[f"engine {r.engine}"].append(err)
+        if r.model == "deepseek-r1" and "blackwell" in family(acc):
+            errs["DeepSeek-R1 on Blackwell"].append(err)
+        if rows:
+            print(f"  {r.label[:90]:<90} {r.measured:>10.0f} {est:>10.0f} {err:>+7.1%}  ({r.get('systems', 1)} "
+                  f"systems)")
+    print(f"  {'group':<44} {'rows':>5} {'median':>8} {'p90':>8} {'signed median':>14}")
+    for name in sorted(errs, key=lambda n: (n != "all", n)):
+        med, p90, n = quantiles(errs[name])
+        print(f"  {name:<44} {n:>5} {med:>8.1%} {p90:>8.1%} {sorted(errs[name])[len(errs[name]) // 2]:>+14.1%}")
+    med, p90, n = quantiles(errs["all"])
+    ds = errs["DeepSeek-R1 on Blackwell"]
+    within = sum(abs(e) <= JUDGE_DEEPSEEK for e in ds)
+    print(f"  judge targets: median {med:.1%} (≤ {JUDGE_MEDIAN:.0%}: {'met' if med <= JUDGE_MEDIAN else 'MISSED'}), "
+          f"p90 {p90:.1%} (≤ {JUDGE_P90:.0%}: {'met' if p90 <= JUDGE_P90 else 'MISSED'}); DeepSeek-R1 on Blackwell "
+          f"{within} of {len(ds)} rows within {JUDGE_DEEPSEEK:.0%}")
+    print()
+
+
+def print_judge_latency(catalog: Catalog) -> None:
+    """NVIDIA NIM's latency-under-load tables against the closed loop: external judge, not fitted. Each table is a
+    closed loop of N clients (AIPerf), so the model's `latency_at_concurrency` at N is what it is held to; below
+    saturation (no client waiting for a batch slot, in the model and in the table's TTFT) TPOT and TTFT are compared,
+    and the saturation point is the first concurrency at which the model queues against the one at which the
+    published TTFT jumps (grows more than 1.5 times as fast as the clients from the previous row). NIM runs
+    TensorRT-LLM engines (tensorrt-llm-engine); the PyTorch backend's profile is printed beside it."""
+    tables = judge_latency_tables()
+    if not tables:
+        print("External judge, not fitted: no tests/data/judges/nim_latency.toml")
+        print()
+        return
+    print("External judge, not fitted: NVIDIA NIM latency under load (closed loop, mean TTFT / ITL in ms)")
+    for engine in dict.fromkeys([str(t["engine"]) for t in tables] + ["tensorrt-llm"]):
+        tpot_errs: list[float] = []
+        ttft_errs: list[float] = []
+        for t in tables:
+            raw = {k: t[k] for k in ("model", "precision", "kv_precision", "gpu", "gpus", "tp", "input", "output")}
+            raw.update(round="nim", source="nim", engine=engine, measured=1.0)
+            rep = replica(Row(raw), catalog)
+            published_jump = next((c for (c, ttft, _, _), prev in zip(t["rows"][1:], t["rows"], strict=False)
+                                   if ttft / prev[1] > JUMP * c / prev[0]), None)
+            model_jump = None
+            print(f"  [{engine}] {t['id']} (slots {rep.batch})")
+            for c, ttft, itl, tps in t["rows"]:
+                lat = latency_at_concurrency(rep.curve, rep.prompt_flops, concurrency=int(c), slots=rep.batch,
+                                             input_tokens=rep.input_tokens, output_tokens=rep.output_tokens,
+                                             chunk_tokens=rep.chunk_tokens, clients_in_step=True)
+                e_tpot, e_ttft = lat.tpot_p50_s * 1e3 / itl - 1, lat.ttft_p50_s * 1e3 / ttft - 1
+                below = not lat.saturated and (published_jump is None or c < published_jump)
+                if lat.saturated and model_jump is None:
+                    model_jump = c
+                if below:
+                    tpot_errs.append(e_tpot)
+                    ttft_errs.append(e_ttft)
+                print(f"    c{c:<4} TTFT {lat.ttft_p50_s * 1e3:9.1f} vs {ttft:9.1f} {e_ttft:>+7.1%}   TPOT "
+                      f"{lat.tpot_p50_s * 1e3:6.2f} vs {itl:6.2f} {e_tpot:>+7.1%}   tokens/s "
+                      f"{lat.tokens_per_s * rep.replicas:8.0f} vs {tps:8.0f}{'' if below else '  (saturated)'}")
+            print(f"    saturation: published TTFT jumps at {f'c{published_jump}' if published_jump else 'none'}, the "
+                  f"model queues from {f'c{model_jump}' if model_jump else f'c{rep.batch + 1} (its slots)'}")
+        med_tpot, _, n = quantiles(tpot_errs)
+        med_ttft, _, _ = quantiles(ttft_errs)
+        print(f"  [{engine}] below saturation ({n} points): TPOT |error| median {med_tpot:.1%} (≤ {LATENCY_TPOT:.0%}: "
+              f"{'met' if med_tpot <= LATENCY_TPOT else 'MISSED'}), TTFT |error| median {med_ttft:.1%} "
+              f"(≤ {LATENCY_TTFT:.0%}: {'met' if med_ttft <= LATENCY_TTFT else 'MISSED'})")
+    print()
+
+
+def print_holdout(catalog: Catalog) -> None:
+    """Leave one accelerator family out, then one model out: refit the engine profiles without those rows (decode
+    rows included) and predict the fitted rows left out with the fold's profiles. What a family or a model the fit
+    never saw would get; target: no family over 25 % median."""
+    from gpuadvisor.rules.estimate import catalog_factors
+    from tests.benchmarks.fit_engines import efficiency_for, fit
+    from tests.serving_calibration_model import CAL
+
+    factors = catalog_factors(catalog)
+    fitted_rows = [r for r in ROWS if r.fitted and r.scenario == "Offline"
+                   and peak_tflops(catalog.accelerators[r.gpu], catalog.precisions[r.precision].compute)[0]]
+    folds: list[tuple[str, list[Row]]] = []
+    for fam in sorted({family(catalog.accelerators[r.gpu]) for r in fitted_rows}):
+        folds.append((f"family {fam}", [r for r in fitted_rows if family(catalog.accelerators[r.gpu]) == fam]))
+    for model in sorted({r.model for r in fitted_rows}):
+        folds.append((f"model {model}", [r for r in fitted_rows if r.model == model]))
+    print("Held out by family (leave-one-accelerator-family-out, leave-one-model-out; profiles refitted without the "
+          "fold's rows):")
+    print(f"  {'fold':<44} {'rows':>5} {'median':>8} {'p90':>8} {'signed median':>14}")
+    worst = []
+    for name, rows in folds:
+        kind, value = name.split(" ", 1)
+
+        def leave_out(r: object, kind: str = kind, value: str = value) -> bool:
+            if kind == "family":
+                return family(catalog.accelerators[r.gpu]) == value  # type: ignore[attr-defined]
+            return bool(getattr(r, "model", None) == value)
+
+        inputs = {k: float(v["input"]) for k, v in CAL["dataset"].items()}
+        fitted = fit(catalog, factors, inputs, leave_out=leave_out, engines={r.engine for r in rows}, steps=0.5)
+        errs = []
+        for r in rows:
+            eff = efficiency_for(fitted, catalog.accelerators[r.gpu], r.engine)
+            errs.append(error(predict(r, catalog, factors, efficiency=eff), r.measured))
+        med, p90, n = quantiles(errs)
+        print(f"  {name:<44} {n:>5} {med:>8.1%} {p90:>8.1%} {sorted(errs)[len(errs) // 2]:>+14.1%}", flush=True)
+        if med > HOLDOUT_FAMILY:
+            worst.append(f"{name} {med:.1%}")
+    print(f"  folds over {HOLDOUT_FAMILY:.0%} median: {', '.join(worst) if worst else 'none'}: "
+          f"{'MISSED' if worst else 'met'}")
+    print()
 
 
 def print_moe_rows(catalog: object) -> None:

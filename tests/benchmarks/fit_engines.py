@@ -97,21 +97,49 @@ def nelder_mead(f: Callable[[list[float]], float], x0: list[float], steps: int =
     return pts[min(range(n + 1), key=lambda i: vals[i])]
 
 
+Fitted = dict[tuple[str, str], tuple[EngineEfficiency, list[Row | serving.Row]]]
+
+
 def main(argv: Sequence[str]) -> int:
     catalog = load_catalog(user_dir=None)
     factors = catalog_factors(catalog)
+    inputs = {k: float(v["input"]) for k, v in serving.CAL["dataset"].items()}
+    fitted = fit(catalog, factors, inputs)
+    text = render(catalog, factors, fitted, lambda r, e: predict_any(catalog, factors, inputs, r, e))
+    print(text)
+    print("\n# dataset inputs inferred: " + ", ".join(f"{k} = {v:g}" for k, v in sorted(inputs.items())))
+    if "--write" in argv:
+        current = ENGINES_TOML.read_text(encoding="utf-8")
+        head = current.split(MARK)[0].rstrip("\n")
+        ENGINES_TOML.write_text(f"{head}\n\n{MARK}\n\n{text}", encoding="utf-8")
+        write_inputs(inputs)
+    return 0
+
+
+def predict_any(catalog: object, factors: object, inputs: dict[str, float], r: Row | serving.Row,
+                e: EngineEfficiency) -> float:
+    """A calibration row's prediction under efficiencies `e` (a decode row or a large-batch serving row)."""
+    if isinstance(r, serving.Row):
+        return serving.predict(r, catalog, factors, efficiency=e, inputs=inputs)  # type: ignore[arg-type]
+    return predict(r, catalog, factors, efficiency=e)  # type: ignore[arg-type]
+
+
+def fit(catalog: object, factors: object, inputs: dict[str, float],
+        leave_out: Callable[[Row | serving.Row], bool] | None = None, engines: set[str] | None = None,
+        steps: float = 1.0) -> Fitted:
+    """Every (engine, family) profile fitted to the calibration rows, less those `leave_out` names (the held-out
+    folds of bench_serving.py --holdout), for `engines` only when given, with `steps` × the Nelder-Mead steps;
+    `inputs` (the MLPerf datasets' mean prompts) is updated where a dataset's mean is inferred."""
     rows: list[Row | serving.Row] = [r for r in CHECKED if r.kind == "decode" and r.get("engine")]
     rows += serving_rows(catalog)
+    if leave_out is not None:
+        rows = [r for r in rows if not leave_out(r)]
+    if engines is not None:
+        rows = [r for r in rows if r.engine in engines]
     groups: dict[tuple[str, str], list[Row | serving.Row]] = defaultdict(list)
     for r in rows:
-        for key in family_keys(catalog.accelerators[r.gpu]):
+        for key in family_keys(catalog.accelerators[r.gpu]):  # type: ignore[attr-defined]
             groups[(r.engine, key)].append(r)
-    inputs = {k: float(v["input"]) for k, v in serving.CAL["dataset"].items()}
-
-    def predict_any(r: Row | serving.Row, e: EngineEfficiency) -> float:
-        if isinstance(r, serving.Row):
-            return serving.predict(r, catalog, factors, efficiency=e, inputs=inputs)
-        return predict(r, catalog, factors, efficiency=e)
 
     def eff(engine: str, x: Sequence[float], batched: bool) -> EngineEfficiency:
         """x = [weights, kv, overhead, (per-sequence overhead, compute efficiency) when `batched`]."""
@@ -123,32 +151,33 @@ def main(argv: Sequence[str]) -> int:
     def loss(group: list[Row | serving.Row], e: EngineEfficiency) -> float:
         # absolute log error: a median-like fit that a single odd row (TensorRT-LLM's 70B TP-4 batch-480 run)
         # cannot drag; plus the pull towards PRIOR of what the rows leave free
-        fit = sum(abs(math.log(predict_any(r, e) / r.measured)) for r in group)
+        fit_ = sum(abs(math.log(predict_any(catalog, factors, inputs, r, e) / r.measured)) for r in group)
         pairs = [(e.bandwidth_efficiency, PRIOR["bw"]), (e.kv_efficiency, PRIOR["kv"]),
                  (max(e.overhead_per_layer_us, 1e-3), PRIOR["over"])]
         if e.compute_efficiency is not None:
             pairs += [(e.compute_efficiency, PRIOR["comp"]), (max(e.overhead_per_sequence_us, 1e-3), PRIOR["seq"])]
-        return fit + PRIOR_WEIGHT * sum(math.log(v / p) ** 2 for v, p in pairs)
+        return fit_ + PRIOR_WEIGHT * sum(math.log(v / p) ** 2 for v, p in pairs)
 
-    fitted: dict[tuple[str, str], tuple[EngineEfficiency, list[Row | serving.Row]]] = {}
+    fitted: Fitted = {}
     for _ in range(ROUNDS):
-        fit_groups(groups, fitted, loss, eff)
+        fit_groups(groups, fitted, loss, eff, steps)
         inputs.update(fit_inputs(catalog, factors, fitted, inputs))
-    text = render(catalog, factors, fitted, predict_any)
-    print(text)
-    print("\n# dataset inputs inferred: " + ", ".join(f"{k} = {v:g}" for k, v in sorted(inputs.items())))
-    if "--write" in argv:
-        current = ENGINES_TOML.read_text(encoding="utf-8")
-        head = current.split(MARK)[0].rstrip("\n")
-        ENGINES_TOML.write_text(f"{head}\n\n{MARK}\n\n{text}", encoding="utf-8")
-        write_inputs(inputs)
-    return 0
+    return fitted
+
+
+def efficiency_for(fitted: Fitted, acc: object, engine: str) -> EngineEfficiency | None:
+    """The most specific fitted profile of `engine` for `acc` (what engines.toml would give it)."""
+    for key in family_keys(acc):  # type: ignore[arg-type]
+        found = fitted.get((engine, key))
+        if found is not None:
+            return found[0]
+    return None
 
 
 def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
                fitted: dict[tuple[str, str], tuple[EngineEfficiency, list[Row | serving.Row]]],
                loss: Callable[[list[Row | serving.Row], EngineEfficiency], float],
-               eff: Callable[[str, Sequence[float], bool], EngineEfficiency]) -> None:
+               eff: Callable[[str, Sequence[float], bool], EngineEfficiency], steps: float = 1.0) -> None:
     """Fit every (engine, family) group: pooled first ('any'), then the rest, so small groups can borrow the
     pooled KV ratio and overhead."""
     fitted.clear()
@@ -165,8 +194,8 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
 
             x = nelder_mead(lambda v, g=group, t=trial: loss(g, t(v)),
                             ([0.0, 0.0, -3.0] if separable else [0.0, -3.0]) + ([-3.0, 0.0] if batched else []),
-                            steps=1200)
-            x = nelder_mead(lambda v, g=group, t=trial: loss(g, t(v)), x, steps=600)  # restart: L1 has kinks
+                            steps=round(1200 * steps))
+            x = nelder_mead(lambda v, g=group, t=trial: loss(g, t(v)), x, steps=round(600 * steps))  # L1 has kinks
             best = trial(x)
         else:
             # a small group: its own weight rate (and, with large-batch rows, its own compute efficiency: a
@@ -182,7 +211,8 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
                                         bounded(v[1], *BOUNDS["comp"]) if oc else b.compute_efficiency,
                                         overhead_per_sequence_us=b.overhead_per_sequence_us)
 
-            x = nelder_mead(lambda v, g=group, s=small: loss(g, s(v)), [0.0, 0.0] if own_comp else [0.0])
+            x = nelder_mead(lambda v, g=group, s=small: loss(g, s(v)), [0.0, 0.0] if own_comp else [0.0],
+                            steps=round(400 * steps))
             best = small(x)
         fitted[(engine, key)] = (best, group)
 

@@ -101,14 +101,18 @@ def reference_step(arch: Architecture, params: ParameterCount, device: Device, *
     kv_bytes = batch * context * kv_bytes_per_token(arch, kv_bytes_per_value)
     total_bytes = w_bytes + kv_bytes
     qk, v = _decode_attention_dims(arch)  # MLA decodes absorbed: heads × (latent + rope, latent)
-    flops = 2.0 * batch * _active_matmul_params(params) + 2.0 * batch * layers * context * (qk + v)
+    attention = 2.0 * batch * layers * context * (qk + v)
+    flops = 2.0 * batch * _active_matmul_params(params) + attention
     replication = per_gpu_share(arch, tp, 1) * tp  # an MLA latent is read whole by every rank
     bytes_gpu, flops_gpu = (w_bytes + kv_bytes * replication) / tp, flops / tp
     t_mem = bytes_gpu / (device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency)
+    # the GEMMs (routed experts at the grouped-GEMM rate) and the attention kernels, each at its own rate (the same
+    # peak here: these devices run 16-bit attention)
+    gemm = flops - attention
     if arch.moe is not None:
-        flops_gpu = (flops + _routed_extra_flops(arch, params, batch, factors, device, bytes_per_weight)) / tp
-    t_comp = flops_gpu / (device.peak_tflops * TFLOPS * factors.compute_efficiency) if device.peak_tflops else 0.0
-    flops_gpu = flops / tp
+        gemm += _routed_extra_flops(arch, params, batch, factors, device, bytes_per_weight)
+    rate = device.peak_tflops * TFLOPS * factors.compute_efficiency if device.peak_tflops else None
+    t_comp = gemm / tp / rate + attention / tp / rate if rate else 0.0
     t_over = layers * factors.step_overhead_per_layer_us * 1e-6
     t_comm = 2 * layers * allreduce_seconds(batch * arch.hidden_size * 2.0, tp, device, factors)
     t_comm += (pp - 1) * (factors.allreduce_latency_nvlink_us if device.link_kind == "nvlink"
@@ -127,8 +131,9 @@ def reference_prefill(arch: Architecture, params: ParameterCount, device: Device
     qk, v = _attention_dims(arch)
     attention = batch * layers * (qk + v) * float(prompt_tokens) ** 2
     flops = per_token * tokens + attention + 2.0 * lm_head * batch
-    t_comp = (flops + _routed_extra_flops(arch, params, tokens, factors, device, bytes_per_weight)) / tp / (
-        device.peak_tflops * TFLOPS * factors.compute_efficiency) if device.peak_tflops else 0.0
+    rate = device.peak_tflops * TFLOPS * factors.compute_efficiency if device.peak_tflops else None
+    gemm = flops - attention + _routed_extra_flops(arch, params, tokens, factors, device, bytes_per_weight)
+    t_comp = gemm / tp / rate + attention / tp / rate if rate else 0.0
     w_bytes = weight_bytes_per_step(params, arch, tokens, bytes_per_weight, None)
     t_mem = w_bytes / tp / (device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency)
     t_over = layers * factors.step_overhead_per_layer_us * 1e-6
@@ -211,7 +216,7 @@ def test_prefill_model_is_the_reference_formula_to_the_bit(catalog: Catalog, nam
 def test_split_shares_exactly_the_model_constants() -> None:
     split_only = {"device", "tp", "pp", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead", "_ar_latency",
                   "_ar_coef", "_link_den", "_pp_comm", "ep", "_ranks", "_half_tokens", "_kv_replication",
-                  "_cache", "_seconds"}
+                  "_cache", "_seconds", "_groups", "_attn_den"}
     assert set(_MODEL_SLOTS) | split_only == set(DecodeCurve.__slots__)
     assert not set(_MODEL_SLOTS) & split_only
 

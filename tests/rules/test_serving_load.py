@@ -10,9 +10,12 @@ from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.serving_load import (
+    bunch_size,
     erlang_c,
+    idle_latency,
     latency_at_concurrency,
     latency_at_rate,
+    prompt_seconds,
     serving_rate,
     wait_quantile,
 )
@@ -69,6 +72,26 @@ def test_prompt_work_beyond_the_chunk_takes_more_passes() -> None:
     assert rate.passes == pytest.approx(25_856 / 8192)
 
 
+def test_each_pass_rereads_the_weights_but_each_sequence_is_read_once() -> None:
+    # batch 256, 1,000-token prompts, 10 outputs: 25,856 tokens an iteration in 3.156 passes of 8,192. On a device
+    # with 10 µs per layer and 20 µs per sequence: each pass reads the 13.2 GB of weights (13.21 ms) and pays
+    # 32 × 10 µs; the 256 sequences' caches (256 × 1,024 × 524,288 B = 137 GB, 137.4 ms) and host work
+    # (256 × 20 µs) are paid once
+    eff = EngineEfficiency("test", 1.0, 1.0, 10.0, compute_efficiency=1.0, overhead_per_sequence_us=20.0)
+    curve = DecodeCurve(ARCH, PARAMS, Device(1000.0, 100.0, efficiency=eff), bytes_per_weight=2.0,
+                        kv_bytes_per_value=2.0, context=1024, factors=Factors())
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=1000).flops
+    rate = serving_rate(curve, flops, batch=256, input_tokens=1000, output_tokens=10, chunk_tokens=8192)
+    passes = 25_856 / 8192
+    weights = (6_738_415_616 - 32000 * 4096) * 2.0 / 1000e9
+    kv = 256 * 1024 * 524_288 / 1000e9
+    matmul = 6_738_415_616 - 32000 * 4096
+    decode = 256 * (2.0 * matmul + 2.0 * 1024 * 32 * 8192) / 100e12
+    prompts = flops * 256 / 10 / 100e12
+    expected = max(weights * passes + kv, decode + prompts) + 32 * 10e-6 * passes + 256 * 20e-6
+    assert rate.iteration_seconds == pytest.approx(expected, rel=1e-9)
+
+
 def test_erlang_c_matches_the_textbook_values() -> None:
     # one server: P(wait) = ρ (M/M/1)
     assert erlang_c(1, 0.7) == pytest.approx(0.7)
@@ -122,17 +145,72 @@ def test_overload_is_infinite_wait() -> None:
     assert load.batch == 8 and load.utilization >= 1.0 and math.isinf(load.ttft_p95_s)
 
 
+def test_independent_users_come_in_bunches_of_one() -> None:
+    # the plan's N users are independent: their prompts drift apart, so none waits for a bunch of its own
+    curve = _curve(576)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=512).flops
+    users = latency_at_concurrency(curve, flops, concurrency=96, slots=64, input_tokens=512, output_tokens=128,
+                                   chunk_tokens=8192)
+    clients = latency_at_concurrency(curve, flops, concurrency=96, slots=64, input_tokens=512, output_tokens=128,
+                                     chunk_tokens=8192, clients_in_step=True)
+    assert (users.bunch, clients.bunch) == (1, 16)
+    assert users.tpot_p50_s == clients.tpot_p50_s and users.ttft_p50_s < clients.ttft_p50_s
+
+
 def test_closed_loop_queues_beyond_the_slots() -> None:
     curve = _curve(576)
     flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=512).flops
     load = latency_at_concurrency(curve, flops, concurrency=96, slots=64, input_tokens=512, output_tokens=128,
-                                  chunk_tokens=8192)
+                                  chunk_tokens=8192, clients_in_step=True)  # a benchmark's clients: bunched prompts
     rate = serving_rate(curve, flops, batch=64, input_tokens=512, output_tokens=128, chunk_tokens=8192)
     # 32 requests wait for a slot; completions per second = 64 ÷ (128 × step)
     wait = 32 / (rate.tokens_per_s / 128)
-    assert load.batch == 64
+    assert load.batch == 64 and load.queued == 32 and load.saturated
     # the iteration carrying its prompt holds all 512 of its tokens, not the average 256
     parts = curve.parts(64)
     own = max(parts.memory, parts.compute + flops / 100e12)
     assert own > rate.iteration_seconds
-    assert load.ttft_p50_s == pytest.approx(wait + 0.5 * rate.iteration_seconds + own)
+    # prefill contention: 8,192 ÷ 512 = 16 prompts come back together; the iteration is compute-bound, so each adds
+    # its whole compute, one prompt's FLOPs ÷ 100 TFLOPS = 67.0 ms, and a prompt waits for 7.5 of them; bunches that
+    # arrived before it: M/D/1 at ρ = λ·s_p (λ = 64 ÷ (128 × t_iter) requests/s), wait ρ·16·s_p ÷ (2(1 − ρ))
+    each = flops / 100e12
+    assert prompt_seconds(curve, flops, rate, 8192, 16) == pytest.approx(each, rel=1e-9)
+    rho = rate.requests_per_s * each
+    assert 0.7 < rho < 0.9
+    queue = rho * 16 * each / (2 * (1 - rho))
+    assert load.bunch == 16
+    assert load.ttft_p50_s == pytest.approx(wait + 0.5 * rate.iteration_seconds + own + 7.5 * each + queue)
+    # p95: a whole iteration under way, 15 of the 16 ahead, the bunch queue's p95 (3 × its mean)
+    assert load.ttft_p95_s == pytest.approx(wait + rate.iteration_seconds + own + 15 * each + 3.0 * queue)
+    assert load.tpot_p50_s == rate.iteration_seconds
+
+
+def test_a_bunch_is_the_prompts_one_chunk_holds() -> None:
+    assert bunch_size(96, 512, 8192) == 16
+    assert bunch_size(5, 200, 8192) == 5  # fewer clients than fit: all of them
+    assert bunch_size(50, 5000, 8192) == 1  # prompts longer than half the chunk: each alone
+    assert bunch_size(1, 100_000, 8192) == 1
+
+
+def test_prompts_ride_free_on_a_memory_bound_iteration() -> None:
+    # one sequence of a 7B model at 1,000 GB/s: the step reads 13.2 GB (13.2 ms); one 16-token prompt adds
+    # 16 × 13.2 GFLOP = 211 GFLOP = 2.1 ms of compute, under the read: it costs nothing extra
+    curve = _curve(64)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=16).flops
+    rate = serving_rate(curve, flops, batch=1, input_tokens=16, output_tokens=64, chunk_tokens=8192)
+    assert prompt_seconds(curve, flops, rate, 8192) == 0.0
+
+
+def test_idle_figures_are_one_prompt_alone_then_batch_one() -> None:
+    # 512-token prompt alone: one iteration of its whole compute (67.0 ms, above the 13.2 GB read), then
+    # batch-1 decode (the weights and one sequence's cache read)
+    curve = _curve(576)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=512).flops
+    ttft, tpot = idle_latency(curve, flops, input_tokens=512, chunk_tokens=8192)
+    parts = curve.parts(1)
+    assert ttft == pytest.approx(max(parts.memory, parts.compute + flops / 100e12))
+    assert tpot == curve.seconds(1)
+    load = latency_at_concurrency(curve, flops, concurrency=8, slots=64, input_tokens=512, output_tokens=128,
+                                  chunk_tokens=8192)
+    assert (load.ttft_idle_s, load.tpot_idle_s) == (ttft, tpot)
+    assert load.ttft_p50_s > ttft and load.tpot_p50_s > tpot

@@ -326,3 +326,21 @@ def test_power_limit_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "--model", "llama-2-70b", "--gpu", "H100 SXM", "--power-limit", "450"]) == 2
     assert "--power-limit 450: NVIDIA H100 SXM5 80GB: no published result at a 450 W power limit" in \
         capsys.readouterr().err
+
+
+def test_idle_figures_are_one_request_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    # tpot_idle_s, like ttft_idle_s, is one stream on an idle replica: the batch-1 decode step, whatever --batch is
+    args = ("--model", "llama-3.1-8b", "--gpu", "nvidia-h100-sxm5", "--precision", "fp8", "--input-tokens", "200",
+            "--output-tokens", "200")
+    loaded = run_json(capsys, *args, "--batch", "50")
+    alone = run_json(capsys, *args, "--batch", "1")
+    assert loaded["tpot_idle_s"] == pytest.approx(1 / alone["decode_tokens_per_s_per_sequence"])
+    assert loaded["tpot_idle_s"] < loaded["tpot_s"] and loaded["ttft_idle_s"] < loaded["ttft_s"]
+
+
+def test_expert_parallel_setup_names_its_attention_groups(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "--model", "deepseek-v3", "--gpu", "nvidia-h200-sxm", "--gpus", "8", "--tp", "8",
+                 "--ep", "8", "--batch", "64"]) == 0
+    out = capsys.readouterr().out
+    assert "EP 8: experts split over 8 GPUs, attention in 8 data-parallel groups of 1 GPU" in out
+    assert "attention in 8 data-parallel group(s) of 1 GPU(s)" in out  # the method note says the same

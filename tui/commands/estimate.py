@@ -223,8 +223,9 @@ def render_text(r: EstimateResult) -> str:
     hw = f"{s.gpus} × {s.gpu_name}" if s.gpu_name else "no GPU given (memory only)"
     what = s.workload if s.method is None else f"{s.workload}, {s.method}"
     out = [f"gpuadvisor estimate: {r.model.name} on {hw} ({what})", ""]
+    # with EP the replica's GPUs run attention data-parallel, one GPU a group (rules/planning.py `_split`)
     ep = f" (EP {s.expert_parallel}: experts split over {s.expert_parallel} GPUs, attention in " \
-         f"{s.expert_parallel // s.tensor_parallel} data-parallel group(s))" if s.expert_parallel > 1 else ""
+         f"{s.expert_parallel} data-parallel groups of 1 GPU)" if s.expert_parallel > 1 else ""
     layout = f"TP {s.tensor_parallel} × PP {s.pipeline_parallel} × {'replicas' if s.method is None else 'DP'} " \
              f"{s.data_parallel}" + ep + (f", ZeRO-{s.zero_stage}" if s.zero_stage else "")
     rows = [

@@ -43,7 +43,9 @@ def gb(value: float) -> str:
 
 
 def usd(value: float) -> str:
-    """Dollars with the precision a reader needs: `$15,000`, `$3.59`, `$0.738`."""
+    """Dollars with the precision a reader needs: `$15,000`, `$3.59`, `$0.738`, `$0` (free)."""
+    if value == 0:
+        return "$0"
     if abs(value) >= 100:
         return f"${fixed(value, 0)}"
     if abs(value) >= 1:
