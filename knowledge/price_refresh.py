@@ -587,7 +587,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def write_overlay(text: str, target: Path, check: Callable[[Path], None]) -> Path:
+def write_overlay(text: str, target: Path, check: Callable[[Path], object]) -> Path:
     """Write the overlay to a temporary file beside `target`, `check` it there (it must load with the knowledge
     base), then rename it over `target`: the previous overlay stays until the new one is known good. Whatever stops
     this (an error, Ctrl+C, SIGTERM or SIGHUP in the main thread) removes the temporary file; a check's message names

@@ -360,10 +360,11 @@ class FleetPlan(Out):
     budget_left_usd: float | None = Field(default=None, description="the budget less total_cost_usd (null: no "
                                                                     "budget given)")
     within_budget: bool
-    advice_points: float = Field(default=0.0, description="the points the phases' heuristics gave the options it "
-                                                          "uses")
-    score: float = Field(default=0.0, description="100 for the cheapest fleet, 40 fewer per doubling of cost, plus "
-                                                  "advice_points: fleets within the budget are chosen by it")
+    advice_points: float = Field(default=0.0, description="always 0: advice is not part of the fleet's choice (it "
+                                                          "stays in the phases' findings); kept for the format")
+    score: float = Field(default=0.0, description="the cheapest fleet's total as a percentage of this one's (100 = "
+                                                  "the cheapest, 50 = twice its cost); fleets within the budget are "
+                                                  "chosen by total_cost_usd")
 
 
 class LifecycleOut(Out):

@@ -219,8 +219,8 @@ def lifecycle_totals(result: RecommendResult) -> str:
 
 
 FLEET_NOTE = ("Each phase offers its best-ranked rentals and purchases; a later phase can also run on what an earlier "
-              "one bought. Score: 100 for the cheapest way, 40 fewer per doubling of cost, plus the points the "
-              "phases' advice gave the options used.")
+              "one bought. The cheapest way within the budget is chosen, by total cash alone; Score: the cheapest "
+              "way's total as a percentage of this one's (100 = the cheapest).")
 
 
 def generator() -> str:
