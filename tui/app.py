@@ -114,6 +114,8 @@ class GpuAdvisorApp(App[None]):
         """`consult_fn`, `catalog_fn`, `detect_fn` (this machine's GPUs) and `today` (the date in report names and
         headers) are seams for tests."""
         super().__init__()
+        self.terminated_by: int | None = None
+        """The signal that ended the app (SIGTERM, SIGHUP), None when the user quit."""
         self.today = today
         lifecycle = hasattr(answers, "phases")  # a LifecycleAnswers (not imported here: start-up stays light)
         self._initial_lifecycle = answers if lifecycle else None
@@ -164,6 +166,27 @@ class GpuAdvisorApp(App[None]):
             self._consult_lifecycle(self._initial_lifecycle)
         # Otherwise the welcome screen starts the loading once it has been painted: the loader's thread competes
         # for the GIL, and the first screen must not wait for it.
+
+    def request_termination(self, signum: int) -> None:
+        """SIGTERM or SIGHUP arrived (`launch` installs the handler): quit through the app's own shutdown, which
+        restores the terminal (normal screen, no raw mode, mouse reporting off); the default action used to kill
+        the process at once and leave the terminal raw, on the alternate screen, reporting the mouse. Called from a
+        signal handler in the main thread, so it only schedules the exit on the event loop (`call_soon_threadsafe`
+        is safe there); with no loop running the terminal is not the app's, and a second signal while the app shuts
+        down is the sender insisting: either way the signal's default action ends the process at once."""
+        import os
+        import signal
+
+        loop = self._loop
+        if self.terminated_by is None and loop is not None and loop.is_running():
+            self.terminated_by = signum
+            try:
+                loop.call_soon_threadsafe(self.exit)
+                return
+            except RuntimeError:  # the loop is closing
+                pass
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
     def watch_theme(self, theme: str) -> None:
         if self._theme_ready and self._wanted_theme is None:
