@@ -11,9 +11,16 @@ from pathlib import Path
 from typing import Any
 
 
-def launch(answers_path: str | None, theme: str | None) -> int:
-    """Run the app until the user quits; the exit code for the shell."""
+def launch(answers_path: str | None, theme: str | None, *, served: bool = False,
+           served_data_dir: str | None = None) -> int:
+    """Run the app until the user quits; the exit code for the shell. `served`: a browser session of `gpuadvisor
+    serve` (tui/served.py), `served_data_dir` the folder its visitor may open answers from."""
     from gpuadvisor.knowledge.errors import InputError
+
+    if served:
+        from gpuadvisor.tui import served as served_mode
+
+        served_mode.enable(served_mode.Served(Path(served_data_dir) if served_data_dir else None))
     from gpuadvisor.tui.app import GpuAdvisorApp
 
     answers = None
