@@ -4,21 +4,24 @@ A free notebook (Colab, Kaggle, SageMaker Studio Lab) costs nothing but has limi
 after a few hours, a week or a day has a quota, and a GPU may not be available at all. Hardware the user owns costs
 only its power: its price is spent already. Both are priced here as options like any other, so the same ranking,
 constraints and WHY chains apply; what they cannot do (serve a production endpoint from a notebook, run longer than
-the quota) is a constraint with its numbers, and what they do less well is advice with a score.
+the quota) is a constraint with its numbers, and what they do less well is advice.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import FreeTier
-from gpuadvisor.rules.derivations import option_fact
+from gpuadvisor.rules.derivations import conclude_option, option_fact
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
+from gpuadvisor.rules.pricing import CostPart, DecisionCost, horizon_words, serving_months
 from gpuadvisor.rules.sizing.cost import power_usd_per_hour
+from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
 from gpuadvisor.rules.usage import read_usage
 
@@ -97,7 +100,9 @@ class AlternativeRules:
                 limit = f"you plan {hours:,.0f} h a month; {t.name} allows about {quota:,.0f}"
             use = f"{hours:,.0f} h a month in sessions of at most {t.session_hours:g} h"
         a = self.catalog.accelerators[str(config["accelerator"])]
-        ctx.conclude(option_fact(config, a, work, f"free:{t.id}", {
+        cost = DecisionCost("one run" if training else horizon_words(serving_months(self._factors(work))),
+                            None if training else serving_months(self._factors(work)), ())
+        conclude_option(ctx, option_fact(config, a, work, f"free:{t.id}", {
             "large_cluster": False, "gpu_hours": None, "title": f"{t.name} (free)" if "free" not in t.name.lower()
             else t.name, "unit_name": t.name, "unit_kind": "notebook",
             "purchase": False, "acquisition": "free", "instance": t.name, "instance_id": t.id,
@@ -108,7 +113,7 @@ class AlternativeRules:
             "within_free_limits": not limit, "free_limit": limit, "guaranteed": t.guaranteed,
             "quota_published": quota is not None, "multi_session": training and sessions > 1,
             "price_as_of": t.as_of,
-        }, "", text=f"{t.name}: free; {use}" + (f" — {limit}" if limit else "")))
+        }, "", text=f"{t.name}: free; {use}" + (f" — {limit}" if limit else ""), cost=cost), cost)
 
     @reads_only
     def price_owned(self, ctx: RuleContext, config: Fact, own: Fact, work: Fact) -> None:
@@ -119,14 +124,20 @@ class AlternativeRules:
         pue, usd_per_kwh = float(work["pue"]), float(work["power_usd_per_kwh"])
         power = power_usd_per_hour(watts, need, pue=pue, usd_per_kwh=usd_per_kwh)
         training = work["workload"] != "inference"
+        what = (f"{watts * need:,.0f} W × {pue:g} PUE × ${usd_per_kwh:g}/kWh = ${power:,.3f}/h (already paid for: "
+                "power only)")
         if training:
             hours = float(config.get("training_days") or 0) * 24
             costs: dict[str, Any] = {"usd_per_run": round(power * hours, 4), "usd_per_month": round(
                 power * min(hours, HOURS_PER_MONTH), 2)}
+            cost = DecisionCost("one run", None, (CostPart("power", power * hours, f"{what} × {hours:,.1f} h"),))
         else:
             hours = usage.hours_per_month
             costs = {"usd_per_month": round(power * hours, 2)}
-        ctx.conclude(option_fact(config, a, work, "own", {
+            months = serving_months(self._factors(work))
+            cost = DecisionCost(horizon_words(months), months, (CostPart(
+                "power", power * hours * months, f"{what} × {hours:,.0f} h a month × {months:,.0f} months"),))
+        conclude_option(ctx, option_fact(config, a, work, "own", {
             "large_cluster": False, "gpu_hours": None, "title": f"Your own {need}× {a.name}",
             "unit_name": "your own hardware", "unit_kind": "own",
             "purchase": False, "acquisition": "own", "instance": "your own hardware", "instance_id": "own",
@@ -136,4 +147,9 @@ class AlternativeRules:
             "over_monthly": work.get("monthly_usd") is not None and costs["usd_per_month"] > float(
                 work["monthly_usd"]),
         }, "", text=f"Your own {need}× {a.name}: already paid for; power only, {watts * need:,.0f} W × {pue:g} PUE "
-                    f"× ${usd_per_kwh:g}/kWh = ${power:,.3f}/h"))
+                    f"× ${usd_per_kwh:g}/kWh = ${power:,.3f}/h", cost=cost), cost)
+
+    @staticmethod
+    def _factors(work: Fact) -> Factors:
+        """The consultation's lifetime (the serving horizon) and power figures."""
+        return replace(DEFAULT_FACTORS, hardware_lifetime_years=float(work["lifetime_years"]))

@@ -534,6 +534,12 @@ def answer_fields() -> list[AnswerField]:
 
 
 QLORA_BASE_FORMAT = "nf4"
+PRODUCTION_SERVING_FORMAT = "fp8"
+"""Production serving's weights where the parts run FP8 (Hopper, Ada, Blackwell, MI300, Gaudi): NVIDIA NIM's H100
+profiles of Llama 3.3 70B are FP8; a part without FP8 serves the same model in BF16 (rules/derivations.py)."""
+LOCAL_SERVING_FORMAT = "q4_k_m"
+"""A learner's or a hobbyist's local model: the 4-bit GGUF K-quant Ollama, LM Studio and llama.cpp serve by
+default (Ollama's library tags default to q4_K_M)."""
 HOBBY_PC_SLOTS = 2
 """Learners and hobbyists buy cards for the desktop they have: an ATX board takes two double-width cards."""
 INTERACTIVE_MIN_TOKENS_PER_S = 10.0
@@ -542,6 +548,7 @@ tokens, a second), so the text never stalls on screen. Set inference.min_tokens_
 
 
 IMPLIED_WHY = {
+    "precision.weights": "the format such deployments run by default",
     "current.pc_slots": "learning or prototyping: cards go in the desktop you have",
     "deployment.spot": "production serving runs on capacity that is not reclaimed",
     "inference.failover": "production serving survives a machine loss (N+1)",
@@ -553,17 +560,25 @@ IMPLIED_WHY = {
 def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = None) -> dict[str, Any]:
     """Defaults that depend on other answers, by dotted key: QLoRA's frozen base is 4-bit NF4, not BF16; a model
     served as published in a format of its own (`native_weights`: gpt-oss's MXFP4 experts) is sized in it; a
-    learner's or hobbyist's cards go in the desktop they have; production serving is a service level — on-demand
-    capacity (no spot), failover (N+1) and a per-user speed floor.
+    stated production service is planned in FP8 (each option on a part without FP8 in BF16), a learner's or a
+    hobbyist's local model in the 4-bit GGUF K-quant local engines run; a learner's or hobbyist's cards go in the
+    desktop they have; production serving is a service level — on-demand capacity (no spot), failover (N+1) and a
+    per-user speed floor.
 
     `flat` holds the answers GIVEN so far as `section.key` → value (no field defaults). Resolution, the consultation
     and the questionnaire all use this, so the default a user is shown is the default the consultation applies.
     """
     out: dict[str, Any] = {}
+    serving = flat.get("workload", "inference") == "inference"
     if flat.get("workload") == "finetune" and flat.get("finetune.method") == "qlora":
         out["precision.weights"] = QLORA_BASE_FORMAT
-    elif native_weights and flat.get("workload", "inference") == "inference":
+    elif native_weights and serving:
         out["precision.weights"] = native_weights
+    elif serving and flat.get("stage") == "production":
+        out["precision.weights"] = PRODUCTION_SERVING_FORMAT
+    elif serving and (flat.get("stage") == "learning"
+                      or (flat.get("stage") == "prototyping" and flat.get("deployment.where") == "on_prem")):
+        out["precision.weights"] = LOCAL_SERVING_FORMAT
     if flat.get("stage") in ("learning", "prototyping"):
         out["current.pc_slots"] = HOBBY_PC_SLOTS
     # the service level of production follows a stated stage: unstated, the consultation sizes for always-on use

@@ -15,6 +15,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
+from gpuadvisor.rules.economics import economics, resale_class
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.facts import flagship
@@ -23,39 +24,62 @@ from gpuadvisor.rules.planning import (
     InferenceSearch,
     NoFit,
     Plan,
-    ServingTargets,
     TrainingSearch,
-    TrainingTargets,
 )
 from gpuadvisor.rules.price_age import age_months, as_of_label
+from gpuadvisor.rules.pricing import (
+    PART_ORDER,
+    DecisionCost,
+    Ownership,
+    lifetime_hours,
+    ownership_cost,
+    rental_commitment,
+    rental_run,
+    rental_serving,
+    serving_months,
+)
+from gpuadvisor.rules.profile import (
+    catalog_factors,
+    compute_need_fact,
+    consultation_factors,
+    demand_fact,
+    inference_search,
+    served_weights,
+    serving_targets,
+    training_search,
+    training_targets,
+    workload_profile,
+)
 from gpuadvisor.rules.purchases import purchase_bill
-from gpuadvisor.rules.serving import engine_efficiency, engine_memory
 from gpuadvisor.rules.sizing.cost import break_even_utilization, system_cost
 from gpuadvisor.rules.sizing.factors import Factors
-from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
+from gpuadvisor.rules.sizing.kvcache import (
+    attention_kind,
+    kv_bytes_per_sequence,
+    kv_bytes_per_token,
+    request_kv_tokens,
+)
 from gpuadvisor.rules.sizing.memory import (
     inference_memory,
     mig_slice_bytes,
     per_model_bytes,
-    split_weight_format,
     training_memory,
-    weight_bytes,
+    weight_format,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_MONTH, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
-from gpuadvisor.rules.usage import Usage, read_usage, usage_profile, usage_values
-from gpuadvisor.rules.user_load import ANSWER_KEYS as USER_ANSWER_KEYS
-from gpuadvisor.rules.user_load import user_load, user_load_values
+from gpuadvisor.rules.usage import Usage, read_usage, usage_values
+from gpuadvisor.rules.user_load import user_load_values
 
 Fact = Mapping[str, Any]
 MIN_UTILIZATION = 1e-4
 """Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
+COMMITMENTS = {"reserved-1y": 12.0, "reserved-3y": 36.0}
+"""Committed rental price kinds and their terms in months (1- and 3-year reservations, savings plans, CUDs)."""
 LARGE_CLUSTER_GPUS = 1000
 """From this size a training cluster is a procurement project of its own (reserved capacity, a fabric)."""
-CHINCHILLA_TOKENS_PER_PARAM = 20.0
-DEFAULT_FINETUNE_TOKENS_B = 0.1
 
 
 @lru_cache(maxsize=64)
@@ -85,9 +109,10 @@ class Derivations:
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self.base_factors = Factors.from_values({a.id: a.value for a in catalog.assumptions.values()})
+        self.base_factors = catalog_factors(catalog)
         self.cheapest_rent = _cheapest_rent_per_gpu_hour(catalog)
         self.units = unit_table(catalog)
+        self.economics = economics(catalog)
         self.usage_values = usage_values(catalog)
         self.user_load_values = user_load_values(catalog)
         found = catalog.assumptions.get("spot_uninterrupted_hours")
@@ -104,15 +129,11 @@ class Derivations:
     def factors(self, work: Fact, ctx: RuleContext | None = None) -> Factors:
         """The catalog's factors with the consultation's power price, PUE and lifetime (built once per
         consultation when `ctx` is given)."""
-        site = work.get("site_usd_per_kw_month")
-        key = ("factors", work["pue"], work["power_usd_per_kwh"], work["lifetime_years"], site)
+        key = ("factors", work["pue"], work["power_usd_per_kwh"], work["lifetime_years"],
+               work.get("site_usd_per_kw_month"))
         found = ctx.scratch.get(key) if ctx is not None else None
         if found is None:
-            found = replace(self.base_factors, pue=float(work["pue"]),
-                            power_usd_per_kwh=float(work["power_usd_per_kwh"]),
-                            hardware_lifetime_years=float(work["lifetime_years"]),
-                            colocation_usd_per_kw_month=float(site) if site is not None else
-                            self.base_factors.colocation_usd_per_kw_month)
+            found = consultation_factors(self.base_factors, work)
             if ctx is not None:
                 ctx.scratch[key] = found
         return found
@@ -140,89 +161,13 @@ class Derivations:
             used.append(fid)
             return value
 
-        workload = a("workload")
-        for key in ("model.name", "model.params_b", "model.config"):  # how the model was named
-            if answers[key][1] is not None:
-                a(key)
-        method = "none" if workload == "inference" else ("full" if workload == "training" else a("finetune.method"))
-        params = params_of(model)
-        batch = int(a("precision.batch_size"))
-        concurrency = a("inference.concurrent_requests") if workload == "inference" else None
         wid, wprec = self._precision(ctx, "weights")
         kid, kprec = self._precision(ctx, "kv_cache")
         used += [wid, kid]
-        tokens_b = a("training.tokens_b") if workload != "inference" else None
-        tokens_default = ""
-        if workload != "inference" and tokens_b is None:
-            if workload == "training":
-                tokens_b = CHINCHILLA_TOKENS_PER_PARAM * params.total / 1e9
-                tokens_default = "20 tokens per parameter (Chinchilla-optimal)"
-            else:
-                tokens_b = DEFAULT_FINETUNE_TOKENS_B
-                tokens_default = "0.1B tokens (a typical instruction-tuning set)"
-        fact: dict[str, Any] = {
-            "kind": "workload", "ref": "workload", "workload": workload, "method": method, "stage": a("stage"),
-            "params_b": round(params.total / 1e9, 4), "active_b": round(params.active / 1e9, 4),
-            "batch": batch, "context": int(a("precision.context_tokens")),
-            "concurrency": int(concurrency) if concurrency else batch,
-            "framework": a("framework.name"), "where": a("deployment.where"),
-            "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
-            "models_per_gpu": int(a("inference.models_per_gpu")), "weights_precision": wprec.id,
-            "engine": str(a("inference.engine")),
-            "kv_precision": kprec.id, "moe": model.get("moe", False),
-            "hours_per_month_given": a("deployment.hours_per_month"),
-            "utilization_given": a("deployment.utilization"),
-            "capex_usd": a("budget.capex_usd"), "hourly_usd": a("budget.hourly_usd"),
-            "monthly_usd": a("budget.monthly_usd"), "current_util": a("current.gpu_utilization"),
-            "datacenter_only": bool(a("constraints.datacenter_only")),
-            "ecc_required": bool(a("constraints.ecc_required")),
-            "spot": bool(a("deployment.spot")), "allow_marketplace": bool(a("deployment.allow_marketplace")),
-            "spot_given": answers["deployment.spot"][0] in given_ids, "desk_side": bool(a("deployment.desk_side")),
-            "pc_slots": int(a("current.pc_slots")),
-            "production_stated": answers["stage"][0] in given_ids and answers["stage"][1] == "production",
-            "failover": bool(a("inference.failover")) if workload == "inference" else False,
-            "pue": float(a("deployment.pue")), "power_usd_per_kwh": float(a("deployment.power_usd_per_kwh")),
-            "lifetime_years": float(a("deployment.lifetime_years")), "max_gpus": a("constraints.max_gpus"),
-            "site_usd_per_kw_month": a("deployment.site_usd_per_kw_month"),
-            "vendors": list(a("constraints.vendors")), "providers": list(a("deployment.providers")),
-            "requests_per_minute": a("inference.requests_per_minute"),
-            "input_tokens": int(a("inference.input_tokens")), "output_tokens": int(a("inference.output_tokens")),
-            "min_tps_user": a("inference.min_tokens_per_s_per_user"), "ttft_max_s": a("inference.ttft_max_s"),
-            "latency_p95_s": a("inference.latency_p95_s"), "deadline_days": float(a("training.deadline_days")),
-            "optimizer": a("training.optimizer"), "zero_stage": a("training.zero_stage"),
-            "gradient_checkpointing": bool(a("training.gradient_checkpointing")),
-            "lora_rank": int(a("finetune.lora_rank")),
-            "tokens_b": tokens_b, "tokens_default": tokens_default,
-        }
-        if workload == "inference" and fact["requests_per_minute"] is None \
-                and answers["inference.daily_active_users"][1] is not None:
-            load = user_load(int(a("inference.daily_active_users")),
-                             {leaf: a(f"inference.{leaf}") for leaf in USER_ANSWER_KEYS}, self.user_load_values)
-            fact["daily_active_users"] = load.daily_active_users
-            fact["requests_per_minute"] = round(load.requests_per_minute, 3)
-            fact["sessions_per_user_per_day"] = load.sessions_per_user_per_day
-            fact["requests_per_session"] = load.requests_per_session
-            fact["peak_to_average"] = load.peak_to_average
-            fact["load_from_users"] = load.text()
-        # with a request rate and neither a concurrency nor a batch given, the decode batch is not an answer: each
-        # option's plan forms its own at the rate (its layout's batch per replica), so no workload-level line may
-        # describe the service as batch 1
-        fact["per_option_batch"] = bool(
-            workload == "inference" and fact["requests_per_minute"] is not None and concurrency is None
-            and answers["precision.batch_size"][0] not in given_ids)
-        fact["utilization"] = usage_profile(str(workload), str(fact["stage"]), fact["hours_per_month_given"],
-                                            fact["utilization_given"], self.usage_values).utilization
-        what = {"inference": "Serving", "training": "Training from scratch", "finetune": f"Fine-tuning ({method})"}
-        fact["text"] = (f"{what[str(workload)]} {model['name']} ({fact['params_b']:.2f}B parameters) in {wprec.name}, "
-                        + (f"context {fact['context']:,}, "
-                           + ("requests in flight as each option's batch holds them at the request rate"
-                              if fact["per_option_batch"] else
-                              f"up to {fact['concurrency']:,} request{'s' if fact['concurrency'] != 1 else ''} "
-                              "in flight") if workload == "inference"
-                           else f"context {fact['context']:,}, micro-batch {batch}")
-                        + (f"; load: {fact['load_from_users']} (assumptions.toml dau_*)"
-                           if fact.get("load_from_users") else "")
-                        + f"; {fact['stage']}, {fact['framework']}, deployment {fact['where']}")
+        fact = workload_profile(a, lambda key: answers[key][1], lambda key: answers[key][0] in given_ids,
+                                model_name=str(model["name"]), params=params_of(model), moe=bool(model.get("moe")),
+                                weights=wprec, kv=kprec, usage_values=self.usage_values,
+                                user_load_values=self.user_load_values)
         ctx.conclude(fact, also_from=used)
 
     def parameters(self, ctx: RuleContext, model: Fact) -> None:
@@ -236,10 +181,9 @@ class Derivations:
     def weights(self, ctx: RuleContext, params: Fact, prec: Fact, work: Fact) -> None:
         _, model = self._model(ctx)
         p = self.catalog.precisions[str(prec["key"])]
-        embedding = 2.0 if p.library == "bitsandbytes" else None
-        arch = arch_of(model)
-        rest_bytes, experts = split_weight_format(arch, p)
-        n_bytes = weight_bytes(params_of(model), rest_bytes, embedding, experts)
+        fmt = weight_format(arch_of(model), p)
+        rest_bytes, experts = fmt.bytes_per_weight, fmt.experts
+        n_bytes = fmt.total_bytes(params_of(model))
         ctx.conclude({"kind": "weights", "ref": "weights", "bytes": round(n_bytes), "gb": _gb(n_bytes),
                       "precision": p.id, "bits": p.bits_per_weight,
                       "gb_4bit": _gb(n_bytes * self.catalog.precisions["awq"].bits_per_weight / p.bits_per_weight),
@@ -254,7 +198,9 @@ class Derivations:
         p = self.catalog.precisions[str(prec["key"])]
         per_token = kv_bytes_per_token(arch, p.bytes_per_weight)
         seqs, context = int(work["concurrency"]), int(work["context"])
-        per_seq = kv_bytes_per_sequence(arch, p.bytes_per_weight, context)  # local layers capped at their window
+        prompt, output = int(work["input_tokens"]), int(work["output_tokens"])
+        tokens = request_kv_tokens(context, prompt, output)
+        per_seq = kv_bytes_per_sequence(arch, p.bytes_per_weight, tokens)  # local layers capped at their window
         kind = attention_kind(arch)
         formula = (f"layers {arch.num_hidden_layers} × (latent {arch.mla.kv_lora_rank} + rope "
                    f"{arch.mla.qk_rope_head_dim})"
@@ -263,10 +209,12 @@ class Derivations:
         per_option = bool(work.get("per_option_batch"))
         ctx.conclude({"kind": "kv_cache", "ref": "kv_cache", "bytes_per_token": per_token,
                       "gb_per_sequence": _gb(per_seq), "gb_total": _gb(per_seq * seqs), "sequences": seqs,
-                      "context": context, "per_option": per_option,
+                      "context": context, "tokens_per_sequence": tokens, "per_option": per_option,
                       "text": f"KV cache ({kind}): {formula} × {p.bytes_per_weight:g} B = {per_token:,.0f} B per "
                               "token; "
-                              f"× {context:,} tokens"
+                              f"× {tokens:,} tokens a request (prompt {prompt:,} + output {output:,}"
+                              + (f", capped by the {context:,}-token context" if tokens < prompt + output else "")
+                              + "; one request at the full context is checked to fit)"
                               + (f" ({arch.local_layers} local layers hold at most {arch.sliding_window:,})"
                                  if arch.local_layers else "")
                               + (f" = {per_seq / GB:,.2f} GB a sequence; each option holds as many as its batch "
@@ -274,35 +222,10 @@ class Derivations:
                                  f" × {seqs} sequences = {per_seq * seqs / GB:,.1f} GB")})
 
     def demand(self, ctx: RuleContext, work: Fact) -> None:
-        """S10: the tokens/s the traffic needs, or, with no request rate given, no throughput target at all: the
-        fleet is sized for the requests in flight and each option reports its capacity (never an invented load)."""
-        rpm, out = work.get("requests_per_minute"), int(work["output_tokens"])
-        burst = self.base_factors.burst_headroom
-        concurrency = int(work["concurrency"])
-        if rpm is None:
-            ctx.conclude({"kind": "demand", "ref": "demand", "tokens_per_s": 0.0, "requests_per_s": 0.0,
-                          "concurrency": concurrency, "burst": burst, "target": False,
-                          "text": f"No throughput target given (inference.requests_per_minute): sized for "
-                                  f"{concurrency} request(s) in flight; each option's capacity is reported"})
-            return
-        needed = float(rpm) * out / 60.0
-        ctx.conclude({"kind": "demand", "ref": "demand", "tokens_per_s": round(needed * (1 + burst), 3),
-                      "requests_per_s": round(float(rpm) / 60.0, 4), "concurrency": concurrency, "burst": burst,
-                      "target": True,
-                      "text": (f"{work['load_from_users']}; " if work.get("load_from_users") else "")
-                              + f"{float(rpm):,.0f} requests/min × {out} output tokens = {needed:,.0f} tokens/s; "
-                              f"+{burst:.0%} burst headroom → plan {needed * (1 + burst):,.0f} tokens/s, "
-                              f"{concurrency} requests in flight"})
+        ctx.conclude(demand_fact(work, self.base_factors.burst_headroom))
 
     def compute_need(self, ctx: RuleContext, params: Fact, work: Fact) -> None:
-        tokens = float(work["tokens_b"]) * 1e9
-        factor = 6.0 if work["method"] == "full" else 4.0
-        flops = factor * float(params["active"]) * tokens
-        src = f" ({work['tokens_default']}, default)" if work["tokens_default"] else ""
-        ctx.conclude({"kind": "compute_need", "ref": "compute_need", "flops": flops, "tokens": tokens,
-                      "factor": factor, "pflop_days": round(flops / 1e15 / 86400, 3),
-                      "text": f"Compute = {factor:g} × {params['active']:,} active parameters × {tokens:,.3g} tokens"
-                              f"{src} = {flops:.3g} FLOPs ({flops / 1e15 / 86400:,.1f} PFLOP/s-days)"})
+        ctx.conclude(compute_need_fact(float(params["active"]), work))
 
     def intensity(self, ctx: RuleContext, weights: Fact, work: Fact) -> None:
         # serving decodes the requests in flight together (continuous batching): the batch is the concurrency
@@ -327,10 +250,12 @@ class Derivations:
     def memory_inference(self, ctx: RuleContext, weights: Fact, kv: Fact, work: Fact) -> None:
         _, model = self._model(ctx)
         wp, kp = self.catalog.precisions[str(weights["precision"])], self.catalog.precisions[str(work["kv_precision"])]
-        rest_bytes, experts = split_weight_format(arch_of(model), wp)
-        mem = inference_memory(arch_of(model), params_of(model), weight_bytes_per_param=rest_bytes,
-                               kv_bytes_per_value=kp.bytes_per_weight, context=int(work["context"]),
-                               batch=int(work["concurrency"]), factors=self.factors(work, ctx), experts=experts)
+        fmt = weight_format(arch_of(model), wp)
+        tokens = request_kv_tokens(int(work["context"]), int(work["input_tokens"]), int(work["output_tokens"]))
+        mem = inference_memory(arch_of(model), params_of(model), weight_bytes_per_param=fmt.bytes_per_weight,
+                               kv_bytes_per_value=kp.bytes_per_weight, context=tokens,
+                               batch=int(work["concurrency"]), embedding_bytes=fmt.embedding_bytes,
+                               factors=self.factors(work, ctx), experts=fmt.experts)
         self._conclude_need(ctx, "inference", mem, float(weights["gb"]))
 
     def memory_training(self, ctx: RuleContext, params: Fact, model: Fact, work: Fact) -> None:
@@ -380,24 +305,13 @@ class Derivations:
         mid, model = self._model(ctx)
         u = self._unit(ctx, unit)
         a = self.catalog.accelerators[u.accelerator]
-        key = ("inference-search", wid, mid, ctx.premise_ids["demand"])
+        weights = served_weights(self.catalog, work, a)
+        key = ("inference-search", wid, mid, ctx.premise_ids["demand"], weights.id)
         search = ctx.scratch.get(key)
-        if search is None:  # one search per consultation: memory curves are shared by every accelerator
-            targets = ServingTargets(
-                concurrency=int(demand["concurrency"]), tokens_per_s=float(demand["tokens_per_s"]),
-                input_tokens=int(work["input_tokens"]), output_tokens=int(work["output_tokens"]),
-                context=int(work["context"]), min_tokens_per_s_per_user=work.get("min_tps_user"),
-                ttft_max_s=work.get("ttft_max_s"), latency_p95_s=work.get("latency_p95_s"),
-                max_gpus=_i(work.get("max_gpus")), failover=bool(work.get("failover")),
-                requests_per_s=float(demand["requests_per_s"]) if demand.get("target") else None)
-            weights = self.catalog.precisions[str(work["weights_precision"])]
-            kv = self.catalog.precisions[str(work["kv_precision"])]
-            engine = str(work.get("engine", "auto"))
-            search = ctx.scratch[key] = InferenceSearch(arch_of(model), params_of(model), weights, kv, targets,
-                                                        self.factors(work, ctx),
-                                                        lambda acc: engine_efficiency(self.catalog, acc, engine),
-                                                        lambda acc: engine_memory(self.catalog, acc, engine),
-                                                        models=int(work.get("models_per_gpu") or 1))
+        if search is None:  # one search per format: memory curves are shared by every accelerator
+            targets = serving_targets(work, demand)
+            search = ctx.scratch[key] = inference_search(self.catalog, work, arch_of(model), params_of(model),
+                                                         targets, self.factors(work, ctx), weights_id=weights.id)
         plan = search.plan(a, u, with_notes=False)
         split = search.disaggregated(a, u, plan) if isinstance(plan, Plan) else None
         self._conclude_plan(ctx, a, u, str(unit["key"]), plan, work, search, float(demand["tokens_per_s"]),
@@ -412,16 +326,9 @@ class Derivations:
         key = ("training-search", wid, mid, ctx.premise_ids["compute"])
         search = ctx.scratch.get(key)
         if search is None:  # one search per consultation: layouts' memory is shared by every accelerator
-            zero = work["zero_stage"]
-            targets = TrainingTargets(
-                tokens=float(compute["tokens"]), flops_factor=str(work["method"]),  # type: ignore[arg-type]
-                seq=int(work["context"]), micro_batch=int(work["batch"]), deadline_days=float(work["deadline_days"]),
-                optimizer=work["optimizer"], zero_stage=None if zero == "auto" else int(zero),
-                checkpointing=bool(work["gradient_checkpointing"]), lora_rank=int(work["lora_rank"]),
-                max_gpus=_i(work.get("max_gpus")), pretraining=work["workload"] == "training")
-            weights = self.catalog.precisions[str(work["weights_precision"])]
-            search = ctx.scratch[key] = TrainingSearch(arch_of(model), params_of(model), weights, targets,
-                                                       self.factors(work, ctx))
+            targets = training_targets(work, compute)
+            search = ctx.scratch[key] = training_search(self.catalog, work, arch_of(model), params_of(model),
+                                                        targets, self.factors(work, ctx))
         self._conclude_plan(ctx, a, u, str(unit["key"]), search.plan(a, u, with_notes=False), work, search)
 
     def _work(self, ctx: RuleContext) -> tuple[int, Fact]:
@@ -435,70 +342,9 @@ class Derivations:
             ctx.conclude({"kind": "ruled_out", "ref": f"out:{shape}", "target": f"acc:{a.id}", "name": a.name,
                           "reason": plan.reason, "rule": ctx.rule.id, "shape": shape, "text": plan.reason})
             return
-        layout = (f"EP {plan.expert_parallel} (experts split, attention data-parallel)" if plan.expert_parallel > 1
-                  else f"TP {plan.tensor_parallel}") + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1
-                                                        else "")
-        # the plan is the shape's, shared by every unit of it (an instance type and a server alike): say the shape
-        per = plan.count // max(1, plan.machines)
-        where = (f"{plan.count:,} × {a.name}" + (f" on {plan.machines:,} machines of {per}" if plan.machines > 1
-                                                 else ""))
-        if work["workload"] == "inference":
-            capacity = plan.capacity_tokens_per_s or 0.0
-            load = (f"capacity {capacity:,.0f} tokens/s = {capacity / need_tps:,.1f}× the {need_tps:,.0f} needed"
-                    if need_tps > 0 else f"capacity {capacity:,.0f} tokens/s")
-            spare = plan.replicas - plan.replicas_for_load
-            spares = (f" ({plan.replicas_for_load} for the load, {spare} more to survive a machine loss or fill "
-                      "the machines)" if spare > 0 else "")
-            perf = (f"{plan.replicas} replica(s) of {layout}{spares}, batch {plan.batch_per_replica} each: "
-                    f"{plan.tokens_per_s or 0:,.0f} tokens/s total, {plan.tokens_per_s_per_user or 0:,.1f} per user, "
-                    f"first token in {plan.ttft_s or 0:.2f} s; {load}")
-        else:
-            zero = f", ZeRO-{plan.zero_stage}" if plan.zero_stage else ""
-            perf = (f"{layout}{zero}, data parallel {plan.replicas} (synchronising over "
-                    f"{_link_name(plan.sync_link)}): {plan.training_days or 0:,.1f} days "
-                    f"({plan.training_gpu_hours or 0:,.0f} GPU-hours)")
-        topo = u.topology
-        fact = {
-            "kind": "config", "ref": f"cfg:{shape}", "shape": shape, "accelerator": a.id, "accelerator_name": a.name,
-            "count": plan.count, "nodes": plan.machines, "machines": plan.machines, "fill": plan.fill,
-            "tensor_parallel": plan.tensor_parallel, "expert_parallel": plan.expert_parallel,
-            "pipeline_parallel": plan.pipeline_parallel, "replicas": plan.replicas, "zero_stage": plan.zero_stage,
-            "replicas_for_load": plan.replicas_for_load,
-            "batch_per_replica": plan.batch_per_replica, "memory_gb_per_gpu": round(plan.memory_gb_per_gpu, 3),
-            "memory_utilization": round(plan.memory_utilization, 4), "fits_single_gpu": plan.fits_single_gpu,
-            "bound": plan.bound, "tokens_per_s": _r(plan.tokens_per_s),
-            "tokens_per_s_per_user": _r(plan.tokens_per_s_per_user),
-            "ttft_s": _r(plan.ttft_s), "latency_s": _r(plan.latency_s), "training_days": _r(plan.training_days),
-            "training_gpu_hours": _r(plan.training_gpu_hours),
-            "capacity_tokens_per_s": _r(plan.capacity_tokens_per_s),
-            "headroom": _r(plan.capacity_tokens_per_s / need_tps) if plan.capacity_tokens_per_s and need_tps > 0
-            else None, "desk_side": u.desk_side or a.market in ("consumer", "workstation"),
-            "meets_tpot": plan.meets_tpot, "meets_ttft": plan.meets_ttft, "meets_latency": plan.meets_latency,
-            "meets_deadline": plan.meets_deadline, "within_max_gpus": plan.within_max_gpus,
-            "meets_failover": plan.meets_failover,
-            "link": plan.link, "sync_link": plan.sync_link, "interconnect_kind": plan.link,
-            "scale_up_kind": topo.scale_up.kind, "unit_kind": u.kind, "topology": topo.describe(),
-            "scale_out_kind": topo.scale_out.kind if topo.scale_out is not None else "none",
-            "market": a.market, "vendor": a.vendor, "ecc": a.ecc, "trains": a.trains,
-            "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2, "throttled": plan.throttled,
-            "mig": int(a.mig_max_instances.value) if a.mig_max_instances else 0, "memory_gb": a.memory_gb.value,
-            **_mig_slices(a, plan, search),
-            "flagship": flagship(a),
-            "vendor_allowed": a.vendor in work["vendors"],
-            **self._library_support(a, str(work["weights_precision"])),
-            "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
-                    f"({plan.memory_utilization:.0%}); {perf}",
-            **(split or {}),
-        }
+        fact = config_fact(self.catalog, a, u, shape, plan, work, models=int(getattr(search, "models", 1)),
+                           need_tps=need_tps, split=split, weights=search.weights.id)
         ctx.conclude(fact, attachment=LazyAttachment(lambda: _plan_details(a, u, search)))
-
-    def _library_support(self, a: Accelerator, precision_id: str) -> dict[str, Any]:
-        """Whether the weight format's kernels run on this part (compute capability and software stack, H9)."""
-        p = self.catalog.precisions[precision_id]
-        cc_ok = p.min_compute_capability is None or (a.cc is not None and a.cc >= p.min_compute_capability)
-        stack_ok = not p.software or a.software_stack in p.software
-        return {"weights_precision": p.id, "library": p.library or "", "library_ok": cc_ok and stack_ok,
-                "min_cc": p.min_compute_capability or 0.0, "cc": a.cc or 0.0}
 
     # --- stratum 4: options (S8/S9) ----------------------------------------------------------------------------
     @reads_only
@@ -509,12 +355,16 @@ class Derivations:
         training = work["workload"] != "inference"
         machines, count = int(config["machines"]), int(config["count"])
         usage = read_usage(ctx)
-        for pricing in ("on-demand", "spot"):
+        f = self.factors(work, ctx)
+        months = serving_months(f)
+        kinds = ("on-demand", "spot") if training else ("on-demand", "spot", *COMMITMENTS)
+        for pricing in kinds:
             found = self._price(i, pricing)
             if found is None:
                 continue
             price, sources = found
             hourly = machines * price.usd_per_hour
+            what = f"{machines:,} × {i.provider_name} {i.instance} {pricing}"
             extra: dict[str, Any] = {
                 "purchase": False, "acquisition": "rent", "instance": f"{i.provider_name} {i.instance}",
                 "instance_id": i.id, "instances": machines, "provider": i.provider,
@@ -528,16 +378,22 @@ class Derivations:
             }
             if training:
                 wall = float(config.get("training_days") or 0) * 24
-                run = hourly * usage.rented_hours_per_run(wall)
+                billed = usage.rented_hours_per_run(wall)
+                cost = rental_run(hourly, billed, what)
                 if pricing == "spot":
                     extra["spot_run_too_long"] = wall > self._spot_hours
                     extra["spot_hours"] = self._spot_hours
-                monthly = run if wall <= HOURS_PER_MONTH else run * HOURS_PER_MONTH / wall
-                extra.update({"usd_per_run": round(run, 4), "usd_per_month": round(monthly, 2),
-                              "usage_hours": round(usage.rented_hours_per_run(wall), 3)})
+                monthly = cost.total if wall <= HOURS_PER_MONTH else cost.total * HOURS_PER_MONTH / wall
+                extra.update({"usd_per_run": round(cost.total, 4), "usd_per_month": round(monthly, 2),
+                              "usage_hours": round(billed, 3)})
             else:
                 billed = usage.rented_hours_per_month()
-                monthly = hourly * billed
+                if pricing in COMMITMENTS:
+                    cost = rental_commitment(hourly, COMMITMENTS[pricing], months, what)
+                    billed = HOURS_PER_MONTH
+                else:
+                    cost = rental_serving(hourly, billed, months, what)
+                monthly = cost.total / months
                 extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(billed, 3),
                               "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
                                                                              work))})
@@ -545,7 +401,7 @@ class Derivations:
             extra["over_monthly"] = work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"])
             label = (f"{extra['title']} {pricing} at ${price.usd_per_hour:,.2f}/h each (as of "
                      f"{as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
-            self._conclude_option(ctx, config, a, work, extra, label, i)
+            self._conclude_option(ctx, config, a, work, extra, label, cost)
 
     @staticmethod
     def _usage_words(usage: Usage, training: bool, extra: Mapping[str, Any]) -> str:
@@ -590,27 +446,50 @@ class Derivations:
         bill = purchase_bill(self.catalog, system, a, machines, count, joined=machines > 1 and spans)
         usage = read_usage(ctx)
         f = self.factors(work, ctx)
-        util = usage.utilization
-        busy_note = ""
-        if training and work.get("utilization_given") is None and work.get("hours_per_month_given") is None:
-            # nothing else is known to keep the machines busy: the job owns them for its deadline window
-            util = min(1.0, max(MIN_UTILIZATION, float(config.get("training_days") or 0) /
-                                max(float(work["deadline_days"]), 1e-9)))
-            busy_note = (f" (busy only with this run: {util:.1%} of its {float(work['deadline_days']):g}-day window; "
-                         "set deployment.utilization if other work will use them)")
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
-        owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
-        hourly = owned.usd_per_busy_hour  # a busy hour carries the amortization of the idle ones, plus power
-        monthly = owned.usd_per_month(util)
-        horizon_h = f.hardware_lifetime_years * HOURS_PER_YEAR
-        lifetime_site = site_kw * f.colocation_usd_per_kw_month * 12.0 * f.hardware_lifetime_years
-        lifetime_power = owned.power_usd_per_busy_hour * util * horizon_h
+        owned = Ownership(hardware_usd=bill.accelerators_usd + bill.host_usd, network_usd=bill.fabric_usd,
+                          power_w=bill.power_w, site_kw=site_kw, resale_share=0.0)
+        cls = resale_class(a)
+        life_h = lifetime_hours(f)
+        busy_note = ""
+        if training:
+            run_h = float(config.get("training_days") or 0) * 24
+            if work.get("utilization_given") is None and work.get("hours_per_month_given") is None:
+                # nothing else is known to keep the machines busy: bought for this run, resold at its end
+                years = run_h / HOURS_PER_YEAR
+                share_left = self.economics.resale_share(cls, years)
+                cost = ownership_cost(replace(owned, resale_share=share_left), window_hours=run_h, busy_hours=run_h,
+                                      factors=f, months=None,
+                                      resale_words=f" when the run ends ({cls} parts; resale_share_{cls}_*)")
+                util = 1.0
+                busy_note = (" (bought for this run and resold when it ends; set deployment.utilization if other "
+                             "work will keep the machines busy)")
+            else:
+                util = usage.utilization
+                share_left = self.economics.resale_share(cls, f.hardware_lifetime_years)
+                cost = ownership_cost(replace(owned, resale_share=share_left), window_hours=life_h,
+                                      busy_hours=run_h, factors=f, months=None,
+                                      share=min(1.0, run_h / (life_h * util)) if util > 0 else 1.0,
+                                      resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
+        else:
+            util = usage.utilization
+            months = serving_months(f)
+            share_left = self.economics.resale_share(cls, f.hardware_lifetime_years)
+            cost = ownership_cost(replace(owned, resale_share=share_left), window_hours=life_h,
+                                  busy_hours=life_h * util, factors=f, months=months,
+                                  resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
+        busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
+        monthly = cost.total / (cost.months or max(busy_hours / HOURS_PER_MONTH, 1e-9))
         rent = self.cheapest_rent.get(a.id)
+        legacy = system_cost(bill.capex_usd, bill.power_w, utilization=max(util, MIN_UTILIZATION), factors=f,
+                             site_kw=site_kw)
         be = break_even_utilization(bill.capex_usd / count, bill.power_w / count, rent, factors=f) if rent else None
+        lifetime_power = legacy.power_usd_per_busy_hour * util * life_h
+        lifetime_site = site_kw * f.colocation_usd_per_kw_month * 12.0 * f.hardware_lifetime_years
         extra: dict[str, Any] = {
             "purchase": True, "acquisition": "buy", "instance": "purchase", "provider": "on-prem",
             "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": True,
-            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(hourly, 4),
+            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(cost.total / busy_hours, 4),
             "usd_per_month": round(monthly, 2), "price_as_of": bill.as_of, "price_kind": bill.kind,
             "price_age_months": age_months(bill.as_of), "price_source": bill.sources,
             "capex_beyond_accelerators_usd": _r(bill.beyond_usd, 2), "host_usd": round(bill.host_usd, 2),
@@ -618,6 +497,7 @@ class Derivations:
             "tco_usd": round(bill.capex_usd + lifetime_power + lifetime_site, 2),
             "horizon_years": f.hardware_lifetime_years, "site_usd": round(lifetime_site, 2),
             "power_share": round(lifetime_power / bill.capex_usd, 4),
+            "resale_usd": round(-cost.usd("resale"), 2), "resale_share": round(share_left, 4),
             "over_capex": work.get("capex_usd") is not None and bill.capex_usd > float(work["capex_usd"]),
             "over_monthly": work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"]),
             "unit_name": u.name, "unit_kind": u.kind, "title": title,
@@ -625,7 +505,7 @@ class Derivations:
             "pc_fits": not system.existing or count <= slots, "pc_slots": slots,
         }
         if training:
-            extra["usd_per_run"] = _r(float(config.get("training_days") or 0) * 24 * hourly)
+            extra["usd_per_run"] = _r(cost.total)
         else:
             extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util, work))
             if config.get("pd_machines"):
@@ -634,11 +514,11 @@ class Derivations:
             extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
         elif rent:
             extra.update({"break_even_utilization": 1.0, "buy_pays_off": False})
-        site = (f"; site ${f.colocation_usd_per_kw_month:,.0f} per kW a month = ${lifetime_site:,.0f} over the life"
-                if site_kw else "")
+        site = (f"; site ${f.colocation_usd_per_kw_month:,.0f} per kW a month" if site_kw else "")
         label = (f"{extra['title']}: ${bill.capex_usd:,.0f} ({bill.words}); {bill.power_w / 1000:,.1f} kW{site}; "
-                 f"busy {util:.1%} of the time over {f.hardware_lifetime_years:g} years{busy_note}")
-        self._conclude_option(ctx, config, a, work, extra, label, None)
+                 + (f"busy {util:.1%} of the time over {f.hardware_lifetime_years:g} years" if not training or
+                    not busy_note else "held for the run") + busy_note)
+        self._conclude_option(ctx, config, a, work, extra, label, cost)
 
     def _split_purchase(self, system: Any, a: Accelerator, config: Fact, util: float, f: Factors) -> dict[str, Any]:
         """The disaggregated layout bought: `pd_machines` machines, joined by fabric (the KV cache crosses it), with
@@ -650,11 +530,84 @@ class Derivations:
         return {"pd_usd_per_month": round(owned.usd_per_month(util), 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
-                         label: str, inst: Instance | None) -> None:
-        key = f"buy:{extra['title']}" if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
-        if extra["purchase"]:
-            key = "buy:" + str(config["shape"])
-        ctx.conclude(option_fact(config, a, work, key, extra, label))
+                         label: str, cost: DecisionCost | None) -> None:
+        key = "buy:" + str(config["shape"]) if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
+        conclude_option(ctx, option_fact(config, a, work, key, extra, label, cost=cost), cost)
+
+
+def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Plan, work: Fact, *, models: int = 1,
+                need_tps: float = 0.0, split: Mapping[str, Any] | None = None,
+                weights: str | None = None) -> dict[str, Any]:
+    """A plan as the `config` fact the rules test: one flattening of `planning.Plan`, for the configuration
+    search's rule (H1) and for `gpuadvisor estimate`'s layout alike; `weights` is the format the plan serves in
+    when it is not the consultation's (`profile.served_weights`)."""
+    served = weights or str(work["weights_precision"])
+    layout = (f"EP {plan.expert_parallel} (experts split, attention data-parallel)" if plan.expert_parallel > 1
+              else f"TP {plan.tensor_parallel}") + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1
+                                                    else "")
+    # the plan is the shape's, shared by every unit of it (an instance type and a server alike): say the shape
+    per = plan.count // max(1, plan.machines)
+    where = (f"{plan.count:,} × {a.name}" + (f" on {plan.machines:,} machines of {per}" if plan.machines > 1
+                                             else ""))
+    if work["workload"] == "inference":
+        capacity = plan.capacity_tokens_per_s or 0.0
+        load = (f"capacity {capacity:,.0f} tokens/s = {capacity / need_tps:,.1f}× the {need_tps:,.0f} needed"
+                if need_tps > 0 else f"capacity {capacity:,.0f} tokens/s")
+        spare = plan.replicas - plan.replicas_for_load
+        spares = (f" ({plan.replicas_for_load} for the load, {spare} more to survive a machine loss or fill "
+                  "the machines)" if spare > 0 else "")
+        perf = (f"{plan.replicas} replica(s) of {layout}{spares}, batch {plan.batch_per_replica} each: "
+                f"{plan.tokens_per_s or 0:,.0f} tokens/s total, {plan.tokens_per_s_per_user or 0:,.1f} per user, "
+                f"first token in {plan.ttft_s or 0:.2f} s; {load}")
+    else:
+        zero = f", ZeRO-{plan.zero_stage}" if plan.zero_stage else ""
+        perf = (f"{layout}{zero}, data parallel {plan.replicas} (synchronising over "
+                f"{_link_name(plan.sync_link)}): {plan.training_days or 0:,.1f} days "
+                f"({plan.training_gpu_hours or 0:,.0f} GPU-hours)")
+    topo = u.topology
+    return {
+        "kind": "config", "ref": f"cfg:{shape}", "shape": shape, "accelerator": a.id, "accelerator_name": a.name,
+        "count": plan.count, "nodes": plan.machines, "machines": plan.machines, "fill": plan.fill,
+        "tensor_parallel": plan.tensor_parallel, "expert_parallel": plan.expert_parallel,
+        "pipeline_parallel": plan.pipeline_parallel, "replicas": plan.replicas, "zero_stage": plan.zero_stage,
+        "replicas_for_load": plan.replicas_for_load,
+        "batch_per_replica": plan.batch_per_replica, "memory_gb_per_gpu": round(plan.memory_gb_per_gpu, 3),
+        "memory_utilization": round(plan.memory_utilization, 4), "fits_single_gpu": plan.fits_single_gpu,
+        "bound": plan.bound, "tokens_per_s": _r(plan.tokens_per_s),
+        "tokens_per_s_per_user": _r(plan.tokens_per_s_per_user),
+        "ttft_s": _r(plan.ttft_s), "latency_s": _r(plan.latency_s), "training_days": _r(plan.training_days),
+        "training_gpu_hours": _r(plan.training_gpu_hours),
+        "capacity_tokens_per_s": _r(plan.capacity_tokens_per_s),
+        "headroom": _r(plan.capacity_tokens_per_s / need_tps) if plan.capacity_tokens_per_s and need_tps > 0
+        else None, "desk_side": u.desk_side or a.market in ("consumer", "workstation"),
+        "meets_tpot": plan.meets_tpot, "meets_ttft": plan.meets_ttft, "meets_latency": plan.meets_latency,
+        "meets_deadline": plan.meets_deadline, "within_max_gpus": plan.within_max_gpus,
+        "meets_failover": plan.meets_failover,
+        "link": plan.link, "sync_link": plan.sync_link, "interconnect_kind": plan.link,
+        "scale_up_kind": topo.scale_up.kind, "unit_kind": u.kind, "topology": topo.describe(),
+        "scale_out_kind": topo.scale_out.kind if topo.scale_out is not None else "none",
+        "market": a.market, "vendor": a.vendor, "ecc": a.ecc, "trains": a.trains,
+        "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2, "throttled": plan.throttled,
+        "mig": int(a.mig_max_instances.value) if a.mig_max_instances else 0, "memory_gb": a.memory_gb.value,
+        **_mig_slices(a, plan, models),
+        "flagship": flagship(a),
+        "vendor_allowed": a.vendor in work["vendors"],
+        **library_support(catalog, a, served),
+        "precision_fallback": "" if served == work["weights_precision"] else
+        f"{work['weights_precision']} → {served}",
+        "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
+                f"({plan.memory_utilization:.0%}); {perf}",
+        **(split or {}),
+    }
+
+
+def library_support(catalog: Catalog, a: Accelerator, precision_id: str) -> dict[str, Any]:
+    """Whether the weight format's kernels run on this part (compute capability and software stack, H9)."""
+    p = catalog.precisions[precision_id]
+    cc_ok = p.min_compute_capability is None or (a.cc is not None and a.cc >= p.min_compute_capability)
+    stack_ok = not p.software or a.software_stack in p.software
+    return {"weights_precision": p.id, "library": p.library or "", "library_ok": cc_ok and stack_ok,
+            "min_cc": p.min_compute_capability or 0.0, "cc": a.cc or 0.0}
 
 
 def _link_name(kind: str) -> str:
@@ -664,10 +617,11 @@ def _link_name(kind: str) -> str:
 
 
 def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mapping[str, Any], label: str, *,
-                text: str | None = None) -> dict[str, Any]:
+                text: str | None = None, cost: DecisionCost | None = None) -> dict[str, Any]:
     """One way to acquire a configuration (a rental, a purchase, a free tier, your own hardware): the fields every
-    option shares, then `extra`; `text` is the label with the cost that ranks it, unless given. None values are
-    left out (the engine sees them as absent)."""
+    option shares, then `extra`, then its decision cost (`decision_usd` and a `cost_<part>_usd` field for each part,
+    so rules can test them); `text` is the label with the figure that ranks it, unless given. None values are left
+    out (the engine sees them as absent)."""
     fact = {
         "kind": "option", "ref": f"opt:{a.id}:{key}", "config": config["ref"], "accelerator": a.id,
         "accelerator_name": a.name, "count": config["count"], "accelerators_paid": config["count"],
@@ -689,15 +643,29 @@ def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mappi
         **{k: v for k, v in config.items() if k.startswith("pd_")},
         "over_capex": False, "over_hourly": False, "over_monthly": False, **extra,
     }
+    if cost is not None:
+        fact["decision_usd"] = round(cost.total, 2)
+        fact["horizon_months"] = cost.months
+        for part in PART_ORDER:
+            if any(p.part == part for p in cost.parts):
+                fact[f"cost_{part}_usd"] = round(cost.usd(part), 2)
     if text is None:
         metric = ""
-        if fact.get("usd_per_run") is not None:
+        if cost is not None:
+            metric = f": ${cost.total:,.0f} {cost.horizon}"
+        elif fact.get("usd_per_run") is not None:
             metric = f": ${fact['usd_per_run']:,.0f} per run"
         elif fact.get("usd_per_month") is not None:
             metric = f": ${fact['usd_per_month']:,.2f} a month"
         text = label + metric
     fact["text"] = text
     return {k: v for k, v in fact.items() if v is not None}
+
+
+def conclude_option(ctx: RuleContext, fact: dict[str, Any], cost: DecisionCost | None) -> None:
+    """Conclude an option fact with its decision cost attached (the parts, each with its arithmetic, for the
+    ranking and the reports)."""
+    ctx.conclude(fact, attachment={"cost": cost} if cost is not None else None)
 
 
 class LazyAttachment(Mapping[str, Any]):
@@ -771,10 +739,9 @@ def _i(x: Any) -> int | None:
     return None if x is None else int(x)
 
 
-def _mig_slices(a: Accelerator, plan: Plan, search: Any) -> dict[str, Any]:
+def _mig_slices(a: Accelerator, plan: Plan, models: int) -> dict[str, Any]:
     """Several models on one GPU: the MIG instance each would get (`mig_slice_gb`) and whether each model, alone in
     its instance with the headroom kept, fits it (`mig_fits`, rule H12)."""
-    models = int(getattr(search, "models", 1))
     if a.mig_max_instances is None or plan.tensor_parallel * plan.pipeline_parallel > 1 or models < 2:
         return {"mig_fits": False, "mig_slice_gb": None}
     slice_bytes = mig_slice_bytes(a.memory_gb.value * GB, int(a.mig_max_instances.value), models)

@@ -75,7 +75,7 @@ def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, A
             eff["deployment"]["utilization"] = util
             used["deployment.utilization"] = (util, _usage_why(answers, "utilization"))
     for key, value in answers.implied().items():  # the service level of production, a hobbyist's own desktop
-        if key in IMPLIED_WHY:
+        if key in IMPLIED_WHY and key not in used:  # the resolution's own reason (QLoRA's NF4 …) is the precise one
             section, _, leaf = key.partition(".")
             eff[section][leaf] = value
             used[key] = (value, IMPLIED_WHY[key])

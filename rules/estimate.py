@@ -1,78 +1,98 @@
-"""`gpuadvisor estimate`: size one configuration (model × precision × GPU × parallelism) from the knowledge base.
+"""`gpuadvisor estimate`: the consultation's pipeline fixed to one accelerator and one layout.
 
-This is the glue between the catalog and the pure sizing functions in `rules/sizing`: it resolves loose names,
-applies defaults (and says so), refuses contradictions with an error naming the flag, and returns an
-`EstimateResult` whose every figure is traceable to the assumptions listed with it. GB means 10^9 bytes.
+An estimate is not a second sizing model. Its flags become answers (validated where they are read, so an error names
+the flag), the answers are resolved as a consultation resolves them (rules/resolve.py: the model, the weight format
+a workload defaults to), profiled as a consultation profiles them (rules/profile.py), and the layout given is
+evaluated by the planner that searches layouts for `recommend` (`InferenceSearch.evaluate`,
+`TrainingSearch.evaluate`). Its findings are the rule packs' verdicts on that configuration (`Advisor.judge`), not
+Python copies of them. So `estimate` and `recommend` print the same memory and speed for the same setup
+(tests/rules/test_one_pipeline.py holds them to it).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Literal, TypeVar
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision, served_format
-from gpuadvisor.rules.answers import PrecisionAnswer, contextual_defaults
-from gpuadvisor.rules.planning import training_shape
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.rules.answers import Answers, parse_answers
+from gpuadvisor.rules.estimate_result import (
+    SCHEMA_VERSION,
+    AssumptionUsed,
+    CostOut,
+    ErrorBand,
+    EstimateResult,
+    MemoryOut,
+    Method,
+    ModelOut,
+    OwnedOut,
+    ParametersOut,
+    PrecisionOut,
+    Range,
+    ServingOut,
+    SetupOut,
+    Workload,
+)
+from gpuadvisor.rules.planning import Plan
 from gpuadvisor.rules.price_age import as_of_label
+from gpuadvisor.rules.profile import (
+    catalog_factors,
+    compute_need_fact,
+    consultation_factors,
+    demand_fact,
+    inference_search,
+    serving_targets,
+    training_search,
+    training_targets,
+    workload_profile,
+)
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
+from gpuadvisor.rules.resolve import Resolved, resolve
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
-from gpuadvisor.rules.sizing.memory import (
-    MemoryBreakdown,
-    Parallelism,
-    inference_memory,
-    lora_parameters,
-    split_weight_format,
-    training_memory,
-)
-from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
-from gpuadvisor.rules.sizing.serving_load import serving_rate
-from gpuadvisor.rules.sizing.speed import (
-    DecodeCurve,
-    Device,
-    EngineEfficiency,
-    PrefillModel,
-    TrainingTime,
-    check_expert_parallel,
-    decode_step,
-    prefill,
-    ridge_point,
-    training_time,
-)
+from gpuadvisor.rules.sizing.memory import MemoryBreakdown, Parallelism, embedding_bytes, lora_parameters
+from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
+from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import Link, accelerator_topology, device_for, peak_tflops, training_compute
-from gpuadvisor.rules.units import Unit, purchase_units
+from gpuadvisor.rules.topology import device_for, peak_tflops, training_compute
+from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
+from gpuadvisor.rules.usage import usage_values
+from gpuadvisor.rules.user_load import user_load_values
 
-SCHEMA_VERSION = 1
-DEFAULT_OUTPUT_TOKENS = 200
-"""Generated tokens per request when --output-tokens is not given."""
+__all__ = ["SCHEMA_VERSION", "EstimateRequest", "EstimateResult", "catalog_factors", "embedding_bytes", "estimate",
+           "factor_bounds"]
+
 T = TypeVar("T")
-Workload = Literal["inference", "training", "finetune"]
-Method = Literal["full", "lora", "qlora"]
 OptimizerName = Literal["adamw", "sgd", "adam8bit"]
 
 FASTER_WHEN_HIGHER = ("decode_bandwidth_efficiency", "compute_efficiency", "training_mfu", "training_comm_overlap",
                       "training_network_gbs")
 SLOWER_WHEN_HIGHER = ("step_overhead_per_layer_us", "allreduce_latency_nvlink_us", "allreduce_latency_pcie_us",
                       "training_grad_bytes_per_param", "moe_gemm_half_ridge")
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Request
-# ----------------------------------------------------------------------------------------------------------------
+FLAGS = {
+    "model.name": "--model", "model.params_b": "--params", "model.config": "--model-config",
+    "workload": "--workload", "finetune.method": "--method", "finetune.lora_rank": "--lora-rank",
+    "precision.weights": "--precision", "precision.kv_cache": "--kv-precision",
+    "precision.context_tokens": "--context", "precision.batch_size": "--batch",
+    "inference.input_tokens": "--input-tokens", "inference.output_tokens": "--output-tokens",
+    "inference.requests_per_minute": "--requests-per-min", "inference.concurrent_requests": "--batch",
+    "inference.engine": "--engine", "training.tokens_b": "--tokens", "training.optimizer": "--optimizer",
+    "training.zero_stage": "--zero", "training.gradient_checkpointing": "--no-checkpointing",
+    "deployment.utilization": "--utilization",
+}
+"""The flag that sets each answer an estimate gives (an invalid answer is reported by its flag)."""
 
 
 @dataclass(frozen=True)
 class EstimateRequest:
-    """What to size. None means "use the default", and every default used is listed in the result."""
+    """What to size. None means "use the default" — the consultation's default — and every default used is listed
+    in the result."""
 
     model: str | None = None
     params: float | None = None
@@ -109,226 +129,8 @@ class EstimateRequest:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# Result (the JSON schema of `gpuadvisor estimate --json`)
-# ----------------------------------------------------------------------------------------------------------------
-
-
-class Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ModelOut(Out):
-    name: str
-    id: str | None = Field(default=None, description="knowledge-base model id, when the model came from there")
-    source: Literal["knowledge-base", "config.json", "hugging-face", "synthesized"] = Field(
-        description="where the architecture came from; 'hugging-face' = the config.json of a Hub model id (from the "
-                    "Hub or its local cache); 'synthesized' = a Llama-3-like shape built for --params")
-    description: str = Field(description="layers, hidden size, attention and MoE shape")
-    attention: str = Field(description="MHA, GQA, MQA or MLA")
-
-
-class ParametersOut(Out):
-    total: int = Field(description="all parameters (every MoE expert): what must be resident in memory")
-    active: int = Field(description="parameters one token uses (MoE: routed + shared experts), embedding tables "
-                                    "included")
-    active_per_token: int | None = Field(default=None, description=(
-        "parameters one token multiplies through: `active` less the input-embedding lookup (a row read, not a "
-        "matmul), LM head included; what the decode bytes and FLOPs are computed from (gpt-oss-120b 5.13B as its "
-        "model card)"))
-    embedding: int = Field(description="token (and position) embedding and untied LM head")
-    trainable: int | None = Field(default=None, description="trained parameters (LoRA/QLoRA: the adapters)")
-
-
-class PrecisionOut(Out):
-    weights: str = Field(description="precision id of the weights")
-    weights_bits: float = Field(description="effective bits per weight including quantization scales")
-    kv_cache: str | None = Field(default=None, description="precision id of the KV cache (inference)")
-    compute: str = Field(description="tensor-core rate the matrix multiplies run at")
-
-
-class SetupOut(Out):
-    workload: Workload
-    method: Method | None = Field(description="full, lora or qlora for training/fine-tuning; null for inference")
-    context: int = Field(description="tokens per sequence: KV length at the last decode step / training sequence")
-    batch: int = Field(description="concurrent sequences per replica (inference) / micro-batch per GPU (training)")
-    input_tokens: int | None = Field(default=None, description="prompt tokens for time to first token")
-    gpu: str | None = Field(default=None, description="accelerator id")
-    gpu_name: str | None = None
-    gpus: int
-    tensor_parallel: int
-    expert_parallel: int = Field(default=1, description="MoE inference: GPUs the routed experts are split over "
-                                 "(each holds 1/expert_parallel of them; attention data-parallel in "
-                                 "expert_parallel ÷ tensor_parallel groups); 1 = experts tensor-parallel")
-    pipeline_parallel: int
-    data_parallel: int = Field(description="model replicas (inference) / data-parallel ranks (training)")
-    power_limit_w: int | None = Field(default=None, description="board power the GPUs are capped at (--power-limit, "
-                                      "MLPerf MaxQ); null = their rated power")
-    zero_stage: int
-    optimizer: str | None = None
-    gradient_checkpointing: bool | None = None
-    flash_attention: bool
-    lora_rank: int | None = None
-    tokens: float | None = Field(default=None, description="training tokens")
-    engine: str | None = Field(default=None, description="serving engine the inference speed is computed for "
-                               "(engines.toml profile id in engine_profile)")
-    engine_profile: str | None = Field(default=None, description="engines.toml profile used (engine@family); "
-                                       "null = engine-blind assumptions")
-    training_mfu: float | None = Field(default=None, description="model FLOPs utilisation used for training time")
-
-
-class MemoryOut(Out):
-    """Per-GPU memory in GB (10^9 bytes)."""
-
-    weights: float
-    kv_cache: float
-    activations: float
-    gradients: float
-    optimizer_states: float
-    runtime_overhead: float = Field(description="CUDA context, framework, library workspaces")
-    total: float
-    headroom_fraction: float = Field(description="share of the card kept free against fragmentation (W6)")
-    required_capacity: float = Field(description="total ÷ (1 − headroom): the card size this needs")
-    capacity: float | None = Field(default=None, description="the GPU's memory, GB")
-    usable: float | None = Field(default=None, description="capacity × (1 − headroom)")
-
-
-class Range(Out):
-    low: float
-    high: float
-
-
-class ErrorBand(Out):
-    """Multiplicative band around a figure: the truth is expected in [value × low, value × high]; derived from the
-    calibration residuals: the serving engine's profile band in engines.toml (decode) and the low/high bands of
-    assumptions.toml (prefill, training), which the calibration tests check against published measurements."""
-
-    low: float
-    high: float
-    assumptions: list[str]
-
-
-class CostOut(Out):
-    instance: str = Field(description="instance id in the knowledge base")
-    provider: str
-    name: str
-    pricing: Literal["on-demand", "spot"]
-    gpus_per_instance: int
-    instances: int = Field(description="instances needed for the GPUs of this estimate")
-    usd_per_hour: float = Field(description="all instances together")
-    usd_per_gpu_hour: float
-    usd_per_run: float | None = Field(default=None, description="training/fine-tuning run, whole instances billed")
-    usd_per_million_tokens: float | None = Field(
-        default=None, description="inference: GPU-hour price × GPUs ÷ aggregate tokens per hour × 10^6")
-    as_of: str = Field(description="date the price was read")
-    price_sources: list[str]
-
-
-class OwnedOut(Out):
-    """Buying the GPUs in the machine they go in (systems.toml): amortization over the lifetime plus power while busy
-    (space and staff excluded)."""
-
-    price_usd_each: float | None = Field(default=None, description="one accelerator; null when only a whole-system "
-                                                                   "price is published")
-    price_as_of: str
-    system: str = Field(description="the machine bought: 'HGX-class 8-GPU server', '4U 8-GPU PCIe server', ...")
-    machines: int
-    accelerators_paid: int = Field(description="accelerators bought (a machine is bought whole: at least --gpus)")
-    capex_usd: float = Field(description="accelerators, host(s) and, over several machines, the cluster fabric")
-    capex_beyond_accelerators_usd: float | None = Field(
-        default=None, description="hosts and fabric; null when a whole-system price has no published split")
-    power_kw: float
-    utilization: float
-    usd_per_busy_hour: float
-    usd_per_million_tokens: float | None = None
-    usd_per_run: float | None = None
-    break_even_utilization: float | None = Field(
-        default=None, description="utilization above which buying beats the cheapest on-demand rental (H15)")
-
-
-class ServingOut(Out):
-    """S10: replicas of this configuration needed for the traffic."""
-
-    requests_per_minute: float
-    output_tokens: int
-    tokens_per_s_needed: float
-    tokens_per_s_planned: float = Field(description="with burst headroom")
-    tokens_per_s_per_replica: float
-    replicas: int
-    gpus: int
-
-
-class AssumptionUsed(Out):
-    id: str
-    text: str
-    value: float | None = None
-    unit: str = ""
-    low: float | None = None
-    high: float | None = None
-    source: str
-
-
-class EstimateResult(Out):
-    """`gpuadvisor estimate --json`. GB = 10^9 bytes; speeds in tokens per second; prices in USD with their date."""
-
-    schema_version: int = SCHEMA_VERSION
-    model: ModelOut
-    setup: SetupOut
-    precision: PrecisionOut
-    parameters: ParametersOut
-    kv_cache_bytes_per_token: float | None = Field(default=None, description="all layers, K and V, one token")
-    kv_cache_gb: float | None = Field(default=None, description="KV cache of batch × context, all GPUs, GB")
-    memory_gb: MemoryOut = Field(description="per GPU, GB (10^9 bytes)")
-    fits: bool | None = Field(default=None, description="total ≤ capacity × (1 − headroom); null without --gpu")
-    bound: Literal["bandwidth", "compute"] | None = Field(default=None, description="what limits a decode step")
-    arithmetic_intensity: float | None = Field(default=None, description="decode step FLOP/byte")
-    ridge_point: float | None = Field(default=None, description="GPU dense peak ÷ bandwidth, FLOP/byte")
-    decode_tokens_per_s: float | None = Field(default=None, description="aggregate over the batch and all replicas")
-    decode_tokens_per_s_per_sequence: float | None = None
-    decode_tokens_per_s_range: Range | None = None
-    throughput_tokens_per_s: float | None = Field(
-        default=None, description="generated tokens/s of the whole configuration with every prompt processed "
-        "(continuous batching with chunked prefill at the batch, input_tokens and output_tokens; all replicas): "
-        "the capacity to size serving with; decode_tokens_per_s leaves the prompts out")
-    throughput_output_tokens: int | None = Field(
-        default=None, description="generated tokens per request throughput_tokens_per_s assumes (--output-tokens, "
-        "default 200)")
-    bandwidth_bound_tokens_per_s: float | None = Field(
-        default=None, description="ceiling at 100% bandwidth, no overhead (all replicas)")
-    tpot_s: float | None = Field(default=None, description="time per output token of one sequence")
-    prefill_tokens_per_s: float | None = Field(default=None, description="one replica, prompts of the whole batch")
-    ttft_s: float | None = Field(default=None, description="time to first token of one prompt of input_tokens")
-    ttft_s_range: Range | None = None
-    training_flops: float | None = None
-    training_gpu_hours: float | None = None
-    training_gpu_hours_range: Range | None = None
-    training_days: float | None = Field(default=None, description="wall-clock days on the given GPUs")
-    training_tokens_per_s: float | None = Field(default=None, description="all GPUs together")
-    error_band: dict[str, ErrorBand] = Field(
-        default_factory=dict, description="'decode', 'prefill', 'training': multiplicative bands of those figures")
-    costs: list[CostOut] = Field(default_factory=list, description="per priced cloud instance of this accelerator")
-    owned: OwnedOut | None = None
-    serving: ServingOut | None = None
-    warnings: list[str] = Field(default_factory=list)
-    defaults_applied: list[str] = Field(default_factory=list, description="settings the user did not give")
-    assumptions: list[AssumptionUsed]
-
-
-# ----------------------------------------------------------------------------------------------------------------
 # Helpers shared with the calibration tests
 # ----------------------------------------------------------------------------------------------------------------
-
-
-def is_gguf(precision: Precision) -> bool:
-    """llama.cpp formats, whose bits per weight already average over every tensor (embeddings included)."""
-    return "gguf" in (precision.library or "").lower() or precision.name.lower().startswith("gguf")
-
-
-def embedding_bytes(precision: Precision) -> float | None:
-    """Bytes per embedding/LM-head weight: quantizers other than GGUF keep those tables in 16-bit
-    (bitsandbytes, AutoGPTQ, AutoAWQ, FP8/INT8 recipes); None = same as the weights."""
-    if precision.bits_per_weight >= 16 or is_gguf(precision):
-        return None
-    return 2.0
 
 
 def factor_bounds(catalog: Catalog, factors: Factors) -> tuple[Factors, Factors]:
@@ -344,18 +146,14 @@ def factor_bounds(catalog: Catalog, factors: Factors) -> tuple[Factors, Factors]
     return replace(factors, **slow), replace(factors, **fast)
 
 
-def catalog_factors(catalog: Catalog) -> Factors:
-    return Factors.from_values({k: a.value for k, a in catalog.assumptions.items()})
-
-
 # ----------------------------------------------------------------------------------------------------------------
-# Resolution and validation
+# Flags → answers
 # ----------------------------------------------------------------------------------------------------------------
 
 
 @dataclass
 class _Ctx:
-    """Everything resolved for one estimate."""
+    """What an estimate collects on its way: notes for the assumptions, findings, defaults used."""
 
     notes: list[Note] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -368,58 +166,6 @@ def _lookup(flag: str, fn: Callable[[Catalog, str], T], catalog: Catalog, query:
         return fn(catalog, query)
     except AdvisorError as exc:
         raise InputError(f"{flag}: {exc}") from None
-
-
-def _resolve_model(req: EstimateRequest, catalog: Catalog, ctx: _Ctx) -> tuple[Architecture, ModelOut, str | None]:
-    """The architecture, how the output names it, and the precision its published checkpoint is stored in."""
-    from gpuadvisor.rules.sizing.params import describe
-    from gpuadvisor.rules.sizing.shape import describe_synthesis, synthesize_architecture
-
-    given = [n for n, v in (("--model", req.model), ("--params", req.params), ("--model-config", req.model_config))
-             if v is not None]
-    if len(given) > 1:
-        raise InputError(f"give only one of --model, --params, --model-config (got {', '.join(given)})")
-    if not given:
-        raise InputError("--model, --params or --model-config is required (e.g. --model llama-3.1-8b, --params 70B)")
-    if req.model is not None:
-        from gpuadvisor.knowledge.hf_hub import HubModel, describe_hub, find_model_or_hub, stored_format
-
-        model = _lookup("--model", find_model_or_hub, catalog, req.model)
-        if isinstance(model, HubModel):
-            for text in [describe_hub(model), *model.notes]:
-                ctx.notes.append(Note("method.config_json", text, source=describe_hub(model)))
-            arch = model.config.architecture
-            return arch, ModelOut(name=f"{model.spec} ({model.config.model_type})", source="hugging-face",
-                                  description=describe(arch), attention=attention_kind(arch)), stored_format(model)
-        arch = model.architecture
-        out = ModelOut(name=model.name, id=model.id, source="knowledge-base", description=describe(arch),
-                       attention=attention_kind(arch))
-        return arch, out, model.published_weights
-    if req.model_config is not None:
-        from gpuadvisor.knowledge.hf_config import read_hf_config
-
-        try:
-            cfg = read_hf_config(req.model_config)
-        except AdvisorError as exc:
-            raise InputError(f"--model-config: {exc}") from None
-        for text in cfg.notes:
-            ctx.notes.append(Note("method.config_json", text, source=str(req.model_config)))
-        arch = cfg.architecture
-        return arch, ModelOut(name=f"{req.model_config} ({cfg.model_type})", source="config.json",
-                              description=describe(arch), attention=attention_kind(arch)), None
-    assert req.params is not None
-    if not math.isfinite(req.params) or req.params <= 0:
-        raise InputError(f"--params must be a positive size such as 7B or 70B (got {req.params:g})")
-    try:
-        arch = synthesize_architecture(req.params)
-    except ValueError as exc:
-        raise InputError(f"--params: {exc}") from None
-    ctx.notes.append(Note("method.synthesized_shape", describe_synthesis(req.params, arch),
-                          source="gpuadvisor shape.py (Llama 3 family proportions)"))
-    ctx.warnings.append("Model shape synthesized from --params: KV cache and activations are estimates for a "
-                        "Llama-3-like model of that size")
-    return arch, ModelOut(name=f"{req.params / 1e9:.3g}B (synthesized)", source="synthesized",
-                          description=describe(arch), attention=attention_kind(arch)), None
 
 
 def _precision(catalog: Catalog, flag: str, query: str) -> Precision:
@@ -485,6 +231,100 @@ def _check_workload(req: EstimateRequest) -> Method | None:
     return req.method or "lora"
 
 
+def _check_precision(p: Precision, method: Method | None, training: bool) -> None:
+    if method == "qlora" and p.bits_per_weight > 4.6:
+        raise InputError(f"--method qlora contradicts --precision {p.id}: QLoRA keeps the frozen base weights in "
+                         "4-bit (use --precision nf4, or --method lora for a 16-bit base)")
+    if method == "lora" and p.bits_per_weight < 8:
+        raise InputError(f"--method lora with --precision {p.id}: LoRA on a 4-bit base is QLoRA "
+                         "(use --method qlora)")
+    if method == "full" and p.bits_per_weight < 16 and p.compute != "fp8":
+        raise InputError(f"--precision {p.id} cannot be trained in full: weights must be bf16, fp16, fp8 (mixed "
+                         "precision) or fp32 (use --method qlora for a 4-bit base)")
+    if not training and "weights" not in p.uses:
+        raise InputError(f"--precision {p.id}: {p.name} is not a weight storage format (try bf16, fp8, awq, nf4, "
+                         "q4_k_m)")
+
+
+def _model_answer(req: EstimateRequest) -> dict[str, Any]:
+    given = [n for n, v in (("--model", req.model), ("--params", req.params), ("--model-config", req.model_config))
+             if v is not None]
+    if len(given) > 1:
+        raise InputError(f"give only one of --model, --params, --model-config (got {', '.join(given)})")
+    if not given:
+        raise InputError("--model, --params or --model-config is required (e.g. --model llama-3.1-8b, --params 70B)")
+    if req.model is not None:
+        return {"name": req.model}
+    if req.model_config is not None:
+        return {"config": str(req.model_config)}
+    assert req.params is not None
+    if not math.isfinite(req.params) or req.params <= 0:
+        raise InputError(f"--params must be a positive size such as 7B or 70B (got {req.params:g})")
+    return {"params_b": req.params / 1e9}
+
+
+def _answers(req: EstimateRequest, method: Method | None, weights: Precision | None, kv: Precision | None,
+             replicas: int) -> Answers:
+    """The answers an estimate stands for: what the flags say, nothing else (every other answer takes the default a
+    consultation would take)."""
+    data: dict[str, Any] = {"workload": req.workload, "model": _model_answer(req)}
+    precision: dict[str, Any] = {}
+    if weights is not None:
+        precision["weights"] = weights.id
+    if kv is not None:
+        precision["kv_cache"] = kv.id
+    if req.context is not None:
+        precision["context_tokens"] = req.context
+    if req.batch is not None:
+        precision["batch_size"] = req.batch
+    if precision:
+        data["precision"] = precision
+    if req.workload == "inference":
+        inference: dict[str, Any] = {"concurrent_requests": (req.batch or 1) * replicas}
+        for key, value in (("input_tokens", req.input_tokens), ("output_tokens", req.output_tokens),
+                           ("requests_per_minute", req.requests_per_minute), ("engine", req.engine)):
+            if value is not None:
+                inference[key] = value
+        data["inference"] = inference
+    else:
+        training: dict[str, Any] = {}
+        for key, value in (("tokens_b", None if req.tokens is None else req.tokens / 1e9),
+                           ("optimizer", req.optimizer), ("zero_stage", req.zero),
+                           ("gradient_checkpointing", req.checkpointing)):
+            if value is not None:
+                training[key] = value
+        if training:
+            data["training"] = training
+        if req.workload == "finetune":
+            data["finetune"] = {"method": method, **({"lora_rank": req.lora_rank} if req.lora_rank else {})}
+    if req.utilization is not None:
+        data["deployment"] = {"utilization": req.utilization}
+    try:
+        return parse_answers(data, "estimate")
+    except InputError as exc:
+        raise InputError(_flag_words(str(exc))) from None
+
+
+def _flag_words(message: str) -> str:
+    """'estimate: training.tokens_b: ...' → '--tokens: ...' (the answers an estimate builds come from its flags)."""
+    head, _, rest = message.partition(": ")
+    key, _, reason = rest.partition(": ")
+    return f"{FLAGS[key]}: {reason}" if head == "estimate" and key in FLAGS else message
+
+
+def _resolved(answers: Answers, catalog: Catalog, model_flag: str) -> Resolved:
+    """`resolve`, its errors naming the flag: an answer's key becomes its flag, and a model file that cannot be
+    read is reported against the model flag."""
+    try:
+        return resolve(answers, catalog)
+    except InputError as exc:
+        text = str(exc)
+        key = text.split(":", 1)[0].split(" = ", 1)[0]
+        if key in FLAGS:
+            raise InputError(f"{FLAGS[key]}: {text.removeprefix(key).lstrip(':= ')}") from None
+        raise InputError(f"{model_flag}: {text}") from None
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # The estimate
 # ----------------------------------------------------------------------------------------------------------------
@@ -498,31 +338,14 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     _check_numbers(req)
     _check_engine(req)
     method = _check_workload(req)
-    arch, model_out, published = _resolve_model(req, catalog, ctx)
-    params = count_parameters(arch)
-    factors = catalog_factors(catalog)
     training = req.workload != "inference"
-
-    # precisions
-    # the consultation's policy (answers.contextual_defaults): QLoRA's NF4 base; serving the checkpoint as published
-    given = {"workload": req.workload, "finetune.method": method}
-    default_precision = contextual_defaults(given, served_format(arch, published)).get(
-        "precision.weights", PrecisionAnswer.model_fields["weights"].default)
-    weights_p = _precision(catalog, "--precision", req.precision or default_precision)
-    if req.precision is None:
-        ctx.defaults.append(f"precision = {weights_p.id}")
-    _check_precision(weights_p, method, training)
-    kv_p: Precision | None = None
-    if not training:
-        kv_default = PrecisionAnswer.model_fields["kv_cache"].default
-        kv_p = _precision(catalog, "--kv-precision", req.kv_precision or kv_default)
-        if req.kv_precision is None:
-            ctx.defaults.append(f"kv_precision = {kv_p.id}")
-        if "kv_cache" not in kv_p.uses:
-            raise InputError(f"--kv-precision {req.kv_precision}: {kv_p.name} is not a KV-cache format "
-                             "(use fp16, bf16, fp8 or int8)")
-
-    # accelerator
+    weights_given = _precision(catalog, "--precision", req.precision) if req.precision else None
+    if weights_given is not None:
+        _check_precision(weights_given, method, training)
+    kv_given = _precision(catalog, "--kv-precision", req.kv_precision) if req.kv_precision else None
+    if kv_given is not None and "kv_cache" not in kv_given.uses:
+        raise InputError(f"--kv-precision {req.kv_precision}: {kv_given.name} is not a KV-cache format "
+                         "(use fp16, bf16, fp8 or int8)")
     acc: Accelerator | None = None
     if req.gpu is not None:
         acc = _lookup("--gpu", find_accelerator, catalog, req.gpu)
@@ -538,121 +361,139 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
         ctx.warnings.append(f"GPUs capped at {req.power_limit_w} W: tensor math at {cap.value:.0%} of the datasheet "
                             f"rate, as published at that limit ({', '.join(cap.sources)})")
 
-    # shape of the run
-    context = req.context or 4096
-    batch = req.batch or 1
-    if req.context is None:
-        ctx.defaults.append(f"context = {context}")
-    if req.batch is None:
-        ctx.defaults.append(f"batch = {batch}")
-    if req.input_tokens is not None and req.input_tokens > context:
-        raise InputError(f"--input-tokens {req.input_tokens} exceeds the context of {context} tokens (give --context)")
+    # a first resolution for the model's shape, then the answers with the replica count the layout gives
+    answers = _answers(req, method, weights_given, kv_given, 1)
+    model_flag = "--model" if req.model is not None else "--params" if req.params is not None else "--model-config"
+    resolved = _resolved(answers, catalog, model_flag)
+    arch = resolved.model.architecture
+    par = _parallelism(req, arch, training, ctx)
+    if par.dp > 1 and not training:
+        answers = _answers(req, method, weights_given, kv_given, par.dp)
+        resolved = _resolved(answers, catalog, model_flag)
+    params = count_parameters(arch)
+    weights_p, kv_p = resolved.weights, resolved.kv_cache
+    if weights_given is None:
+        _check_precision(weights_p, method, training)
+    work = _profile(answers, resolved, catalog, params)
+    factors = consultation_factors(catalog_factors(catalog), work)
+    context = int(work["context"])
+    batch = int(work["batch"])
     if arch.max_position_embeddings and context > arch.max_position_embeddings:
         ctx.warnings.append(f"--context {context:,} exceeds the model's maximum of {arch.max_position_embeddings:,} "
                             "tokens (max_position_embeddings)")
-    par = _parallelism(req, arch, training, ctx)
-    # FlashAttention-2 needs CUDA compute capability 8.0 (H9); non-CUDA stacks (TPU, Metal, Neuron) ship their own
-    # fused attention, so only parts marked "no" (Volta, Turing, Pascal) materialize the score matrix.
+    if not training and int(work["input_tokens"]) > context:
+        raise InputError(f"--input-tokens {work['input_tokens']} exceeds the context of {context} tokens (give "
+                         "--context)")
+    _defaults(ctx, answers, resolved, req, training, method)
+    _model_notes(ctx, resolved, arch)
+    unit = _unit(acc, par.gpus) if acc is not None else None
     flash = acc is None or acc.flash_attention_2 != "no"
-    checkpointing = True if req.checkpointing is None else req.checkpointing
-    optimizer: OptimizerName = req.optimizer or "adamw"
-    lora_rank = req.lora_rank or 16
-    if training:
-        if req.optimizer is None:
-            ctx.defaults.append("optimizer = adamw")
-        if req.checkpointing is None:
-            ctx.defaults.append("gradient checkpointing = on")
-        if method in ("lora", "qlora") and req.lora_rank is None:
-            ctx.defaults.append("lora_rank = 16")
-
-    # memory
-    if training:
-        assert method is not None
-        mem = training_memory(
-            arch, params, method=method, optimizer=optimizer,
-            weight_bits=weights_p.bits_per_weight if method == "qlora" else (32.0 if weights_p.bits_per_weight >= 32
-                                                                             else 16.0),
-            grad_precision=req.grad_precision or "bf16", seq=context, micro_batch=batch, par=par,
-            checkpointing=checkpointing, flash_attention=flash, lora_rank=lora_rank, factors=factors)
-    else:
-        assert kv_p is not None
-        if acc is not None:  # the serving engine's own memory margin and footprint (engines.toml)
-            from gpuadvisor.rules.serving import engine_memory
-
-            overrides = engine_memory(catalog, acc, req.engine)
-            if overrides:
-                factors = replace(factors, **dict(overrides))
-        rest_bytes, experts = split_weight_format(arch, weights_p)
-        mem = inference_memory(arch, params, weight_bytes_per_param=rest_bytes,
-                               kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, par=par,
-                               embedding_bytes=embedding_bytes(weights_p), flash_attention=flash, factors=factors,
-                               experts=experts)
-    ctx.notes.extend(mem.notes)
-    if not flash and acc is not None:
-        ctx.warnings.append(f"H9: {acc.name} does not run FlashAttention-2 (compute capability < 8.0): "
-                            "attention scores are materialized, which costs memory at long context")
 
     result = EstimateResult(
-        model=model_out,
+        model=_model_out(resolved, arch),
         setup=SetupOut(workload=req.workload, method=method, context=context, batch=batch,
-                       input_tokens=None if training else (req.input_tokens or context),
+                       input_tokens=None if training else int(work["input_tokens"]),
+                       output_tokens=None if training else int(work["output_tokens"]),
                        gpu=acc.id if acc else None, gpu_name=acc.name if acc else None, gpus=par.gpus,
                        tensor_parallel=par.tp, expert_parallel=par.ep, pipeline_parallel=par.pp,
                        data_parallel=par.dp, zero_stage=par.zero, power_limit_w=req.power_limit_w,
-                       optimizer=optimizer if training else None, gradient_checkpointing=checkpointing if training
-                       else None, flash_attention=flash, lora_rank=lora_rank if method in ("lora", "qlora") else None,
-                       tokens=req.tokens),
+                       optimizer=str(work["optimizer"]) if training else None,
+                       gradient_checkpointing=bool(work["gradient_checkpointing"]) if training else None,
+                       flash_attention=flash,
+                       lora_rank=int(work["lora_rank"]) if method in ("lora", "qlora") else None,
+                       tokens=float(work["tokens_b"]) * 1e9 if training and req.tokens is not None else None),
         precision=PrecisionOut(weights=weights_p.id, weights_bits=weights_p.bits_per_weight,
-                               kv_cache=kv_p.id if kv_p else None, compute=weights_p.compute),
+                               kv_cache=None if training else kv_p.id,
+                               compute=training_compute(weights_p) if training else weights_p.compute),
         parameters=ParametersOut(total=params.total, active=params.active, active_per_token=params.active_per_token,
                                  embedding=params.embedding + params.position_embedding + params.lm_head,
-                                 trainable=_trainable(arch, params, method, lora_rank)),
-        memory_gb=_memory_out(mem, acc),
-        fits=mem.fits(acc.memory_gb.value * GB) if acc else None,
+                                 trainable=_trainable(arch, params, method, int(work["lora_rank"]))),
+        memory_gb=MemoryOut(weights=0, kv_cache=0, activations=0, gradients=0, optimizer_states=0,
+                            runtime_overhead=0, total=0, headroom_fraction=0, required_capacity=0),
         assumptions=[],
     )
-    if kv_p is not None:
-        per_token = kv_bytes_per_token(arch, kv_p.bytes_per_weight)
-        result.kv_cache_bytes_per_token = per_token
-        result.kv_cache_gb = kv_bytes_per_sequence(arch, kv_p.bytes_per_weight, context) * batch * par.dp / GB
-    if acc is not None and result.fits is False:
-        ctx.warnings.append(f"H1: does not fit: needs {mem.total / GB:.1f} GB per GPU, {acc.name} has "
-                            f"{acc.memory_gb.value:g} GB of which {mem.usable(acc.memory_gb.value * GB) / GB:.1f} GB "
-                            f"usable with {mem.headroom_fraction:.0%} kept free (W6)")
-    if arch.moe is not None:
-        ctx.warnings.append(f"W13: mixture of experts: all {params.total / 1e9:.1f}B parameters must be resident; "
-                            f"only {params.active / 1e9:.1f}B are active per token")
-
-    if acc is not None:
-        if training:
-            _training_speed(result, req, catalog, acc, weights_p, arch, params, method, par, factors, ctx)
-        else:
-            assert kv_p is not None
-            _inference_speed(result, req, catalog, acc, arch, params, weights_p, kv_p, par, context, batch, factors,
-                             ctx)
-        _costs(result, req, catalog, acc, par, factors, ctx)
-    elif training and req.tokens is not None:
-        flops = (6.0 if method == "full" else 4.0) * params.active * req.tokens
-        result.training_flops = flops
-    result.warnings = ctx.warnings
+    if training:
+        plan = _training(result, req, catalog, acc, unit, work, arch, params, par, factors, ctx)
+    else:
+        plan = _inference(result, req, catalog, acc, unit, work, arch, params, par, factors, ctx)
+    if acc is not None and unit is not None:
+        _costs(result, catalog, acc, par, factors, float(work["utilization"]), ctx)
+    if acc is not None and unit is not None and plan is not None:
+        _judge(catalog, answers, resolved, acc, unit, plan, work, ctx)
+    result.warnings = list(dict.fromkeys(ctx.warnings))
     result.defaults_applied = ctx.defaults
     result.assumptions = _assumptions(ctx.notes, catalog)
     return result
 
 
-def _check_precision(p: Precision, method: Method | None, training: bool) -> None:
-    if method == "qlora" and p.bits_per_weight > 4.5:
-        raise InputError(f"--method qlora contradicts --precision {p.id}: QLoRA keeps the frozen base weights in "
-                         "4-bit (use --precision nf4, or --method lora for a 16-bit base)")
-    if method == "lora" and p.bits_per_weight < 8:
-        raise InputError(f"--method lora with --precision {p.id}: LoRA on a 4-bit base is QLoRA "
-                         "(use --method qlora)")
-    if method == "full" and p.bits_per_weight < 16 and p.compute != "fp8":
-        raise InputError(f"--precision {p.id} cannot be trained in full: weights must be bf16, fp16, fp8 (mixed "
-                         "precision) or fp32 (use --method qlora for a 4-bit base)")
-    if not training and "weights" not in p.uses:
-        raise InputError(f"--precision {p.id}: {p.name} is not a weight storage format (try bf16, fp8, awq, nf4, "
-                         "q4_k_m)")
+def _profile(answers: Answers, resolved: Resolved, catalog: Catalog, params: ParameterCount) -> dict[str, Any]:
+    """The consultation's `workload` fact for these answers (rules/profile.py)."""
+    effective = answers.effective()
+    given = answers.given_keys()
+    return workload_profile(effective.__getitem__, effective.__getitem__, given.__contains__,
+                            model_name=resolved.model.name, params=params,
+                            moe=resolved.model.architecture.moe is not None, weights=resolved.weights,
+                            kv=resolved.kv_cache, usage_values=usage_values(catalog),
+                            user_load_values=user_load_values(catalog))
+
+
+def _unit(acc: Accelerator, gpus: int) -> Unit:
+    """What the GPUs of an estimate stand in: one machine of them when one machine holds them (as your own
+    hardware is planned in a consultation), else machines of the part joined by a network."""
+    return own_unit(acc, gpus) if gpus <= acc.max_per_node else bare_unit(acc)
+
+
+def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequest, training: bool,
+              method: Method | None) -> None:
+    """The defaults that shaped this estimate, as `key = value` lines."""
+    eff = answers.effective()
+    if req.precision is None:
+        ctx.defaults.append(f"precision = {resolved.weights.id}")
+    if not training and req.kv_precision is None:
+        ctx.defaults.append(f"kv_precision = {resolved.kv_cache.id}")
+    if req.context is None:
+        ctx.defaults.append(f"context = {eff['precision.context_tokens']}")
+    if req.batch is None:
+        ctx.defaults.append(f"batch = {eff['precision.batch_size']}")
+    if training:
+        if req.optimizer is None:
+            ctx.defaults.append(f"optimizer = {eff['training.optimizer']}")
+        if req.checkpointing is None:
+            ctx.defaults.append("gradient checkpointing = " + ("on" if eff["training.gradient_checkpointing"]
+                                                                else "off"))
+        if method in ("lora", "qlora") and req.lora_rank is None:
+            ctx.defaults.append(f"lora_rank = {eff['finetune.lora_rank']}")
+    else:
+        if req.input_tokens is None:
+            ctx.defaults.append(f"input_tokens = {eff['inference.input_tokens']}")
+        if req.output_tokens is None:
+            ctx.defaults.append(f"output_tokens = {eff['inference.output_tokens']}")
+    if req.utilization is None:
+        ctx.defaults.append(f"utilization = {eff['deployment.utilization'] or ''}".rstrip(" =")
+                            if eff["deployment.utilization"] else "utilization = 0.5 (owned hardware)")
+
+
+def _model_out(resolved: Resolved, arch: Architecture) -> ModelOut:
+    m = resolved.model
+    source: Literal["knowledge-base", "config.json", "hugging-face", "synthesized"] = (
+        "synthesized" if m.synthesized else "config.json" if m.id.startswith("config:")
+        else "hugging-face" if m.id.startswith("hf:") else "knowledge-base")
+    return ModelOut(name=m.name, id=m.id if source == "knowledge-base" else None, source=source,
+                    description=describe(arch), attention=attention_kind(arch))
+
+
+def _model_notes(ctx: _Ctx, resolved: Resolved, arch: Architecture) -> None:
+    m = resolved.model
+    for text in m.read_notes:
+        ctx.notes.append(Note("method.config_json", text, source=m.source))
+    if m.synthesized:
+        from gpuadvisor.rules.sizing.shape import describe_synthesis
+
+        total = count_parameters(arch).total
+        ctx.notes.append(Note("method.synthesized_shape", describe_synthesis(float(total), arch),
+                              source="gpuadvisor shape.py (Llama 3 family proportions)"))
+        ctx.warnings.append("Model shape synthesized from --params: KV cache and activations are estimates for a "
+                            "Llama-3-like model of that size")
 
 
 def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: _Ctx) -> Parallelism:
@@ -708,155 +549,220 @@ def _band(value: float, low: float, high: float, names: Iterable[str]) -> ErrorB
     return ErrorBand(low=min(low, high) / value, high=max(low, high) / value, assumptions=list(names))
 
 
-def _inference_speed(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator,
-                     arch: Architecture, params: ParameterCount, weights_p: Precision, kv_p: Precision,
-                     par: Parallelism, context: int, batch: int, factors: Factors, ctx: _Ctx) -> None:
+def _fit_warning(ctx: _Ctx, result: EstimateResult, acc: Accelerator, plan: Plan, what: str) -> None:
+    """H1, the planner's verdict: the layout as given does not fit the part."""
+    m = plan.memory
+    ctx.warnings.append(f"H1: does not fit: needs {m.total / GB:.1f} GB per GPU{what}, {acc.name} has "
+                        f"{acc.memory_gb.value:g} GB of which {m.usable(acc.memory_gb.value * GB) / GB:.1f} GB "
+                        f"usable with {m.headroom_fraction:.0%} kept free (W6)")
+
+
+# --- inference ---------------------------------------------------------------------------------------------------
+
+
+def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator | None,
+               unit: Unit | None, work: Mapping[str, Any], arch: Architecture, params: ParameterCount,
+               par: Parallelism, factors: Factors, ctx: _Ctx) -> Plan | None:
     from gpuadvisor.rules.serving import efficiency_bounds, resolve_engine
 
+    # the load an estimate is judged under is the closed loop of its batch × replicas clients; a request rate
+    # only sizes the replicas it would need (`serving` below), never the latency of the layout given
+    targets = replace(serving_targets(work, demand_fact(work, factors.burst_headroom)), requests_per_s=None)
+    search = inference_search(catalog, work, arch, params, targets, factors)
+    kv_p = catalog.precisions[str(work["kv_precision"])]
+    batch, prompt, out_tokens = int(work["batch"]), int(work["input_tokens"]), int(work["output_tokens"])
+    tokens = targets.kv_tokens
+    result.kv_cache_bytes_per_token = kv_bytes_per_token(arch, kv_p.bytes_per_weight)
+    result.kv_cache_tokens_per_sequence = tokens
+    result.kv_cache_gb = kv_bytes_per_sequence(arch, kv_p.bytes_per_weight, tokens) * batch * par.dp / GB
+    if acc is None or unit is None:  # memory only: the split's memory curve, as the search builds it
+        mem = search.memory(par.tp, par.pp, True, (), par.ep).breakdown(batch)
+        ctx.notes.extend(mem.notes)
+        result.memory_gb = _memory_out(mem, None)
+        if arch.moe is not None:
+            ctx.warnings.append(f"W13: mixture of experts: all {params.total / 1e9:.1f}B parameters must be resident; "
+                                f"only {params.active / 1e9:.1f}B are active per token")
+        return None
     engine = resolve_engine(acc, req.engine)
     eff, eff_slow, eff_fast = efficiency_bounds(catalog, acc, engine)
     result.setup.engine = engine
     result.setup.engine_profile = eff.profile if eff else None
     if req.engine is None or req.engine == "auto":
         ctx.defaults.append(f"engine = {engine} (by deployment: {acc.name})")
-    link = _group_link(acc, max(par.tp, par.ep))
-    device = _device_checked(acc, weights_p.compute, ctx, eff, link)
-    emb = embedding_bytes(weights_p)
-    prompt = req.input_tokens or context
-    w_bytes, experts = split_weight_format(arch, weights_p)
-
-    def run(f: Factors, e: EngineEfficiency | None, decode_f: Factors) -> tuple[float, float, float]:
-        d = device_for(acc, weights_p.compute, link, e)
-        step = decode_step(arch, params, d, bytes_per_weight=w_bytes,
-                           kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp,
-                           pp=par.pp, embedding_bytes=emb, factors=decode_f, experts=experts, ep=par.ep)
-        ttft = prefill(arch, params, d, bytes_per_weight=w_bytes, prompt_tokens=prompt,
-                       tp=par.tp, embedding_bytes=emb, factors=f, experts=experts, ep=par.ep).seconds
-        return step.tokens_per_s * par.dp, ttft, step.step_seconds
-
-    step = decode_step(arch, params, device, bytes_per_weight=w_bytes,
-                       kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, tp=par.tp, pp=par.pp,
-                       embedding_bytes=emb, factors=factors, experts=experts, ep=par.ep)
-    pre_batch = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
-                        batch=batch, tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts, ep=par.ep)
-    ttft = prefill(arch, params, device, bytes_per_weight=w_bytes, prompt_tokens=prompt,
-                   tp=par.tp, embedding_bytes=emb, factors=factors, experts=experts, ep=par.ep)
+    plan = search.evaluate(acc, unit, par.tp, par.pp, par.ep, batch=batch, replicas=par.dp)
+    ctx.notes.extend(plan.notes)
+    result.memory_gb = _memory_out(plan.memory, acc)
+    result.fits = plan.fits
+    if not plan.fits:
+        full = search.memory(par.tp, par.pp, result.setup.flash_attention, search.memory_factors(acc), par.ep,
+                             kv_tokens=targets.context)
+        alone = full.total(1)
+        _fit_warning(ctx, result, acc, plan, f" at batch {batch}" + (
+            f" (one request at the full {targets.context:,}-token context alone needs {alone / GB:.1f} GB)"
+            if not full.fits(1, acc.memory_gb.value * GB) else ""))
+    link = unit.topology.link(max(par.tp, par.ep))
+    device = device_for(acc, search.weights.compute, link, eff)
+    speed, seconds = search.curve(device, par.tp, par.pp, par.ep)
+    step = speed.step(batch)
+    throttle = 1.0 - factors.consumer_dense_throttle if plan.throttled else 1.0  # W4, as the plan applies it
     ctx.notes.extend(step.notes)
-    ctx.notes.extend(pre_batch.notes)
-    slow, fast = factor_bounds(catalog, factors)
-    # with an engine profile, its band (the calibration residuals of that engine and family) is the decode band
-    lo = run(slow, eff_slow, factors if eff else slow)
-    hi = run(fast, eff_fast, factors if eff else fast)
-    decode_band = [f"engines.toml {eff.profile}"] if eff else ["decode_bandwidth_efficiency", "compute_efficiency",
-                                                               "step_overhead_per_layer_us"]
     result.bound = step.bound
     result.arithmetic_intensity = step.arithmetic_intensity
     if device.peak_tflops:
         result.ridge_point = ridge_point(device.peak_tflops, device.bandwidth_gbs)
-    result.decode_tokens_per_s = step.tokens_per_s * par.dp
-    if device.peak_tflops is not None:  # without a peak the prompts' compute cannot be estimated
-        out_tokens = req.output_tokens or DEFAULT_OUTPUT_TOKENS
-        curve = DecodeCurve(arch, params, device, bytes_per_weight=w_bytes, kv_bytes_per_value=kv_p.bytes_per_weight,
-                            context=context, tp=par.tp, pp=par.pp, embedding_bytes=emb, factors=factors,
-                            experts=experts, ep=par.ep)
-        flops = PrefillModel(arch, params, bytes_per_weight=w_bytes, prompt_tokens=prompt, factors=factors,
-                             experts=experts).flops
-        rate = serving_rate(curve, flops, batch=batch, input_tokens=prompt, output_tokens=out_tokens,
-                            chunk_tokens=factors.prefill_chunk_tokens)
-        result.throughput_tokens_per_s = rate.tokens_per_s * par.dp
-        result.throughput_output_tokens = out_tokens
+    result.decode_tokens_per_s = step.tokens_per_s * par.dp * throttle
+    result.decode_tokens_per_s_per_sequence = step.tokens_per_s_per_sequence * throttle
+    result.bandwidth_bound_tokens_per_s = step.bandwidth_bound_tokens_per_s * par.dp
+    result.tpot_idle_s = step.step_seconds
+    result.tokens_per_s_per_user = plan.tokens_per_s_per_user
+    result.tpot_s = 1.0 / plan.tokens_per_s_per_user if plan.tokens_per_s_per_user else None
+    if peak_tflops(acc, search.weights.compute)[0] is None:
+        ctx.warnings.append(f"{acc.name} publishes no dense {search.weights.compute} throughput: compute-bound "
+                            "figures (prefill, large batches) cannot be estimated; decode uses bandwidth only")
+    result.throughput_tokens_per_s = plan.tokens_per_s
+    result.capacity_tokens_per_s = plan.capacity_tokens_per_s
+    result.throughput_output_tokens = out_tokens
+    if device.peak_tflops is not None:  # without a published peak the prompts' compute is unknown, not zero
+        result.ttft_s = plan.ttft_s
+        attn, experts = (1, par.ep) if par.ep > 1 else (par.tp, 1)
+        fmt = search.weight_format
+        single = PrefillModel(arch, params, bytes_per_weight=fmt.bytes_per_weight, prompt_tokens=prompt,
+                              embedding_bytes=fmt.embedding_bytes, factors=factors, experts=fmt.experts)
+        whole = PrefillModel(arch, params, bytes_per_weight=fmt.bytes_per_weight, prompt_tokens=prompt, batch=batch,
+                             embedding_bytes=fmt.embedding_bytes, factors=factors, experts=fmt.experts)
+        idle = single.prefill(device, attn, ep=experts)
+        ctx.notes.extend(idle.notes)
+        result.ttft_idle_s = idle.seconds
+        result.prefill_tokens_per_s = whole.prefill(device, attn, with_notes=False, ep=experts).tokens_per_s
         ctx.notes.append(Note("method.serving_throughput", "Throughput with prompts: continuous batching with "
                               "chunked prefill; each iteration advances every sequence one token and prefills "
-                              "batch × input ÷ output prompt tokens in the same pass over the weights",
+                              "batch × input ÷ output prompt tokens in the same pass over the weights; first token and "
+                              "time per token under the load of batch × replicas clients in a closed loop",
                               source="rules/sizing/serving_load.py"))
-    result.decode_tokens_per_s_per_sequence = step.tokens_per_s_per_sequence
-    result.decode_tokens_per_s_range = Range(low=lo[0], high=hi[0])
-    result.bandwidth_bound_tokens_per_s = step.bandwidth_bound_tokens_per_s * par.dp
-    result.tpot_s = step.step_seconds
-    result.error_band["decode"] = _band(result.decode_tokens_per_s, lo[0], hi[0], decode_band)
-    if device.peak_tflops is not None:  # without a published peak, prefill time is unknown, not zero
-        result.prefill_tokens_per_s = pre_batch.tokens_per_s
-        result.ttft_s = ttft.seconds
-        result.ttft_s_range = Range(low=min(lo[1], hi[1]), high=max(lo[1], hi[1]))
-        result.error_band["prefill"] = _band(ttft.seconds, lo[1], hi[1], ["compute_efficiency"])
-    if par.tp > 1 and device.link_kind != "nvlink":
-        ctx.warnings.append(f"W3/H5: tensor parallel over {device.link_gbs_per_direction:g} GB/s PCIe: "
-                            f"{step.comm_seconds * 1e3:.2f} ms of all-reduce per decode step "
-                            f"({step.comm_seconds / step.step_seconds:.0%} of the step); NVLink parts avoid this")
-    if par.tp > 1 and par.ep == 1 and result.fits is not None and par.dp == 1:
-        single = replace(par, tp=1)
-        if inference_memory(arch, params, weight_bytes_per_param=w_bytes,
-                            kv_bytes_per_value=kv_p.bytes_per_weight, context=context, batch=batch, par=single,
-                            embedding_bytes=emb, factors=factors, experts=experts).fits(acc.memory_gb.value * GB):
-            ctx.warnings.append("H6: the model fits one GPU; one GPU per replica avoids tensor-parallel "
-                                "communication (use --tp 1 and --gpus for replicas)")
-    if step.bound == "compute":
-        ctx.warnings.append(f"H4: decode at batch {batch} is compute-bound (intensity "
-                            f"{step.arithmetic_intensity:.0f} FLOP/byte ≥ ridge {result.ridge_point or 0:.0f}): "
-                            "TFLOPS matter")
-    if req.requests_per_minute is not None:
-        out_tokens = req.output_tokens or DEFAULT_OUTPUT_TOKENS
-        plan = serving_capacity(req.requests_per_minute, out_tokens, step.tokens_per_s, factors=factors)
-        ctx.notes.extend(plan.notes)
+    # the band: the same layout evaluated at the pessimistic and optimistic ends of the calibrated assumptions and
+    # of the engine's profile
+    slow_f, fast_f = factor_bounds(catalog, factors)
+    low = _evaluate_at(catalog, work, arch, params, targets, slow_f, eff_slow, acc, unit, par, batch)
+    high = _evaluate_at(catalog, work, arch, params, targets, fast_f, eff_fast, acc, unit, par, batch)
+    names = [f"engines.toml {eff.profile}"] if eff else ["decode_bandwidth_efficiency", "compute_efficiency",
+                                                        "step_overhead_per_layer_us"]
+    if result.decode_tokens_per_s and low.tokens_per_s and high.tokens_per_s and plan.tokens_per_s:
+        lo_d = result.decode_tokens_per_s * low.tokens_per_s / plan.tokens_per_s
+        hi_d = result.decode_tokens_per_s * high.tokens_per_s / plan.tokens_per_s
+        result.decode_tokens_per_s_range = Range(low=min(lo_d, hi_d), high=max(lo_d, hi_d))
+        result.error_band["decode"] = _band(plan.tokens_per_s, low.tokens_per_s, high.tokens_per_s, names)
+    if result.ttft_idle_s is not None and all(x and math.isfinite(x) for x in (plan.ttft_s, low.ttft_s,
+                                                                              high.ttft_s)):
+        assert plan.ttft_s is not None and low.ttft_s is not None and high.ttft_s is not None
+        result.ttft_s_range = Range(low=min(low.ttft_s, high.ttft_s), high=max(low.ttft_s, high.ttft_s))
+        result.error_band["prefill"] = _band(plan.ttft_s, low.ttft_s, high.ttft_s, ["compute_efficiency"])
+    if req.requests_per_minute is not None and plan.tokens_per_s:
+        sized = serving_capacity(req.requests_per_minute, out_tokens, plan.tokens_per_s / par.dp, factors=factors)
+        ctx.notes.extend(sized.notes)
         result.serving = ServingOut(requests_per_minute=req.requests_per_minute, output_tokens=out_tokens,
-                                    tokens_per_s_needed=plan.tokens_per_s_needed,
-                                    tokens_per_s_planned=plan.tokens_per_s_planned,
-                                    tokens_per_s_per_replica=step.tokens_per_s, replicas=plan.replicas,
-                                    gpus=plan.replicas * par.model_shards)
+                                    tokens_per_s_needed=sized.tokens_per_s_needed,
+                                    tokens_per_s_planned=sized.tokens_per_s_planned,
+                                    tokens_per_s_per_replica=plan.tokens_per_s / par.dp, replicas=sized.replicas,
+                                    gpus=sized.replicas * par.model_shards)
+    return plan
 
 
-def _group_link(acc: Accelerator, group: int) -> Link:
-    """What a tensor-parallel group of `group` GPUs of this part talks over on its own board (topology.py)."""
-    topo = accelerator_topology(acc)
-    return topo.link(group) if group <= topo.node else Link("pcie", "pcie", topo.pcie_gbs_per_direction)
+def _evaluate_at(catalog: Catalog, work: Mapping[str, Any], arch: Architecture, params: ParameterCount,
+                 targets: Any, factors: Factors, efficiency: Any, acc: Accelerator, unit: Unit, par: Parallelism,
+                 batch: int) -> Plan:
+    """The same layout planned with other factors and engine efficiency (an end of the error band)."""
+    search = inference_search(catalog, work, arch, params, targets, factors, efficiency=lambda _acc: efficiency)
+    return search.evaluate(acc, unit, par.tp, par.pp, par.ep, batch=batch, replicas=par.dp)
 
 
-def _device_checked(acc: Accelerator, compute: str, ctx: _Ctx, efficiency: EngineEfficiency | None = None,
-                    link: Link | None = None) -> Device:
-    peak, used = peak_tflops(acc, compute)
-    if peak is None:
-        ctx.warnings.append(f"{acc.name} publishes no dense {compute} throughput: compute-bound figures "
-                            "(prefill, large batches, training) cannot be estimated; decode uses bandwidth only")
-    elif used != compute:
-        ctx.warnings.append(f"H8: {acc.name} has no {compute.upper()} tensor-core rate; computed at "
-                            f"{used.upper()} ({peak:g} TFLOPS dense)")
-    return device_for(acc, compute, link, efficiency)
+# --- training ----------------------------------------------------------------------------------------------------
 
 
-def _training_speed(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator,
-                    weights_p: Precision, arch: Architecture, params: ParameterCount, method: Method | None,
-                    par: Parallelism, factors: Factors, ctx: _Ctx) -> None:
-    compute = training_compute(weights_p)
-    device = _device_checked(acc, compute, ctx)
-    if req.tokens is None or device.peak_tflops is None or method is None:
-        if req.tokens is None:
-            ctx.warnings.append("Give --tokens (e.g. 2T, 500M) for training time and cost")
-        return
-    shape = training_shape(arch, params, weights_p, method, result.setup.context, req.workload == "training", acc,
-                           accelerator_topology(acc), par.gpus, par, factors)
-    tokens, peak = req.tokens, device.peak_tflops
-
-    def timed(f: Factors, with_notes: bool = False) -> TrainingTime:
-        return training_time(params.active, tokens, gpus=par.gpus, peak_tflops=peak, method=method, factors=f,
-                             with_notes=with_notes, shape=shape, mfu=req.mfu)
-
-    tt = timed(factors, True)
-    ctx.notes.extend(tt.notes)
-    slow, fast = factor_bounds(catalog, factors)
-    lo, hi = (timed(slow).gpu_hours, timed(fast).gpu_hours) if req.mfu is None else (tt.gpu_hours, tt.gpu_hours)
+def _training(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator | None,
+              unit: Unit | None, work: Mapping[str, Any], arch: Architecture, params: ParameterCount,
+              par: Parallelism, factors: Factors, ctx: _Ctx) -> Plan | None:
+    compute = compute_need_fact(float(params.active), work)
+    targets = replace(training_targets(work, compute), grad_precision=req.grad_precision or "bf16")
+    search = training_search(catalog, work, arch, params, targets, factors)
+    if req.tokens is not None:
+        result.training_flops = float(compute["flops"])
+    if acc is None or unit is None:
+        mem = search.memory(par, True, with_notes=True)
+        ctx.notes.extend(mem.notes)
+        result.memory_gb = _memory_out(mem, None)
+        return None
+    plan, tt = search.evaluate(acc, unit, par, mfu=req.mfu)
+    ctx.notes.extend(plan.notes)
+    result.memory_gb = _memory_out(plan.memory, acc)
+    result.fits = plan.fits
+    if not plan.fits:
+        _fit_warning(ctx, result, acc, plan, "")
+    if tt is None:
+        ctx.warnings.append(f"{acc.name} publishes no dense training throughput: training time cannot be estimated")
+        return plan
+    if req.tokens is None:
+        ctx.warnings.append("Give --tokens (e.g. 2T, 500M) for training time and cost")
+        return plan
+    slow_f, fast_f = factor_bounds(catalog, factors)
+    lo = hi = plan
+    if req.mfu is None:
+        lo = training_search(catalog, work, arch, params, targets, slow_f).evaluate(acc, unit, par)[0]
+        hi = training_search(catalog, work, arch, params, targets, fast_f).evaluate(acc, unit, par)[0]
     result.setup.training_mfu = tt.mfu
     result.training_flops = tt.flops
-    result.training_gpu_hours = tt.gpu_hours
-    result.training_gpu_hours_range = Range(low=min(lo, hi), high=max(lo, hi))
-    result.training_days = tt.days
-    result.training_tokens_per_s = tt.tokens_per_s
-    result.error_band["training"] = _band(tt.gpu_hours, lo, hi, ["training_mfu"] if req.mfu is None else ["--mfu"])
+    result.training_gpu_hours = plan.training_gpu_hours
+    gpu_hours = plan.training_gpu_hours or 0.0
+    lo_h, hi_h = lo.training_gpu_hours or gpu_hours, hi.training_gpu_hours or gpu_hours
+    result.training_gpu_hours_range = Range(low=min(lo_h, hi_h), high=max(lo_h, hi_h))
+    result.training_days = plan.training_days
+    result.training_tokens_per_s = plan.tokens_per_s
+    if gpu_hours:
+        result.error_band["training"] = _band(gpu_hours, lo_h, hi_h,
+                                              ["training_mfu"] if req.mfu is None else ["--mfu"])
+    ctx.notes.extend(tt.notes)
+    return plan
 
 
-def _costs(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator, par: Parallelism,
-           factors: Factors, ctx: _Ctx) -> None:
+# --- the rule packs' verdicts ------------------------------------------------------------------------------------
+
+
+def _judge(catalog: Catalog, answers: Answers, resolved: Resolved, acc: Accelerator, unit: Unit, plan: Plan,
+           work: Mapping[str, Any], ctx: _Ctx) -> None:
+    """The packs' findings on the configuration: those about it or its accelerator, and the plan-wide warnings."""
+    from gpuadvisor.rules.consult import get_advisor
+    from gpuadvisor.rules.derivations import config_fact
+
+    need = float(demand_fact(work, catalog_factors(catalog).burst_headroom)["tokens_per_s"]) \
+        if work["workload"] == "inference" else 0.0
+    shape = f"estimate:{acc.id}:{plan.count}"
+    config = config_fact(catalog, acc, unit, shape, plan, work, models=int(work.get("models_per_gpu") or 1),
+                         need_tps=need)
+    if work["workload"] != "inference" and "training.deadline_days" not in answers.given_keys():
+        config["meets_deadline"] = True  # an estimate states no deadline: it reports the days the run takes
+    cons = get_advisor(catalog).judge(answers, resolved, acc, config, "estimate: the layout given")
+    ours = {str(config["ref"]), f"acc:{acc.id}"}
+    for _, v in cons.of_kind("veto"):
+        if str(v["target"]) in ours:
+            ctx.warnings.append(f"{v.get('heuristic') or v['rule']}: {v['reason']} (a consultation rules this "
+                                "configuration out)")
+    for _, part in cons.of_kind("cost_part"):
+        if str(part["target"]) in ours:
+            ctx.warnings.append(f"{part.get('heuristic') or part['rule']}: {part['reason']} (a cost of "
+                                f"${float(part['usd']):,.0f} a consultation adds to this option)")
+    for _, w in cons.of_kind("warning"):
+        about_us = str(w.get("target") or "") in ours
+        plan_wide = not w.get("target") and w.get("category") == "warning" and w.get("severity") != "info"
+        if about_us or plan_wide:
+            ctx.warnings.append(f"{w.get('heuristic') or w['rule']}: {w['message']}")
+
+
+# --- cost --------------------------------------------------------------------------------------------------------
+
+
+def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Parallelism, factors: Factors,
+           utilization: float, ctx: _Ctx) -> None:
     gpu_hours = result.training_gpu_hours
-    tokens_per_s = result.decode_tokens_per_s
+    tokens_per_s = result.throughput_tokens_per_s
     cheapest_rent: float | None = None
     for inst in sorted(catalog.instances.values(), key=lambda i: i.id):
         if inst.accelerator != acc.id:
@@ -884,9 +790,6 @@ def _costs(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: 
     if bought is None:
         return
     unit, machines, paid, bill = bought
-    utilization = req.utilization or 0.5
-    if req.utilization is None:
-        ctx.defaults.append("utilization = 0.5 (owned hardware)")
     owned = system_cost(bill.capex_usd, bill.power_w, utilization=utilization, tokens_per_s=tokens_per_s,
                         factors=factors)
     ctx.notes.extend(owned.notes)
@@ -906,11 +809,6 @@ def _costs(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: 
         usd_per_run=run,
         break_even_utilization=None if cheapest_rent is None else break_even_utilization(
             bill.capex_usd / paid, bill.power_w / paid, cheapest_rent, factors=factors))
-    if acc.market == "consumer" and par.gpus >= 4:
-        ctx.notes.append(factors.note("consumer_dense_throttle", "Sustained-throughput loss of consumer cards in "
-                                      "dense racks (W4)"))
-        ctx.warnings.append(f"W4: {par.gpus} consumer cards in one chassis throttle: expect about "
-                            f"{factors.consumer_dense_throttle:.0%} lower sustained throughput than these figures")
 
 
 def _cheapest_purchase(catalog: Catalog, acc: Accelerator, gpus: int, *, joined: bool

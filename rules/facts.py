@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision
+from gpuadvisor.rules.pricing import PART_ORDER
 from gpuadvisor.rules.units import Unit
 
 # Fields every derived fact may carry for explanations.
@@ -29,7 +30,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "model": ("key", "name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "vocab", "moe",
               "experts", "experts_per_token", "mla", "synthesized", "arch_json"),
     "precision": ("role", "key", "name", "bits", "compute", "needs_bf16", "needs_fp8", "needs_fp4", "needs_int8",
-                  "library", "min_cc", "quantized"),
+                  "library", "min_cc", "quantized", "given"),
     "accelerator": ("key", "name", "vendor", "market", "memory_gb", "bandwidth_gbs", "bf16_tflops", "fp8_tflops",
                     "fp4_tflops", "interconnect_kind", "interconnect_gbs", "ecc", "mig", "cc", "has_cc",
                     "flash_attention_2", "software_stack", "max_per_node", "purchasable", "price_usd", "tdp_w",
@@ -52,7 +53,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                  "lora_rank", "tokens_b", "tokens_default", "hours_per_month_given", "utilization_given",
                  "spot_given", "desk_side", "failover", "production_stated", "pc_slots", "site_usd_per_kw_month",
                  "daily_active_users", "sessions_per_user_per_day", "requests_per_session", "peak_to_average",
-                 "load_from_users", "per_option_batch"),
+                 "load_from_users", "per_option_batch", "weights_given"),
     # a lifecycle ([[phase]] tables, rules/lifecycle.py): the phases, the chosen fleet, and their interplay
     "phase": ("index", "name", "workload", "model_from", "start_month", "months"),
     "fleet": ("choice", "total_cost_usd", "capex_usd", "budget_left_usd", "budget_given", "within_budget",
@@ -64,7 +65,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                    "precision"),
     "parameters": ("total", "active", "total_b", "active_b"),
     "weights": ("bytes", "gb", "precision", "bits", "gb_4bit"),
-    "kv_cache": ("bytes_per_token", "gb_per_sequence", "gb_total", "sequences", "context", "per_option"),
+    "kv_cache": ("bytes_per_token", "gb_per_sequence", "gb_total", "sequences", "context", "tokens_per_sequence",
+                 "per_option"),
     "demand": ("tokens_per_s", "requests_per_s", "concurrency", "burst", "target"),
     "usage": ("hours_per_month", "utilization", "sessions_per_month", "session_overhead_h", "per_run",
               "rented_hours_per_month"),
@@ -84,7 +86,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                "weights_precision", "library", "library_ok", "min_cc", "cc", "capacity_tokens_per_s", "headroom",
                "desk_side", "shape", "machines", "fill", "link", "sync_link", "scale_up_kind", "scale_out_kind",
                "unit_kind", "meets_failover", "replicas_for_load", "trains", "topology", "mig_fits", "mig_slice_gb",
-               "mig_model_gb", *PD_FIELDS),
+               "mig_model_gb", "precision_fallback", *PD_FIELDS),
     "option": ("config", "accelerator", "accelerator_name", "purchase", "instance", "provider", "provider_kind",
                "pricing", "count", "nodes", "tensor_parallel", "market", "vendor", "ecc", "software_stack",
                "interconnect_kind", "usd_per_hour", "usd_per_run", "usd_per_million_tokens", "usd_per_month",
@@ -99,11 +101,13 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                "sync_link", "scale_out_kind", "replicas", "replicas_for_load", "meets_failover",
                "tokens_per_s_per_user", "ttft_s", "latency_s", "fabric_usd", "host_usd", "power_w", "topology",
                "existing_host", "pc_fits", "pc_slots", "site_usd", *PD_FIELDS, "pd_usd_per_month",
-               "pd_capex_usd"),
+               "pd_capex_usd", "decision_usd", "horizon_months", "resale_usd", "resale_share",
+               *(f"cost_{part}_usd" for part in PART_ORDER)),
     # conclusions of the generic actions
     "warning": ("rule", "heuristic", "category", "severity", "message", "target"),
     "veto": ("rule", "heuristic", "target", "reason"),
-    "score_adjustment": ("rule", "heuristic", "target", "points", "reason"),
+    "cost_part": ("rule", "heuristic", "target", "part", "usd", "reason"),
+    "porting": ("stack", "stack_name", "weeks", "usd_per_week", "usd"),
     "ruled_out": ("target", "name", "reason", "rule", "shape"),
 }
 FACT_SCHEMAS: dict[str, tuple[str, ...]] = {k: _COMMON + v for k, v in FACT_FIELDS.items()}
@@ -175,9 +179,12 @@ def system_fact(unit: Unit, shape: str, system_id: str, accelerator_name: str) -
     }
 
 
-def precision_fact(role: str, p: Precision) -> dict[str, Any]:
+def precision_fact(role: str, p: Precision, given: bool = True) -> dict[str, Any]:
+    """A format of the consultation; `given` = the user chose it (a default is served per option in what the part
+    runs, profile.served_weights)."""
     return {
         "kind": "precision", "ref": f"prec:{role}:{p.id}", "role": role, "key": p.id, "name": p.name,
+        "given": given,
         "bits": p.bits_per_weight, "compute": p.compute,
         "needs_bf16": "bf16_support" in p.requires, "needs_fp8": "fp8_support" in p.requires,
         "needs_fp4": "fp4_support" in p.requires, "needs_int8": "int8_support" in p.requires,

@@ -116,7 +116,7 @@ def _candidate(r: Recommendation, result: RecommendResult) -> Candidate:
 
 
 def _pick(result: RecommendResult, acquisitions: Sequence[str], n: int = CANDIDATES_PER_KIND) -> list[Candidate]:
-    """The phase's `n` best-ranked options of these acquisitions (rank order: cost adjusted by advice)."""
+    """The phase's `n` best-ranked options of these acquisitions (rank order: the decision cost)."""
     found = [_candidate(r, result) for r in [*result.recommendations, *result.runners_up]
              if r.acquisition in acquisitions]
     return found[:n]

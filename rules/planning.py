@@ -29,14 +29,14 @@ from gpuadvisor.rules.sizing.disagg import (
     transfer_bound_replicas,
 )
 from gpuadvisor.rules.sizing.factors import Factors, Note
-from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence
+from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence, request_kv_tokens
 from gpuadvisor.rules.sizing.memory import (
     InferenceMemoryCurve,
     MemoryBreakdown,
     Parallelism,
-    inference_memory,
-    split_weight_format,
+    WeightFormat,
     training_memory,
+    weight_format,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount
 from gpuadvisor.rules.sizing.search import first_true
@@ -47,6 +47,7 @@ from gpuadvisor.rules.sizing.speed import (
     EngineEfficiency,
     PrefillModel,
     TrainingShape,
+    TrainingTime,
     network_efficiency,
     training_time,
 )
@@ -84,9 +85,15 @@ class ServingTargets:
 
     @property
     def mean_kv_length(self) -> int:
-        """Average KV length a decode step reads: the prompt plus half the output (capped by the context).
-        Memory is planned for the maximum context (W5); speed follows the average request."""
+        """Average KV length a decode step reads: the prompt plus half the output (capped by the context)."""
         return max(1, min(self.context, self.input_tokens + self.output_tokens // 2))
+
+    @property
+    def kv_tokens(self) -> int:
+        """KV cache one request holds at its end: its prompt plus its output, capped by the context. The batch's
+        memory is planned at this length (an engine allocates KV blocks as tokens arrive, vLLM's PagedAttention);
+        the maximum context is checked for one request (`InferenceSearch.holds_full_context`)."""
+        return request_kv_tokens(self.context, self.input_tokens, self.output_tokens)
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,8 @@ class TrainingTargets:
     max_gpus: int | None
     pretraining: bool = True
     """Training from scratch steps on a pretraining-size global batch; fine-tuning on a small one."""
+    grad_precision: Literal["bf16", "fp32"] = "bf16"
+    """Gradients of full training: bf16 (16 B/param with AdamW, the ZeRO paper's count) or fp32 (18, document 002)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +159,9 @@ class Plan:
     """Serving a mixture-of-experts model: > 1 when the replica's `tensor_parallel` GPUs split the routed experts
     over this many of them and run attention data-parallel (one group per GPU), instead of splitting every matrix
     (what vLLM, SGLang and TensorRT-LLM run for DeepSeek-class models)."""
+    fits: bool = True
+    """The memory fits with the headroom kept (and one request at the full context, serving). A search keeps only
+    plans that fit; a layout evaluated as given (`evaluate`, `gpuadvisor estimate`) may not."""
 
     @property
     def fill(self) -> int:
@@ -274,11 +286,13 @@ class InferenceSearch:
         self.memory_factors = memory_factors
         """The serving engine's memory factors on an accelerator (free margin, own footprint), overriding the
         assumptions'."""
-        self._saturation = math.ceil(factors.prefill_chunk_tokens / t.context)
-        self._memory: dict[tuple[int, int, bool, tuple[tuple[str, float], ...], int], InferenceMemoryCurve] = {}
+        self._saturation = math.ceil(factors.prefill_chunk_tokens / t.kv_tokens)
+        self._memory: dict[tuple[int, int, bool, tuple[tuple[str, float], ...], int, int], InferenceMemoryCurve] = {}
         self._speed: DecodeCurve | None = None  # the model's decode constants; `split` per device and layout
-        self._bytes_per_weight, self._experts = split_weight_format(arch, weights)  # gpt-oss: MXFP4 experts
+        self._format = weight_format(arch, weights)  # gpt-oss: MXFP4 experts; 16-bit embeddings when quantized
+        self._bytes_per_weight, self._experts = self._format.bytes_per_weight, self._format.experts
         self._prefill = PrefillModel(arch, params, bytes_per_weight=self._bytes_per_weight,
+                                     embedding_bytes=self._format.embedding_bytes,
                                      prompt_tokens=min(t.input_tokens, t.context), factors=factors,
                                      experts=self._experts)
         self._notes: dict[tuple[object, ...], tuple[Note, ...]] = {}  # decode and prefill notes, equal across GPUs
@@ -289,31 +303,48 @@ class InferenceSearch:
         self._loads: dict[tuple[object, ...], tuple[int, int]] = {}
         self._batches: dict[tuple[object, ...], int | None] = {}
 
+    @property
+    def weight_format(self) -> WeightFormat:
+        """How the weights are stored (`memory.weight_format`): what memory, decode and prefill read."""
+        return self._format
+
     def speed(self, device: Device, tp: int, pp: int, ep: int = 1) -> DecodeCurve:
         """Decode speed of the model on `device` split `tp` × `pp` (at the average KV length); `ep` > 1: the tp
         GPUs split the experts instead (`_split`)."""
         attn, experts = _split(tp, ep)
         if self._speed is None:
             self._speed = DecodeCurve(self.arch, self.params, device, bytes_per_weight=self._bytes_per_weight,
+                                      embedding_bytes=self._format.embedding_bytes,
                                       kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.mean_kv_length,
                                       tp=attn, pp=pp, factors=self.factors, experts=self._experts, ep=experts)
             return self._speed
         return self._speed.split(device, attn, pp, experts)
 
     def memory(self, tp: int, pp: int, flash: bool,
-               overrides: tuple[tuple[str, float], ...] = (), ep: int = 1) -> InferenceMemoryCurve:
-        """Per-GPU memory of a split; `overrides` are the engine's memory factors (see `memory_factors`)."""
-        key = (tp, pp, flash, overrides, ep)
+               overrides: tuple[tuple[str, float], ...] = (), ep: int = 1, *,
+               kv_tokens: int | None = None) -> InferenceMemoryCurve:
+        """Per-GPU memory of a split as a function of the batch, each sequence holding `kv_tokens` of KV cache
+        (default: a request's prompt and output, `ServingTargets.kv_tokens`); `overrides` are the engine's memory
+        factors (see `memory_factors`)."""
+        tokens = self.t.kv_tokens if kv_tokens is None else kv_tokens
+        key = (tp, pp, flash, overrides, ep, tokens)
         curve = self._memory.get(key)
         if curve is None:
             factors = replace(self.factors, **dict(overrides)) if overrides else self.factors
             attn, experts = _split(tp, ep)
             curve = self._memory[key] = InferenceMemoryCurve(
                 self.arch, self.params, weight_bytes_per_param=self._bytes_per_weight,
-                kv_bytes_per_value=self.kv.bytes_per_weight, context=self.t.context,
+                embedding_bytes=self._format.embedding_bytes,
+                kv_bytes_per_value=self.kv.bytes_per_weight, context=tokens,
                 par=Parallelism(tp=attn, pp=pp, ep=experts), flash_attention=flash, factors=factors,
                 experts=self._experts, models=self.models)
         return curve
+
+    def holds_full_context(self, tp: int, pp: int, flash: bool, capacity: float,
+                           overrides: tuple[tuple[str, float], ...] = (), ep: int = 1) -> bool:
+        """Whether one request at the full context fits a replica of this split (an engine refuses to start when
+        its maximum model length does not fit: vLLM's max_model_len check)."""
+        return self.memory(tp, pp, flash, overrides, ep, kv_tokens=self.t.context).fits(1, capacity)
 
     def curve(self, device: Device, tp: int, pp: int, ep: int = 1) -> tuple[DecodeCurve, Callable[[int], float]]:
         """`speed` and `seconds` of a layout on a device, once per consultation."""
@@ -387,12 +418,14 @@ class InferenceSearch:
         candidates: list[_Candidate] = []
         devices: dict[str, Device] = {}
         engine_memory = self.memory_factors(acc)
+        held: list[tuple[int, int]] = []  # (GPUs a replica, sequences it holds) of layouts that fit but not the load
         for tp, pp in _replica_layouts(unit, search_limit):
             link = unit.topology.link(tp)
             settled = False
             for ep in self.expert_splits(tp, link):
                 mem = self.memory(tp, pp, flash, engine_memory, ep)
-                if not mem.fits(1, capacity):
+                if not mem.fits(1, capacity) or not self.holds_full_context(tp, pp, flash, capacity, engine_memory,
+                                                                             ep):
                     continue
                 fit = _largest_fitting_batch(mem, capacity, MAX_BATCH_PER_REPLICA, self._saturation)
                 device = devices.get(link.kind)
@@ -407,10 +440,20 @@ class InferenceSearch:
                 if found is not None:
                     candidates.append(found)
                     settled = settled or _settled(candidates)
+                else:
+                    held.append((max(tp, ep) * pp, fit))
             if settled:
                 break
+        if not candidates and held:  # the model fits; the load does not (one machine that cannot grow)
+            size, fit = min(held)
+            why = ("no published compute rate, so one sequence at a time" if fit == 1 and
+                   device_for(acc, self.weights.compute).peak_tflops is None else f"at most {fit} sequences each")
+            return NoFit(acc.id, f"{acc.name} in {unit.name}: the model fits, but {t.concurrency:,} requests in "
+                                 f"flight need more replicas of {size} GPU(s) ({why}) than the {max(unit.fills)} "
+                                 f"GPU(s) there hold")
         if not candidates:
-            return NoFit(acc.id, _no_fit_reason(acc, unit, "the weights and one sequence's KV cache"))
+            return NoFit(acc.id, _no_fit_reason(acc, unit, f"the weights and one request's KV cache at the full "
+                                                           f"{t.context:,}-token context"))
         meeting = [c for c in candidates if c.meets_tpot and c.meets_ttft and c.meets_latency and c.within_max_gpus
                    and c.meets_failover]
         c = min(meeting or candidates, key=lambda c: (c.cost, c.gpus, c.tp * c.pp, c.ep))
@@ -439,7 +482,8 @@ class InferenceSearch:
         transfer = self._kv_transfer(topo, size, prompt)
         k = max(1, int(self.factors.prefill_chunk_tokens // prompt))
         pass_s = PrefillModel(self.arch, self.params, bytes_per_weight=self._bytes_per_weight, prompt_tokens=prompt,
-                              batch=k, factors=self.factors, experts=self._experts).seconds(device, *_split(tp, ep))
+                              batch=k, embedding_bytes=self._format.embedding_bytes, factors=self.factors,
+                              experts=self._experts).seconds(device, *_split(tp, ep))
         pre = prefill_pool(pass_s, k, rate, t.ttft_max_s, transfer.seconds)
         if pre is None:
             if t.ttft_max_s is not None and pass_s + transfer.seconds > t.ttft_max_s:
@@ -524,23 +568,58 @@ class InferenceSearch:
                 self._batches[layout, replicas] = _smallest_batch(replicas, fit, t, seconds, throttle)
             batch = self._batches[layout, replicas] or batch
             batch = max(batch, min(fit, math.ceil(t.concurrency / replicas)))
-            key = (device, tp, pp, replicas, fit, ep)
-            load_latency = self._latencies.get(key) or self._latencies.setdefault(
-                key, self.latency(speed, replicas, fit))
-            per_user = 1.0 / load_latency.tpot_p50_s * throttle  # the stream at the batch the engine forms
-            ttft = load_latency.ttft_p95_s / throttle
-            latency = load_latency.latency_p95_s / throttle
-            c = _Candidate(
-                tp, pp, replicas, batch, fit, throttle, count, per_user, ttft, latency,
-                meets_tpot=t.min_tokens_per_s_per_user is None or per_user >= t.min_tokens_per_s_per_user,
-                meets_ttft=t.ttft_max_s is None or ttft <= t.ttft_max_s,
-                meets_latency=t.latency_p95_s is None or latency <= t.latency_p95_s,
-                within_max_gpus=t.max_gpus is None or count <= t.max_gpus, mem=mem, speed=speed, device=device,
-                machines=machines, replicas_for_load=load, cost=unit.cost(machines, count), link=link,
-                meets_failover=survives or not t.failover, ep=ep)
-            if best is None or (c.cost, c.gpus) < (best.cost, best.gpus):
+            c = self._candidate(unit, tp, pp, ep, replicas, batch, fit, throttle, count, machines, load, survives,
+                                mem, speed, device, link)
+            if best is None or (not c.meets_failover, c.cost, c.gpus) < (not best.meets_failover, best.cost,
+                                                                            best.gpus):
                 best = c
         return best
+
+    def _candidate(self, unit: Unit, tp: int, pp: int, ep: int, replicas: int, batch: int, fit: int,
+                   throttle: float, count: int, machines: int, load: int, survives: bool, mem: InferenceMemoryCurve,
+                   speed: DecodeCurve, device: Device, link: Link) -> _Candidate:
+        """A layout's outcome at `replicas` replicas of `batch` sequences: its latency under the load (the
+        service level checked here), its GPUs and its cost."""
+        t = self.t
+        key = (device, tp, pp, replicas, fit, ep)
+        load_latency = self._latencies.get(key) or self._latencies.setdefault(
+            key, self.latency(speed, replicas, max(fit, 1)))
+        per_user = 1.0 / load_latency.tpot_p50_s * throttle  # the stream at the batch the engine forms
+        ttft = load_latency.ttft_p95_s / throttle
+        latency = load_latency.latency_p95_s / throttle
+        return _Candidate(
+            tp, pp, replicas, batch, fit, throttle, count, per_user, ttft, latency,
+            meets_tpot=t.min_tokens_per_s_per_user is None or per_user >= t.min_tokens_per_s_per_user,
+            meets_ttft=t.ttft_max_s is None or ttft <= t.ttft_max_s,
+            meets_latency=t.latency_p95_s is None or latency <= t.latency_p95_s,
+            within_max_gpus=t.max_gpus is None or count <= t.max_gpus, mem=mem, speed=speed, device=device,
+            machines=machines, replicas_for_load=load, cost=unit.cost(machines, count), link=link,
+            meets_failover=survives or not t.failover, ep=ep)
+
+    def evaluate(self, acc: Accelerator, unit: Unit, tp: int, pp: int = 1, ep: int = 1, *, batch: int,
+                 replicas: int = 1) -> Plan:
+        """The plan of a layout as given — `replicas` replicas of `tp` (or `ep`) × `pp` GPUs, each running `batch`
+        sequences — with the figures a search would give it (`gpuadvisor estimate`: the pipeline fixed to one
+        accelerator and layout). It may not fit (`Plan.fits`); its speeds and latencies are reported anyway."""
+        capacity = acc.memory_gb.value * GB
+        flash = _flash(acc)
+        link = unit.topology.link(max(tp, ep))
+        engine_memory = self.memory_factors(acc)
+        mem = self.memory(tp, pp, flash, engine_memory, ep)
+        holds = self.holds_full_context(tp, pp, flash, capacity, engine_memory, ep)
+        fit = (_largest_fitting_batch(mem, capacity, max(MAX_BATCH_PER_REPLICA, batch), self._saturation)
+               if mem.fits(1, capacity) else 0)
+        device = device_for(acc, self.weights.compute, link, self.efficiency(acc))
+        speed, _ = self.curve(device, tp, pp, ep)
+        size = max(tp, ep) * pp
+        count = size * replicas
+        machines = max(1, math.ceil(count / unit.node)) if not unit.single else 1
+        fill = count // machines
+        throttle = 1.0 - self.factors.consumer_dense_throttle if acc.market == "consumer" and fill >= 4 else 1.0
+        c = self._candidate(unit, tp, pp, ep, replicas, batch, fit, throttle, count, machines, replicas,
+                            machines >= 2, mem, speed, device, link)
+        plan = self._plan(acc, unit, c, capacity, flash, with_notes=True)
+        return replace(plan, fits=holds and mem.fits(batch, capacity))
 
     def _plan(self, acc: Accelerator, unit: Unit, c: _Candidate, capacity: float, flash: bool,
               with_notes: bool) -> Plan:
@@ -567,7 +646,7 @@ class InferenceSearch:
             capacity_gb=acc.memory_gb.value,
             fits_single_gpu=c.tp * c.pp == 1 or self.memory(1, 1, flash, self.memory_factors(acc)).fits(1, capacity),
             bound=bound, throttled=c.throttle < 1.0, tokens_per_s=c.batch / step_seconds * c.throttle * c.replicas,
-            capacity_tokens_per_s=c.fit / seconds(c.fit) * c.throttle * c.replicas,
+            capacity_tokens_per_s=c.fit / seconds(c.fit) * c.throttle * c.replicas if c.fit else None,
             tokens_per_s_per_user=c.per_user, ttft_s=c.ttft, latency_s=c.latency, meets_tpot=c.meets_tpot,
             meets_ttft=c.meets_ttft, meets_latency=c.meets_latency, within_max_gpus=c.within_max_gpus,
             notes=(*memory.notes, *step_notes, *pre_notes), machines=c.machines,
@@ -622,8 +701,8 @@ def _fills_for(unit: Unit, size: int) -> list[int]:
 def _machines(unit: Unit, size: int, fill: int, load: int, failover: bool) -> tuple[int | None, int, bool]:
     """(machines, accelerators, survives a machine loss) for `load` replicas of `size` at `fill` per machine; with
     `failover`, enough that losing any one machine still leaves `load` replicas, on two machines at least.
-    Your own machine and a free notebook are one machine: (None, 0, False) when the load needs more, and no
-    failover (the service-level rule says so)."""
+    Your own machine and a free notebook are one machine: (None, 0, False) when the load needs more; your own
+    GPUs meet failover with a spare replica on them, a notebook never (the service-level rule says so)."""
     if size > unit.node:
         per_replica = size // unit.node
         machines = (load + 1 if failover else load) * per_replica
@@ -632,8 +711,12 @@ def _machines(unit: Unit, size: int, fill: int, load: int, failover: bool) -> tu
         if failover:
             machines = max(2, machines + 1)
     if unit.single:
-        needed = math.ceil(load * size / fill)
-        return (1, fill, False) if needed <= 1 else (None, 0, False)
+        # your own GPUs: failover is a spare replica on them (which machines hold them is not known); a free
+        # notebook has none
+        spare = 1 if failover and unit.kind == "own" else 0
+        if (load + spare) * size <= fill:
+            return 1, fill, spare > 0
+        return (1, fill, False) if load * size <= fill else (None, 0, False)
     return machines, machines * fill, machines >= 2
 
 
@@ -697,14 +780,6 @@ def _fast_enough(step_seconds: float, t: ServingTargets, throttle: float) -> boo
     if t.min_tokens_per_s_per_user is not None and per_user < t.min_tokens_per_s_per_user:
         return False
     return t.latency_p95_s is None or t.output_tokens / per_user <= t.latency_p95_s
-
-
-def _fits_single(arch: Architecture, params: ParameterCount, weights: Precision, kv: Precision, t: ServingTargets,
-                 capacity: float, flash: bool, factors: Factors) -> bool:
-    rest_bytes, experts = split_weight_format(arch, weights)
-    return inference_memory(arch, params, weight_bytes_per_param=rest_bytes,
-                            kv_bytes_per_value=kv.bytes_per_weight, context=t.context, batch=1,
-                            flash_attention=flash, factors=factors, experts=experts).fits(capacity)
 
 
 def _largest_fitting_batch(mem: InferenceMemoryCurve, capacity: float, upper: int, saturation: int) -> int:
@@ -822,7 +897,8 @@ class TrainingSearch:
     def memory(self, par: Parallelism, flash: bool, with_notes: bool = False) -> MemoryBreakdown:
         t = self.t
         return training_memory(self.arch, self.params, method=t.flops_factor, optimizer=t.optimizer,
-                               weight_bits=self._bits, seq=t.seq, micro_batch=t.micro_batch, par=par,
+                               weight_bits=self._bits, grad_precision=t.grad_precision, seq=t.seq,
+                               micro_batch=t.micro_batch, par=par,
                                checkpointing=t.checkpointing, flash_attention=flash, lora_rank=t.lora_rank,
                                factors=self.factors, with_notes=with_notes)
 
@@ -912,7 +988,8 @@ class TrainingSearch:
         one_shape = self.shape(acc, unit, 1, par)
         one = training_time(params.active, t.tokens, gpus=1, peak_tflops=peak, method=method, factors=factors,
                             shape=one_shape, with_notes=False)
-        n_deadline = math.ceil(one.wall_hours / 24.0 / t.deadline_days) if t.deadline_days > 0 else 1
+        target = self.target_days()
+        n_deadline = math.ceil(one.wall_hours / 24.0 / target) if target > 0 else 1
         if n_deadline > n:
             found = self._layout_at(unit, n_deadline, flash, capacity, min(cap, search_cap) if n <= cap else
                                     search_cap)
@@ -921,20 +998,37 @@ class TrainingSearch:
                 found = self._layout_at(unit, big_n, flash, capacity, search_cap) if big_n > n else None
             if found is not None:
                 machines, n, par = found
-        throttled = acc.market == "consumer" and n // machines >= 4
-        slowdown = 1.0 / (1.0 - factors.consumer_dense_throttle) if throttled else 1.0
-        tt = training_time(params.active, t.tokens, gpus=n, peak_tflops=peak, method=method, factors=factors,
-                           shape=self.shape(acc, unit, n, par), with_notes=with_notes)
-        for _ in range(4):  # the count came from one GPU's time; synchronisation at scale can stretch it: grow
-            if tt.days * slowdown <= t.deadline_days or n >= cap:
+        tt, slowdown = self._time(acc, unit, machines, n, par, peak, with_notes)
+        for _ in range(6):  # the count came from one GPU's time; synchronisation and interruptions at scale
+            # stretch it: grow until the run leaves its schedule margin free
+            if tt.days * slowdown <= target or n >= cap:
                 break
-            bigger = self._layout_at(unit, math.ceil(n * tt.days * slowdown / t.deadline_days), flash, capacity,
-                                     cap)
+            bigger = self._layout_at(unit, math.ceil(n * tt.days * slowdown / target), flash, capacity, cap)
             if bigger is None or bigger[1] <= n:
                 break
             machines, n, par = bigger
-            tt = training_time(params.active, t.tokens, gpus=n, peak_tflops=peak, method=method, factors=factors,
-                               shape=self.shape(acc, unit, n, par), with_notes=with_notes)
+            tt, slowdown = self._time(acc, unit, machines, n, par, peak, with_notes)
+        return self._timed_plan(acc, unit, machines, n, par, tt, slowdown, n_mem == 1, flash, with_notes)
+
+    def _time(self, acc: Accelerator, unit: Unit, machines: int, n: int, par: Parallelism, peak: float,
+              with_notes: bool, mfu: float | None = None) -> tuple[TrainingTime, float]:
+        """The run's time on `n` GPUs of `machines` machines laid out as `par`, and the W4 slowdown of consumer
+        cards packed four or more to a machine (1 elsewhere)."""
+        t = self.t
+        throttled = acc.market == "consumer" and n // machines >= 4
+        slowdown = 1.0 / (1.0 - self.factors.consumer_dense_throttle) if throttled else 1.0
+        tt = training_time(self.params.active, t.tokens, gpus=n, peak_tflops=peak, method=t.flops_factor,
+                           factors=self.factors, shape=self.shape(acc, unit, n, par), with_notes=with_notes, mfu=mfu)
+        return tt, slowdown / goodput(n, self.factors)
+
+    def target_days(self) -> float:
+        """The days a plan is sized to finish in: the deadline less the schedule margin (interruptions beyond the
+        expected ones, slow nodes, a rollback: training_schedule_margin)."""
+        return self.t.deadline_days * (1.0 - self.factors.training_schedule_margin)
+
+    def _timed_plan(self, acc: Accelerator, unit: Unit, machines: int, n: int, par: Parallelism, tt: TrainingTime,
+                    slowdown: float, fits_single: bool, flash: bool, with_notes: bool) -> Plan:
+        t = self.t
         mem = self.memory(par, flash, with_notes=with_notes)
         days = tt.days * slowdown
         topo = unit.topology
@@ -943,12 +1037,43 @@ class TrainingSearch:
         return Plan(
             accelerator=acc.id, count=n, nodes=machines, tensor_parallel=par.tp,
             pipeline_parallel=par.pp, replicas=par.dp, zero_stage=par.zero, batch_per_replica=t.micro_batch,
-            memory=mem, capacity_gb=acc.memory_gb.value, fits_single_gpu=n_mem == 1, bound="compute",
-            throttled=throttled, training_days=days, training_gpu_hours=tt.gpu_hours * slowdown,
-            tokens_per_s=tt.tokens_per_s / slowdown, meets_deadline=days <= t.deadline_days,
+            memory=mem, capacity_gb=acc.memory_gb.value, fits_single_gpu=fits_single, bound="compute",
+            throttled=acc.market == "consumer" and n // machines >= 4, training_days=days,
+            training_gpu_hours=tt.gpu_hours * slowdown, tokens_per_s=tt.tokens_per_s / slowdown,
+            meets_deadline=days <= self.target_days() * (1.0 + 1e-9),
             within_max_gpus=t.max_gpus is None or n <= t.max_gpus, notes=(*mem.notes, *tt.notes),
             machines=machines, link=model_link, sync_link=sync_link,
+            fits=mem.fits(acc.memory_gb.value * GB),
         )
+
+    def evaluate(self, acc: Accelerator, unit: Unit, par: Parallelism, *, mfu: float | None = None
+                 ) -> tuple[Plan, TrainingTime | None]:
+        """The plan of a layout as given (`par` over its GPUs on machines of `unit`), with the figures a search
+        would give it (`gpuadvisor estimate`), and the run's time (None when the part publishes no training
+        rate); `mfu` overrides the scale-aware utilization."""
+        flash = _flash(acc)
+        n = par.gpus
+        machines = 1 if unit.single else max(1, math.ceil(n / unit.node))
+        fits_single = self.memory(replace(par, tp=1, pp=1, dp=1, zero=0), flash).fits(acc.memory_gb.value * GB)
+        peak = training_peak(acc, self.weights)
+        if not peak:
+            mem = self.memory(par, flash, with_notes=True)
+            return Plan(accelerator=acc.id, count=n, nodes=machines, tensor_parallel=par.tp,
+                        pipeline_parallel=par.pp, replicas=par.dp, zero_stage=par.zero,
+                        batch_per_replica=self.t.micro_batch, memory=mem, capacity_gb=acc.memory_gb.value,
+                        fits_single_gpu=fits_single, bound="compute", throttled=False, notes=mem.notes,
+                        machines=machines, fits=mem.fits(acc.memory_gb.value * GB)), None
+        tt, slowdown = self._time(acc, unit, machines, n, par, peak, True, mfu)
+        return self._timed_plan(acc, unit, machines, n, par, tt, slowdown, fits_single, flash, True), tt
+
+
+def goodput(gpus: int, factors: Factors) -> float:
+    """The share of wall-clock time a synchronous run of `gpus` GPUs makes progress: every interruption of any GPU
+    stops the job for its restart and the work redone since the last checkpoint (interruptions per GPU-hour ×
+    GPUs × hours lost each). 99.96 % on 72 GPUs, 90.3 % on 16,384 (Llama 3 405B reported 'higher than 90%');
+    floored at one half, past which a run of that size needs its own reliability engineering."""
+    lost = factors.training_interruptions_per_gpu_hour * gpus * factors.training_loss_per_interruption_hours
+    return max(0.5, 1.0 - lost)
 
 
 def training_shape(arch: Architecture, params: ParameterCount, weights: Precision, method: str, seq: int,

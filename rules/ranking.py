@@ -1,11 +1,11 @@
-"""The last stratum: apply vetoes, score the surviving options, and shape the published result.
+"""The last stratum: apply vetoes, rank the surviving options by what they cost, and shape the published result.
 
-Score = 100 − 40 × log2(this option's cost ÷ the cheapest option's) + the points of every `adjust_score` rule that
-concerns it. The cost is what the user pays for the service delivered: a month at their usage for serving and
-interactive work, a run for training (purchases: amortization over the hardware's life plus power). On the log
-scale every doubling of cost weighs the same 40 points, so advice can reorder options of close cost (−20 points
-of advice equals costing 41% more) but not turn a plan twice as dear into the first pick on a small note. Every
-ranking is recorded in the trace (rule `RANK`) with the option and the adjustments as premises.
+Every option is ranked by one figure in dollars: what choosing it costs its owner over the user's horizon (one run
+for training, the hardware's life for serving), the sum of its cost parts — the pricing rules' (rental, hardware,
+network, power, site, resale; rules/pricing.py) and the packs' `add_cost` rules' (engineering effort to port).
+Constraints rule options out before; advice explains and moves no figure. Ties are broken by what the option
+delivers (a shorter run, more serving capacity). Every ranking is recorded in the trace (rule `RANK`) with the option
+and its added cost parts as premises, and the result says, in dollars, why the first option beat the second.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
@@ -24,11 +25,14 @@ from gpuadvisor.rules.explain import Explainer
 from gpuadvisor.rules.feasibility import Replan, candidates, checked
 from gpuadvisor.rules.findings import triage
 from gpuadvisor.rules.how import how_entries
+from gpuadvisor.rules.pricing import CostPart, DecisionCost
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
     AcceleratorRef,
     AssumptionOut,
     Cost,
+    CostPartOut,
+    DecisionCostOut,
     Disaggregated,
     InstanceRef,
     KnowledgeOut,
@@ -37,7 +41,6 @@ from gpuadvisor.rules.result import (
     Recommendation,
     RecommendResult,
     RuledOut,
-    ScoreItem,
     UnitRef,
     Warning,
     severity_of,
@@ -46,11 +49,6 @@ from gpuadvisor.rules.sizing.units import usd_text
 from gpuadvisor.rules.units import UnitTable, unit_table
 
 RUNNERS_UP = 10
-POINTS_PER_COST_DOUBLING = 40.0
-"""Score lost each time an option costs twice as much as the cheapest one that meets the constraints."""
-MAX_COST_SCORE = 120.0
-"""The cost score of an option that costs nothing or next to nothing (free tier, hardware you own): 20 points above
-the cheapest paid option, so advice (penalties, limits) can still order such options."""
 Fact = Mapping[str, Any]
 
 
@@ -62,15 +60,6 @@ def _targets(option: Fact) -> tuple[str, ...]:
     return tuple(refs)
 
 
-def _metric(option: Fact, workload: str) -> float | None:
-    """What the user pays for their use: $ a month for serving and interactive use (at the hours they use it), $ per
-    run for training; None when the option has no finite figure to rank by."""
-    value = option.get("usd_per_month" if workload == "inference" else "usd_per_run")
-    if value is None or not math.isfinite(float(value)):
-        return None
-    return float(value)
-
-
 class _Index:
     """The finished fact store, indexed by what ranking needs."""
 
@@ -79,9 +68,9 @@ class _Index:
         self.vetoes: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
         for fid, v in cons.of_kind("veto"):
             self.vetoes[str(v["target"])].append((fid, v))
-        self.adjustments: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
-        for fid, adj in cons.of_kind("score_adjustment"):
-            self.adjustments[str(adj["target"])].append((fid, adj))
+        self.costs: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+        for fid, part in cons.of_kind("cost_part"):
+            self.costs[str(part["target"])].append((fid, part))
         self.configs = {str(f["ref"]): (fid, f) for fid, f in cons.of_kind("config")}
         self.warnings = cons.of_kind("warning")
         self.warning_ids: dict[str, set[str]] = defaultdict(set)
@@ -108,8 +97,15 @@ class _Index:
     def vetoes_of(self, option: Fact) -> list[tuple[int, dict[str, Any]]]:
         return [v for t in self.targets(option) for v in self.vetoes.get(t, [])]
 
-    def adjustments_of(self, option: Fact) -> list[tuple[int, dict[str, Any]]]:
-        return [a for t in self.targets(option) for a in self.adjustments.get(t, [])]
+    def costs_of(self, option: Fact) -> list[tuple[int, dict[str, Any]]]:
+        """The cost parts rules added to this option (to it, its configuration or its accelerator)."""
+        return [c for t in self.targets(option) for c in self.costs.get(t, [])]
+
+    def decision_cost(self, fid: int) -> DecisionCost | None:
+        """The option's own cost over the horizon (its pricing rule's attachment); None when it has no price."""
+        attached = self.cons.attachment(fid)
+        cost = attached.get("cost") if isinstance(attached, Mapping) else None
+        return cost if isinstance(cost, DecisionCost) else None
 
 
 def build_result(cons: Consultation, answers: Answers, resolved: Resolved, catalog: Catalog, *,
@@ -124,49 +120,40 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
                   top: int, replan: Replan | None) -> RecommendResult:
     idx = _Index(cons, catalog)
     workload = str(idx.one["workload"][1].get("workload", answers.workload))
-    survivors: list[tuple[int, dict[str, Any], float]] = []
+    ranked: list[Ranked] = []
     for fid, opt in idx.options:
-        metric = _metric(opt, workload)
-        if not idx.vetoes_of(opt) and metric is not None and metric >= 0:
-            survivors.append((fid, opt, metric))
-    ranked: list[tuple[int, dict[str, Any], float, list[tuple[str, float, str]], int]] = []
-    if survivors:
-        # the reference is the cheapest option one pays to rent or buy; free and already-owned options score up to
-        # MAX_COST_SCORE (nothing is cheaper than free, but "free" must not erase every other difference)
-        paid = ([s for s in survivors if s[2] > 0 and s[1].get("acquisition", "rent") in ("rent", "buy")]
-                or [s for s in survivors if s[2] > 0] or survivors)
-        best_fid, best_opt, best = min(paid, key=lambda s: (s[2], str(s[1]["ref"])))
-        for fid, opt, metric in survivors:
-            base = cost_score(metric, best)
-            unit = "a month" if workload == "inference" else "per run"
-            # (label, points, rule): ScoreItems are built only for the options the result lists
-            items = [(f"cost {usd_text(metric)} {unit} vs the cheapest {usd_text(best)} "
-                      f"({POINTS_PER_COST_DOUBLING:g} points per doubling)", round(base, 2), "RANK")]
-            adj = idx.adjustments_of(opt)
-            items += [(str(a["reason"]), float(a["points"]), str(a["rule"])) for _, a in adj]
-            score = round(sum(points for _, points, _ in items), 2)
-            premises = [fid, *(afid for afid, _ in adj)]
-            if best_fid != fid:
-                premises.append(best_fid)
-            rank_fid = cons.add({"kind": "ranked", "ref": f"rank:{opt['ref']}", "option": opt["ref"], "score": score,
-                                 "text": f"Score {score:.1f}: " + "; ".join(
-                                     f"{points:+.1f} {label}" for label, points, _ in items)}, "RANK", premises)
-            ranked.append((fid, opt, score, items, rank_fid))
-        ranked.sort(key=lambda r: (-r[2], _metric(r[1], workload) or 0.0, str(r[1]["ref"])))
+        base = idx.decision_cost(fid)
+        if idx.vetoes_of(opt) or base is None:
+            continue
+        added = idx.costs_of(opt)
+        cost = base.with_parts(tuple(CostPart(str(c["part"]), float(c["usd"]), str(c["reason"]),  # type: ignore[arg-type]
+                                              str(c["rule"])) for _, c in added))
+        if not math.isfinite(cost.total):
+            continue
+        sums = (" ".join(f"{'−' if p.usd < 0 else '+'} {p.part} {usd_text(abs(p.usd))}" for p in cost.parts)
+                .removeprefix("+ ") or "nothing to pay")
+        rank_fid = cons.add({"kind": "ranked", "ref": f"rank:{opt['ref']}", "option": opt["ref"],
+                             "usd": round(cost.total, 2),
+                             "text": f"Costs {usd_text(cost.total)} {cost.horizon}: {sums}"},
+                            "RANK", [fid, *(cfid for cfid, _ in added)])
+        ranked.append(Ranked(fid, opt, cost, rank_fid))
+    ranked.sort(key=lambda r: _rank_key(r, workload))
     profile_ids = [idx.one[k][0] for k in ("memory_need", "demand", "compute_need", "intensity") if idx.one[k][0]]
     idx.profile_why = idx.explainer.chains(profile_ids)
     idx.explained = frozenset(s.fact for s in idx.profile_why)
-    recs = [_recommendation(n + 1, r, idx, catalog, workload) for n, r in enumerate(ranked[: top + RUNNERS_UP])]
+    first = ranked[0].cost.total if ranked else 0.0
+    recs = [_recommendation(n + 1, r, idx, catalog, workload, first) for n, r in enumerate(ranked[: top + RUNNERS_UP])]
     shown = {r.option for r in recs}
     # warnings about particular options are listed for the recommended ones; the plan-wide ones always
-    shown_targets = {t for _, o, *_ in ranked[:top] for t in idx.targets(o)}
-    # score adjustments explain the order of every listed option, runners-up included (why an option sank)
-    listed_targets = {t for _, o, *_ in ranked[: top + RUNNERS_UP] for t in idx.targets(o)}
+    shown_targets = {t for r in ranked[:top] for t in idx.targets(r.opt)}
+    # costs added by rules explain the order of every listed option, runners-up included (why an option sank)
+    listed_targets = {t for r in ranked[: top + RUNNERS_UP] for t in idx.targets(r.opt)}
     warnings = triage(_warnings(idx, shown_targets, listed_targets, recs), recs)
     effective, defaults = effective_answers(answers, resolved, idx.one["workload"][1],
                                             (cons.of_kind("usage") or [(0, {})])[0][1])
     return RecommendResult(
         answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
+        ranking_reason=ranking_reason(recs[:2]),
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
         headline=_headline(recs[:top], answers, workload, idx.one["workload"][1]) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
@@ -176,17 +163,58 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     )
 
 
-def cost_score(metric: float, best: float) -> float:
-    """100 for the cheapest paid option, 40 fewer per doubling of cost; free or owned options up to 120."""
-    if metric <= 0:
-        return MAX_COST_SCORE
-    return min(MAX_COST_SCORE, 100.0 - POINTS_PER_COST_DOUBLING * math.log2(metric / best))
+@dataclass(frozen=True)
+class Ranked:
+    """A surviving option, what it costs over the horizon (its parts and the rules' added parts), and the id of
+    the `ranked` fact recording it."""
+
+    fid: int
+    opt: dict[str, Any]
+    cost: DecisionCost
+    rank_fid: int
 
 
+SPENDS = {"own": 0, "free": 1}
+"""Within the same whole dollar, what asks for no new spending comes first: hardware you own, then a free tier."""
 
-def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[str, float, str]], int], idx: _Index,
-                    catalog: Catalog, workload: str) -> Recommendation:
-    fid, opt, score, items, rank_fid = r
+
+def _rank_key(r: Ranked, workload: str) -> tuple[float, int, float, float, str]:
+    """Cheapest first, to the dollar (a decision is not made on cents); within the same dollar, hardware you own,
+    then a free tier, then the cheapest to the cent; then what the option delivers: a shorter run, or more serving
+    capacity."""
+    opt = r.opt
+    if workload != "inference":
+        delivers = float(opt.get("training_days") or math.inf)
+    else:
+        delivers = -float(opt.get("capacity_tokens_per_s") or opt.get("tokens_per_s") or 0.0)
+    acquisition = str(opt.get("acquisition") or "rent")
+    return (round(r.cost.total), SPENDS.get(acquisition, 2), round(r.cost.total, 2), delivers, str(opt["ref"]))
+
+
+def ranking_reason(recs: list[Recommendation]) -> str | None:
+    """Why the first option beat the second, in dollars and by part: 'costs $12,400 less over 36 months than #2
+    (hardware −$40,000, power +$3,000, …)'."""
+    if len(recs) < 2:
+        return None
+    a, b = recs[0].decision_cost, recs[1].decision_cost
+    gap = b.usd - a.usd
+    by_part: dict[str, float] = {}
+    for sign, cost in ((1.0, a), (-1.0, b)):
+        for p in cost.parts:
+            by_part[p.part] = by_part.get(p.part, 0.0) + sign * p.usd
+    moved = sorted(((k, v) for k, v in by_part.items() if abs(v) >= 0.5), key=lambda kv: -abs(kv[1]))
+    parts = ", ".join(f"{k} {'+' if v > 0 else '−'}{usd_text(abs(v))}" for k, v in moved[:4])
+    if round(a.usd) == round(b.usd):
+        return (f"#1 and #2 cost the same {a.horizon} ({usd_text(a.usd)}, to the dollar); #1 ranks first as what "
+                "asks for no new spending (hardware you own, a free tier), or for what it delivers (a shorter run, "
+                "more serving capacity).")
+    return (f"#1 costs {usd_text(gap)} less {a.horizon} than #2 ({usd_text(a.usd)} against {usd_text(b.usd)})"
+            + (f": {parts}" if parts else "") + ".")
+
+
+def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workload: str,
+                    first: float) -> Recommendation:
+    opt, rank_fid = r.opt, r.rank_fid
     cfg_fid, cfg = idx.configs[str(opt["config"])]
     acc = catalog.accelerators[str(opt["accelerator"])]
     details = idx.cons.attachment(cfg_fid) or {}
@@ -219,7 +247,12 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
         expert_parallel=int(cfg.get("expert_parallel") or 1),
         pipeline_parallel=int(cfg["pipeline_parallel"]), replicas=int(cfg["replicas"]), instance=instance,
         replicas_for_load=_i(cfg.get("replicas_for_load")) if workload == "inference" else None,
-        failover=bool(cfg["meets_failover"]) and int(cfg["machines"]) > 1 if workload == "inference" else None,
+        weights_precision=str(cfg.get("weights_precision") or "") or None,
+        batch_per_replica=_i(cfg.get("batch_per_replica")), zero_stage=int(cfg.get("zero_stage") or 0),
+        # your own GPUs meet failover with a spare replica on them (their machines are not known)
+        failover=bool(cfg["meets_failover"]) and (int(cfg["machines"]) > 1 or acquisition == "own"
+                                                  and int(cfg["replicas"]) > int(cfg.get("replicas_for_load") or 0))
+        if workload == "inference" else None,
         purchase=bool(opt["purchase"]), acquisition=acquisition, fits=True,
         memory_gb_per_gpu=float(cfg["memory_gb_per_gpu"]), memory=memory,
         bound=cfg["bound"], tokens_per_s=cfg.get("tokens_per_s") if workload == "inference" else None,
@@ -237,8 +270,10 @@ def _recommendation(rank: int, r: tuple[int, dict[str, Any], float, list[tuple[s
                   fabric_usd=opt.get("fabric_usd"),
                   power_kw=round(float(opt["power_w"]) / 1000, 3) if opt.get("power_w") is not None else None,
                   tco_usd=opt.get("tco_usd"), horizon_years=opt.get("horizon_years")),
-        score=score,
-        score_breakdown=[ScoreItem(label=label, points=points, rule=rule) for label, points, rule in items],
+        decision_cost=DecisionCostOut(
+            usd=round(r.cost.total, 2), horizon=r.cost.horizon, horizon_months=r.cost.months,
+            parts=[CostPartOut(part=p.part, usd=round(p.usd, 2), label=p.label, rule=p.rule) for p in r.cost.parts],
+            more_than_first_usd=None if rank == 1 else round(r.cost.total - first, 2)),
         warnings=warn_ids, notes=list(details.get("notes", [])), disaggregated=_disaggregated(opt),
         why=idx.explainer.chain(rank_fid),
     )
@@ -257,12 +292,12 @@ def _disaggregated(opt: Fact) -> Disaggregated | None:
 
 def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Fact | None = None) -> str:
     """The recommendation in one sentence: what to do, on what capacity, and why — the cheapest plan that meets
-    what was asked, or by how much dearer and what the advice that lifted it said."""
+    what was asked, at what it costs over the horizon."""
     top = recs[0]
     c = top.cost
     per_run = workload != "inference"
     metric = c.usd_per_run if per_run else c.usd_per_month
-    figure = _money(metric, per_run)
+    figure = decision_words(top.decision_cost, None if per_run else c.usd_per_month)
     verb = {"rent": "Rent", "buy": "Buy", "free": "Use", "own": "Use"}[top.acquisition]
     short = top.accelerator.name.split(" (")[0]
     if top.acquisition in ("free", "own"):
@@ -273,22 +308,22 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
         what = f"{top.unit.machines:,} × {top.unit.name} ({top.count:,} × {short})"
     capacity = {"rent": f" on {top.instance.pricing} capacity" if top.instance else ""}.get(top.acquisition, "")
     goal = _asked(answers, workload, top, (work or {}).get("requests_per_minute"))
-    paid = [r for r in recs if r.acquisition in ("rent", "buy")]
-    cheapest = min((_metric_of(r, per_run) for r in paid), default=None)
-    if top.acquisition in ("free", "own"):  # nothing is cheaper: say what it delivers
-        meets = goal.replace(" that meets", " and meets", 1).replace(" that serves", " and serves", 1)
+    meets = goal.replace(" that meets", " and meets", 1).replace(" that serves", " and serves", 1)
+    if top.acquisition == "free" or top.decision_cost.usd <= 0:
         return f"{verb} {what}: it costs nothing{meets}."
+    if top.acquisition == "own":
+        return f"{verb} {what}: already paid for, only its power, {figure}{meets}."
     split = _split_clause(top, metric, per_run)
-    if metric is None or cheapest is None or metric <= cheapest * 1.0001:
-        return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}.{split}"
-    advice = [i for i in top.score_breakdown if i.rule != "RANK" and i.points > 0]
-    lift = f"; advice: {advice[0].label.rstrip('.')}" if advice else ""
-    if cheapest > 0:
-        gap = metric / cheapest - 1
-        dearer = "as cheap as the cheapest" if gap <= 0.005 else f"{gap:.0%} above the cheapest"
-    else:  # an owned machine's share of a run of seconds rounds to nothing: no ratio to give
-        dearer = f"the cheapest costs {_money(cheapest, per_run)}"
-    return f"{verb} {what}{capacity}: the best-scoring plan{goal}, at {figure} ({dearer}{lift}).{split}"
+    return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}.{split}"
+
+
+def decision_words(d: DecisionCostOut, monthly: float | None = None) -> str:
+    """'$12,394 over 36 months ($344 a month)', '$481 per run', 'under $1 per run'."""
+    total = f"${d.usd:,.0f}" if d.usd >= 0.5 else "under $1"
+    if d.horizon_months is None:
+        return f"{total} per run"
+    month = f" (${monthly:,.0f} a month)" if monthly is not None and monthly >= 0.5 else ""
+    return f"{total} {d.horizon}{month}"
 
 
 def _money(metric: float | None, per_run: bool) -> str:
@@ -330,11 +365,6 @@ def fmt_tokens(tokens_b: float) -> str:
     return f"{tokens_b * 1e9:,.0f} tokens"
 
 
-def _metric_of(r: Recommendation, per_run: bool) -> float:
-    value = r.cost.usd_per_run if per_run else r.cost.usd_per_month
-    return float(value) if value is not None else math.inf
-
-
 def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: float | None = None) -> str:
     """' that meets 1,000 req/min at p95 ≤ 5 s with failover' — the targets the plan was held to (a rate derived
     from daily active users is named with them)."""
@@ -346,7 +376,8 @@ def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: fl
         if rpm:
             parts.append(f"{rpm:,.0f} req/min" + (f" ({users:,} daily users at peak)" if users else ""))
         if answers.inference.concurrent_requests:
-            parts.append(f"{answers.inference.concurrent_requests:,} users at once")
+            n = answers.inference.concurrent_requests
+            parts.append(f"{n:,} user{'s' if n != 1 else ''} at once")
         if eff.get("inference.latency_p95_s"):
             parts.append(f"p95 ≤ {eff['inference.latency_p95_s']:g} s")
         if eff.get("inference.ttft_max_s"):
@@ -363,11 +394,11 @@ def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: fl
             run += f" in {days:g} days (it takes {took})"
         parts.append(run)
         tail = ""
-    if answers.budget.capex_usd and top.acquisition == "buy":
-        parts.append(f"within ${answers.budget.capex_usd:,.0f}")
+    within = (f" within ${answers.budget.capex_usd:,.0f}" if answers.budget.capex_usd and top.acquisition == "buy"
+              else "")
     if not parts:
-        return tail and f" that serves your load{tail}"
-    return " that meets " + ", ".join(parts) + tail
+        return (tail and f" that serves your load{tail}") + within
+    return " that meets " + ", ".join(parts) + tail + (f",{within}" if within else "")
 
 
 def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
@@ -387,16 +418,15 @@ def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
             groups[key] = (fid, w, [])
         if target and target in by_option:
             groups[key][2].extend(by_option[target])
-    # a heuristic's score adjustment is also shown as advice on the options it concerns: advice is visible, and
-    # it moves the ranking instead of vetoing an answer
+    # a cost a rule adds (porting) is also a finding on the options it concerns: it is part of their ranked figure
     for target in sorted(listed_targets):
-        for fid, adj in idx.adjustments.get(target, []):
-            points = float(adj["points"])
-            key = (str(adj["rule"]), str(adj["reason"]))
+        for fid, part in idx.costs.get(target, []):
+            key = (str(part["rule"]), str(part["reason"]))
             if key not in groups:
-                groups[key] = (fid, {"heuristic": adj.get("heuristic"), "rule": adj["rule"], "category": "advice",
-                                     "severity": "warning" if points <= -10 else "info",
-                                     "message": f"{adj['reason']} ({points:+g} points)"}, [])
+                groups[key] = (fid, {"heuristic": part.get("heuristic"), "rule": part["rule"], "category": "advice",
+                                     "severity": "info",
+                                     "message": f"{part['reason']} (a cost of {usd_text(float(part['usd']))}, "
+                                                f"part of the option's figure)"}, [])
             if target in by_option:
                 groups[key][2].extend(by_option[target])
     return [Warning(id=str(w.get("heuristic") or w["rule"]), rule=str(w["rule"]), category=w["category"],
@@ -442,6 +472,22 @@ def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str
     for fid, f in cons.of_kind("ruled_out"):
         no_fit[str(f["target"]).removeprefix("acc:")].append((fid, f))
     table = unit_table(catalog)
+    # what the user owns is always accounted for: recommended, or here with its reason (issue 29)
+    owned_options = {str(o["ref"]) for _, o in idx.options if o.get("acquisition") == "own"}
+    for fid, f in cons.of_kind("ruled_out"):
+        shape = str(f.get("shape") or "")
+        if shape.startswith("own:"):
+            out[shape] = RuledOut(family=shape, name=f"your own {shape.rsplit(':', 1)[-1]}× {f['name']}",
+                                  reason=str(f["reason"]), rule=str(f["rule"]),
+                                  heuristic=_heuristic(cons, str(f["rule"])),
+                                  why=idx.explainer.chain(fid, idx.explained))
+    for ref in owned_options - shown:
+        if vetoed.get(ref):
+            vfid, v, opt = vetoed[ref][0]
+            out[ref] = RuledOut(family=ref.removeprefix("opt:"), name=str(opt.get("title") or opt["text"]),
+                                reason="; ".join(dict.fromkeys(str(e[1]["reason"]) for e in vetoed[ref])),
+                                rule=str(v["rule"]), heuristic=v.get("heuristic") or None,
+                                why=idx.explainer.chain(vfid, idx.explained))
     for acc_id, facts in no_fit.items():
         if acc_id in out or acc_id in planned or acc_id in survivors_by_acc:
             continue

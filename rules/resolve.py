@@ -15,7 +15,13 @@ from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import find_accelerator, find_precision
 from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision, served_format
-from gpuadvisor.rules.answers import ALL_PROVIDERS, Answers, contextual_defaults
+from gpuadvisor.rules.answers import (
+    ALL_PROVIDERS,
+    LOCAL_SERVING_FORMAT,
+    PRODUCTION_SERVING_FORMAT,
+    QLORA_BASE_FORMAT,
+    Answers,
+)
 
 if TYPE_CHECKING:
     from gpuadvisor.knowledge.hf_hub import HubModel
@@ -37,6 +43,8 @@ class ResolvedModel:
     """Precision id the published checkpoint is stored in when it is a low-precision one (a Hub checkpoint's fp8 or
     mxfp4, a knowledge-base model's `published_weights`): served that way by default, like gpt-oss's MXFP4
     experts."""
+    read_notes: tuple[str, ...] = ()
+    """How the architecture was read (a config.json's fields read through aliases, a Hub snapshot's revision)."""
 
 
 @dataclass(frozen=True)
@@ -99,12 +107,13 @@ def _owned(answers: Answers, catalog: Catalog, notes: list[str]) -> tuple[Accele
 def _model(answers: Answers, catalog: Catalog, notes: list[str]) -> ResolvedModel:
     m = answers.model
     if m.config is not None:
-        from gpuadvisor.knowledge.hf_config import load_hf_config
+        from gpuadvisor.knowledge.hf_config import read_hf_config
 
         path = Path(m.config).expanduser()
-        arch = load_hf_config(path)
+        cfg = read_hf_config(path)
         return ResolvedModel(id=f"config:{path.name}", name=f"{path.parent.name or path.name} (config.json)",
-                             source=f"your config.json at {path}", architecture=arch)
+                             source=f"your config.json at {path}", architecture=cfg.architecture,
+                             read_notes=tuple(cfg.notes))
     if m.params_b is not None:
         from gpuadvisor.rules.sizing.shape import synthesize_architecture
 
@@ -128,7 +137,8 @@ def _model(answers: Answers, catalog: Catalog, notes: list[str]) -> ResolvedMode
     if isinstance(entry, HubModel):
         _hub_notes(entry, notes)
         return ResolvedModel(id=f"hf:{entry.spec}", name=entry.spec, source=describe_hub(entry),
-                             architecture=entry.config.architecture, published_format=stored_format(entry))
+                             architecture=entry.config.architecture, published_format=stored_format(entry),
+                             read_notes=(describe_hub(entry), *entry.notes))
     return ResolvedModel(id=entry.id, name=entry.name, source=f"knowledge: models.toml {entry.id}",
                          architecture=entry.architecture, published_format=entry.published_weights)
 
@@ -157,8 +167,7 @@ def _published_weights(answers: Answers, catalog: Catalog, model: ResolvedModel,
                        notes: list[str]) -> Precision | None:
     """Serving a model published with its routed experts in a format of their own (gpt-oss: MXFP4) defaults to that
     checkpoint rather than a bf16 copy; None when the user chose a format, or trains, or the model has none."""
-    native = contextual_defaults(answers.flat(), served_format(model.architecture, model.published_format)).get(
-        "precision.weights")
+    native = served_format(model.architecture, model.published_format)
     if native is None or answers.workload != "inference" or "weights" in answers.precision.model_fields_set:
         return None
     what = "its experts" if model.architecture.expert_weights_format else "its weights"
@@ -171,7 +180,11 @@ def _weights(answers: Answers, catalog: Catalog, notes: list[str]) -> Precision:
     method = answers.method
     implied = answers.implied().get("precision.weights")
     if implied is not None and not given:
-        notes.append(f"precision.weights = {implied} (QLoRA default: 4-bit NormalFloat base)")
+        why = {QLORA_BASE_FORMAT: "QLoRA default: 4-bit NormalFloat base",
+               PRODUCTION_SERVING_FORMAT: "production serving: FP8 where the part runs it, as NVIDIA NIM's H100 "
+                                          "profiles; BF16 on parts without FP8",
+               LOCAL_SERVING_FORMAT: "a local model: the 4-bit GGUF K-quant Ollama and LM Studio serve by default"}
+        notes.append(f"precision.weights = {implied} ({why.get(implied, 'default')})")
         return _lookup_precision(catalog, implied, "precision.weights")
     p = _lookup_precision(catalog, answers.precision.weights, "precision.weights")
     if "weights" not in p.uses:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 Severity = Literal["risk", "advice", "note"]
 """One vocabulary everywhere (screens, reports, JSON): a risk to the plan, advice on what to do, a note to read."""
 SEVERITY_ORDER: dict[str, int] = {"risk": 0, "advice": 1, "note": 2}
@@ -137,10 +137,25 @@ class MemoryBreakdown(Out):
     utilization: float = Field(description="total / capacity")
 
 
-class ScoreItem(Out):
-    label: str
-    points: float
-    rule: str | None = None
+class CostPartOut(Out):
+    """One part of what an option costs its owner over the horizon (rules/pricing.py)."""
+
+    part: Literal["rental", "hardware", "network", "power", "site", "resale", "engineering"]
+    usd: float = Field(description="dollars over the horizon (resale: negative, what the purchase sells for)")
+    label: str = Field(description="how the figure was computed")
+    rule: str = Field(description="the rule that concluded it: S9 (pricing) or a pack rule such as H10.port")
+
+
+class DecisionCostOut(Out):
+    """The one figure options are ranked by: what choosing the option costs its owner over the user's horizon."""
+
+    usd: float = Field(description="the sum of the parts: the ranked figure")
+    horizon: str = Field(description="'one run' (training, fine-tuning) or 'over N months' (serving and interactive "
+                                     "use: deployment.lifetime_years)")
+    horizon_months: float | None = None
+    parts: list[CostPartOut]
+    more_than_first_usd: float | None = Field(default=None, description="dollars above the first-ranked option "
+                                                                         "(null for the first)")
 
 
 class Disaggregated(Out):
@@ -187,6 +202,13 @@ class Recommendation(Out):
     replicas: int = Field(description="serving: model replicas (training: data-parallel groups)")
     replicas_for_load: int | None = Field(default=None, description="serving: replicas the load needs; the rest are "
                                                                     "failover spares or fill the machines")
+    batch_per_replica: int | None = Field(default=None, description="serving: sequences each replica decodes "
+                                          "together at the planned load (training: the micro-batch per GPU); "
+                                          "`gpuadvisor estimate --batch` of the same layout gives the same figures")
+    zero_stage: int = Field(default=0, description="training: the ZeRO stage over the data-parallel GPUs (3 = FSDP)")
+    weights_precision: str | None = Field(default=None, description="the format the option serves or trains the "
+                                          "weights in: the consultation's, or, for a default its part cannot run, "
+                                          "BF16 (FP16 on parts without BF16)")
     failover: bool | None = Field(default=None, description="serving: survives the loss of one machine at full load")
     instance: InstanceRef | None
     purchase: bool
@@ -206,8 +228,8 @@ class Recommendation(Out):
     training_days: float | None = Field(default=None, description="training: wall-clock days of the run")
     training_gpu_hours: float | None = Field(default=None, description="training: accelerator-hours of the run")
     cost: Cost
-    score: float = Field(description="100 − 40 × log2(cost ÷ cheapest) + the advice points in score_breakdown")
-    score_breakdown: list[ScoreItem]
+    decision_cost: DecisionCostOut = Field(description="what the decision costs its owner over the horizon, part "
+                                                       "by part: options are ranked by its usd, cheapest first")
     warnings: list[str] = Field(default_factory=list, description="ids of warnings that concern this option")
     notes: list[str] = Field(default_factory=list, description="assumptions and methods behind the figures")
     disaggregated: Disaggregated | None = Field(
@@ -293,6 +315,8 @@ class RecommendResult(Out):
     answers: dict[str, Any] = Field(description="the answers as given (rerun with `recommend --answers report.json`)")
     answers_effective: dict[str, Any] = Field(description="every answer including defaults")
     defaults_applied: list[str] = Field(description="answers the user did not give, as `table.key = value`")
+    ranking_reason: str | None = Field(default=None, description="why the first option beat the second, in dollars "
+                                                                 "and by part")
     profile: ProfileOut
     profile_why: list[WhyStep] = Field(
         default_factory=list, description="how the workload's needs were derived from the answers; other chains "

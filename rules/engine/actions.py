@@ -1,11 +1,12 @@
-"""The callables behind a rule pack's generic actions (warn, advise, rule_out, adjust_score, derive).
+"""The callables behind a rule pack's generic actions (warn, advise, rule_out, add_cost, derive).
 
 Each builds one conclusion from the matched facts and hands it to `ctx.conclude`. Conclusion shapes:
 
 - warn / advise: {"kind": "warning", "rule", "heuristic", "category": "warning" | "advice", "severity", "message",
   "target"}
 - rule_out: {"kind": "veto", "rule", "heuristic", "target", "reason"}
-- adjust_score: {"kind": "score_adjustment", "rule", "heuristic", "target", "points", "reason"}
+- add_cost: {"kind": "cost_part", "rule", "heuristic", "target", "part", "usd", "reason"}: a cost in dollars the
+  option pays over the consultation's horizon (engineering effort to port, …), added to its ranked figure
 - derive: the rendered `fact` table
 
 `target` is the `ref` field of the fact matched by the target alias ("" for a warning without target). A template
@@ -25,7 +26,7 @@ from gpuadvisor.rules.engine.values import json_copy
 
 F = TypeVar("F", bound=Callable[..., object])
 
-GENERIC_ACTIONS = ("warn", "advise", "rule_out", "adjust_score", "derive")
+GENERIC_ACTIONS = ("warn", "advise", "rule_out", "add_cost", "derive")
 READS_ONLY = "__gpuadvisor_reads_only__"
 """Attribute set on the callbacks built here (and on others with `reads_only`): they never modify the facts they
 are given, so the engine may hand them the stored facts instead of copies."""
@@ -42,7 +43,7 @@ SEVERITIES = ("info", "warning", "critical")
 CONCLUSION_FIELDS: Mapping[str, frozenset[str]] = {
     "warning": frozenset({"kind", "rule", "heuristic", "category", "severity", "message", "target"}),
     "veto": frozenset({"kind", "rule", "heuristic", "target", "reason"}),
-    "score_adjustment": frozenset({"kind", "rule", "heuristic", "target", "points", "reason"}),
+    "cost_part": frozenset({"kind", "rule", "heuristic", "target", "part", "usd", "reason"}),
 }
 
 
@@ -55,7 +56,8 @@ class ActionSpec:
     action: str
     severity: str = ""
     target: str | None = None
-    points: int | float = 0
+    part: str = ""
+    usd: Template | float | None = None
     message: Template | None = None
     fact: Mapping[str, Any] | None = None  # derive: values are Templates (strings) or literal values
 
@@ -106,20 +108,24 @@ def _build_then(spec: ActionSpec) -> Callback:
             ctx.conclude({"kind": "veto", **base, "target": _target(spec, facts), "reason": _message(spec, facts)})
 
         return rule_out
-    if spec.action == "adjust_score":
+    if spec.action == "add_cost":
 
-        def adjust(ctx: Any, **facts: Mapping[str, Any]) -> None:
+        def add_cost(ctx: Any, **facts: Mapping[str, Any]) -> None:
+            usd = spec.usd.value(facts) if isinstance(spec.usd, Template) else spec.usd
+            if isinstance(usd, bool) or not isinstance(usd, int | float):
+                raise TemplateError(f"then.usd: {usd!r} is not a number of dollars")
             ctx.conclude(
                 {
-                    "kind": "score_adjustment",
+                    "kind": "cost_part",
                     **base,
                     "target": _target(spec, facts),
-                    "points": spec.points,
+                    "part": spec.part,
+                    "usd": float(usd),
                     "reason": _message(spec, facts),
                 }
             )
 
-        return adjust
+        return add_cost
     if spec.action == "derive" and spec.fact is not None:
         table = spec.fact
 

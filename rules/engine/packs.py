@@ -18,13 +18,14 @@ Format (one file per pack)::
     stage  = { kind = "answer", key = "stage", value = { in = ["learning", "prototyping"] } }
 
     [rule.then]
-    action = "warn"                   # warn | advise | rule_out | adjust_score | derive | call
+    action = "warn"                   # warn | advise | rule_out | add_cost | derive | call
     severity = "warning"              # warn/advise (required there): info | warning | critical
-    target = "option"                 # alias whose fact has a `ref`; rule_out/adjust_score: required, warn/advise:
+    target = "option"                 # alias whose fact has a `ref`; rule_out/add_cost: required, warn/advise:
                                       # optional; the conclusion carries target = that ref ("" when absent)
-    points = -15                      # adjust_score only (required)
+    part = "engineering"              # add_cost only (required): the cost part (see rules/pricing.py)
+    usd = "{port.usd}"                # add_cost only (required): dollars, a number or one {alias.field}
     message = "{option.accelerator_name}: … {option.memory_gb_per_gpu:.1f} GB"
-                                      # warn/advise/rule_out/adjust_score: required; call: optional (ctx.render())
+                                      # warn/advise/rule_out/add_cost: required; call: optional (ctx.render())
     fact = { kind = "profile_flag", name = "moe", value = "{model.moe}" }   # derive only (required)
     call = "kv_cache"                 # call only: name of a Python callback (required)
 
@@ -82,11 +83,16 @@ ACTION_KEYS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     "warn": (frozenset({"severity", "message"}), frozenset({"target"})),
     "advise": (frozenset({"severity", "message"}), frozenset({"target"})),
     "rule_out": (frozenset({"target", "message"}), frozenset()),
-    "adjust_score": (frozenset({"target", "points", "message"}), frozenset()),
+    "add_cost": (frozenset({"target", "part", "usd", "message"}), frozenset()),
     "derive": (frozenset({"fact"}), frozenset()),
     "call": (frozenset({"call"}), frozenset({"message"})),
 }
-THEN_KEYS = ("action", "severity", "target", "points", "message", "fact", "call")
+THEN_KEYS = ("action", "severity", "target", "part", "usd", "message", "fact", "call")
+COST_PARTS = ("rental", "hardware", "network", "power", "site", "resale", "engineering")
+"""The parts of a decision's cost (rules/pricing.py) an add_cost rule may add to."""
+REMOVED_ACTIONS = {"adjust_score": "adjust_score was removed: options are ranked by what they cost in dollars, not "
+                                   "by points; add a priced cost (add_cost), a constraint (rule_out) or advice "
+                                   "(advise)"}
 _TOML_LINE = re.compile(r"at line (\d+)")
 _RULE_HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]")
 _EXAMPLE_HEADER = re.compile(r"^\s*\[\[\s*rule\s*\.\s*example\s*\]\]")
@@ -305,7 +311,8 @@ class _RuleLinter:
             return None, "", "", ""
         action = raw.get("action")
         if action not in ACTIONS:
-            self.fail(["then", "action"], f"must be one of {', '.join(ACTIONS)}, got {action!r}")
+            removed = REMOVED_ACTIONS.get(action) if isinstance(action, str) else None
+            self.fail(["then", "action"], removed or f"must be one of {', '.join(ACTIONS)}, got {action!r}")
             return None, "", "", ""
         required, optional = ACTION_KEYS[action]
         for key in raw:
@@ -323,7 +330,8 @@ class _RuleLinter:
         message_text = raw.get("message", "")
         message = self.template(["then", "message"], message_text, when_ok) if "message" in raw else None
         target = self.target(raw.get("target"), when_ok) if "target" in raw else None
-        points = self.points(raw.get("points", 0))
+        part = self.part(raw.get("part")) if "part" in raw else ""
+        usd = self.usd(raw.get("usd"), when_ok) if "usd" in raw else None
         fact = self.fact(raw.get("fact"), when_ok) if "fact" in raw else None
         if action == "call":
             name = raw.get("call")
@@ -341,7 +349,8 @@ class _RuleLinter:
             action=action,
             severity=str(severity),
             target=target,
-            points=points,
+            part=part,
+            usd=usd,
             message=message,
             fact=fact,
         )
@@ -377,16 +386,29 @@ class _RuleLinter:
                 self.fail(["then", "target"], f"fact kind {kind!r} of alias {alias!r} has no `ref` field")
         return alias
 
-    def points(self, value: Any) -> int | float:
+    def part(self, value: Any) -> str:
+        if value not in COST_PARTS:
+            self.fail(["then", "part"], f"must be one of {', '.join(COST_PARTS)}, got {value!r}")
+            return ""
+        return str(value)
+
+    def usd(self, value: Any, when_ok: bool) -> Template | float | None:
+        """A number of dollars, or a template that is exactly one `{alias.field}` (the field's number)."""
+        if isinstance(value, str):
+            tmpl = self.template(["then", "usd"], value, when_ok)
+            if tmpl is not None and tmpl.single is None:
+                self.fail(["then", "usd"], "must be a number or exactly one {alias.field} (a field holding dollars)")
+                return None
+            return tmpl
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.fail(["then", "points"], f"must be a number, got {value!r}")
-            return 0
+            self.fail(["then", "usd"], f"must be a number or one {{alias.field}}, got {value!r}")
+            return None
         try:
             check_scalar(value, "value")
         except FactError as e:
-            self.fail(["then", "points"], str(e).removeprefix("value: "))
-            return 0
-        return value
+            self.fail(["then", "usd"], str(e).removeprefix("value: "))
+            return None
+        return float(value)
 
     def fact(self, raw: Any, when_ok: bool) -> dict[str, Any] | None:
         path = ["then", "fact"]

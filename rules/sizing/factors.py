@@ -79,6 +79,13 @@ class Factors:
     """Least share of the colocated machines the split must save to be offered."""
     burst_headroom: float = 0.20
     """Extra serving capacity planned above the average load (S10, 002 Q4)."""
+    training_interruptions_per_gpu_hour: float = 1.97e-5
+    """Unexpected interruptions of a synchronous training job per GPU-hour (Llama 3 405B: 419 in 54 days on 16,384
+    H100s)."""
+    training_loss_per_interruption_hours: float = 0.3
+    """Job time lost per interruption: the restart and the work redone since the last checkpoint."""
+    training_schedule_margin: float = 0.05
+    """Least share of a deadline a training plan leaves free beyond the expected interruption loss."""
     colocation_usd_per_kw_month: float = 184.06
     """Site rent of owned servers: space, power and cooling capacity per kW per month (CBRE wholesale colocation)."""
     hardware_lifetime_years: float = 3.0

@@ -117,9 +117,15 @@ def read_replication(arch: Architecture, tp: int) -> float:
     return per_gpu_share(arch, tp, 1) * tp
 
 
+def request_kv_tokens(context: int, input_tokens: int, output_tokens: int) -> int:
+    """Tokens of KV cache one request holds at its end: its prompt plus its output, capped by the context."""
+    return max(1, min(context, input_tokens + output_tokens))
+
+
 def kv_cache(arch: Architecture, context: int, batch: int, bytes_per_value: float, tp: int = 1,
              pp: int = 1) -> KVCache:
-    """The cache for `batch` concurrent sequences at `context` tokens each (plan for the peak, W5)."""
+    """The cache for `batch` concurrent sequences holding `context` tokens each (a request's prompt and output,
+    capped by the model's context; plan for the peak concurrency, W5)."""
     if context <= 0 or batch <= 0:
         raise ValueError("context and batch must be positive")
     if tp <= 0 or pp <= 0:
@@ -140,10 +146,10 @@ def kv_cache(arch: Architecture, context: int, batch: int, bytes_per_value: floa
         span = (f"× context {context} on {arch.num_hidden_layers - local} global layers and × "
                 f"min(context, window {arch.sliding_window:,}) on {local} local layers")
     else:
-        span = f"× context {context}"
+        span = f"× {context:,} tokens a sequence"
     notes = (
         Note("method.kv_cache", f"KV cache per token = {formula} = {per_token:,.0f} B; {span} "
-             f"× batch {batch} (peak concurrency and maximum context, W5)", source="002 (S3)"),
+             f"× batch {batch} (each request's prompt and output, at the peak concurrency, W5)", source="002 (S3)"),
     )
     return KVCache(kind=kind, bytes_per_value=bytes_per_value, bytes_per_token=per_token, context=context,
                    batch=batch, total_bytes=total, per_gpu_bytes=total * per_gpu_share(arch, tp, pp), notes=notes)

@@ -159,15 +159,55 @@ def routed_expert_bytes(params: ParameterCount, arch: Architecture, bytes_per_we
 
 
 def split_weight_format(arch: Architecture, precision: Precision) -> tuple[float, ExpertFormat | None]:
-    """(bytes per weight of the non-expert tensors, the experts' own format or None) when weights are `precision`.
+    """(bytes per weight of the non-expert tensors, the experts' own format or None) when weights are `precision`
+    (`weight_format` without the embedding tables)."""
+    fmt = weight_format(arch, precision)
+    return fmt.bytes_per_weight, fmt.experts
+
+
+def is_gguf(precision: Precision) -> bool:
+    """llama.cpp formats, whose bits per weight already average over every tensor (embeddings included)."""
+    return "gguf" in (precision.library or "").lower() or precision.name.lower().startswith("gguf")
+
+
+def embedding_bytes(precision: Precision) -> float | None:
+    """Bytes per embedding/LM-head weight: quantizers other than GGUF keep those tables in 16-bit
+    (bitsandbytes, AutoGPTQ, AutoAWQ, FP8/INT8 recipes); None = same as the weights."""
+    if precision.bits_per_weight >= 16 or is_gguf(precision):
+        return None
+    return 2.0
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """How a checkpoint in `precision` stores each kind of tensor: the one answer to "how many bytes are the
+    weights", used by memory, decode, prefill and every report (estimate and the planner alike)."""
+
+    precision: str
+    bytes_per_weight: float
+    """Linear layers (attention, MLP, router, shared experts), scales included in the format's effective bits."""
+    embedding_bytes: float | None
+    """Token/position tables and an untied LM head; None = `bytes_per_weight`."""
+    experts: ExpertFormat | None
+    """The routed experts' own format when the checkpoint is published with one (gpt-oss: MXFP4)."""
+
+    def total_bytes(self, params: ParameterCount) -> float:
+        """Every resident weight byte of the model (all experts, W13)."""
+        return weight_bytes(params, self.bytes_per_weight, self.embedding_bytes, self.experts)
+
+
+def weight_format(arch: Architecture, precision: Precision) -> WeightFormat:
+    """The weight format of `arch` stored in `precision`.
 
     Picking the format a publisher ships the routed experts in (Architecture.expert_weights_format: gpt-oss's
     "mxfp4") means the checkpoint as published: experts in that format, attention, router, embeddings, biases and
-    norms in bf16 (2 bytes). Any other choice stores every tensor in the chosen format, as before."""
+    norms in bf16 (2 bytes). Any other quantized choice stores the linear layers in the chosen format and keeps the
+    embedding tables in 16-bit (`embedding_bytes`); 16-bit and wider formats, and GGUF, store every tensor alike."""
     native = arch.expert_weights_format
-    if arch.moe is None or native is None or precision.id != native:
-        return precision.bytes_per_weight, None
-    return 2.0, ExpertFormat(expert_matrix_params(arch), precision.bytes_per_weight, precision.id)
+    if arch.moe is not None and native is not None and precision.id == native:
+        return WeightFormat(precision.id, 2.0, None,
+                            ExpertFormat(expert_matrix_params(arch), precision.bytes_per_weight, precision.id))
+    return WeightFormat(precision.id, precision.bytes_per_weight, embedding_bytes(precision), None)
 
 
 def weight_bytes(params: ParameterCount, bytes_per_weight: float, embedding_bytes: float | None = None,

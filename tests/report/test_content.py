@@ -77,18 +77,20 @@ def test_ranked_options_and_runner_up(fmt: str) -> None:
                                          "Buy 1 × AMD Instinct MI300X 8-OAM server (8 GPUs)",
                                          "8× NVIDIA H100 SXM5 80GB on Lambda (on-demand)")]
     assert positions == sorted(positions)
-    for score in ("78.5", "71.0", "64.0", "40.0"):
-        assert score in text
+    for total in ("$94,345", "$35,741", "$107,717", "$838,858"):  # the ranked figure, over 36 months
+        assert total in text
 
 
 @pytest.mark.parametrize("fmt", READABLE)
-def test_top_options_have_memory_speed_cost_and_score_breakdown(fmt: str) -> None:
+def test_top_options_have_memory_speed_cost_and_what_they_cost_by_part(fmt: str) -> None:
     text = plain(fmt)
     assert text.count("Runtime overhead") >= 3  # one memory table per recommendation (runner-up has none)
     assert text.count("Time to first token") == 3
     assert "0.42 s" in text and "0.71 s" in text and "0.39 s" in text
-    assert "+30.0" in text and "-10.0" in text and "-4.0" in text  # score items, signed
-    assert "rank.bandwidth_per_dollar" in text
+    # the decision cost of each option, part by part: a rental, and a purchase less its resale plus a port
+    assert "$3.59/h × 730 h a month × 36 months" in text
+    assert "−$98,600" in text and "resold at 68% of $145,000" in text
+    assert "$9,260" in text and "H10.port" in text
     assert "TP 2 × PP 1, 1 replica, 1 node" in text
 
 

@@ -31,7 +31,7 @@ def hostile() -> RecommendResult:
     doc["recommendations"][0]["title"] = f"1× {EVIL}"
     doc["recommendations"][0]["why"][0]["text"] = EVIL
     doc["recommendations"][0]["why"][0]["source"] = EVIL
-    doc["recommendations"][0]["score_breakdown"][0]["label"] = EVIL
+    doc["recommendations"][0]["decision_cost"]["parts"][0]["label"] = EVIL
     doc["recommendations"][0]["cost"]["price_source"] = EVIL
     doc["warnings"][0]["message"] = EVIL
     doc["ruled_out"][0]["reason"] = EVIL

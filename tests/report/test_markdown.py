@@ -22,11 +22,11 @@ def github_like() -> MarkdownIt:
 def test_tables_parse_as_gfm_tables() -> None:
     out = render(sample(), "md", today=TODAY)
     html = github_like().render(out)
-    # what you asked (1) + ranking + runners-up (2) + memory/speed/cost/score per option (4 × 3 = 12)
+    # what you asked (1) + ranking + runners-up (2) + memory/speed/cost/what-it-costs per option (4 × 3 = 12)
     # + ruled out, profile, answers, assumptions, prices (5) = 20
     assert html.count("<table>") == 20
     assert "<th>Option</th>" in html
-    assert '<td style="text-align:right">78.5</td>' in html  # score column right-aligned
+    assert '<td style="text-align:right">$94,345</td>' in html  # the ranked figure right-aligned
 
 
 def test_headings_outline() -> None:

@@ -45,7 +45,7 @@ def test_real_report_opens_with_the_headline_and_what_was_asked(result: Recommen
     assert headline < asked < text.index("Recommended options") < text.index("Findings")
     assert re.search(r"Model\W+Llama 3\.1 70B, INT8, context 8,192 tokens", text)
     assert re.search(r"Concurrency\W+16 requests in flight", text)
-    assert "Score: 100 − 40 × log2(this plan's cost ÷ the cheapest paid plan's)" in text
+    assert "Total: what the decision costs over the horizon" in text
 
 
 def text_of(result: RecommendResult, fmt: str) -> str:
@@ -108,5 +108,6 @@ def test_a_purchase_shows_what_it_pays_beyond_its_accelerators_and_over_its_hori
                 tco_usd=700_000, horizon_years=3)
     assert purchase_items(cost) == [("Beyond the accelerators", "$158,000 (hosts, fabric $68,000)"),
                                     ("Power at load", "20.4 kW"),
-                                    ("Cost of ownership", "$700,000 over 3 years (purchase, power and site)")]
+                                    ("Before resale", "$700,000 over 3 years (purchase, power and site; the Total "
+                                                      "takes the resale off)")]
     assert purchase_items(Cost(usd_per_hour=2.0)) == []  # a rental has none

@@ -71,9 +71,13 @@ def test_recommendations_are_explained_back_to_answers_and_documents(advisor: Ad
     assert any(s.source == "your answer" and "inference.requests_per_minute = 1000" in s.text for s in top.why)
     assert any(s.source and s.source.startswith("002_b9a26b66ce9b897d.txt") for s in top.why)
     assert any(s.kind == "accelerator" and "sources:" in (s.source or "") for s in top.why)
-    # the score is the cost component plus the adjustments, each naming its rule
-    assert top.score == pytest.approx(sum(i.points for i in top.score_breakdown), abs=0.01)
-    assert top.score_breakdown[0].rule == "RANK"
+    # the ranked figure is the sum of the decision's cost parts, each naming the rule that gave it
+    d = top.decision_cost
+    assert d.usd == pytest.approx(sum(p.usd for p in d.parts), abs=0.02)
+    assert d.parts and all(p.rule and p.label for p in d.parts)
+    assert top.why[0].text.startswith(f"Costs ${d.usd:,.0f} over 36 months: ")
+    ranked = [r.decision_cost.usd for r in [*r.recommendations, *r.runners_up]]
+    assert [round(x) for x in ranked] == sorted(round(x) for x in ranked)
 
 
 def test_every_rule_out_and_warning_has_a_reason_and_a_chain(advisor: Advisor) -> None:
@@ -83,16 +87,18 @@ def test_every_rule_out_and_warning_has_a_reason_and_a_chain(advisor: Advisor) -
         assert o.reason and o.rule and o.why and o.why[0].depth == 0
     for w in r.warnings:
         assert w.message and w.why and w.severity in {"risk", "advice", "note"}
-    # 70B at FP16 needs more than one 24 GB card: eight L4s hold it (TP 8 in one server) but stream too slowly for
-    # the per-user speed asked, so the SLA rules them out, with the figures in the reason
+    # 70B at FP16 needs more than one 24 GB card: eight L4s hold it (TP 8 in one server) but split over eight PCIe
+    # cards (H5), which the constraint rules out, with the split in the reason
     by_family = {o.family: o for o in r.ruled_out}
-    assert "nvidia-l4" in by_family and by_family["nvidia-l4"].rule in {"H1.inference", "SLA.per-user"}
-    assert "tokens/s per user" in by_family["nvidia-l4"].reason
+    assert "nvidia-l4" in by_family and by_family["nvidia-l4"].rule == "C.tp-over-pcie"
+    assert "split over 8 GPUs with no NVLink" in by_family["nvidia-l4"].reason
 
 
 def test_kv_cache_of_the_70b_example_matches_document_002(advisor: Advisor) -> None:
-    # 002: 70B at 8k context × 32 sequences: 2 × 80 layers × 8 KV heads × 128 × 2 bytes × 8192 × 32 = 85.9 GB
-    r = advisor.consult(parse_answers({**SERVE_70B, "precision": {"context_tokens": 8192}}))
+    # 002: 70B at 8k context × 32 sequences: 2 × 80 layers × 8 KV heads × 128 × 2 bytes × 8192 × 32 = 85.9 GB, each
+    # sequence holding its whole context (a 7,992-token prompt and 200 tokens out)
+    r = advisor.consult(parse_answers({**SERVE_70B, "precision": {"context_tokens": 8192},
+                                       "inference": {**SERVE_70B["inference"], "input_tokens": 7992}}))
     assert r.profile.kv_cache_bytes_per_token == 2 * 80 * 8 * 128 * 2
     assert r.profile.kv_cache_gb == pytest.approx(2 * 80 * 8 * 128 * 2 * 8192 * 32 / 1e9, rel=1e-3)
     assert any(w.id == "W5" for w in r.warnings)
@@ -241,7 +247,8 @@ def test_gpt_oss_serves_its_published_mxfp4_checkpoint_by_default(advisor: Advis
     r = advisor.consult(parse_answers(answers))
     assert any(d.startswith("precision.weights = mxfp4") for d in r.defaults_applied)
     assert r.profile.weights_gb == pytest.approx(65.25, abs=0.01)
-    # KV cache: 18 full layers x 32,768 tokens + 18 sliding layers x 128, 2,048 B per layer per token (fp16)
-    assert r.profile.kv_cache_gb == pytest.approx(2048 * (18 * 32768 + 18 * 128) / 1e9, rel=1e-3)
+    # KV cache of one request of 500 + 200 tokens: 18 full layers x 700 tokens + 18 sliding layers x 128, 2,048 B
+    # per layer per token (fp16)
+    assert r.profile.kv_cache_gb == pytest.approx(2048 * (18 * 700 + 18 * 128) / 1e9, rel=1e-3)
     chosen = advisor.consult(parse_answers({**answers, "precision": {"context_tokens": 32768, "weights": "bf16"}}))
     assert chosen.profile.weights_gb == pytest.approx(2 * 116_829_156_672 / 1e9, rel=1e-3)

@@ -2,8 +2,9 @@
 
 Speed work on the engine wrapper, the configuration search, the sizing fast paths, ranking and the WHY chains must
 not change what a consultation concludes. Each fingerprint keeps what a reader of the result sees: the top ten
-options with their scores (1 decimal), GPU counts and tokens/s or training days (3 significant figures), the warning
-ids, the ruled-out families with their rules, the counts of each section, the number of WHY lines and of rule firings.
+options with what they cost over the horizon (whole dollars), GPU counts and tokens/s or training days
+(3 significant figures), the warning ids, the ruled-out families with their rules, the counts of each section,
+the number of WHY lines and of rule firings.
 
 The expected values are data, not hand calculations: they were produced by the code as it stood before the speed
 work (`tests/data/golden_consultations.json`). A deliberate change of behaviour (a corrected formula, a knowledge-base
@@ -68,7 +69,7 @@ def _sig(x: float | None, digits: int = 3) -> float | None:
 
 
 def _option(r: Recommendation) -> list[Any]:
-    return [r.option, round(r.score, 1), r.count, _sig(r.tokens_per_s), _sig(r.training_days)]
+    return [r.option, round(r.decision_cost.usd), r.count, _sig(r.tokens_per_s), _sig(r.training_days)]
 
 
 def fingerprint(result: RecommendResult) -> dict[str, Any]:

@@ -31,25 +31,10 @@ CLI_TOP = 5  # `gpuadvisor recommend --top` default
 EXPECTED_FAILURES: dict[str, str] = {
     # Published cases that fail today, each with its reason and the issue that makes it pass. Strict: when a case
     # starts to pass, its XPASS fails the suite until the entry is removed. Never loosen a case to pass it.
-    "shared:hobbyist-runs-a-4bit-quant": (
-        "issue 26 (defaults that match practice): a learner's local model is served in BF16, not the 4-bit GGUF "
-        "K-quant Ollama and LM Studio run by default"),
-    "shared:production-70b-serves-fp8": (
-        "issue 26 (defaults that match practice): production serving on FP8-capable data-centre GPUs defaults to "
-        "BF16, not FP8 as NVIDIA NIM's Llama 3.3 70B H100 profiles"),
-    "shared:gpt-oss-120b-two-owned-h100s": (
-        "issue 26 (KV cache per sequence from the request lengths; constraints, not points): the KV cache is sized "
-        "at the full context for every sequence and desk-side purchases outrank the two owned H100s"),
-    "shared:onprem-production-runs-in-racks": (
-        "issue 26 (constraints that hold): production on owned hardware ranks desk-side desktops and workstations "
-        "first, a -40 point penalty instead of a rule that keeps a server room to rack servers"),
-    "shared:pytorch-small-job-stays-on-cuda": (
-        "issue 26 (engineering effort in dollars): a PyTorch LoRA job is sent to MI300X/TPU; a -8/-15 point "
-        "penalty cannot express engineer-weeks of porting"),
     "shared:pretraining-cluster-priced-whole": (
-        "issue 26 (fabric priced, schedule margin) and 28 (scale-out networks of every server): Gaudi 3 and HGX "
-        "B300 clusters carry a $0 network, and the plan finishes in 73 of 75 days with no margin for "
-        "interruptions"),
+        "issue 28 (scale-out networks of every server, one fabric model: the knowledge half of issue 26's "
+        "'every multi-machine purchase prices its cluster network'): Gaudi 3 and HGX B300 clusters carry a $0 "
+        "network; the schedule margin now holds"),
 }
 
 

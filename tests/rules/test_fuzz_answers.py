@@ -86,5 +86,7 @@ def test_generated_answers_give_a_result_or_a_clear_error(data: dict[str, Any]) 
         assert result.to_make_feasible
     for rec in result.recommendations:
         assert rec.count >= 1 and rec.memory.total <= rec.memory.capacity
-        assert rec.score == sum(i.points for i in rec.score_breakdown) or abs(
-            rec.score - sum(i.points for i in rec.score_breakdown)) < 0.05
+        # the ranked figure is its parts' sum, and the ranking is cheapest first (to the dollar)
+        assert abs(rec.decision_cost.usd - sum(p.usd for p in rec.decision_cost.parts)) < 0.05
+    totals = [round(r.decision_cost.usd) for r in result.recommendations]
+    assert totals == sorted(totals)

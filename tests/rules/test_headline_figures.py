@@ -25,14 +25,23 @@ def test_durations_pick_the_unit_that_shows_them(days: float, text: str) -> None
     assert fmt_duration(days) == text
 
 
-def test_a_run_of_seconds_names_the_cheapest_instead_of_dividing_by_zero() -> None:
+def test_a_run_of_seconds_is_priced_and_named_without_dividing_by_zero() -> None:
+    # the CI fuzz case of stop 24: a fine-tune of 61,035 tokens, a run of seconds
     answers = Answers.model_validate({"workload": "finetune", "stage": "learning", "model": {"name": "deepseek-v2"},
                                       "training": {"tokens_b": 6.103515625e-05}, "framework": {"name": "jax"}})
     result = consult(answers)
-    paid = [r for r in result.recommendations if r.acquisition in ("rent", "buy")]
-    cheapest = min(r.cost.usd_per_run for r in paid if r.cost.usd_per_run is not None)
-    assert cheapest == 0.0  # an owned machine busy for 0.1 minutes: its share rounds away at four decimals
-    top = result.recommendations[0].cost.usd_per_run
-    assert top is not None and top > 1
-    assert f"at ${top:,.0f} per run (the cheapest costs under $1 per run" in result.headline
-    assert "61,035 tokens in 30 days" in result.headline
+    top = result.recommendations[0]
+    assert top.decision_cost.usd == min(r.decision_cost.usd for r in result.recommendations)
+    assert result.headline is not None and f"at ${top.decision_cost.usd:,.0f} per run." in result.headline
+    assert "61,035 tokens in 30 days" in result.headline and "0.1 minutes" in result.headline
+
+
+def test_a_figure_that_rounds_to_nothing_is_under_a_dollar_not_free() -> None:
+    from gpuadvisor.rules.ranking import decision_words
+    from gpuadvisor.rules.result import CostPartOut, DecisionCostOut
+
+    tiny = DecisionCostOut(usd=0.42, horizon="one run", parts=[CostPartOut(part="power", usd=0.42, label="x",
+                                                                           rule="S9")])
+    assert decision_words(tiny) == "under $1 per run"
+    month = DecisionCostOut(usd=12_394.0, horizon="over 36 months", horizon_months=36.0, parts=[])
+    assert decision_words(month, 344.28) == "$12,394 over 36 months ($344 a month)"

@@ -196,14 +196,14 @@ def test_rules_about_a_phase_fire_on_that_phase(opening: Any) -> None:
     pretrain, serve = opening.phases
     assert "W2" in {w.id for w in pretrain.warnings}  # training memory beyond the weights: the training phase
     assert "W2" not in {w.id for w in serve.warnings}
-    # the KV cache a served sequence reserves (at the phase's request rate, each option's batch): the serving phase
-    assert "W5.rate" in {w.rule for w in serve.warnings}
+    # prefill and decode pools weighed at the phase's request rate: the serving phase
+    assert "PD.considered" in {w.rule for w in serve.warnings}
+    assert "PD.considered" not in {w.rule for w in pretrain.warnings}
     assert "W5" not in {w.id for w in pretrain.warnings}
-    # the whole carries only the findings about how the phases interact: phase 1 alone ranks a purchase first
-    # (costed at the run's share of its price) that nothing would use after the run; the plan rents the run
-    assert {w.id for w in opening.warnings} == {"L1"}
-    assert opening.warnings[0].rule == "L1.top-pick"
-    assert "the plan for the whole rents" in opening.warnings[0].message
+    # the whole carries only the findings about how the phases interact: none here — phase 1 alone ranks a rental
+    # first (a purchase for the run is charged its price less its resale), and the plan rents throughout
+    assert opening.warnings == []
+    assert opening.lifecycle is not None and opening.lifecycle.fleet_choice == "rent"
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.toml")), ids=lambda p: p.name)

@@ -32,9 +32,11 @@ def test_at_a_rate_the_kv_line_is_per_sequence_and_no_line_says_batch_1(advisor:
     rules = {w.rule for w in result.warnings}
     assert "W5.rate" in rules and not rules & {"W5", "H3", "W12", "W1.warn"}
     w5 = next(w for w in result.warnings if w.rule == "W5.rate")
-    # Llama 3.1 70B, FP16 KV: 2 × 80 layers × 8 KV heads × 128 × 2 B = 327,680 B a token × 16,384 = 5.37 GB
-    assert w5.message.startswith(f"KV cache: {327_680 * 16_384 / 1e9:.2f} GB a sequence at 16384 tokens next to "
-                                 "70.6 GB of weights")
+    # Llama 3.1 70B, FP16 KV: 2 × 80 layers × 8 KV heads × 128 × 2 B = 327,680 B a token × (8,192 prompt + 256
+    # output) = 2.77 GB; FP8 weights: (70,553,706,496 − 2,101,346,304 embedding and LM-head parameters) × 1 B +
+    # 2,101,346,304 × 2 B (kept in BF16) = 72.66 GB
+    assert w5.message.startswith(f"KV cache: {327_680 * 8_448 / 1e9:.2f} GB a sequence at 8,448 tokens (prompt and "
+                                 "output) next to 72.7 GB of weights")
     text = " ".join(w.message for w in result.warnings)
     assert "for 1 sequences" not in text and "Batch 1 decoding" not in text
     top = result.recommendations[0]
@@ -47,5 +49,5 @@ def test_with_a_stated_concurrency_the_workload_lines_stay(advisor: Advisor) -> 
     answers = {**RATE, "inference": {**RATE["inference"], "concurrent_requests": 32}}
     result = advisor.consult(parse_answers(answers))
     w5 = next(w for w in result.warnings if w.rule == "W5")
-    assert w5.message.startswith(f"KV cache: {32 * 327_680 * 16_384 / 1e9:.1f} GB for 32 sequences × 16384 tokens")
+    assert w5.message.startswith(f"KV cache: {32 * 327_680 * 8_448 / 1e9:.1f} GB for 32 sequences × 8,448 tokens")
     assert "W5.rate" not in {w.rule for w in result.warnings}

@@ -197,18 +197,20 @@ def test_expert_parallelism_is_weighed_only_inside_a_fast_domain() -> None:
 
 def test_deepseek_on_eight_h200_splits_its_experts_and_holds_five_times_the_sequences() -> None:
     # DeepSeek-V3 in FP8 (1 byte a weight): 58 MoE layers × 256 experts × 3 × 7,168 × 2,048 = 653,908,770,816
-    # routed parameters of 671,026,419,200, so 17,117,648,384 others. TP 8 holds 671.0e9 ÷ 8 = 83.88 GB a GPU; EP 8
-    # holds 653.9e9 ÷ 8 + 17.1e9 = 98.86 GB (the others replicated). But the MLA latent, (512 + 64) × 61 layers × 1 B
-    # = 35,136 B a token, is whole on every GPU under TP 8, while EP 8 keeps each sequence on one GPU: at 64
-    # sequences of 8,192 tokens, 18.42 GB a GPU against 2.30 GB. So EP fits 680 sequences a replica, TP 144.
+    # routed parameters of 671,026,419,200, so 17,117,648,384 others; of these, the untied embedding and LM head,
+    # 2 × 129,280 × 7,168 = 1,853,358,080, stay in BF16 as the FP8 checkpoint stores them (2 bytes: 1,853,358,080
+    # bytes more). TP 8 holds (671.0e9 + 1.85e9) ÷ 8 = 84.11 GB a GPU; EP 8 holds 653.9e9 ÷ 8 + 17.1e9 + 1.85e9 =
+    # 100.71 GB (the others replicated). But the MLA latent, (512 + 64) × 61 layers × 1 B = 35,136 B a token, is
+    # whole on every GPU under TP 8, while EP 8 keeps each sequence on one GPU: at 64 requests of 2,000 + 500 tokens,
+    # 5.62 GB a GPU against 0.70 GB.
     search = _deepseek_search()
     acc = CATALOG.accelerators["nvidia-h200-sxm"]
     overrides = engine_memory(CATALOG, acc, "auto")
     ep, tp = search.memory(8, 1, True, overrides, 8), search.memory(8, 1, True, overrides, 1)
-    assert ep.breakdown(1, False).weights == 653_908_770_816 / 8 + 17_117_648_384
-    assert tp.breakdown(1, False).weights == 671_026_419_200 / 8
-    assert tp.breakdown(64, False).kv_cache == 35_136 * 8192 * 64
-    assert ep.breakdown(64, False).kv_cache == 35_136 * 8192 * 8
+    assert ep.breakdown(1, False).weights == 653_908_770_816 / 8 + 17_117_648_384 + 1_853_358_080
+    assert tp.breakdown(1, False).weights == (671_026_419_200 + 1_853_358_080) / 8
+    assert tp.breakdown(64, False).kv_cache == 35_136 * 2500 * 64
+    assert ep.breakdown(64, False).kv_cache == 35_136 * 2500 * 8
     plan = search.plan(acc, unit_table(CATALOG).units["inst:aws-p5en.48xlarge"])
     assert isinstance(plan, Plan) and (plan.tensor_parallel, plan.expert_parallel) == (8, 8)
     # on 80 GB H100s the 98.86 GB of EP 8 weights do not fit: the matrices are split instead

@@ -115,9 +115,9 @@ def test_token_flags_read_their_suffix(flag: str, billions: float) -> None:
 
 def test_derivations_read_only_answer_fields() -> None:
     """The workload profile reads answers by their dotted keys: every key it reads is a declared field."""
-    import gpuadvisor.rules.derivations as derivations
+    import gpuadvisor.rules.profile as profile
 
-    source = Path(derivations.__file__).read_text(encoding="utf-8")
+    source = Path(profile.__file__).read_text(encoding="utf-8")
     read = set(re.findall(r'\ba\("([a-z_.]+)"\)', source))
     assert read and read <= {f.key for f in FIELDS}
 

@@ -48,9 +48,11 @@ def test_json_inference_fields(capsys: pytest.CaptureFixture[str]) -> None:
     # one token multiplies through all but the untied 128,256 × 4,096 input table: 8,030,261,248 − 525,336,576
     assert d["parameters"]["active_per_token"] == 7_504_924_672
     assert d["kv_cache_bytes_per_token"] == 131_072
-    assert d["kv_cache_gb"] == pytest.approx(131_072 * 8192 * 2 / 1e9)
+    # each of the 2 sequences holds its request, 500 prompt + 200 output tokens (capped by the 8,192 context)
+    assert d["kv_cache_tokens_per_sequence"] == 700
+    assert d["kv_cache_gb"] == pytest.approx(131_072 * 700 * 2 / 1e9)
     m = d["memory_gb"]
-    assert m["weights"] == pytest.approx(16.06, abs=0.01) and m["kv_cache"] == pytest.approx(2.147, abs=0.001)
+    assert m["weights"] == pytest.approx(16.06, abs=0.01) and m["kv_cache"] == pytest.approx(0.1835, abs=0.0001)
     assert m["total"] == pytest.approx(sum(m[k] for k in ("weights", "kv_cache", "activations", "gradients",
                                                           "optimizer_states", "runtime_overhead")))
     assert d["fits"] is True and m["capacity"] == 24
@@ -126,11 +128,12 @@ def test_training_gpu_hours(capsys: pytest.CaptureFixture[str]) -> None:
     # MFU = training_mfu 0.37 × attention share at 4,096 tokens ÷ the reference's (7B-class, 2,048 tokens):
     # 1 / (1 + 1.6 × 2 × 32 × 4096 × 4096 / 8,030,261,248) = 0.82377; reference 1 / (1 + 1.6 × 2 × 32 × 4096 × 2048
     # / 6.74e9) = 0.88696; MFU = 0.37 × 0.82377 / 0.88696 = 0.3436.
-    # 6 × 8,030,261,248 × 1e12 FLOPs ÷ (989.4 TFLOPS × 0.3436) = 39,365 GPU-hours; ÷ 8 GPUs ÷ 24 = 205 days.
+    # 6 × 8,030,261,248 × 1e12 FLOPs ÷ (989.4 TFLOPS × 0.3436) = 39,365 GPU-hours of progress; interruptions take
+    # 8 GPUs × 1.97e-5 a GPU-hour × 0.3 h = 0.0047 % of the time (goodput 0.999953): 39,366 GPU-hours, 205 days.
     mfu = 0.37 * (1 / (1 + 1.6 * 2 * 32 * 4096 * 4096 / 8_030_261_248)) / (1 / (1 + 1.6 * 2 * 32 * 4096 * 2048
                                                                                 / 6.74e9))
     assert d["setup"]["training_mfu"] == pytest.approx(mfu) and mfu == pytest.approx(0.3436, abs=1e-4)
-    hours = 6 * 8_030_261_248 * 1e12 / (989.4e12 * mfu) / 3600
+    hours = 6 * 8_030_261_248 * 1e12 / (989.4e12 * mfu) / 3600 / (1 - 8 * 1.97e-5 * 0.3)
     assert d["training_gpu_hours"] == pytest.approx(hours)
     assert d["training_days"] == pytest.approx(hours / 8 / 24)
     assert d["training_gpu_hours_range"]["low"] < hours < d["training_gpu_hours_range"]["high"]
@@ -169,8 +172,9 @@ def test_serving_capacity_002_q4(capsys: pytest.CaptureFixture[str]) -> None:
 def test_tensor_parallel_over_pcie_warns(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--gpu", "nvidia-rtx-4090", "--gpus", "2")
     assert d["setup"]["tensor_parallel"] == 2
-    assert any(w.startswith("W3/H5") for w in d["warnings"])
-    assert any(w.startswith("H6") for w in d["warnings"])
+    # the rule packs' verdicts on the layout (rules W3, H5 and H6), not copies of them
+    for rule in ("W3: ", "H5: ", "H6: "):
+        assert any(w.startswith(rule) for w in d["warnings"]), rule
 
 
 def test_no_published_peak_means_no_prefill_figure(capsys: pytest.CaptureFixture[str]) -> None:
@@ -238,7 +242,7 @@ def test_bad_input_is_one_line_naming_the_flag(args: list[str], flag: str, capsy
 def test_estimate_path_does_not_import_textual() -> None:
     code = ("import sys; from gpuadvisor.tui.cli import main; "
             "rc = main(['estimate', '--params', '7B', '--gpu', 'nvidia-rtx-4090', '--json']); "
-            "heavy = [m for m in ('textual', 'rich', 'durable') if m in sys.modules]; "
+            "heavy = [m for m in ('textual', 'rich') if m in sys.modules]; "
             "print(rc, heavy, file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stderr.strip() == "0 []"
@@ -258,8 +262,9 @@ def test_gpt_oss_20b_on_4090_defaults_to_its_published_mxfp4(capsys: pytest.Capt
     # 19,110,297,600 expert-matrix parameters x 4.25/8 B + 1,804,459,584 others x 2 B = 13.76 GB (OpenAI: 12.8 GiB)
     assert "weights mxfp4" in out and "13.76 GB" in out and "precision = mxfp4" in out
     assert "12 local layers (window 128)" in out
-    # 12 full layers x 2 x 8 x 64 x 2 B x 4096 + 12 sliding layers x 2,048 B x 128 = 0.104 GB
-    assert "0.104 GB" in out
+    # a request of 500 + 200 tokens: 12 full layers x 2 x 8 x 64 x 2 B x 700 + 12 sliding layers x 2,048 B x 128
+    # = 17,203,200 + 3,145,728 B = 0.0203 GB
+    assert "0.0203 GB" in out
     d = run_json(capsys, "--model", "gpt-oss-20b", "--gpu", "RTX 4090", "--precision", "bf16")
     assert d["parameters"]["total"] == 20_914_757_184
     assert d["memory_gb"]["weights"] == pytest.approx(2 * 20_914_757_184 / 1e9)
@@ -269,8 +274,10 @@ def test_gpt_oss_20b_on_4090_defaults_to_its_published_mxfp4(capsys: pytest.Capt
 def test_mfu_override(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
                  "--gpus", "8", "--zero", "3", "--tokens", "1T", "--mfu", "0.2")
-    # 6 × 8,030,261,248 × 1e12 ÷ (989.4 TFLOPS × 0.2) = 67,636 GPU-hours, no band: the user fixed the MFU
-    assert d["training_gpu_hours"] == pytest.approx(6 * 8_030_261_248 * 1e12 / (989.4e12 * 0.2) / 3600)
+    # 6 × 8,030,261,248 × 1e12 ÷ (989.4 TFLOPS × 0.2) = 67,636 GPU-hours of progress ÷ goodput 0.999953 (8 GPUs),
+    # no band: the user fixed the MFU
+    assert d["training_gpu_hours"] == pytest.approx(6 * 8_030_261_248 * 1e12 / (989.4e12 * 0.2) / 3600
+                                                    / (1 - 8 * 1.97e-5 * 0.3))
     assert d["setup"]["training_mfu"] == 0.2 and d["error_band"]["training"]["assumptions"] == ["--mfu"]
 
 

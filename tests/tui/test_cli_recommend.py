@@ -44,7 +44,7 @@ def test_json_output_follows_the_schema_and_the_answers(answers_file: Path,
     assert len(result.recommendations) == 3
     first = doc["recommendations"][0]
     for key in ("rank", "accelerator", "count", "nodes", "instance", "purchase", "fits", "memory_gb_per_gpu",
-                "tokens_per_s", "tokens_per_s_per_user", "ttft_s", "training_days", "cost", "score", "why"):
+                "tokens_per_s", "tokens_per_s_per_user", "ttft_s", "training_days", "cost", "decision_cost", "why"):
         assert key in first
     assert set(first["cost"]) >= {"usd_per_hour", "usd_per_run", "usd_per_million_tokens", "capex_usd",
                                   "usd_per_month"}

@@ -97,7 +97,7 @@ SCENARIOS: dict[str, tuple[dict[str, Any] | None, Drive]] = {
     "detail-memory": (INFERENCE, keys("enter", results=True)),
     "detail-speed": (INFERENCE, keys("enter", "p", results=True)),
     "detail-cost": (INFERENCE, keys("enter", "d", results=True)),
-    "detail-score": (INFERENCE, keys("enter", "k", results=True)),
+    "detail-total": (INFERENCE, keys("enter", "k", results=True)),
     "detail-assumptions": (INFERENCE, keys("enter", "a", results=True)),
     "detail-why": (INFERENCE, keys("enter", "y", results=True)),
     "warning-why": (INFERENCE, _warning_why),

@@ -19,7 +19,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def schema_of(which: str) -> dict[str, Any]:
     if which == "estimate":
-        from gpuadvisor.rules.estimate import EstimateResult
+        from gpuadvisor.rules.estimate_result import EstimateResult
 
         model: Any = EstimateResult
     elif which == "recommend":

@@ -13,7 +13,7 @@ from importlib import metadata
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import one_line as _one_line
-from gpuadvisor.rules.ranking import MAX_COST_SCORE, fmt_tokens
+from gpuadvisor.rules.ranking import fmt_tokens
 from gpuadvisor.rules.result import (
     SEVERITY_ORDER,
     Cost,
@@ -350,10 +350,24 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     return [(label, one_line(value)) for label, value in out]
 
 
-SCORE_NOTE = ("Score: 100 − 40 × log2(this plan's cost ÷ the cheapest paid plan's), so 40 points per doubling of "
-              f"the cost (free or owned hardware up to {MAX_COST_SCORE:g}), plus or minus the points of the "
-              "documents' advice; higher is better.")
-"""What the Score column means, printed wherever the column is shown."""
+COST_NOTE = ("Total: what the decision costs over the horizon (one run for training; the hardware's life for "
+             "serving), the sum of its parts — rental, or hardware, network, power and site less resale, plus the "
+             "engineering a port takes; options are ranked by it, cheapest first.")
+"""What the Total column means, printed wherever the column is shown."""
+
+
+def decision_rows(rec: Recommendation) -> list[tuple[str, str, str]]:
+    """(part, dollars, how) for each part of the option's decision cost, and the total: one presenter for the
+    table, the detail, the compare screen and every report."""
+    d = rec.decision_cost
+    rows: list[tuple[str, str, str]] = [(p.part, signed_usd(p.usd), f"{p.label} ({p.rule})") for p in d.parts]
+    rows.append(("total", signed_usd(d.usd), d.horizon))
+    return rows
+
+
+def signed_usd(value: float) -> str:
+    """'$1,234', '−$560' (a resale credit), '$0.42'."""
+    return ("−" if value < 0 else "") + usd(abs(value))
 
 
 # --- options ---------------------------------------------------------------------------------------------------------
@@ -480,8 +494,8 @@ def purchase_items(cost: Cost) -> list[tuple[str, str]]:
     if cost.power_kw is not None:
         items.append(("Power at load", f"{cost.power_kw:,.1f} kW"))
     if cost.tco_usd is not None and cost.horizon_years is not None:
-        items.append(("Cost of ownership", f"{usd(cost.tco_usd)} over {cost.horizon_years:g} years "
-                                           "(purchase, power and site)"))
+        items.append(("Before resale", f"{usd(cost.tco_usd)} over {cost.horizon_years:g} years "
+                                       "(purchase, power and site; the Total takes the resale off)"))
     return items
 
 

@@ -94,9 +94,9 @@ def _steps_label(chain: Sequence[ChainLine]) -> str:
 
 def _ranking(doc: _Doc, recs: Sequence[Recommendation], speed: str) -> None:
     rows = [[str(r.rank), md(r.title), md(f"{c.fixed(r.memory.total, 1)} / {c.fixed(r.memory.capacity, 0)} GB"),
-             md(c.pct(r.memory.utilization)), md(c.speed(r)), md(c.headline_cost(r.cost)), f"{r.score:.1f}"]
-            for r in recs]
-    doc.add(*_table(["#", "Option", "Memory per GPU", "Used", md(speed), "Cost", "Score"], rows,
+             md(c.pct(r.memory.utilization)), md(c.speed(r)), md(c.headline_cost(r.cost)),
+             md(c.usd(r.decision_cost.usd))] for r in recs]
+    doc.add(*_table(["#", "Option", "Memory per GPU", "Used", md(speed), "Cost", "Total"], rows,
                     right=(0, 2, 3, 4, 6)))
 
 
@@ -113,7 +113,8 @@ def _option(doc: _Doc, r: Recommendation, chain: Sequence[ChainLine]) -> None:
     m = r.memory
     doc.add(f"### {r.rank}. {md(r.title)}", "",
             f"{md(c.hardware(r))} · {md(c.layout(r))} · {md(c.where(r))} · "
-            f"{'fits' if r.fits else '**does not fit**'} · score **{r.score:.1f}**", "")
+            f"{'fits' if r.fits else '**does not fit**'} · **{md(c.usd(r.decision_cost.usd))}** "
+            f"{md(r.decision_cost.horizon)}", "")
     rows = [[label, md(c.gb(getattr(m, field)))] for field, label in c.MEMORY_PARTS]
     rows += [["**Total**", f"**{md(c.gb(m.total))}**"], ["Capacity", md(c.gb(m.capacity))],
              ["Headroom to keep free", md(c.gb(m.headroom_required))], ["Used", md(c.pct(m.utilization))]]
@@ -122,9 +123,10 @@ def _option(doc: _Doc, r: Recommendation, chain: Sequence[ChainLine]) -> None:
         ["#### Speed", "", *_table(["Measure", "Value"], [[k, md(v)] for k, v in c.speed_items(r)], right=(1,))],
         ["#### Cost", "", *_table(["Item", "Value"], [[k, md(v)] for k, v in c.cost_items(r.cost)], right=(1,))],
     ])
-    rows = [[md(s.label), f"{s.points:+.1f}", md(s.rule or "")] for s in r.score_breakdown]
-    rows.append(["**Score**", f"**{r.score:.1f}**", ""])
-    doc.add("#### Score", "", *_table(["Reason", "Points", "Rule"], rows, right=(1,)))
+    rows = [[md(part) if part != "total" else "**total**", md(dollars) if part != "total" else f"**{md(dollars)}**",
+             md(how)] for part, dollars, how in c.decision_rows(r)]
+    doc.add(f"#### What it costs ({md(r.decision_cost.horizon)})", "", *_table(["Part", "USD", "How"], rows,
+                                                                                 right=(1,)))
     if r.warnings:
         doc.add(f"Findings about this option: {md(', '.join(r.warnings))}", "")
     cited = sources(r.why)
@@ -195,7 +197,7 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
         doc.add("### Runners-up", "")
         _ranking(doc, result.runners_up, speed)
     if result.recommendations or result.runners_up:
-        doc.add(f"*{md(c.SCORE_NOTE)}*", "")
+        doc.add(f"*{md(c.COST_NOTE)}*", "")
     doc.chart("cost")
 
     doc.add("## Findings", "", md(c.findings_intro(result, all_findings, "--all-findings")), "")

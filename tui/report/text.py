@@ -55,8 +55,8 @@ def why_lines(chain: Sequence[ChainLine], indent: str = "    ") -> list[str]:
 
 def _ranking(recs: Sequence[Recommendation], speed: str) -> list[str]:
     rows = [[str(r.rank), r.title, f"{c.gb(r.memory.total)}/{c.fixed(r.memory.capacity, 0)} GB", c.speed(r),
-             c.headline_cost(r.cost), f"{r.score:.1f}"] for r in recs]
-    return table(["#", "Option", "Memory/GPU", speed, "Cost", "Score"], rows, right=(0, 3, 5))
+             c.headline_cost(r.cost), c.usd(r.decision_cost.usd)] for r in recs]
+    return table(["#", "Option", "Memory/GPU", speed, "Cost", "Total"], rows, right=(0, 3, 5))
 
 
 def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[str]:
@@ -70,9 +70,8 @@ def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[st
     lines += table(["Memory per GPU", ""], rows, right=(1,))
     lines += table(["Speed", ""], c.speed_items(r), right=(1,))
     lines += table(["Cost", ""], c.cost_items(r.cost), right=(1,))
-    rows = [[s.label, f"{s.points:+.1f}", s.rule or ""] for s in r.score_breakdown]
-    rows.append(["Score", f"{r.score:.1f}", ""])
-    lines += table(["Score breakdown", "Points", "Rule"], rows, right=(1,))
+    rows = [[part, dollars, how] for part, dollars, how in c.decision_rows(r)]
+    lines += table([f"What it costs ({r.decision_cost.horizon})", "USD", "How"], rows, right=(1,))
     if why:
         lines += ["  Why:", *why_lines(chain), ""]
     return lines
@@ -105,7 +104,7 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     if result.runners_up:
         lines += ["Runners-up:", "", *_ranking(result.runners_up, speed)]
     if result.recommendations or result.runners_up:
-        lines += [*wrap(c.SCORE_NOTE), ""]
+        lines += [*wrap(c.COST_NOTE), ""]
 
     lines += heading("Findings", "-")
     lines += [*wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]

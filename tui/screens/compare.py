@@ -53,15 +53,29 @@ METRICS: tuple[Metric, ...] = (
     Metric("$/month", lambda r: r.cost.usd_per_month, fmt.money, "low"),
     Metric("Purchase", lambda r: r.cost.capex_usd, fmt.money, "low"),
     Metric("Price as of", lambda r: r.cost.price_as_of),
-    Metric("Score", lambda r: r.score, fmt.number, "high"),
-    Metric("Warnings", lambda r: ", ".join(r.warnings) or fmt.DASH),
+    Metric("Total", lambda r: r.decision_cost.usd, fmt.money, "low"),
+    Metric("Findings", lambda r: ", ".join(r.warnings) or fmt.DASH),
 )
 
 
+def _part_usd(part: str) -> Callable[[Recommendation], float | None]:
+    return lambda r: next((p.usd for p in r.decision_cost.parts if p.part == part), None)
+
+
+def part_metrics(options: list[Recommendation]) -> list[Metric]:
+    """One row per part of the total (hardware, power, resale, porting …) that some option has, in first-seen order."""
+    names = list(dict.fromkeys(p.part for r in options for p in r.decision_cost.parts))
+    return [Metric(f"  {name}", _part_usd(name), fmt.money, "low") for name in names]
+
+
 def compare_rows(options: list[Recommendation]) -> list[tuple[str, list[str]]]:
-    """(label, one cell per option) for every metric that some option has; ★ marks the best numeric value."""
+    """(label, one cell per option) for every metric that some option has; ★ marks the best numeric value; the
+    Total row follows its parts."""
     out: list[tuple[str, list[str]]] = []
-    for m in METRICS:
+    metrics = [*METRICS]
+    at = next(i for i, m in enumerate(metrics) if m.label == "Total")
+    metrics[at:at] = part_metrics(options)
+    for m in metrics:
         values = [m.value(r) for r in options]
         if all(v is None for v in values):
             continue
@@ -91,7 +105,8 @@ class CompareScreen(Screen[None]):
 ## Compare
 
 The marked options (Space on the results) or the top three, side by side. ★ marks the best value of a row
-(lowest cost, memory and latency; highest speed and score). **Escape** goes back.
+(lowest cost, memory and latency; highest speed). The Total each option is ranked by follows its
+parts. **Escape** goes back.
 """
 
     def __init__(self, options: list[Recommendation], result: RecommendResult) -> None:

@@ -1,4 +1,5 @@
-"""Detail of one option: memory chart, speed and roofline position, cost, score, assumptions and the WHY tree."""
+"""Detail of one option: memory chart, speed and roofline position, cost, its total part by part, assumptions
+and the WHY tree."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
-from gpuadvisor.tui.report.common import purchase_items, split_text
+from gpuadvisor.tui.report.common import decision_rows, purchase_items, split_text
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.memory_chart import MemoryChart
@@ -38,10 +39,17 @@ def rows(pairs: list[tuple[str, str]]) -> Table:
     return grid
 
 
-def title_line(rec: Recommendation) -> Text:
-    text = Text.assemble((f"#{rec.rank} ", "bold"), (rec.title, "bold"), f"  ·  score {rec.score:.1f}")
-    if rec.warnings:
-        text.append(f"  ·  ⚠ {', '.join(rec.warnings)}")
+def title_line(rec: Recommendation, result: RecommendResult) -> Text:
+    """Rank, option, its total, and the findings about it: ⚠ only for a risk, the rest by id."""
+    text = Text.assemble((f"#{rec.rank} ", "bold"), (rec.title, "bold"),
+                         f"  ·  {fmt.money(rec.decision_cost.usd)} {rec.decision_cost.horizon}")
+    severity = {w.id: w.severity for w in result.warnings}
+    risks = [i for i in rec.warnings if severity.get(i) == "risk"]
+    others = [i for i in rec.warnings if i not in risks]
+    if risks:
+        text.append(f"  ·  ⚠ {', '.join(risks)}", style="bold")
+    if others:
+        text.append(f"  ·  findings {', '.join(others)}")
     return text
 
 
@@ -99,15 +107,13 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     return pairs
 
 
-def score_text(rec: Recommendation) -> Text:
+def total_text(rec: Recommendation) -> Text:
+    """What the option costs over the horizon, part by part: the figure it is ranked by."""
     text = Text()
-    for item in rec.score_breakdown:
-        text.append(f"{item.points:+7.1f}  ", style="bold")
-        text.append(item.label)
-        if item.rule:
-            text.append(f"  ({item.rule})", style="dim")
-        text.append("\n")
-    text.append(f"{rec.score:7.1f}  total\n", style="bold")
+    for part, dollars, how in decision_rows(rec):
+        text.append(f"{dollars:>14}  ", style="bold")
+        text.append(part, style="bold" if part == "total" else "")
+        text.append(f"  {how}\n", style="dim")
     return text
 
 
@@ -136,7 +142,8 @@ class DetailScreen(Screen[None]):
         Binding("m", "tab('tab-memory')", "Memory", show=False, id="detail.memory", tooltip="Memory breakdown per GPU"),
         Binding("p", "tab('tab-speed')", "Speed", show=False, id="detail.speed", tooltip="Speed and roofline position"),
         Binding("d", "tab('tab-cost')", "Cost", show=False, id="detail.cost", tooltip="Cost (dollars)"),
-        Binding("k", "tab('tab-score')", "Score", show=False, id="detail.score", tooltip="How the score was made"),
+        Binding("k", "tab('tab-total')", "Total", show=False, id="detail.total",
+                tooltip="What the option costs over the horizon, part by part"),
         Binding("a", "tab('tab-assumptions')", "Assumptions", show=False, id="detail.assumptions",
                 tooltip="Assumptions and defaults behind the estimates"),
         Binding("y", "tab('tab-why')", "Why", show=False, id="detail.why",
@@ -147,7 +154,7 @@ class DetailScreen(Screen[None]):
 
 - **m** memory breakdown per GPU (bars; the stacked bar uses one character per part, `┆` is the headroom limit).
 - **p** speed: throughput, latency and where the option sits on the roofline (compute- or bandwidth-bound).
-- **d** cost, **k** score breakdown, **a** assumptions and defaults applied.
+- **d** cost, **k** the total it is ranked by (part by part), **a** assumptions and defaults applied.
 - **y** WHY: the explanation tree, down to your answers, the knowledge-base entries and the source documents.
   In the tree, **Enter** or **Space** opens a node, **x** expands everything, **z** collapses.
 - **Escape** goes back to the results.
@@ -163,7 +170,7 @@ class DetailScreen(Screen[None]):
         weights = str(self.result.answers_effective.get("precision", {}).get("weights", "bf16"))
         ridge = ridge_for(self.catalog, rec.accelerator.id, weights)
         yield Header()
-        yield Static(title_line(rec), id="detail-title")
+        yield Static(title_line(rec, self.result), id="detail-title")
         with TabbedContent(initial=self.start, id="detail-tabs"):
             with TabPane("m Memory", id="tab-memory"), VerticalScroll():
                 yield MemoryChart(rec.memory, rec.fits, id="memory-chart")
@@ -173,8 +180,8 @@ class DetailScreen(Screen[None]):
                 yield Roofline(rec.bound, ridge, id="roofline")
             with TabPane("d Cost", id="tab-cost"), VerticalScroll():
                 yield Static(rows(cost_pairs(rec)), id="cost")
-            with TabPane("k Score", id="tab-score"), VerticalScroll():
-                yield Static(score_text(rec), id="score")
+            with TabPane("k Total", id="tab-total"), VerticalScroll():
+                yield Static(total_text(rec), id="total")
             with TabPane("a Assumptions", id="tab-assumptions"), VerticalScroll():
                 yield Static(assumptions_text(self.result), id="assumptions-text")
             with TabPane("y Why", id="tab-why"):

@@ -59,18 +59,17 @@ def asked_line(result: RecommendResult) -> str:
 
 
 def legend(result: RecommendResult, compact: bool) -> str:
-    """What the speed and Score columns mean (the demand itself is in the asked line)."""
-    from gpuadvisor.rules.ranking import MAX_COST_SCORE
-
+    """What the speed and Total columns mean (the demand itself is in the asked line)."""
     workload = str(result.answers_effective.get("workload", "inference"))
     demand = bool(result.profile.required_tokens_per_s)
+    first = result.recommendations[0].decision_cost if result.recommendations else None
+    horizon = first.horizon if first is not None else ("one run" if workload != "inference" else "over the horizon")
     if compact:
         speed = ("Tok/s: capacity" + (" ×demand" if demand else "")) if workload == "inference" else "Time: one run"
-        return f"{speed} · $/h or buy price · Score: 100 = cheapest, ± advice"
-    speed = ("Capacity: the most tokens/s the option serves" + (" (× the demand)" if demand else "")
+        return f"{speed} · $/h or buy price · Total: {horizon}, cheapest first"
+    speed = ("Tok/s: the most the option serves" + (" (× the demand)" if demand else "")
              if workload == "inference" else "Time: one run, wall clock")
-    return (f"{speed} · Score: 100 − 40 × log2(cost ÷ cheapest paid) (free, owned: ≤ {MAX_COST_SCORE:g}) "
-            "± advice points")
+    return f"{speed} · Total: all the option costs {horizon}, cheapest first"
 
 
 class ResultsScreen(AdvisorScreenMixin, Screen[None]):
@@ -96,8 +95,9 @@ class ResultsScreen(AdvisorScreenMixin, Screen[None]):
 ## Results
 
 The headline says what to do; the line under it what you asked (with the demand every option must serve).
-The table ranks the options that meet your answers (score: higher is better; the line under the table says
-how it is made). For serving, the speed column is each option's capacity and its headroom over the demand.
+The table ranks the options that meet your answers by what each costs over the horizon (Total: one run for
+training, the hardware's life for serving; `k` in the detail shows it part by part). For serving, the speed
+column is each option's capacity and its headroom over the demand.
 Dimmed rows are runners-up. The panel lists the findings (severity spelled out: ⚠ RISK, ➜ ADVICE, ℹ NOTE),
 the few that matter first, the options that were ruled out and why, and the assumptions behind the estimates.
 

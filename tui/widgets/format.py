@@ -16,11 +16,12 @@ def money(usd: float | None, *, cents: bool | None = None) -> str:
     """`$3.59`, `$2,621`, `$1.2M`; a dash when unknown."""
     if usd is None:
         return DASH
-    if abs(usd) >= 10_000_000:
-        return f"${usd / 1e6:,.1f}M"
-    if cents or (cents is None and abs(usd) < 100):
-        return f"${usd:,.2f}"
-    return f"${usd:,.0f}"
+    sign, usd = ("−" if usd < 0 else ""), abs(usd)  # a resale is a negative part: −$6,564, not $-6,564
+    if usd >= 10_000_000:
+        return f"{sign}${usd / 1e6:,.1f}M"
+    if cents or (cents is None and usd < 100):
+        return f"{sign}${usd:,.2f}"
+    return f"{sign}${usd:,.0f}"
 
 
 def short_money(usd: float | None) -> str:

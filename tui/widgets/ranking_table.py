@@ -42,7 +42,7 @@ def columns_for(workload: str, compact: bool = False, moved: bool = True) -> lis
                  Column("cost", "$/mo" if compact else "$/month", 7), Column("unit", "$/h", 7)]
     else:
         extra = [Column("speed", "Time", 6), Column("cost", "$/run", 7), Column("unit", "$/h", 7)]
-    return [*common, *extra, Column("price", "Price", 6), Column("score", "Score", 6),
+    return [*common, *extra, Column("price", "Price", 6), Column("score", "Total", 7),
             Column("move", "Δ", 4 if moved else 2)]
 
 
@@ -94,7 +94,7 @@ def cells(rec: Recommendation, workload: str, compact: bool = False) -> dict[str
         "memory": f"{rec.memory_gb_per_gpu:,.1f}", "speed": speed, "cost": main, "unit": unit,
         "price": (fmt.price_age(cost.price_kind, cost.price_as_of, cost.price_age_months) if compact
                   else fmt.price_label(cost.price_kind, cost.price_as_of, cost.price_age_months)),
-        "score": f"{rec.score:.1f}",
+        "score": fmt.short_money(rec.decision_cost.usd) if compact else fmt.money(rec.decision_cost.usd),
     }
 
 

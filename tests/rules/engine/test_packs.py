@@ -105,15 +105,16 @@ target = "option"
 message = "{option.gpu} has {option.mem_gb} GB, {need.name} needs more"
 
 [[rule]]
-id = "SCORE"
-heuristic = "H7"
-title = "Spot discount"
+id = "COST"
+heuristic = "H10"
+title = "Porting effort"
 [rule.when]
 option = { kind = "option", market = { ne = "consumer" }, price = { exists = true } }
 [rule.then]
-action = "adjust_score"
+action = "add_cost"
 target = "option"
-points = -2.5
+part = "engineering"
+usd = "{option.price}"
 message = "price {option.price:.2f}"
 
 [[rule]]
@@ -188,7 +189,7 @@ INPUTS = [
 def test_every_generic_action_end_to_end(tmp_path: Path) -> None:
     rules = load(write(tmp_path, FULL))
     cons = RuleEngine(rules).consult(INPUTS)
-    conclusions = {kind: [f for _, f in cons.of_kind(kind)] for kind in ("warning", "veto", "score_adjustment")}
+    conclusions = {kind: [f for _, f in cons.of_kind(kind)] for kind in ("warning", "veto", "cost_part")}
     assert sorted(conclusions["warning"], key=lambda f: f["rule"]) == [
         {
             "kind": "warning",
@@ -238,13 +239,14 @@ def test_every_generic_action_end_to_end(tmp_path: Path) -> None:
         },
     ]
     # market != consumer and a price: o2 only (o3 has no price, o1 is consumer)
-    assert conclusions["score_adjustment"] == [
+    assert conclusions["cost_part"] == [
         {
-            "kind": "score_adjustment",
-            "rule": "SCORE",
-            "heuristic": "H7",
+            "kind": "cost_part",
+            "rule": "COST",
+            "heuristic": "H10",
             "target": "o2",
-            "points": -2.5,
+            "part": "engineering",
+            "usd": 2.5,
             "reason": "price 2.50",
         }
     ]
@@ -264,7 +266,7 @@ def test_rules_carry_their_metadata_sorted_by_stratum_then_id(tmp_path: Path) ->
         (2, "VETO"),
         (3, "WARN"),
         (10, "ADVISE"),
-        (10, "SCORE"),
+        (10, "COST"),
     ]
     warn = next(r for r in rules if r.id == "WARN")
     assert (warn.pack, warn.file, warn.line, warn.heuristic, warn.title) == (
@@ -452,7 +454,7 @@ def mutate(old: str, new: str) -> str:
         (mutate("a = { kind", "option_2 = 3\nb = { kind"), "when.option_2: a pattern must be a table"),
         (
             mutate('action = "warn"', 'action = "shout"'),
-            "p.toml:10: rule 'P1': then.action: must be one of warn, advise, rule_out, adjust_score, derive, call, "
+            "p.toml:10: rule 'P1': then.action: must be one of warn, advise, rule_out, add_cost, derive, call, "
             "got 'shout'",
         ),
         (mutate('severity = "warning"\n', ""), "p.toml:9: rule 'P1': then.severity: required by action 'warn'"),
@@ -461,13 +463,13 @@ def mutate(old: str, new: str) -> str:
             "p.toml:11: rule 'P1': then.severity: must be one of info, warning, critical, got 'high'",
         ),
         (
-            mutate('severity = "warning"', 'severity = "warning"\npoints = 3'),
-            "p.toml:12: rule 'P1': then.points: not used by action 'warn'",
+            mutate('severity = "warning"', 'severity = "warning"\nusd = 3'),
+            "p.toml:12: rule 'P1': then.usd: not used by action 'warn'",
         ),
         (
             mutate('severity = "warning"', 'severity = "warning"\ncolour = "red"'),
-            "p.toml:12: rule 'P1': then.colour: unknown key (allowed: action, severity, target, points, message, fact, "
-            "call)",
+            "p.toml:12: rule 'P1': then.colour: unknown key (allowed: action, severity, target, part, usd, message, "
+            "fact, call)",
         ),
         (
             mutate('severity = "warning"', 'severity = "warning"\ntarget = "gpu"'),
@@ -496,12 +498,23 @@ def mutate(old: str, new: str) -> str:
             "then.target: required by action 'rule_out'",
         ),
         (
-            mutate('action = "warn"\nseverity = "warning"', 'action = "adjust_score"\ntarget = "option"\npoints = "x"'),
-            "then.points: must be a number, got 'x'",
+            mutate('action = "warn"\nseverity = "warning"',
+                   'action = "add_cost"\ntarget = "option"\npart = "engineering"\nusd = "x"'),
+            "then.usd: must be a number or exactly one {alias.field} (a field holding dollars)",
         ),
         (
-            mutate('action = "warn"\nseverity = "warning"', 'action = "adjust_score"\ntarget = "option"\npoints = nan'),
-            "then.points: nan is not a finite number",
+            mutate('action = "warn"\nseverity = "warning"',
+                   'action = "add_cost"\ntarget = "option"\npart = "engineering"\nusd = nan'),
+            "then.usd: nan is not a finite number",
+        ),
+        (
+            mutate('action = "warn"\nseverity = "warning"',
+                   'action = "add_cost"\ntarget = "option"\npart = "goodwill"\nusd = 5'),
+            "then.part: must be one of rental, hardware, network, power, site, resale, engineering, got 'goodwill'",
+        ),
+        (
+            mutate('action = "warn"\nseverity = "warning"', 'action = "adjust_score"\ntarget = "option"\npoints = -5'),
+            "then.action: adjust_score was removed: options are ranked by what they cost in dollars, not by points",
         ),
         (
             mutate('action = "warn"\nseverity = "warning"\nmessage = "{option.gpu}"', 'action = "derive"'),

@@ -1,0 +1,232 @@
+"""The output of `gpuadvisor estimate` (`--json`, and `gpuadvisor schema estimate`): one configuration sized.
+
+GB means 10^9 bytes; speeds are tokens per second; prices are USD with the date they were read. Every figure is the
+one the consultation's planner gives the same layout (rules/estimate.py builds them from a `planning.Plan`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+Workload = Literal["inference", "training", "finetune"]
+Method = Literal["full", "lora", "qlora"]
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelOut(Out):
+    name: str
+    id: str | None = Field(default=None, description="knowledge-base model id, when the model came from there")
+    source: Literal["knowledge-base", "config.json", "hugging-face", "synthesized"] = Field(
+        description="where the architecture came from; 'hugging-face' = the config.json of a Hub model id (from the "
+                    "Hub or its local cache); 'synthesized' = a Llama-3-like shape built for --params")
+    description: str = Field(description="layers, hidden size, attention and MoE shape")
+    attention: str = Field(description="MHA, GQA, MQA or MLA")
+
+
+class ParametersOut(Out):
+    total: int = Field(description="all parameters (every MoE expert): what must be resident in memory")
+    active: int = Field(description="parameters one token uses (MoE: routed + shared experts), embedding tables "
+                                    "included")
+    active_per_token: int | None = Field(default=None, description=(
+        "parameters one token multiplies through: `active` less the input-embedding lookup (a row read, not a "
+        "matmul), LM head included; what the decode bytes and FLOPs are computed from (gpt-oss-120b 5.13B as its "
+        "model card)"))
+    embedding: int = Field(description="token (and position) embedding and untied LM head")
+    trainable: int | None = Field(default=None, description="trained parameters (LoRA/QLoRA: the adapters)")
+
+
+class PrecisionOut(Out):
+    weights: str = Field(description="precision id of the weights")
+    weights_bits: float = Field(description="effective bits per weight including quantization scales")
+    kv_cache: str | None = Field(default=None, description="precision id of the KV cache (inference)")
+    compute: str = Field(description="tensor-core rate the matrix multiplies run at")
+
+
+class SetupOut(Out):
+    workload: Workload
+    method: Method | None = Field(description="full, lora or qlora for training/fine-tuning; null for inference")
+    context: int = Field(description="tokens per sequence: KV length at the last decode step / training sequence")
+    batch: int = Field(description="concurrent sequences per replica (inference) / micro-batch per GPU (training)")
+    input_tokens: int | None = Field(default=None, description="prompt tokens per request (inference)")
+    output_tokens: int | None = Field(default=None, description="generated tokens per request (inference)")
+    gpu: str | None = Field(default=None, description="accelerator id")
+    gpu_name: str | None = None
+    gpus: int
+    tensor_parallel: int
+    expert_parallel: int = Field(default=1, description="MoE inference: GPUs the routed experts are split over "
+                                 "(each holds 1/expert_parallel of them; attention data-parallel in "
+                                 "expert_parallel ÷ tensor_parallel groups); 1 = experts tensor-parallel")
+    pipeline_parallel: int
+    data_parallel: int = Field(description="model replicas (inference) / data-parallel ranks (training)")
+    power_limit_w: int | None = Field(default=None, description="board power the GPUs are capped at (--power-limit, "
+                                      "MLPerf MaxQ); null = their rated power")
+    zero_stage: int
+    optimizer: str | None = None
+    gradient_checkpointing: bool | None = None
+    flash_attention: bool
+    lora_rank: int | None = None
+    tokens: float | None = Field(default=None, description="training tokens")
+    engine: str | None = Field(default=None, description="serving engine the inference speed is computed for "
+                               "(engines.toml profile id in engine_profile)")
+    engine_profile: str | None = Field(default=None, description="engines.toml profile used (engine@family); "
+                                       "null = engine-blind assumptions")
+    training_mfu: float | None = Field(default=None, description="model FLOPs utilisation used for training time")
+
+
+class MemoryOut(Out):
+    """Per-GPU memory in GB (10^9 bytes)."""
+
+    weights: float
+    kv_cache: float
+    activations: float
+    gradients: float
+    optimizer_states: float
+    runtime_overhead: float = Field(description="CUDA context, framework, library workspaces")
+    total: float
+    headroom_fraction: float = Field(description="share of the card kept free against fragmentation (W6)")
+    required_capacity: float = Field(description="total ÷ (1 − headroom): the card size this needs")
+    capacity: float | None = Field(default=None, description="the GPU's memory, GB")
+    usable: float | None = Field(default=None, description="capacity × (1 − headroom)")
+
+
+class Range(Out):
+    low: float
+    high: float
+
+
+class ErrorBand(Out):
+    """Multiplicative band around a figure: the truth is expected in [value × low, value × high]; derived from the
+    calibration residuals: the serving engine's profile band in engines.toml (decode) and the low/high bands of
+    assumptions.toml (prefill, training), which the calibration tests check against published measurements."""
+
+    low: float
+    high: float
+    assumptions: list[str]
+
+
+class CostOut(Out):
+    instance: str = Field(description="instance id in the knowledge base")
+    provider: str
+    name: str
+    pricing: Literal["on-demand", "spot"]
+    gpus_per_instance: int
+    instances: int = Field(description="instances needed for the GPUs of this estimate")
+    usd_per_hour: float = Field(description="all instances together")
+    usd_per_gpu_hour: float
+    usd_per_run: float | None = Field(default=None, description="training/fine-tuning run, whole instances billed")
+    usd_per_million_tokens: float | None = Field(
+        default=None, description="inference: GPU-hour price × GPUs ÷ aggregate tokens per hour × 10^6")
+    as_of: str = Field(description="date the price was read")
+    price_sources: list[str]
+
+
+class OwnedOut(Out):
+    """Buying the GPUs in the machine they go in (systems.toml): amortization over the lifetime plus power while busy
+    (space and staff excluded)."""
+
+    price_usd_each: float | None = Field(default=None, description="one accelerator; null when only a whole-system "
+                                                                   "price is published")
+    price_as_of: str
+    system: str = Field(description="the machine bought: 'HGX-class 8-GPU server', '4U 8-GPU PCIe server', ...")
+    machines: int
+    accelerators_paid: int = Field(description="accelerators bought (a machine is bought whole: at least --gpus)")
+    capex_usd: float = Field(description="accelerators, host(s) and, over several machines, the cluster fabric")
+    capex_beyond_accelerators_usd: float | None = Field(
+        default=None, description="hosts and fabric; null when a whole-system price has no published split")
+    power_kw: float
+    utilization: float
+    usd_per_busy_hour: float
+    usd_per_million_tokens: float | None = None
+    usd_per_run: float | None = None
+    break_even_utilization: float | None = Field(
+        default=None, description="utilization above which buying beats the cheapest on-demand rental (H15)")
+
+
+class ServingOut(Out):
+    """S10: replicas of this configuration needed for the traffic."""
+
+    requests_per_minute: float
+    output_tokens: int
+    tokens_per_s_needed: float
+    tokens_per_s_planned: float = Field(description="with burst headroom")
+    tokens_per_s_per_replica: float
+    replicas: int
+    gpus: int
+
+
+class AssumptionUsed(Out):
+    id: str
+    text: str
+    value: float | None = None
+    unit: str = ""
+    low: float | None = None
+    high: float | None = None
+    source: str
+
+
+class EstimateResult(Out):
+    """`gpuadvisor estimate --json`. GB = 10^9 bytes; speeds in tokens per second; prices in USD with their date."""
+
+    schema_version: int = SCHEMA_VERSION
+    model: ModelOut
+    setup: SetupOut
+    precision: PrecisionOut
+    parameters: ParametersOut
+    kv_cache_bytes_per_token: float | None = Field(default=None, description="all layers, K and V, one token")
+    kv_cache_tokens_per_sequence: int | None = Field(default=None, description=(
+        "KV cache one request holds at its end: input_tokens + output_tokens, capped by the context"))
+    kv_cache_gb: float | None = Field(default=None, description="KV cache of every sequence in flight (batch × "
+                                      "replicas, each holding kv_cache_tokens_per_sequence), all GPUs, GB")
+    memory_gb: MemoryOut = Field(description="per GPU, GB (10^9 bytes)")
+    fits: bool | None = Field(default=None, description="total ≤ capacity × (1 − headroom); null without --gpu")
+    bound: Literal["bandwidth", "compute"] | None = Field(default=None, description="what limits a decode step")
+    arithmetic_intensity: float | None = Field(default=None, description="decode step FLOP/byte")
+    ridge_point: float | None = Field(default=None, description="GPU dense peak ÷ bandwidth, FLOP/byte")
+    decode_tokens_per_s: float | None = Field(default=None, description="aggregate over the batch and all replicas")
+    decode_tokens_per_s_per_sequence: float | None = None
+    decode_tokens_per_s_range: Range | None = None
+    throughput_tokens_per_s: float | None = Field(
+        default=None, description="generated tokens/s of the whole configuration with every prompt processed "
+        "(continuous batching with chunked prefill at the batch, input_tokens and output_tokens; all replicas): "
+        "the capacity to size serving with; decode_tokens_per_s leaves the prompts out")
+    throughput_output_tokens: int | None = Field(
+        default=None, description="generated tokens per request throughput_tokens_per_s assumes (--output-tokens, "
+        "default 200)")
+    capacity_tokens_per_s: float | None = Field(default=None, description=(
+        "throughput with prompts at the largest batch that fits each replica: what a consultation reports as the "
+        "option's capacity"))
+    bandwidth_bound_tokens_per_s: float | None = Field(
+        default=None, description="ceiling at 100% bandwidth, no overhead (all replicas)")
+    tpot_s: float | None = Field(default=None, description=(
+        "time per output token of one stream under the load (median; decode steps that also carry prompt "
+        "chunks): 1 ÷ tokens_per_s_per_user"))
+    tpot_idle_s: float | None = Field(default=None, description="time of one decode step at the batch with no "
+                                      "prompt in it")
+    tokens_per_s_per_user: float | None = Field(default=None, description="what one stream sees under the load")
+    prefill_tokens_per_s: float | None = Field(default=None, description="one replica, prompts of the whole batch")
+    ttft_s: float | None = Field(default=None, description=(
+        "p95 time to first token under the load: batch × replicas clients in a closed loop (a new request as "
+        "each finishes), prompts prefilled in chunks between decode steps; the figure a plan's first-token target "
+        "is checked against"))
+    ttft_idle_s: float | None = Field(default=None, description="time to first token of one prompt of "
+                                      "input_tokens on an idle replica")
+    ttft_s_range: Range | None = None
+    training_flops: float | None = None
+    training_gpu_hours: float | None = None
+    training_gpu_hours_range: Range | None = None
+    training_days: float | None = Field(default=None, description="wall-clock days on the given GPUs")
+    training_tokens_per_s: float | None = Field(default=None, description="all GPUs together")
+    error_band: dict[str, ErrorBand] = Field(
+        default_factory=dict, description="'decode', 'prefill', 'training': multiplicative bands of those figures")
+    costs: list[CostOut] = Field(default_factory=list, description="per priced cloud instance of this accelerator")
+    owned: OwnedOut | None = None
+    serving: ServingOut | None = None
+    warnings: list[str] = Field(default_factory=list)
+    defaults_applied: list[str] = Field(default_factory=list, description="settings the user did not give")
+    assumptions: list[AssumptionUsed]

@@ -1,0 +1,139 @@
+"""The decision in dollars: what choosing an option costs its owner over the user's horizon, part by part.
+
+Every option is ranked by one figure (issue 26): the sum of its cost parts over the horizon — one run for training
+and fine-tuning, the hardware's life (`deployment.lifetime_years`) for serving and interactive use. The parts:
+
+- **rental**: the hourly rate (on-demand, spot, or a 1- or 3-year commitment) × the hours billed;
+- **hardware**, **network**: what a purchase pays for accelerators and hosts, and for the fabric that joins machines;
+- **power**, **site**: electricity while busy (× PUE), and server-room capacity per kW for the time it is held;
+- **resale**: what the purchase sells for at the horizon's end (rules/economics.py), a negative part;
+- **engineering**: engineer-weeks to move the team's code to another software stack (rule H10.port).
+
+What the service level or the user forbids is a constraint (a `rule_out` in the packs), never a cost; advice
+explains and changes no figure. Each part says how it was computed, so the ranked figure reads as a sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gpuadvisor.rules.sizing.factors import Factors
+from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH, HOURS_PER_YEAR
+
+PartName = Literal["rental", "hardware", "network", "power", "site", "resale", "engineering"]
+PART_ORDER: tuple[PartName, ...] = ("rental", "hardware", "network", "power", "site", "resale", "engineering")
+
+
+@dataclass(frozen=True)
+class CostPart:
+    """One part of a decision's cost, with the arithmetic that gives it."""
+
+    part: PartName
+    usd: float
+    label: str
+    rule: str = "S9"
+    """The rule whose conclusion the part is: the pricing rules (S9) or a pack rule adding a cost (H10.port)."""
+
+
+@dataclass(frozen=True)
+class DecisionCost:
+    """What an option costs its owner over the horizon: the ranked figure is `total`."""
+
+    horizon: str
+    """'one run' or 'over 36 months'."""
+    months: float | None
+    """The horizon in months for serving and interactive use (None: one run)."""
+    parts: tuple[CostPart, ...]
+
+    @property
+    def total(self) -> float:
+        return sum(p.usd for p in self.parts)
+
+    def with_parts(self, extra: tuple[CostPart, ...]) -> DecisionCost:
+        return DecisionCost(self.horizon, self.months, (*self.parts, *extra))
+
+    def usd(self, part: PartName) -> float:
+        return sum(p.usd for p in self.parts if p.part == part)
+
+
+def serving_months(factors: Factors) -> float:
+    """The horizon of a service or of interactive use: the hardware's life (deployment.lifetime_years)."""
+    return factors.hardware_lifetime_years * 12.0
+
+
+def horizon_words(months: float | None) -> str:
+    return "one run" if months is None else f"over {months:,.0f} months"
+
+
+def rental_serving(usd_per_hour: float, billed_hours_per_month: float, months: float, what: str) -> DecisionCost:
+    """Renting for a service or interactive use: the rate × the hours billed a month × the horizon's months."""
+    usd = usd_per_hour * billed_hours_per_month * months
+    return DecisionCost(horizon_words(months), months, (CostPart(
+        "rental", usd, f"{what}: ${usd_per_hour:,.2f}/h × {billed_hours_per_month:,.0f} h a month × {months:,.0f} "
+                       f"months"),))
+
+
+def rental_commitment(usd_per_hour: float, term_months: float, months: float, what: str) -> DecisionCost:
+    """A 1- or 3-year commitment: every hour of every term is paid, used or not, for as many terms as the horizon
+    needs."""
+    terms = max(1, -(-int(round(months)) // int(term_months)))
+    paid_months = terms * term_months
+    usd = usd_per_hour * HOURS_PER_MONTH * paid_months
+    return DecisionCost(horizon_words(months), months, (CostPart(
+        "rental", usd, f"{what}: ${usd_per_hour:,.2f}/h × {HOURS_PER_MONTH:g} h a month × {paid_months:,.0f} "
+                       f"months committed ({terms} term{'s' if terms > 1 else ''} of {term_months:g}), paid "
+                       "whether used or not"),))
+
+
+def rental_run(usd_per_hour: float, billed_hours: float, what: str) -> DecisionCost:
+    """Renting for one training run: the rate × the hours billed (the run and its session's set-up)."""
+    usd = usd_per_hour * billed_hours
+    return DecisionCost("one run", None, (CostPart(
+        "rental", usd, f"{what}: ${usd_per_hour:,.2f}/h × {billed_hours:,.1f} h billed"),))
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """A purchase held for a window of `window_hours` and busy `busy_hours` of it."""
+
+    hardware_usd: float
+    """Accelerators and the machines they go in."""
+    network_usd: float
+    """The cluster fabric (switch ports, NICs, optics, cables)."""
+    power_w: float
+    site_kw: float
+    """Server-room capacity rented for the machines (0 for desk-side machines)."""
+    resale_share: float
+    """Share of the price the purchase sells for at the window's end."""
+
+
+def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, factors: Factors,
+                   months: float | None, share: float = 1.0, resale_words: str = "") -> DecisionCost:
+    """A purchase over a window: its price, its power while busy and its site while held, less its resale value.
+
+    `share` < 1 charges a run the part of an owned fleet's cost its hours take when other work keeps the fleet busy
+    (deployment.utilization given): price and resale over the hardware's life, spread over the busy hours."""
+    kw = o.power_w / 1000.0
+    power = kw * factors.pue * factors.power_usd_per_kwh * busy_hours
+    site = o.site_kw * factors.colocation_usd_per_kw_month * window_hours / HOURS_PER_MONTH * share
+    capex = o.hardware_usd + o.network_usd
+    resale = capex * o.resale_share * share
+    spread = f" × {share:.2%} (this run's share of the fleet's busy hours)" if share < 1.0 else ""
+    parts = [CostPart("hardware", o.hardware_usd * share, f"accelerators and hosts ${o.hardware_usd:,.0f}{spread}")]
+    if o.network_usd:
+        parts.append(CostPart("network", o.network_usd * share, f"cluster network ${o.network_usd:,.0f}{spread}"))
+    parts.append(CostPart("power", power, f"{kw:,.1f} kW × {factors.pue:g} PUE × ${factors.power_usd_per_kwh:g}/kWh "
+                                          f"× {busy_hours:,.0f} busy hours"))
+    if site:
+        parts.append(CostPart("site", site, f"{o.site_kw:,.1f} kW of server room × "
+                                            f"${factors.colocation_usd_per_kw_month:,.0f} per kW a month × "
+                                            f"{window_hours / HOURS_PER_MONTH * share:,.1f} months"))
+    if resale:
+        parts.append(CostPart("resale", -resale, f"resold at {o.resale_share:.0%} of ${capex:,.0f}"
+                                                 f"{resale_words}{spread}"))
+    return DecisionCost(horizon_words(months), months, tuple(parts))
+
+
+def lifetime_hours(factors: Factors) -> float:
+    return factors.hardware_lifetime_years * HOURS_PER_YEAR

@@ -1,0 +1,126 @@
+"""One sizing pipeline: `gpuadvisor estimate` of the layout `recommend` chose gives the same figures.
+
+For each setup, a consultation plans on the user's own hardware (`current.gpu`, `current.gpu_count`), as
+`gpuadvisor recommend` would; `estimate` is then given exactly the layout it chose — GPUs, TP/PP/EP, the batch per
+replica (serving) or the micro-batch (training), the context, the request lengths, the formats and the engine — and
+must print the same weights, KV cache and total memory per GPU (±1 %) and the same tokens/s or training days (±5 %).
+The grid covers dense and mixture-of-experts models (expert parallelism included), tensor parallelism over PCIe,
+Apple silicon, AMD, quantized and published low-precision formats, and training and fine-tuning; the first five
+setups are the ones issue 30 found disagreeing (3 of 12 agreed then).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpuadvisor.knowledge.loader import load_catalog
+from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.consult import Advisor
+from gpuadvisor.rules.estimate import EstimateRequest, estimate
+from gpuadvisor.rules.result import Recommendation
+
+CATALOG = load_catalog(user_dir=None)
+
+# (id, answers beyond the own hardware, accelerator, count)
+SERVING: list[tuple[str, dict[str, Any], str, int]] = [
+    ("70b-awq-h100-8", {"model": {"name": "llama-3.1-70b"}, "precision": {"weights": "awq"},
+                        "inference": {"concurrent_requests": 8}}, "nvidia-h100-sxm5", 1),
+    ("8b-bf16-l40s-16", {"model": {"name": "llama-3.1-8b"}, "precision": {"weights": "bf16"},
+                         "inference": {"concurrent_requests": 16}}, "nvidia-l40s", 1),
+    ("qwen3-32b-fp8-h100-32", {"model": {"name": "qwen3-32b"}, "precision": {"weights": "fp8"},
+                               "inference": {"concurrent_requests": 32}}, "nvidia-h100-sxm5", 1),
+    ("mixtral-fp8-2xh100-128", {"model": {"name": "mixtral-8x7b"}, "precision": {"weights": "fp8"},
+                                "inference": {"concurrent_requests": 128}}, "nvidia-h100-sxm5", 2),
+    ("8b-fp8-l4-4", {"model": {"name": "llama-3.1-8b"}, "precision": {"weights": "fp8"},
+                     "inference": {"concurrent_requests": 4}}, "nvidia-l4", 1),
+    ("deepseek-v3-fp8-8xh200-ep", {"model": {"name": "deepseek-v3"}, "precision": {"weights": "fp8"},
+                                   "inference": {"concurrent_requests": 256, "input_tokens": 2000,
+                                                 "output_tokens": 500}}, "nvidia-h200-sxm", 8),
+    ("70b-awq-4x4090-pcie", {"model": {"name": "llama-3.1-70b"}, "precision": {"weights": "awq"},
+                             "inference": {"concurrent_requests": 4}}, "nvidia-rtx-4090", 4),
+    ("8b-q4km-m4-max", {"model": {"name": "llama-3.1-8b"}, "precision": {"weights": "q4_k_m"},
+                        "inference": {"concurrent_requests": 1}}, "apple-m4-max", 1),
+    ("70b-fp8-mi300x-32", {"model": {"name": "llama-3.1-70b"}, "precision": {"weights": "fp8"},
+                           "inference": {"concurrent_requests": 32, "input_tokens": 2000}}, "amd-mi300x", 1),
+    ("gpt-oss-120b-h100-64", {"model": {"name": "gpt-oss-120b"},
+                              "inference": {"concurrent_requests": 64}}, "nvidia-h100-sxm5", 1),
+    ("gemma-3-27b-bf16-a100-long", {"model": {"name": "gemma-3-27b"}, "precision": {"weights": "bf16",
+                                                                                    "context_tokens": 32768},
+                                    "inference": {"concurrent_requests": 8, "input_tokens": 16000,
+                                                  "output_tokens": 1000, "engine": "sglang"}},
+     "nvidia-a100-sxm-80gb", 1),
+]
+TRAINING: list[tuple[str, dict[str, Any], str, int]] = [
+    ("8b-lora-a100", {"workload": "finetune", "model": {"name": "llama-3.1-8b"}, "finetune": {"method": "lora"},
+                      "training": {"tokens_b": 0.2}}, "nvidia-a100-sxm-80gb", 1),
+    ("8b-qlora-4090", {"workload": "finetune", "model": {"name": "llama-3.1-8b"}, "finetune": {"method": "qlora"},
+                       "training": {"tokens_b": 0.05}}, "nvidia-rtx-4090", 1),
+    ("1b-pretrain-8xh100", {"workload": "training", "model": {"name": "llama-3.2-1b"},
+                            "training": {"tokens_b": 20}}, "nvidia-h100-sxm5", 8),
+]
+
+
+@pytest.fixture(scope="module")
+def advisor() -> Advisor:
+    return Advisor(CATALOG, include_user_packs=False)
+
+
+def _own(answers: dict[str, Any], gpu: str, count: int, advisor: Advisor) -> tuple[Recommendation, Any]:
+    """The consultation's plan on the user's own hardware (as `recommend --current-gpu … --format json` gives it)."""
+    data = {"workload": "inference", **answers, "current": {"gpu": gpu, "gpu_count": count}}
+    result = advisor.consult(parse_answers(data), top=50)
+    owned = [r for r in [*result.recommendations, *result.runners_up] if r.acquisition == "own"]
+    assert owned, f"no plan on the own {count}× {gpu} (ruled out: {[o.reason for o in result.ruled_out][:3]})"
+    return owned[0], result
+
+
+def _close(name: str, got: float | None, want: float | None, rel: float) -> None:
+    assert want is not None and got is not None, f"{name}: recommend {want}, estimate {got}"
+    assert got == pytest.approx(want, rel=rel), f"{name}: recommend {want:,.4g}, estimate {got:,.4g}"
+
+
+@pytest.mark.parametrize(("name", "answers", "gpu", "count"), SERVING, ids=[s[0] for s in SERVING])
+def test_estimate_of_the_chosen_serving_layout_agrees(name: str, answers: dict[str, Any], gpu: str, count: int,
+                                                       advisor: Advisor) -> None:
+    rec, result = _own(answers, gpu, count, advisor)
+    eff = result.answers_effective
+    inf, prec = eff["inference"], eff["precision"]
+    est = estimate(EstimateRequest(
+        model=eff["model"]["name"], precision=rec.weights_precision or prec["weights"], kv_precision=prec["kv_cache"],
+        context=prec["context_tokens"], batch=rec.batch_per_replica, input_tokens=inf["input_tokens"],
+        output_tokens=inf["output_tokens"], gpu=gpu, gpus=rec.count, tp=rec.tensor_parallel,
+        ep=rec.expert_parallel if rec.expert_parallel > 1 else None, pp=rec.pipeline_parallel,
+        engine=inf["engine"]), CATALOG)
+    assert est.setup.data_parallel == rec.replicas
+    for part in ("weights", "kv_cache", "total"):
+        _close(part, getattr(est.memory_gb, part), getattr(rec.memory, part), 0.01)
+    _close("tokens/s", est.throughput_tokens_per_s, rec.tokens_per_s, 0.05)
+    _close("tokens/s per user", est.tokens_per_s_per_user, rec.tokens_per_s_per_user, 0.05)
+    if est.ttft_s is not None:  # a part with no published compute rate has no prefill figure
+        _close("first token p95", est.ttft_s, rec.ttft_s, 0.05)
+
+
+@pytest.mark.parametrize(("name", "answers", "gpu", "count"), TRAINING, ids=[s[0] for s in TRAINING])
+def test_estimate_of_the_chosen_training_layout_agrees(name: str, answers: dict[str, Any], gpu: str, count: int,
+                                                        advisor: Advisor) -> None:
+    rec, result = _own(answers, gpu, count, advisor)
+    eff = result.answers_effective
+    tr = eff["training"]
+    method = eff["finetune"]["method"] if eff["workload"] == "finetune" else None
+    est = estimate(EstimateRequest(
+        model=eff["model"]["name"], workload=eff["workload"], method=method, precision=eff["precision"]["weights"],
+        context=eff["precision"]["context_tokens"], batch=rec.batch_per_replica, gpu=gpu, gpus=rec.count,
+        tp=rec.tensor_parallel, pp=rec.pipeline_parallel, zero=_zero(rec), tokens=float(tr["tokens_b"]) * 1e9),
+        CATALOG)
+    for part in ("weights", "gradients", "optimizer_states", "activations", "total"):
+        _close(part, getattr(est.memory_gb, part), getattr(rec.memory, part), 0.01)
+    _close("training days", est.training_days, rec.training_days, 0.05)
+
+
+def _zero(rec: Recommendation) -> int | None:
+    """The ZeRO stage of the chosen layout, read off its sharded states (one data-parallel rank: none)."""
+    if rec.replicas <= 1:
+        return None
+    return rec.zero_stage
