@@ -29,7 +29,11 @@ from gpuadvisor.knowledge.schema import Model
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95})"
                     r"(?:@(?P<revision>[A-Za-z0-9][A-Za-z0-9._/-]{0,127}))?$")
-"""A Hub model id as huggingface_hub accepts it (org/name), with an optional @revision (branch, tag or commit)."""
+"""A Hub model id as huggingface_hub accepts it (org/name), with an optional @revision (its shape checked by
+`revision_problem`)."""
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+PR_REF = re.compile(r"^refs/pr/[1-9][0-9]{0,8}$")
+_REF_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _TRUE = {"1", "on", "yes", "true"}
 ETAG_TIMEOUT_S = 10.0
 STORED_FORMATS = {"F8_E4M3": "fp8", "F8_E5M2": "fp8", "F8_E8M0": "mxfp4"}
@@ -60,11 +64,36 @@ class HubModel:
 
 
 def parse_hub_id(text: str) -> tuple[str, str | None] | None:
-    """(repo, revision) when `text` is a Hub model id ('Qwen/Qwen3-32B', 'org/name@v1.0'), else None."""
+    """(repo, revision) when `text` is a Hub model id ('Qwen/Qwen3-32B', 'org/name@v1.0'), else None. The revision
+    is returned as typed: `resolve_hub_model` refuses one that `revision_problem` finds wrong before any path is
+    built from it."""
     m = HUB_ID.match(text.strip())
     if m is None or ".." in m["repo"] or m["repo"].endswith((".", "-")):
         return None
     return m["repo"], m["revision"]
+
+
+def revision_problem(revision: str) -> str | None:
+    """Why `revision` is not a branch, tag, commit hash or `refs/pr/N`, or None when it is one.
+
+    huggingface_hub joins a revision onto its cache folder (`refs/<revision>` holds the commit a branch points to),
+    so a revision with `..` or an empty, hidden or `refs/...` part would read a file outside the model's folder.
+    Branch and tag names follow git's rules (`git check-ref-format`) within the characters a Hub id allows: parts
+    separated by single slashes, none empty, none starting with a dot, none ending in `.lock` or a dot."""
+    if COMMIT.match(revision) or PR_REF.match(revision):
+        return None
+    if revision.startswith("refs/"):
+        return "the only refs/ revision the Hub has is a pull request, refs/pr/N"
+    if ".." in revision:
+        return "it holds '..'"
+    for part in revision.split("/"):
+        if not part:
+            return "it has an empty part (a leading, trailing or double slash)"
+        if not _REF_PART.match(part):
+            return "a part starts with a dot or holds a character a branch or tag name cannot have"
+        if part.endswith((".lock", ".")):
+            return "a part ends in '.lock' or a dot"
+    return None
 
 
 def offline() -> bool:
@@ -123,7 +152,11 @@ def resolve_hub_model(spec: str, *, local_only: bool = False) -> HubModel:
     if parsed is None:
         raise InputError(f"model {shorten(repr(spec))}: not a Hugging Face model id (org/name, optionally @revision)")
     repo, revision = parsed
+    if revision is not None and (why := revision_problem(revision)) is not None:
+        raise InputError(f"model {shorten(repr(spec))}: the revision after @ must be a branch, a tag, a commit hash "
+                         f"(40 hex digits) or refs/pr/N; {why}")
     path = _download_config(spec, repo, revision, local_only)
+    _check_inside_cache(spec, path)
     try:
         text = read_text_file(path, what="config.json file", max_bytes=CONFIG_MAX_BYTES)
         data = loads_json(text, f"model {shorten(repr(spec))}: its config.json ({path})")
@@ -187,8 +220,29 @@ def _download_config(spec: str, repo: str, revision: str | None, local_only: boo
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "error"
         raise InputError(f"model {spec!r}: the Hugging Face Hub answered HTTP {status}") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"model {spec!r}: cannot read its config.json: {exc}") from None
+    except (OSError, ValueError) as exc:  # the text may quote a crafted ref file's content: never echoed
+        raise InputError(f"model {spec!r}: cannot read its config.json from the Hugging Face cache "
+                         f"({type(exc).__name__}); the cache entry of this revision is damaged: fetch it again "
+                         f"(`hf download {repo} config.json`)") from None
+
+
+def _cache_root() -> Path:
+    from huggingface_hub import constants
+
+    return cache_dir() or Path(constants.HF_HUB_CACHE)
+
+
+def _check_inside_cache(spec: str, path: Path) -> None:
+    """The file huggingface_hub named must be in the cache, also once its symbolic links are followed (a snapshot's
+    file is a link to the model's blobs): a ref file whose content is a path would otherwise lead anywhere."""
+    root = _cache_root()
+    lexical = os.path.normpath(os.path.abspath(root)), os.path.normpath(os.path.abspath(path))
+    resolved = os.path.realpath(root), os.path.realpath(path)
+    for top, candidate in (lexical, resolved):
+        if os.path.commonpath([top, candidate]) != top:
+            raise InputError(f"model {shorten(repr(spec))}: the Hugging Face cache ({_cache_root()}) points this "
+                             "revision outside itself; its refs are damaged or crafted: delete the model's folder "
+                             "there and fetch it again")
 
 
 def _sync_offline_mode() -> None:
@@ -201,7 +255,8 @@ def _sync_offline_mode() -> None:
 
 def _commit_of(path: Path) -> str | None:
     """The snapshot folder (a commit hash) of a cached file: .../snapshots/<commit>/config.json."""
-    return path.parent.name if path.parent.parent.name == "snapshots" else None
+    commit = path.parent.name
+    return commit if path.parent.parent.name == "snapshots" and COMMIT.match(commit) else None
 
 
 def _quant_method(data: dict[str, Any]) -> str | None:

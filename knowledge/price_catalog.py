@@ -13,6 +13,7 @@ parses, or that lacks gpuhunt's columns, is refused as a whole with a `CatalogEr
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import math
 import os
@@ -45,7 +46,7 @@ class CatalogError(InputError):
     """A catalog that cannot be read (offline, a timeout, a malformed file): the message names the file and line."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CatalogRow:
     """One GPU offer as a catalog prints it (CPU-only rows are not kept)."""
 
@@ -76,6 +77,10 @@ class ProviderCatalog:
     """Data rows in the file (GPU and CPU offers)."""
     skipped: int = 0
     first_problem: str | None = None
+    priced_zero: list[str] = field(default_factory=list)
+    """GPU rows dropped because their price rounds to $0 at the overlay's six decimals (per machine or per GPU):
+    'line N: instance ($price/h)', at most ZERO_ROWS_LISTED of them; `zero_rows` counts them all."""
+    zero_rows: int = 0
 
 
 @dataclass
@@ -102,6 +107,16 @@ def version_date(version: str | None) -> date | None:
         return None
 
 
+MAX_ROWS = 1_000_000
+"""Most data rows read from one catalog file; a longer file is refused with a message. gpuhunt's catalogs are far
+smaller (its AWS collector keeps about 110 GPU-relevant instance types per region, gpuhunt PR #254, 2026-08-19: a few
+thousand rows over some 30 regions and two price kinds), while the 256 MiB byte cap alone would let through about
+3.5 million rows of ~75 bytes. A million rows is read in seconds and well under a GiB (tests/benchmarks/
+bench_refresh_rows.py prints both)."""
+PRICE_DECIMALS = 6
+"""The overlay keeps prices to six decimals (price_refresh._price_entry): a price that rounds to zero there cannot
+be written as a price (the schema wants it positive), so such a row is dropped and listed, not fatal."""
+ZERO_ROWS_LISTED = 5
 MAX_HOURLY_USD = 100_000.0
 """Dearest plausible offer an hour (a whole 72-GPU rack rents for a few hundred dollars): above it, a row is refused."""
 MAX_GPUS_PER_OFFER = 1024
@@ -113,11 +128,12 @@ def parse_catalog(data: bytes, provider: str, origin: str, *, version: str | Non
     from gpuhunt._internal.storage import item_from_row  # gpuhunt's own row reader: its format, exactly
 
     try:
-        text = data.decode("utf-8").removeprefix("\ufeff")  # a BOM (a catalog saved by a spreadsheet) is accepted
+        data.decode("utf-8")  # checked whole first, so a bad byte is named by its line; the text is then streamed
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise CatalogError(f"{origin}:{line}: not UTF-8 text (byte {exc.start}); is it a gpuhunt catalog?") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    # a BOM (a catalog saved by a spreadsheet) is accepted; decoding as the reader goes keeps one copy of the text
+    reader = csv.DictReader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=""))
     try:
         header = reader.fieldnames
     except csv.Error as exc:
@@ -131,6 +147,9 @@ def parse_catalog(data: bytes, provider: str, origin: str, *, version: str | Non
     rows: list[CatalogRow] = []
     read = skipped = 0
     first: str | None = None
+    zero: list[str] = []
+    zeros = 0
+    clean = _Interned()
     rows_iter: Iterator[dict[str, str]] = iter(reader)
     while True:
         try:
@@ -140,6 +159,9 @@ def parse_catalog(data: bytes, provider: str, origin: str, *, version: str | Non
         except csv.Error as exc:
             raise CatalogError(f"{origin}:{reader.line_num}: malformed CSV: {exc}") from None
         read += 1
+        if read > MAX_ROWS:
+            raise CatalogError(f"{origin}: more than {MAX_ROWS:,} rows; gpuhunt's catalogs hold a few thousand, so "
+                               "this is not one (or split it by provider)")
         try:
             item = item_from_row(raw, provider=provider)
             if not (math.isfinite(item.price) and 0 < item.price <= MAX_HOURLY_USD):
@@ -153,15 +175,39 @@ def parse_catalog(data: bytes, provider: str, origin: str, *, version: str | Non
             skipped += 1
             first = first or f"line {reader.line_num}: {exc}"
             continue
-        if item.gpu_count:
-            rows.append(CatalogRow(_clean(item.instance_name), _clean(item.location), float(item.price),
-                                   item.gpu_count, _clean(item.gpu_name) if item.gpu_name else None,
+        if item.gpu_count and _rounds_to_zero(float(item.price), item.gpu_count):
+            zeros += 1
+            if len(zero) < ZERO_ROWS_LISTED:
+                zero.append(f"line {reader.line_num}: {clean(item.instance_name)} (${item.price:.10g}/h)")
+        elif item.gpu_count:
+            rows.append(CatalogRow(clean(item.instance_name), clean(item.location), float(item.price),
+                                   item.gpu_count, clean(item.gpu_name) if item.gpu_name else None,
                                    item.gpu_memory, bool(item.spot), reader.line_num))
     if read == 0:
         raise CatalogError(f"{origin}: no offers in the file (a header only)")
     if skipped == read:
         raise CatalogError(f"{origin}: no row could be read ({read} rows; first problem at {first})")
-    return ProviderCatalog(provider, origin, version, as_of or version_date(version), rows, read, skipped, first)
+    return ProviderCatalog(provider, origin, version, as_of or version_date(version), rows, read, skipped, first,
+                           zero, zeros)
+
+
+def _rounds_to_zero(usd_per_hour: float, gpu_count: int) -> bool:
+    """The price, per machine or per GPU, is $0 once written with the overlay's six decimals."""
+    return round(usd_per_hour / gpu_count, PRICE_DECIMALS) <= 0 or round(usd_per_hour, PRICE_DECIMALS) <= 0
+
+
+class _Interned:
+    """`_clean` once per distinct string: a catalog repeats its few instance, region and GPU names on every row, so a
+    million rows hold a few hundred strings, not three million."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        found = self._seen.get(text)
+        if found is None:
+            found = self._seen[text] = _clean(text)
+        return found
 
 
 def _clean(text: str) -> str:
@@ -180,7 +226,7 @@ def read_path(path: Path, providers: Iterable[str]) -> ReadResult:
     `catalog.zip` archives), an archive, or one CSV file. A `version` file beside them dates them all."""
     wanted = set(providers)
     if not os.path.exists(path):  # os.path never raises (an over-long path is "no such file")
-        raise CatalogError(f"{path}: no such file or directory")
+        raise CatalogError(f"{path}: {_why_missing(path)}")
     result = ReadResult()
     if os.path.isdir(path):
         stamp = _version_file(path)
@@ -196,6 +242,20 @@ def read_path(path: Path, providers: Iterable[str]) -> ReadResult:
         raise CatalogError(f"{path}: no catalog of a known provider ({names}); found only "
                            f"{', '.join(result.ignored) or 'nothing'}")
     return result
+
+
+def _why_missing(path: Path) -> str:
+    """Why a path `os.path.exists` calls missing is: a loop of symbolic links, a link to nothing, or nothing."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a loop of symbolic links (it leads back to itself); point --from at the catalogs themselves"
+        if os.path.islink(path):
+            return "a symbolic link to nothing"
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+            return f"cannot read it: {exc.strerror or exc}"
+    return "no such file or directory"
 
 
 def _version_file(directory: Path) -> str | None:

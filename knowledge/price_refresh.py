@@ -24,7 +24,8 @@ import math
 import re
 import tomllib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
@@ -186,6 +187,34 @@ def shape_count(provider: str, row: CatalogRow, target: Instance | None) -> int:
     return row.gpu_count
 
 
+class NamingCache:
+    """The namer's answers once per distinct offer shape: a catalog lists the same instance, GPU name, memory and
+    count in every region at both price kinds, and naming one is a few table look-ups (a million rows named one by
+    one took minutes). The answer depends on nothing else in the row, so caching it changes no result."""
+
+    def __init__(self, namer: OfferNamer) -> None:
+        self.namer = namer
+        self._names: dict[tuple[str, str, int, str | None, float | None], Naming] = {}
+        self._targets: dict[tuple[str, str, str, int], Instance | None] = {}
+
+    def name(self, provider: str, row: CatalogRow) -> Naming:
+        key = (provider, row.instance, row.gpu_count, row.gpu_name, row.gpu_memory_gb)
+        found = self._names.get(key)
+        if found is None:
+            found = self._names[key] = self.namer.name(provider, row)
+        return found
+
+    def target(self, provider: CatalogProvider, row: CatalogRow, accelerator: str) -> Instance | None:
+        """The shipped instance an offer refreshes (see `plan_refresh`), once per instance, part and count."""
+        key = (provider.id, row.instance, accelerator, row.gpu_count)
+        if key not in self._targets:
+            target = self.namer.shipped_instance(provider.id, row)
+            if target is None and provider.match == "accelerator":
+                target = self.namer.listing(provider.id, accelerator, row.gpu_count)
+            self._targets[key] = target
+        return self._targets[key]
+
+
 def catalog_label(row: CatalogRow) -> str:
     """'H100 80 GB' (the name and memory a catalog gives)."""
     memory = f" {row.gpu_memory_gb:g} GB" if row.gpu_memory_gb else ""
@@ -262,7 +291,7 @@ def plan_refresh(catalogs: Sequence[ProviderCatalog], shipped: Catalog, *, refre
                  ignored_files: Sequence[str] = (), settings: CatalogSettings | None = None) -> RefreshPlan:
     """Map and reduce the catalogs to the offers a refresh writes (`shipped`: the shipped knowledge base only)."""
     settings = settings or catalog_settings()
-    namer = OfferNamer(shipped)
+    namer = NamingCache(OfferNamer(shipped))
     offers: list[Offer] = []
     refused: dict[tuple[str, str, str], list[CatalogRow]] = defaultdict(list)
     reasons: dict[tuple[str, str, str], Naming] = {}
@@ -281,9 +310,7 @@ def plan_refresh(catalogs: Sequence[ProviderCatalog], shipped: Catalog, *, refre
         groups: dict[tuple[str, Pricing], list[tuple[CatalogRow, str, str]]] = defaultdict(list)
         targets: dict[str, tuple[Instance | None, str, int]] = {}
         for row, accelerator, how in named:
-            target = namer.shipped_instance(provider.id, row)
-            if target is None and provider.match == "accelerator":
-                target = namer.listing(provider.id, accelerator, row.gpu_count)
+            target = namer.target(provider, row, accelerator)
             sized_name = row.instance in sized
             offer_id = target.id if target else _offer_id(provider.id, row.instance,
                                                            row.gpu_count if sized_name else None)
@@ -517,3 +544,146 @@ def providers_of(names: Iterable[str] | None, settings: CatalogSettings | None =
             raise KnowledgeError(f"--providers: unknown provider {name!r} (known: {known})")
         out.append(catalog)
     return list(dict.fromkeys(out))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Writing the overlay: one temporary file beside it, removed whatever ends the refresh
+# ----------------------------------------------------------------------------------------------------------------
+
+STALE_TEMP_S = 3600.0
+"""A temporary file without a process id in its name (written before issue 31) is stale once this old: writing and
+checking an overlay takes seconds."""
+_TEMP_SUFFIX = ".tmp"
+
+
+class RefreshTerminated(BaseException):
+    """SIGTERM or SIGHUP arrived while the overlay was written or checked (a BaseException, like KeyboardInterrupt):
+    the temporary file is removed, then the signal is delivered again so the process ends as the sender asked."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def temp_name(target: Path) -> str:
+    """`.refreshed-prices.toml.<pid>.<random>.tmp`: the process id lets the next refresh tell a file a killed
+    refresh left from one a running refresh is writing."""
+    import os
+    import secrets
+
+    return f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+
+
+def clean_stale_temp_files(directory: Path, name: str, *, now: float | None = None) -> list[Path]:
+    """Remove the temporary files a killed refresh left beside `name` (SIGKILL runs no clean-up): those whose
+    process is gone, and nameless older ones past STALE_TEMP_S. Returns what was removed; never raises."""
+    import os
+    import time
+
+    removed: list[Path] = []
+    prefix = f".{name}."
+    try:
+        entries = [e for e in os.scandir(directory) if e.name.startswith(prefix) and e.name.endswith(_TEMP_SUFFIX)]
+    except OSError:
+        return removed
+    clock = time.time() if now is None else now
+    for entry in entries:
+        middle = entry.name[len(prefix):-len(_TEMP_SUFFIX)].split(".")
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            if len(middle) == 2 and middle[0].isdigit():
+                if _alive(int(middle[0])):
+                    continue
+            elif clock - entry.stat(follow_symlinks=False).st_mtime < STALE_TEMP_S:
+                continue
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists (another user's): not ours to judge
+        return True
+    return True
+
+
+def write_overlay(text: str, target: Path, check: Callable[[Path], object]) -> Path:
+    """Write the overlay to a temporary file beside `target`, `check` it there (it must load with the knowledge
+    base), then rename it over `target`: the previous overlay stays until the new one is known good. Whatever stops
+    this (an error, Ctrl+C, SIGTERM or SIGHUP in the main thread) removes the temporary file; a check's message names
+    `target`, not the temporary file that no longer exists."""
+    import os
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / temp_name(target)
+    with _signals_raise():
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                check(tmp)
+            except KnowledgeError as exc:
+                raise KnowledgeError(str(exc).replace(str(tmp), f"{target} (the new overlay, not written)")) \
+                    from None
+            os.replace(tmp, target)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(tmp)
+            raise
+    return target
+
+
+@contextmanager
+def _signals_raise() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise RefreshTerminated for the duration (main thread only; a worker thread's temporary
+    file is found by `clean_stale_temp_files` at the next refresh), and are delivered again after the clean-up."""
+    import os
+    import signal
+    import threading
+
+    caught = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise RefreshTerminated(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in caught}
+    try:
+        yield
+    except RefreshTerminated as exc:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        previous = {}
+        os.kill(os.getpid(), exc.signum)  # the previous handler: by default, the process ends
+        raise
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def zero_price_lines(plan: RefreshPlan) -> list[str]:
+    """The summary's lines about rows dropped because their price rounds to $0 (a placeholder, not a price)."""
+    lines = []
+    for cat in plan.catalogs:
+        if cat.zero_rows:
+            shown = "; ".join(cat.priced_zero) + (f"; and {cat.zero_rows - len(cat.priced_zero):,} more"
+                                                  if cat.zero_rows > len(cat.priced_zero) else "")
+            lines.append(f"Dropped {cat.zero_rows:,} row{'s' if cat.zero_rows != 1 else ''} of {cat.origin} priced "
+                         f"$0.000000/h once rounded to six decimals (not a price): {shown}")
+    return lines

@@ -326,6 +326,17 @@ class FrameworkAnswer(Section):
         "pytorch | jax | tensorflow | other", flag="framework", question="Framework",
         hint="PyTorch → NVIDIA first; JAX/TensorFlow at scale → TPUs; ROCm costs engineering time (000/004, H10).",
         choices={"pytorch": "PyTorch", "jax": "JAX", "tensorflow": "TensorFlow", "other": "Other"}))
+    porting: bool = Field(default=True, **ask(
+        "consider accelerators on a software stack the team does not run yet, their port priced in engineer-weeks; "
+        "false: porting is out (they are ruled out)", flag="porting", question="Consider porting to another stack",
+        hint="ROCm, TPU/XLA, Neuron, Gaudi and Metal cost engineer-weeks of porting, added to those options' total "
+             "(000/004, H10)."))
+    port_weeks: float | None = Field(default=None, ge=0, le=520, **ask(
+        "engineer-weeks a port to another stack takes; unset = per stack and workload from the knowledge base "
+        "(port_weeks_*)", flag="port_weeks", unit="weeks"))
+    engineer_usd_per_week: float | None = Field(default=None, ge=0, le=100_000, **ask(
+        "loaded cost of one ML engineer-week; unset = the knowledge base's (ml_engineer_loaded_usd_per_week)",
+        flag="engineer_week", unit="USD/week"))
 
 
 class ConstraintsAnswer(Section):

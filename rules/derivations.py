@@ -452,18 +452,14 @@ class Derivations:
                           resale_share=0.0)
         cls = resale_class(a)
         life_h = lifetime_hours(f)
-        host_left = self.economics.host_resale_share(f.hardware_lifetime_years)  # hosts and network: their book
-        # value, never more than the accelerators in them resell for (no market series for used hosts was found)
         busy_note = ""
         if training:
             run_h = float(config.get("training_days") or 0) * 24
             if work.get("utilization_given") is None and work.get("hours_per_month_given") is None:
                 # nothing else is known to keep the machines busy: bought for this run, resold at its end
                 years = run_h / HOURS_PER_YEAR
-                share_left = self.economics.resale_share(cls, years)
-                cost = ownership_cost(replace(owned, resale_share=share_left,
-                                              host_resale_share=min(share_left,
-                                                                    self.economics.host_resale_share(years))),
+                share_left, host_left = self.economics.resale_shares(cls, years)
+                cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                       window_hours=run_h, busy_hours=run_h,
                                       factors=f, months=None,
                                       resale_words=f" when the run ends ({cls} parts; resale_share_{cls}_*)")
@@ -472,17 +468,16 @@ class Derivations:
                              "work will keep the machines busy)")
             else:
                 util = usage.utilization
-                share_left = self.economics.resale_share(cls, f.hardware_lifetime_years)
-                cost = ownership_cost(replace(owned, resale_share=share_left,
-                                              host_resale_share=min(share_left, host_left)),
+                share_left, host_left = self.economics.resale_shares(cls, f.hardware_lifetime_years)
+                cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                       window_hours=life_h, busy_hours=run_h, factors=f, months=None,
                                       share=min(1.0, run_h / (life_h * util)) if util > 0 else 1.0,
                                       resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
         else:
             util = usage.utilization
             months = serving_months(f)
-            share_left = self.economics.resale_share(cls, f.hardware_lifetime_years)
-            cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=min(share_left, host_left)),
+            share_left, host_left = self.economics.resale_shares(cls, f.hardware_lifetime_years)
+            cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                   window_hours=life_h, busy_hours=life_h * util, factors=f, months=months,
                                   resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0

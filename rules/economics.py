@@ -50,6 +50,17 @@ class Economics:
     usd_per_engineer_week: float
     host_life_years: float
     """Hosts and cluster networks lose their value straight-line over this life (server_accounting_life_years)."""
+    selling_cost: float = 0.0
+    """Share of the market price a seller does not receive (resale_selling_cost_share)."""
+
+    def resale_shares(self, cls: str, years: float) -> tuple[float, float]:
+        """(accelerators' share, hosts' and network's share) of their price a purchase nets when sold after `years`:
+        the accelerators on their class's curve, the rest at book value, never above the accelerators' share (no
+        market series for used hosts was found), both less the selling cost. The one rule the ranking and the
+        lifecycle both price resale by."""
+        cards = self.resale_share(cls, years)
+        net = 1.0 - self.selling_cost
+        return cards * net, min(cards, self.host_resale_share(years)) * net
 
     def host_resale_share(self, years: float) -> float:
         """Share of a host's or a network's price left after `years`: its book value, 1 - years / life."""
@@ -78,11 +89,22 @@ class Economics:
 
 def resale_class(acc: Accelerator) -> str:
     """The resale curve a part follows: Apple machines, GeForce, workstation cards, or data-centre parts."""
-    if acc.vendor == "apple":
+    return resale_class_of(acc.vendor, acc.market)
+
+
+def resale_class_of(vendor: str, market: str | None) -> str:
+    if vendor == "apple":
         return "apple"
-    if acc.market in ("consumer", "workstation"):
-        return acc.market
+    if market in ("consumer", "workstation"):
+        return str(market)
     return "datacenter"
+
+
+def resale_usd(e: Economics, cls: str, accelerators_usd: float, rest_usd: float, years: float) -> float:
+    """What a purchase sells for after `years`: its accelerators and its hosts and network (`rest_usd`) at
+    `Economics.resale_shares`."""
+    cards, rest = e.resale_shares(cls, years)
+    return accelerators_usd * cards + rest_usd * rest
 
 
 def economics(catalog: Catalog) -> Economics:
@@ -98,7 +120,8 @@ def economics(catalog: Catalog) -> Economics:
              for name in STACK_PORTS.values() if f"port_weeks_{mode}_{name}" in a}
     return Economics(resale=resale, late_decline=a["resale_decline_datacenter_late_per_year"].value,
                      port_weeks=ports, usd_per_engineer_week=a["ml_engineer_loaded_usd_per_week"].value,
-                     host_life_years=a["server_accounting_life_years"].value)
+                     host_life_years=a["server_accounting_life_years"].value,
+                     selling_cost=a["resale_selling_cost_share"].value)
 
 
 class EconomicsRules:
@@ -111,19 +134,25 @@ class EconomicsRules:
         return {"porting": self.porting}
 
     def porting(self, ctx: RuleContext, work: Mapping[str, Any]) -> None:
+        """One `porting` fact per stack the team would have to port to; the answers framework.port_weeks and
+        framework.engineer_usd_per_week replace the knowledge base's figures (and the text says whose they are)."""
         framework, workload = str(work["framework"]), str(work["workload"])
-        rate = self.values.usd_per_engineer_week
+        given_rate, given_weeks = work.get("engineer_usd_per_week_given"), work.get("port_weeks_given")
+        rate = float(given_rate) if given_rate is not None else self.values.usd_per_engineer_week
+        rate_from = "framework.engineer_usd_per_week" if given_rate is not None else "ml_engineer_loaded_usd_per_week"
         doing = "serve the model" if workload == "inference" else "train"
+        mode = "serve" if workload == "inference" else "train"
         for stack, name in STACK_PORTS.items():
             weeks = self.values.porting_weeks(framework, workload, stack)
             if weeks <= 0:
-                continue
-            mode = "serve" if workload == "inference" else "train"
+                continue  # the team runs this stack already
+            weeks_from = f"port_weeks_{mode}_{name}"
+            if given_weeks is not None:
+                weeks, weeks_from = float(given_weeks), "framework.port_weeks"
             usd = round(weeks * rate, 2)
             ctx.conclude({
                 "kind": "porting", "ref": f"port:{stack}", "stack": stack, "stack_name": STACK_NAMES[stack],
                 "weeks": weeks, "usd_per_week": rate, "usd": usd,
                 "text": f"A {framework} team moving to {STACK_NAMES[stack]} to {doing}: {weeks:g} engineer-weeks "
-                        f"(port_weeks_{mode}_{name}) × ${rate:,.0f} a week (ml_engineer_loaded_usd_per_week) = "
-                        f"${usd:,.0f}",
+                        f"({weeks_from}) × ${rate:,.0f} a week ({rate_from}) = ${usd:,.0f}",
             })

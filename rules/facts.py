@@ -57,7 +57,8 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
                  "lora_rank", "tokens_b", "tokens_default", "hours_per_month_given", "utilization_given",
                  "spot_given", "desk_side", "failover", "production_stated", "pc_slots", "site_usd_per_kw_month",
                  "daily_active_users", "sessions_per_user_per_day", "requests_per_session", "peak_to_average",
-                 "load_from_users", "per_option_batch", "weights_given"),
+                 "load_from_users", "per_option_batch", "weights_given", "porting", "port_weeks_given",
+                 "engineer_usd_per_week_given"),
     # a lifecycle ([[phase]] tables, rules/lifecycle.py): the phases, the chosen fleet, and their interplay
     "phase": ("index", "name", "workload", "model_from", "start_month", "months"),
     "fleet": ("choice", "total_cost_usd", "capex_usd", "budget_left_usd", "budget_given", "within_budget",

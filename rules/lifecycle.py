@@ -1,15 +1,20 @@
 """A lifecycle consultation: a plan per phase, and a fleet for the whole (issue 21).
 
 Each phase is consulted exactly as a one-workload answers file would be (`Advisor.consult`), so every heuristic that
-concerns a phase fires on that phase. The whole is then equipped in cash over the horizon, in every way the phases'
-own plans allow — each phase rents (its best-ranked rental), buys (its best-ranked purchase), or reuses what an
-earlier phase bought (that phase consulted again with the purchase as the user's own hardware: the "own" option
-must fit and meet its targets) — and the cheapest way within the budget is chosen: one fleet reused across phases,
-a split (buy for training and rent for serving, or the reverse), or renting throughout.
+concerns a phase fires on that phase. The whole is then equipped in cash over the horizon, in the ways the phases'
+own plans allow — each phase rents (one of its best-ranked rentals), buys (one of its best-ranked purchases), or
+reuses what an earlier phase bought (that phase consulted again with the purchase as the user's own hardware: the
+"own" option must fit and meet its targets) — and the cheapest way within the budget is chosen: one fleet reused
+across phases, a split (buy for training and rent for serving, or the reverse), or renting throughout. The choice is
+what the fleet costs its owner alone (issue 26: a decision is ranked by what it costs its owner, resale taken off);
+the budget is checked against the cash paid out; the phases' advice stays in their findings. The cheapest ways are
+found by dynamic programming over the phases (rules/fleet_search.py), not by costing every combination, and a
+lifecycle has at most MAX_PHASES phases (rules/lifecycle_answers.py).
 
-Costs, in cash over the horizon (`horizon_months`, default the hardware's life): a rental is billed for its runs or
-its months; a purchase is paid when its phase starts and held to the end of the horizon, paying site rent (per kW,
-none for desk-side machines) all that time and power while busy; no resale value is counted. What the phases'
+Costs over the horizon (`horizon_months`, default the hardware's life): a rental is billed for its runs or its
+months; a purchase is paid when its phase starts and held to the end of the horizon, paying site rent (per kW, none
+for desk-side machines) all that time and power while busy, and is resold then (`economics.resale_usd`, the same
+shares the one-workload ranking uses). What the phases'
 interplay means (a cluster idle after its run, serving hardware too small to evaluate the trained model, a
 purchase below the rent-vs-buy threshold once training is over) is decided by the lifecycle rules of the packs
 (rules/packs/50-lifecycle.toml) over facts built here, so it is explained like any other finding.
@@ -17,15 +22,16 @@ purchase below the rent-vs-buy threshold once training is over) is decided by th
 
 from __future__ import annotations
 
-import itertools
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.rules.answers import Answers
+from gpuadvisor.rules.economics import Economics, economics, resale_class_of, resale_usd
 from gpuadvisor.rules.engine import Consultation, InputFact
 from gpuadvisor.rules.explain import Explainer
+from gpuadvisor.rules.fleet_search import Held, Pick, SearchResult, Step, Use, fits, search
 from gpuadvisor.rules.lifecycle_answers import DAYS_PER_MONTH, LifecycleAnswers, Phase
 from gpuadvisor.rules.result import (
     FleetPlan,
@@ -43,8 +49,11 @@ from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
 if TYPE_CHECKING:
     from gpuadvisor.rules.consult import Advisor
 
-MAX_ENUMERATED_PHASES = 6
-"""Up to this many phases every rent/buy/reuse combination is costed (3^6 = 729 sums, no extra consultations)."""
+MAX_REUSE_PHASES = 6
+"""Up to this many phases a later phase may run on an earlier one's purchase: each (phase, earlier purchase) pair is
+one more consultation (15 for six phases), and it keeps the fleet search's states few (rules/fleet_search.py)."""
+ALTERNATIVES_LISTED = 10
+"""The cheapest fleets listed as alternatives (beside the cheapest of each kind: one fleet, split, rent, own)."""
 IDLE_SHARE = 0.05
 """A purchase whose accelerators later phases keep busy less than this share of the time after its run is idle."""
 DESK_SIDE_KINDS = frozenset({"desktop", "workstation"})
@@ -54,8 +63,6 @@ CANDIDATES_PER_KIND = 3
 """Each phase offers its three best-ranked rentals and three best-ranked purchases to the fleet's choice."""
 H15_BREAK_EVEN = 0.35
 """Break-even utilization when a purchase has no priced rental to compare with: the middle of H15's 30-40%."""
-POINTS_PER_COST_DOUBLING = 40.0
-"""As in a phase's ranking (rules/ranking.py): a fleet twice as dear as the cheapest loses 40 points."""
 
 
 @dataclass(frozen=True)
@@ -80,9 +87,8 @@ class Candidate:
     """Busy share while the phase runs (serving: deployment.utilization as the phase used it)."""
     desk_side: bool = False
     note: str = ""
-    advice_points: float = 0.0
-    """The points the phase's heuristics gave the option (its score less its cost score): advice weighs in the
-    fleet's choice as it does in a phase's ranking."""
+    resale: Callable[[float], float] | None = field(default=None, compare=False, repr=False)
+    """buy only: what the purchase sells for after so many years (`economics.resale_usd`)."""
 
 
 @dataclass
@@ -104,21 +110,27 @@ class _Slot:
     """Earlier phase index → how this phase runs on what that phase buys (when it can)."""
 
 
-def _candidate(r: Recommendation, result: RecommendResult) -> Candidate:
+def _candidate(r: Recommendation, result: RecommendResult, econ: Economics | None = None) -> Candidate:
     util = float((result.answers_effective.get("deployment") or {}).get("utilization") or 1.0)
+    resale = None
+    if econ is not None and r.acquisition == "buy" and r.cost.capex_usd:
+        capex = float(r.cost.capex_usd)
+        rest = float(r.cost.capex_beyond_accelerators_usd or 0.0)  # null: a whole-system price, all accelerators
+        resale = partial(resale_usd, econ, resale_class_of(r.accelerator.vendor, r.accelerator.market),
+                         capex - rest, rest)
     return Candidate(
         choice=r.acquisition, title=r.title, option=r.option, accelerator=r.accelerator.id, count=r.count,
         machines=r.unit.machines, per_machine=r.unit.per_machine, memory_gb=r.accelerator.memory_gb,
         usd_per_run=r.cost.usd_per_run, usd_per_month=r.cost.usd_per_month, training_days=r.training_days,
         capex_usd=float(r.cost.capex_usd or 0.0), power_kw=float(r.cost.power_kw or 0.0),
         break_even=r.cost.break_even_utilization, utilization=util,
-        desk_side=r.unit.kind in DESK_SIDE_KINDS,
-        advice_points=0.0)  # advice moves no figure (issue 26): the fleet is chosen by its cost
+        desk_side=r.unit.kind in DESK_SIDE_KINDS, resale=resale)
 
 
-def _pick(result: RecommendResult, acquisitions: Sequence[str], n: int = CANDIDATES_PER_KIND) -> list[Candidate]:
-    """The phase's `n` best-ranked options of these acquisitions (rank order: cost adjusted by advice)."""
-    found = [_candidate(r, result) for r in [*result.recommendations, *result.runners_up]
+def _pick(result: RecommendResult, acquisitions: Sequence[str], n: int = CANDIDATES_PER_KIND,
+          econ: Economics | None = None) -> list[Candidate]:
+    """The phase's `n` best-ranked options of these acquisitions (rank order: the decision cost)."""
+    found = [_candidate(r, result, econ) for r in [*result.recommendations, *result.runners_up]
              if r.acquisition in acquisitions]
     return found[:n]
 
@@ -145,9 +157,6 @@ def reuse_candidate(advisor: Advisor, answers: Answers, bought: Candidate) -> Ca
     for _, v in cons.of_kind("veto"):
         vetoes.setdefault(str(v["target"]), set()).add(str(v["rule"]))
     configs = {str(f["ref"]): f for _, f in cons.of_kind("config")}
-    points: dict[str, float] = {}
-    for _, adj in cons.of_kind("score_adjustment"):
-        points[str(adj["target"])] = points.get(str(adj["target"]), 0.0) + float(adj["points"])
     per_run = answers.workload != "inference"
     best: tuple[float, Mapping[str, Any], Mapping[str, Any]] | None = None
     for _, opt in cons.of_kind("option"):
@@ -187,9 +196,7 @@ def reuse_candidate(advisor: Advisor, answers: Answers, bought: Candidate) -> Ca
         usd_per_run=None if run_usd is None else float(run_usd) * scale,
         usd_per_month=None if month_usd is None else float(month_usd) * scale,
         training_days=cfg.get("training_days"),
-        utilization=float(usage.get("utilization") or 1.0), note=lifted.strip(" ()"),
-        advice_points=round(sum(points.get(t, 0.0) for t in (str(own["ref"]), str(own["config"]),
-                                                             f"acc:{own['accelerator']}")), 2))
+        utilization=float(usage.get("utilization") or 1.0), note=lifted.strip(" ()"))
 
 
 # --- timeline and costs --------------------------------------------------------------------------------------------
@@ -219,16 +226,43 @@ def _site_usd_per_month(cand: Candidate, answers: Answers, colocation: float) ->
 
 
 @dataclass(frozen=True)
+class PurchaseCost:
+    """What one purchase costs its owner over the horizon: its price when its phase starts, the power of its own
+    run, site rent from then to the end of the horizon (none for a desk-side machine), less what it sells for then."""
+
+    capex: float
+    power: float
+    holding: float
+    held_months: float
+    busy_hours: float
+    resale: float = 0.0
+
+    @property
+    def cash(self) -> float:
+        return self.capex + self.power + self.holding
+
+    @property
+    def total(self) -> float:
+        return self.cash - self.resale
+
+
+def _purchase_cost(cand: Candidate, answers: Answers, start: float, busy_hours: float, horizon: float,
+                   colocation: float) -> PurchaseCost:
+    """The one place a purchase is costed over the horizon: resold when the horizon ends, after `held` months."""
+    held = max(0.0, horizon - start)
+    return PurchaseCost(capex=cand.capex_usd, power=_power_usd(cand.power_kw, busy_hours, answers),
+                        holding=_site_usd_per_month(cand, answers, colocation) * held, held_months=held,
+                        busy_hours=busy_hours, resale=cand.resale(held / 12.0) if cand.resale else 0.0)
+
+
+@dataclass(frozen=True)
 class _Costed:
     plans: tuple[PhasePlan, ...]
     capex: float
     total: float
-    advice_points: float = 0.0
-
-
-Pick = tuple[str, int, int]
-"""(choice, k, owner): the k-th rental or purchase of the phase (owner 0), or ("reuse", k, owner): the k-th purchase
-of phase `owner`."""
+    """Cash less resale: what the fleet is chosen by."""
+    cash: float
+    """Paid out over the horizon: what the budget is checked against."""
 
 
 def _chosen(slot: _Slot, pick: Pick) -> Candidate | None:
@@ -240,73 +274,86 @@ def _chosen(slot: _Slot, pick: Pick) -> Candidate | None:
     return pool[k] if k < len(pool) else None
 
 
+def _phase_plan(slot: _Slot, pick: Pick, end_prev: float, horizon: float, colocation: float) -> PhasePlan | None:
+    """One phase on one option, started when it says or when the previous phase ended (`end_prev`): its timeline
+    and cash; None when the option has no price for the phase's kind of use."""
+    choice, _, owner = pick
+    ph = slot.phase
+    cand = _chosen(slot, pick)
+    if cand is None:
+        return None
+    start = float(ph.settings.start_month) if ph.settings.start_month is not None else end_prev
+    months, runs = _span(ph, cand, start, horizon)
+    per_run = ph.answers.workload != "inference"
+    holding = capex = resale = 0.0
+    if choice == "buy":
+        busy_h = (float(cand.training_days or 0.0) * 24.0 * float(runs or 1.0) if per_run
+                  else months * HOURS_PER_MONTH * cand.utilization)
+        bought = _purchase_cost(cand, ph.answers, start, busy_h, horizon, colocation)
+        cost, holding, capex, resale = bought.power, bought.holding, bought.capex, bought.resale
+        note = (f"${cand.capex_usd:,.0f} at month {start:g}; {cand.power_kw:,.1f} kW busy {busy_h:,.0f} h; held "
+                f"{bought.held_months:,.1f} months, then resold for ${resale:,.0f}")
+    else:
+        metric = cand.usd_per_run if per_run else cand.usd_per_month
+        if metric is None:
+            return None
+        cost = float(metric) * (float(runs or 1.0) if per_run else months)
+        note = cand.note
+    return PhasePlan(
+        phase=ph.index, name=ph.name, workload=ph.answers.workload,
+        choice="reuse" if choice == "reuse" else cand.choice,  # type: ignore[arg-type]
+        option=cand.option, title=cand.title, accelerator=cand.accelerator, count=cand.count,
+        start_month=round(start, 3), months=round(months, 3), runs=None if runs is None else round(runs, 3),
+        cost_usd=round(cost, 2), capex_usd=round(capex, 2), holding_usd=round(holding, 2),
+        resale_usd=round(resale, 2), reuses_phase=owner if choice == "reuse" else None, note=note)
+
+
+def _cash(plan: PhasePlan) -> float:
+    """What the phase pays out over the horizon: what the budget is checked against."""
+    return plan.cost_usd + plan.capex_usd + plan.holding_usd
+
+
+def _spend(plan: PhasePlan) -> float:
+    """What the phase costs its owner: its cash less the resale of what it bought (the figure fleets are chosen by)."""
+    return _cash(plan) - plan.resale_usd
+
+
 def cost_fleet(slots: Sequence[_Slot], picks: Sequence[Pick], horizon: float,
                colocation: float) -> _Costed | None:
     """The cash cost of one way to equip the phases; None when it is not possible (a reuse without a purchase,
     or phases side by side on more of a purchase than it has)."""
     plans: list[PhasePlan] = []
+    held: dict[int, Held] = {}
     end_prev = 0.0
-    capex = total = 0.0
     for slot, pick in zip(slots, picks, strict=True):
-        choice, _, owner = pick
-        ph = slot.phase
-        cand = _chosen(slot, pick)
-        if cand is None:
+        plan = _phase_plan(slot, pick, end_prev, horizon, colocation)
+        if plan is None:
             return None
-        start = float(ph.settings.start_month) if ph.settings.start_month is not None else end_prev
-        months, runs = _span(ph, cand, start, horizon)
-        end_prev = start + months
-        per_run = ph.answers.workload != "inference"
-        holding = 0.0
+        plans.append(plan)
+        start, end_prev = _times(slot, pick, end_prev, horizon)
+        run = Use(start, end_prev - start, plan.count)
+        choice, k, owner = pick
         if choice == "buy":
-            held = max(0.0, horizon - start)
-            busy_h = (float(cand.training_days or 0.0) * 24.0 * float(runs or 1.0) if per_run
-                      else months * HOURS_PER_MONTH * cand.utilization)
-            work = _power_usd(cand.power_kw, busy_h, ph.answers)
-            holding = _site_usd_per_month(cand, ph.answers, colocation) * held
-            capex += cand.capex_usd
-            cost = work
-            note = (f"${cand.capex_usd:,.0f} at month {start:g}; {cand.power_kw:,.1f} kW busy {busy_h:,.0f} h; held "
-                    f"{held:,.1f} months")
-        else:
-            metric = cand.usd_per_run if per_run else cand.usd_per_month
-            if metric is None:
+            held[slot.phase.index] = Held(slot.phase.index, k, plan.count, (run,))
+        elif choice == "reuse":  # a reuse needs that very purchase in the fleet, with room beside its other runs
+            bought = held.get(owner)
+            if bought is None or bought.k != k:
                 return None
-            cost = float(metric) * (float(runs or 1.0) if per_run else months)
-            note = cand.note
-        total += cost + holding + (cand.capex_usd if choice == "buy" else 0.0)
-        plans.append(PhasePlan(
-            phase=ph.index, name=ph.name, workload=ph.answers.workload,
-            choice="reuse" if choice == "reuse" else cand.choice,  # type: ignore[arg-type]
-            option=cand.option, title=cand.title, accelerator=cand.accelerator, count=cand.count,
-            start_month=round(start, 3), months=round(months, 3), runs=None if runs is None else round(runs, 3),
-            cost_usd=round(cost, 2), capex_usd=round(cand.capex_usd if choice == "buy" else 0.0, 2),
-            holding_usd=round(holding, 2), reuses_phase=owner if choice == "reuse" else None, note=note))
-    if not _fits_side_by_side(plans, slots, picks):
+            held[owner] = Held(owner, k, bought.size, (*bought.uses, run))
+    if not all(fits(h) for h in held.values()):
         return None
-    points = sum(c.advice_points for c in (_chosen(sl, pk) for sl, pk in zip(slots, picks, strict=True))
-                 if c is not None)
-    return _Costed(tuple(plans), round(capex, 2), round(total, 2), round(points, 2))
+    return _Costed(tuple(plans), round(sum(p.capex_usd for p in plans), 2), round(sum(map(_spend, plans)), 2),
+                   round(sum(map(_cash, plans)), 2))
 
 
-def _fits_side_by_side(plans: Sequence[PhasePlan], slots: Sequence[_Slot], picks: Sequence[Pick]) -> bool:
-    """Phases that run at the same time on one purchase must fit in it together (the buyer's own run included)."""
-    by_owner: dict[int, list[PhasePlan]] = {}
-    for p, (choice, _, owner) in zip(plans, picks, strict=True):
-        if choice == "reuse":
-            by_owner.setdefault(owner, []).append(p)
-    for owner, users in by_owner.items():
-        buyer = plans[owner - 1]
-        if any(u.start_month < buyer.start_month - 1e-9 for u in users):
-            return False  # a phase cannot run on hardware before it is bought
-        size = buyer.count
-        everyone = [buyer, *users]
-        for p in everyone:
-            at = p.start_month + 1e-9
-            busy = sum(q.count for q in everyone if q.start_month <= at < q.start_month + max(q.months, 1e-9))
-            if busy > size:
-                return False
-    return True
+def _times(slot: _Slot, pick: Pick, end_prev: float, horizon: float) -> tuple[float, float]:
+    """(start, end) of the phase on this option, unrounded (a plan's months are rounded for show)."""
+    ph = slot.phase
+    start = float(ph.settings.start_month) if ph.settings.start_month is not None else end_prev
+    cand = _chosen(slot, pick)
+    assert cand is not None
+    months, _ = _span(ph, cand, start, horizon)
+    return start, start + months
 
 
 def _label(plans: Sequence[PhasePlan]) -> tuple[str, str]:
@@ -336,42 +383,67 @@ def _budget(lc: LifecycleAnswers) -> float | None:
     return float(b.capex_usd or 0.0) + float(b.monthly_usd or 0.0) * lc.horizon_months
 
 
-def fleets(slots: Sequence[_Slot], lc: LifecycleAnswers, colocation: float) -> list[FleetPlan]:
-    """Every possible way to equip the phases, best first: within the budget, then by score — 100 for the cheapest
-    way, 40 fewer per doubling of its cost, plus the advice points its phases' options carry (as a phase ranks)."""
-    budget = _budget(lc)
-    capex_cap = lc.phases[0].answers.budget.capex_usd
-    options_per: list[list[Pick]] = []
+def _options(slots: Sequence[_Slot]) -> list[list[Pick]]:
+    out: list[list[Pick]] = []
     for slot in slots:
         opts: list[Pick] = [("rent", k, 0) for k in range(len(slot.rents))]
         opts += [("buy", k, 0) for k in range(len(slot.buys))]
         opts += [("reuse", k, owner) for owner, k in sorted(slot.reuse)]
-        options_per.append(opts)
-    costed_all: list[_Costed] = []
-    for picks in itertools.product(*options_per):
-        if any(c == "reuse" and picks[o - 1] != ("buy", k, 0) for c, k, o in picks):
-            continue  # a reuse needs that very purchase in the fleet
-        costed = cost_fleet(slots, picks, lc.horizon_months, colocation)
-        if costed is not None:
-            costed_all.append(costed)
-    cheapest = min((c.total for c in costed_all if c.total > 0), default=0.0)
-    out: list[FleetPlan] = []
-    seen: set[str] = set()
-    for costed in costed_all:
-        choice, description = _label(costed.plans)
-        if description in seen:
-            continue
-        seen.add(description)
-        left = None if budget is None else round(budget - costed.total, 2)
-        within = (left is None or left >= 0) and (capex_cap is None or costed.capex <= capex_cap)
-        cost_points = 100.0 if costed.total <= 0 or cheapest <= 0 else \
-            100.0 - POINTS_PER_COST_DOUBLING * math.log2(costed.total / cheapest)
-        out.append(FleetPlan(choice=choice, description=description, phases=list(costed.plans),
-                             capex_usd=costed.capex, total_cost_usd=costed.total, budget_left_usd=left,
-                             within_budget=within, advice_points=costed.advice_points,
-                             score=round(cost_points + costed.advice_points, 2)))
-    out.sort(key=lambda f: (not f.within_budget, -f.score, f.total_cost_usd, f.description))
+        out.append(opts)
     return out
+
+
+def search_fleets(slots: Sequence[_Slot], lc: LifecycleAnswers, colocation: float) -> SearchResult:
+    """The cheapest ways to equip the phases (rules/fleet_search.py), each phase costed by `_phase_plan`."""
+    horizon = lc.horizon_months
+
+    def step(j: int, pick: Pick, t: float) -> Step | None:
+        slot = slots[j]
+        plan = _phase_plan(slot, pick, t, horizon, colocation)
+        if plan is None:
+            return None
+        start, end = _times(slot, pick, t, horizon)
+        return Step(start=start, months=end - start, count=plan.count, cost=_spend(plan), capex=plan.capex_usd,
+                    own=plan.choice == "own")
+
+    def reusable(j: int, owner: int, k: int) -> bool:
+        return any((owner, k) in later.reuse for later in slots[j:])
+
+    return search(_options(slots), step, reusable, keep=ALTERNATIVES_LISTED,
+                  capex_cap=lc.phases[0].answers.budget.capex_usd)
+
+
+def fleets(slots: Sequence[_Slot], lc: LifecycleAnswers, colocation: float) -> tuple[list[FleetPlan], int]:
+    """The ways to equip the phases worth listing, best first — within the budget, then by total cash over the
+    horizon — and how many feasible ways there are: the ALTERNATIVES_LISTED cheapest and the cheapest of each kind
+    (one fleet, split, rent, own), the first exactly the cheapest within the budget (rules/fleet_search.py)."""
+    budget = _budget(lc)
+    capex_cap = lc.phases[0].answers.budget.capex_usd
+    found = search_fleets(slots, lc, colocation)
+    costed = [c for c in (cost_fleet(slots, f.picks, lc.horizon_months, colocation) for f in found.fleets)
+              if c is not None]
+    cheapest = min((c.total for c in costed if c.total > 0), default=0.0)
+    out: list[FleetPlan] = []
+    for c in costed:
+        choice, description = _label(c.plans)
+        left = None if budget is None else round(budget - c.cash, 2)
+        within = (left is None or left >= 0) and (capex_cap is None or c.capex <= capex_cap)
+        share = 100.0 if c.total <= 0 or cheapest <= 0 else 100.0 * cheapest / c.total
+        out.append(FleetPlan(choice=choice, description=description, phases=list(c.plans), capex_usd=c.capex,
+                             total_cost_usd=c.total, cash_usd=c.cash, budget_left_usd=left, within_budget=within,
+                             advice_points=0.0, score=round(share, 2)))
+    out.sort(key=lambda f: (not f.within_budget, f.total_cost_usd, f.description))
+    listed: list[FleetPlan] = []
+    seen: set[str] = set()
+    kinds: set[str] = set()
+    for f in out:
+        if f.description in seen:
+            continue
+        if len(listed) < ALTERNATIVES_LISTED or f.choice not in kinds:
+            listed.append(f)
+            seen.add(f.description)
+            kinds.add(f.choice)
+    return listed, found.count
 
 
 # --- the consultation ----------------------------------------------------------------------------------------------
@@ -382,15 +454,19 @@ class _Planned:
     plans: list[FleetPlan]
     chosen: FleetPlan | None
     cons: Consultation
+    weighed: int = 0
+    """How many feasible ways to equip the phases there are (the plans listed are the cheapest of them)."""
 
 
 def plan_lifecycle(advisor: Advisor, lc: LifecycleAnswers, *, top: int = 5) -> _Planned:
-    """Every phase consulted, every fleet costed, the cheapest within the budget chosen, the lifecycle rules run."""
+    """Every phase consulted, the cheapest fleets found, the cheapest within the budget chosen, the lifecycle rules
+    run."""
     results = [advisor.consult(p.answers, top=top) for p in lc.phases]
     per = CANDIDATES_PER_KIND if len(lc.phases) <= 3 else 1
-    slots = [_Slot(p, r, _pick(r, ("rent", "free", "own"), per), _pick(r, ("buy",), per))
+    econ = economics(advisor.catalog)
+    slots = [_Slot(p, r, _pick(r, ("rent", "free", "own"), per), _pick(r, ("buy",), per, econ))
              for p, r in zip(lc.phases, results, strict=True)]
-    if len(slots) <= MAX_ENUMERATED_PHASES:
+    if len(slots) <= MAX_REUSE_PHASES:
         for j, slot in enumerate(slots):
             for i in range(j):
                 for k, bought in enumerate(slots[i].buys):
@@ -398,10 +474,10 @@ def plan_lifecycle(advisor: Advisor, lc: LifecycleAnswers, *, top: int = 5) -> _
                     if found is not None:
                         slot.reuse[(i + 1, k)] = found
     colocation = advisor.derivations.base_factors.colocation_usd_per_kw_month
-    plans = fleets(slots, lc, colocation) if all(r.feasible for r in results) else []
+    plans, weighed = fleets(slots, lc, colocation) if all(r.feasible for r in results) else ([], 0)
     chosen = plans[0] if plans else None
-    cons = advisor.engine.consult(lifecycle_inputs(lc, slots, chosen, plans))
-    return _Planned(slots, plans, chosen, cons)
+    cons = advisor.engine.consult(lifecycle_inputs(lc, slots, chosen, plans, weighed))
+    return _Planned(slots, plans, chosen, cons, weighed)
 
 
 def consult_lifecycle(advisor: Advisor, lc: LifecycleAnswers, *, top: int = 5) -> RecommendResult:
@@ -413,15 +489,15 @@ def consult_lifecycle(advisor: Advisor, lc: LifecycleAnswers, *, top: int = 5) -
                         severity=severity_of(str(w["severity"]), str(w["category"])), message=str(w["message"]),
                         shown=True, why=explainer.chain(fid)) for fid, w in cons.of_kind("warning")]
     warnings.sort(key=lambda w: ({"risk": 0, "advice": 1, "note": 2}[w.severity], w.id))
-    lifecycle = _lifecycle_out(lc, chosen, plans, fleet_why(lc, slots, chosen, plans))
+    lifecycle = _lifecycle_out(lc, chosen, plans, fleet_why(lc, slots, chosen, plans, planned.weighed))
     phases = [_phase_result(slot, chosen) for slot in slots]
     first = slots[0].result
     fixes = [f"phase {p.phase} ({p.name}): {t}" for p in phases for t in p.to_make_feasible]
     if chosen is not None and not chosen.within_budget:
         budget = _budget(lc) or 0.0
-        fixes.append(f"The cheapest way to equip every phase costs ${chosen.total_cost_usd:,.0f} over "
+        fixes.append(f"The cheapest way to equip every phase pays out ${chosen.cash_usd:,.0f} over "
                      f"{lc.horizon_months:g} months (${chosen.capex_usd:,.0f} of it bought), against a budget of "
-                     f"${budget:,.0f}: set budget.capex_usd = {chosen.total_cost_usd:.0f}, or shorten the horizon "
+                     f"${budget:,.0f}: set budget.capex_usd = {chosen.cash_usd:.0f}, or shorten the horizon "
                      "(lifecycle.horizon_months), the load or the training run")
     return RecommendResult(
         answers=lc.given(), answers_effective=_effective(lc), defaults_applied=_defaults(lc),
@@ -432,28 +508,29 @@ def consult_lifecycle(advisor: Advisor, lc: LifecycleAnswers, *, top: int = 5) -
         rules_fired=sum(s.result.rules_fired for s in slots) + len(cons.fired), phases=phases, lifecycle=lifecycle)
 
 
-FLEET_RULE_TITLE = "Fleet: the best-scoring way to equip every phase within the budget"
+FLEET_RULE_TITLE = "Fleet: the cheapest way to equip every phase within the budget, in cash over the horizon"
 FLEET_SOURCE = "rules/lifecycle.py; 002_b9a26b66ce9b897d.txt › Interview Q&A › Q6 (rent vs buy)"
 FACT_ID_STRIDE = 1_000_000
 """Each phase's chain keeps its own fact ids, offset by phase × this, so chains of two consultations never collide."""
 
 
 def fleet_why(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPlan | None,
-              plans: Sequence[FleetPlan]) -> list[WhyStep]:
+              plans: Sequence[FleetPlan], weighed: int | None = None) -> list[WhyStep]:
     """The WHY chain of the fleet: its choice, then each phase's plan with that option's own chain (down to the
     answers, the datasheets and the documents), then the budget arithmetic."""
     if chosen is None:
         return []
     steps = [WhyStep(depth=0, fact=0, kind="fleet", rule="LIFECYCLE", rule_title=FLEET_RULE_TITLE,
                      rule_kind="ranking", source=FLEET_SOURCE,
-                     text=f"{chosen.description}: ${chosen.total_cost_usd:,.0f} over {lc.horizon_months:g} months, "
-                          f"score {chosen.score:.1f} (the best of {len(plans)} ways to equip the phases"
+                     text=f"{chosen.description}: ${chosen.total_cost_usd:,.0f} over {lc.horizon_months:g} months "
+                          f"(the cheapest of {weighed or len(plans):,} ways to equip the phases"
                           + (" within the budget)" if chosen.within_budget else "; none is within the budget)"))]
     for plan, slot in zip(chosen.phases, slots, strict=True):
         base = plan.phase * FACT_ID_STRIDE
-        spend = plan.cost_usd + plan.capex_usd + plan.holding_usd
+        spend = _spend(plan)
         how = (f"${plan.capex_usd:,.0f} to buy + ${plan.holding_usd:,.0f} site rent to month {lc.horizon_months:g} "
-               f"+ ${plan.cost_usd:,.0f} power" if plan.choice == "buy" else f"${plan.cost_usd:,.0f}")
+               f"+ ${plan.cost_usd:,.0f} power − ${plan.resale_usd:,.0f} resale at month {lc.horizon_months:g}"
+               if plan.choice == "buy" else f"${plan.cost_usd:,.0f}")
         steps.append(WhyStep(depth=1, fact=base, kind="phase", rule="LIFECYCLE", rule_title=FLEET_RULE_TITLE,
                              rule_kind="ranking", source=FLEET_SOURCE,
                              text=f"Phase {plan.phase} ({plan.name}), months {plan.start_month:g}–"
@@ -478,7 +555,7 @@ def _phase_result(slot: _Slot, chosen: FleetPlan | None) -> PhaseResult:
     data = slot.result.model_dump()
     data.update(phase=slot.phase.index, name=slot.phase.name, model_from=slot.phase.model_from,
                 start_month=plan.start_month if plan else 0.0, months=plan.months if plan else 0.0,
-                cost_usd=round(plan.cost_usd + plan.capex_usd + plan.holding_usd, 2) if plan else None)
+                cost_usd=round(_spend(plan), 2) if plan else None)
     return PhaseResult.model_validate(data)
 
 
@@ -505,7 +582,7 @@ def _headline(lc: LifecycleAnswers, life: LifecycleOut, chosen: FleetPlan | None
     for p in chosen.phases:
         verb = {"buy": "buy", "reuse": "reuse", "own": "use", "free": "use"}.get(p.choice, "rent")
         title = p.title.removeprefix("Buy ") if p.choice == "buy" else p.title
-        spent = p.cost_usd + p.capex_usd + p.holding_usd
+        spent = _spend(p)
         days = p.months * DAYS_PER_MONTH
         when = f"{p.months:,.1f} months" if p.workload == "inference" or p.runs and p.runs > 1 else \
             (f"{days:,.0f} days" if days >= 1 else f"{days * 24:,.1f} hours")
@@ -528,13 +605,17 @@ def _lifecycle_out(lc: LifecycleAnswers, chosen: FleetPlan | None, plans: list[F
                    why: list[Any]) -> LifecycleOut:
     budget = _budget(lc)
     notes = [
-        "Cash over the horizon: rentals for their runs or months; a purchase's price when its phase starts, then "
-        "site rent per kW (none for desk-side machines) to the end of the horizon and power while busy "
-        "(deployment.pue, deployment.power_usd_per_kwh); no resale value.",
+        "Over the horizon: rentals for their runs or months; a purchase's price when its phase starts, then site rent "
+        "per kW (none for desk-side machines) to the end of the horizon and power while busy (deployment.pue, "
+        "deployment.power_usd_per_kwh), less what it resells for at the horizon's end (accelerators on their class's "
+        "used-market curve, hosts and network at book value: resale_share_*, server_accounting_life_years).",
         "Reuse: a later phase consulted again with the purchase as your own hardware; its cost is the power of the "
         "accelerators it uses.",
         "The budget counted against is budget.capex_usd plus budget.monthly_usd × the horizon's months; rentals "
-        "are paid from it too.",
+        "are paid from it too, and it is checked against the cash paid out (resale comes after the horizon).",
+        "The fleet is chosen by its total alone: the cheapest way within the budget (of every feasible way, "
+        "found by dynamic programming over the phases); the phases' advice is in their findings, not in this "
+        "choice.",
     ]
     if chosen is None:
         return LifecycleOut(fleet_choice="none", description="No feasible plan for every phase: see each phase's "
@@ -542,7 +623,8 @@ def _lifecycle_out(lc: LifecycleAnswers, chosen: FleetPlan | None, plans: list[F
                             budget_usd=budget, budget_left_usd=None, within_budget=False, plan=[],
                             alternatives=plans, notes=notes, why=why)
     return LifecycleOut(fleet_choice=chosen.choice, description=chosen.description, horizon_months=lc.horizon_months,
-                        total_cost_usd=chosen.total_cost_usd, capex_usd=chosen.capex_usd, budget_usd=budget,
+                        total_cost_usd=chosen.total_cost_usd, cash_usd=chosen.cash_usd, capex_usd=chosen.capex_usd,
+                        budget_usd=budget,
                         budget_left_usd=chosen.budget_left_usd, within_budget=chosen.within_budget,
                         plan=list(chosen.phases), alternatives=plans, notes=notes, why=why)
 
@@ -550,7 +632,7 @@ def _lifecycle_out(lc: LifecycleAnswers, chosen: FleetPlan | None, plans: list[F
 # --- facts for the lifecycle rules ---------------------------------------------------------------------------------
 
 def lifecycle_inputs(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPlan | None,
-                     plans: Sequence[FleetPlan]) -> list[InputFact]:
+                     plans: Sequence[FleetPlan], weighed: int | None = None) -> list[InputFact]:
     """The phases, the chosen fleet, each purchase's use after its phase, and each served trained model's
     evaluation check, as facts the lifecycle rules test."""
     facts: list[InputFact] = []
@@ -572,9 +654,10 @@ def lifecycle_inputs(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: Fleet
     facts.append(InputFact({
         "kind": "fleet", "ref": "fleet", "choice": chosen.choice, "total_cost_usd": chosen.total_cost_usd,
         "capex_usd": chosen.capex_usd, "budget_left_usd": left if left is not None else 0.0,
-        "budget_given": left is not None, "within_budget": chosen.within_budget, "alternatives": len(plans),
+        "budget_given": left is not None, "within_budget": chosen.within_budget,
+        "alternatives": weighed or len(plans),
         "text": f"{chosen.description}: ${chosen.total_cost_usd:,.0f} over {lc.horizon_months:g} months "
-                f"(the cheapest of {len(plans)} ways to equip the phases"
+                f"(the cheapest of {weighed or len(plans):,} ways to equip the phases"
                 + (" within the budget)" if chosen.within_budget else "; none is within the budget)"),
     }, "lifecycle: fleets costed in rules/lifecycle.py"))
     facts += _purchase_uses(lc, slots, chosen)
@@ -623,7 +706,7 @@ def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPl
         instead = (f"Rent the run ({rented.title}: ${rent_cost:,.0f})" if rented is not None else
                    "Renting the run is excluded by your answers (deployment.where); allowing it "
                    '(deployment.where = "either") would show what it costs')
-        spend = plan.cost_usd + plan.capex_usd + plan.holding_usd
+        spend = _spend(plan)
         verb = {"rent": "rents", "buy": "buys", "reuse": "reuses", "own": "uses", "free": "uses"}[plan.choice]
         plan_text = f"{verb} {plan.title.removeprefix('Buy ')} (${spend:,.0f})"
         out.append(InputFact({

@@ -28,6 +28,10 @@ SHARED_SECTIONS = ("budget", "deployment", "constraints", "framework", "current"
 PHASE_KEYS = ("name", "start_month", "months", "runs_per_month")
 """A phase's own keys, beside the fields of a one-workload answers file."""
 MODEL_REF_PREFIX = "phase:"
+MAX_PHASES = 12
+"""Most phases a lifecycle file may hold: a year of monthly phases. Each phase is a whole consultation (about half
+a second), and the fleet search's states grow with the phases (rules/fleet_search.py); a repeated workload is one
+phase with `runs_per_month`."""
 DAYS_PER_MONTH = 365.25 / 12
 
 
@@ -140,7 +144,13 @@ def _model_ref(value: str, where: str, index: int, names: list[str | None]) -> i
 def parse_lifecycle(data: Mapping[str, Any], where: str = "answers") -> LifecycleAnswers:
     """Validate a lifecycle file: every problem names the phase, the field and the file."""
     phases_raw = data.get("phase")
-    if not isinstance(phases_raw, list) or not phases_raw or not all(isinstance(p, Mapping) for p in phases_raw):
+    if not isinstance(phases_raw, list) or not phases_raw:
+        raise InputError(f"{where}: phase: must be a list of [[phase]] tables (at least one)")
+    if len(phases_raw) > MAX_PHASES:
+        raise InputError(f"{where}: phase: {len(phases_raw):,} [[phase]] tables; a lifecycle holds at most "
+                         f"{MAX_PHASES} (a year of monthly phases): give a repeated workload once with "
+                         "runs_per_month and months, or plan the rest in a second file")
+    if not all(isinstance(p, Mapping) for p in phases_raw):
         raise InputError(f"{where}: phase: must be a list of [[phase]] tables (at least one)")
     misplaced = [k for k in data if k not in (*SHARED_SECTIONS, "phase", "lifecycle")]
     if misplaced:
@@ -219,7 +229,8 @@ def lifecycle_file_model() -> type[BaseModel]:
               if name in SHARED_SECTIONS}
     model: type[BaseModel] = create_model(  # type: ignore[call-overload]
         "LifecycleFile", __config__=ConfigDict(extra="forbid"),
-        phase=(list[phase], Field(min_length=1, description="the workloads, in order: each holds the fields of a "
-                                                            "one-workload answers file (no budget) and its own")),
+        phase=(list[phase], Field(min_length=1, max_length=MAX_PHASES,
+                                  description="the workloads, in order: each holds the fields of a one-workload "
+                                              f"answers file (no budget) and its own; at most {MAX_PHASES}")),
         lifecycle=(LifecycleSettings, Field(default_factory=LifecycleSettings)), **shared)
     return model

@@ -137,8 +137,9 @@ def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, fact
         hosts = (f", hosts and network at {o.host_resale_share:.0%} of ${rest:,.0f} (book value, at most the "
                  "accelerators' share)"
                  if rest and o.host_resale_share else "")
-        parts.append(CostPart("resale", -resale, f"accelerators resold at {o.resale_share:.0%} of "
-                                                 f"${o.accelerators_usd:,.0f}{hosts}{resale_words}{spread}"))
+        parts.append(CostPart("resale", -resale, f"accelerators resold for {o.resale_share:.0%} of "
+                                                 f"${o.accelerators_usd:,.0f}{hosts}, net of selling costs"
+                                                 f"{resale_words}{spread}"))
     return DecisionCost(horizon_words(months), months, tuple(parts))
 
 

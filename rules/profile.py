@@ -77,6 +77,8 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "ecc_required": bool(a("constraints.ecc_required")),
         "spot": bool(a("deployment.spot")), "allow_marketplace": bool(a("deployment.allow_marketplace")),
         "reservations": bool(a("deployment.reservations")),
+        "porting": bool(a("framework.porting")), "port_weeks_given": a("framework.port_weeks"),
+        "engineer_usd_per_week_given": a("framework.engineer_usd_per_week"),
         "spot_given": given("deployment.spot"), "desk_side": bool(a("deployment.desk_side")),
         "pc_slots": int(a("current.pc_slots")),
         "production_stated": given("stage") and a("stage") == "production",

@@ -303,7 +303,7 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     c = top.cost
     per_run = workload != "inference"
     metric = c.usd_per_run if per_run else c.usd_per_month
-    figure = decision_words(top.decision_cost, None if per_run else c.usd_per_month)
+    figure = decision_words(top.decision_cost)
     verb = {"rent": "Rent", "buy": "Buy", "free": "Use", "own": "Use"}[top.acquisition]
     short = top.accelerator.name.split(" (")[0]
     if top.acquisition in ("free", "own"):
@@ -324,12 +324,14 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}.{split}"
 
 
-def decision_words(d: DecisionCostOut, monthly: float | None = None) -> str:
-    """'$12,394 over 36 months ($344 a month)', '$481 per run', 'under $1 per run'."""
+def decision_words(d: DecisionCostOut) -> str:
+    """'$12,394 over 36 months ($344 a month)', '$481 per run', 'under $1 per run': the total, and over a horizon
+    its monthly average (every part included, so it is the total ÷ the months, whatever the price list says)."""
     total = f"${d.usd:,.0f}" if d.usd >= 0.5 else "under $1"
     if d.horizon_months is None:
         return f"{total} per run"
-    month = f" (${monthly:,.0f} a month)" if monthly is not None and monthly >= 0.5 else ""
+    monthly = d.usd / d.horizon_months if d.horizon_months else 0.0
+    month = f" (${monthly:,.0f} a month)" if monthly >= 0.5 else ""
     return f"{total} {d.horizon}{month}"
 
 

@@ -369,6 +369,9 @@ class PhasePlan(Out):
     capex_usd: float = Field(default=0.0, description="purchase price paid at the phase's start (buy only)")
     holding_usd: float = Field(default=0.0, description="buy only: site rent and idle power of the purchase from "
                                                         "this phase's start to the end of the horizon")
+    resale_usd: float = Field(default=0.0, description="buy only: what the purchase sells for at the horizon's end "
+                                                       "(accelerators on their class's used-market curve, hosts and "
+                                                       "network at book value), taken off the fleet's total")
     reuses_phase: int | None = Field(default=None, description="reuse only: the phase that bought the hardware")
     note: str = ""
 
@@ -381,15 +384,19 @@ class FleetPlan(Out):
     description: str
     phases: list[PhasePlan]
     capex_usd: float
-    total_cost_usd: float = Field(description="purchases + site rent and power of what is owned + rentals, over the "
-                                              "horizon (no resale value counted)")
-    budget_left_usd: float | None = Field(default=None, description="the budget less total_cost_usd (null: no "
-                                                                    "budget given)")
+    total_cost_usd: float = Field(description="what the fleet costs its owner over the horizon: purchases + site "
+                                              "rent and power of what is owned + rentals − the purchases' resale at "
+                                              "the horizon's end; fleets are chosen by it")
+    cash_usd: float = Field(default=0.0, description="what is paid out over the horizon (total_cost_usd before "
+                                                     "resale): the budget is checked against it")
+    budget_left_usd: float | None = Field(default=None, description="the budget less cash_usd (null: no budget "
+                                                                    "given)")
     within_budget: bool
-    advice_points: float = Field(default=0.0, description="the points the phases' heuristics gave the options it "
-                                                          "uses")
-    score: float = Field(default=0.0, description="100 for the cheapest fleet, 40 fewer per doubling of cost, plus "
-                                                  "advice_points: fleets within the budget are chosen by it")
+    advice_points: float = Field(default=0.0, description="always 0: advice is not part of the fleet's choice (it "
+                                                          "stays in the phases' findings); kept for the format")
+    score: float = Field(default=0.0, description="the cheapest fleet's total as a percentage of this one's (100 = "
+                                                  "the cheapest, 50 = twice its cost), for reading only: fleets within "
+                                                  "the budget are chosen by total_cost_usd")
 
 
 class LifecycleOut(Out):
@@ -398,11 +405,14 @@ class LifecycleOut(Out):
     fleet_choice: str = Field(description="one-fleet | split | rent | own: the chosen FleetPlan's choice")
     description: str
     horizon_months: float
-    total_cost_usd: float
+    total_cost_usd: float = Field(description="what the chosen fleet costs its owner over the horizon, resale taken "
+                                              "off (the figure fleets are chosen by)")
+    cash_usd: float = Field(default=0.0, description="what it pays out over the horizon, before resale: what the "
+                                                     "budget is checked against")
     capex_usd: float
     budget_usd: float | None = Field(default=None, description="budget.capex_usd + budget.monthly_usd × horizon "
                                                                "months (null when neither is given)")
-    budget_left_usd: float | None = None
+    budget_left_usd: float | None = Field(default=None, description="the budget less cash_usd")
     within_budget: bool
     plan: list[PhasePlan] = Field(description="the chosen fleet, phase by phase (the timeline)")
     alternatives: list[FleetPlan] = Field(description="every fleet considered, cheapest first (the chosen one too)")

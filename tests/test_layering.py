@@ -64,3 +64,51 @@ def test_lower_layers_never_import_higher_ones(layer: str) -> None:
             if parts[0] == "gpuadvisor" and len(parts) > 1 and LAYERS.get(parts[1], -1) > LAYERS[layer]:
                 offenders.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not offenders, "\n".join(offenders)
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    return ".".join(["gpuadvisor", *parts])
+
+
+def _runtime_imports(path: Path, known: set[str]) -> set[str]:
+    """The gpuadvisor modules a file imports when it runs, those inside functions included (a late import hides a
+    circle, it does not remove it); `if TYPE_CHECKING:` blocks are left out (they never run)."""
+    out: set[str] = set()
+    stack: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"), filename=str(path))]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gpuadvisor"):
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                out.add(name if name in known else node.module)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("gpuadvisor"))
+        stack.extend(ast.iter_child_nodes(node))
+    return out & known
+
+
+def test_no_module_imports_itself_round_a_circle() -> None:
+    files = {_module_name(p): p for layer in LAYERS for p in (ROOT / layer).rglob("*.py")}
+    known = set(files)
+    graph = {m: _runtime_imports(p, known) - {m} for m, p in files.items()}
+    circles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                circles.append(path[path.index(d):] + [d])
+            elif d not in state:
+                visit(d, [*path, d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not circles, "import circles:\n" + "\n".join(" → ".join(c) for c in circles)

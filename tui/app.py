@@ -22,6 +22,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
+from gpuadvisor.tui import served as served_mode
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.commands_palette import AdvisorCommands
 from gpuadvisor.tui.messages import (
@@ -36,6 +37,7 @@ from gpuadvisor.tui.messages import (
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import AnswerState
 from gpuadvisor.tui.screens.welcome import WelcomeScreen
+from gpuadvisor.tui.titles import consultation_title
 
 if TYPE_CHECKING:
     from gpuadvisor.rules.answers import Answers
@@ -64,6 +66,13 @@ def _machine_detection(catalog: Any) -> Any:
     return detect_for(catalog)
 
 
+def _no_detection(catalog: Any) -> Any:
+    """Served mode: the machine is the server, whose GPUs are not the visitor's."""
+    from gpuadvisor.knowledge.hardware_probe import Detection
+
+    return Detection(tried=("not detected in the shared app: this machine is the server, not yours",))
+
+
 def _shipped_catalog() -> Any:
     from gpuadvisor.knowledge.loader import load_catalog
 
@@ -73,20 +82,6 @@ def _shipped_catalog() -> Any:
 def answers_key(answers: Answers) -> str:
     """Identity of a consultation's input (every answer, defaults included)."""
     return json.dumps(answers.model_dump(mode="json"), sort_keys=True)
-
-
-def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendResult | None = None) -> str:
-    """One line naming a consultation (recent list, report titles): workload, model, precision — the precision the
-    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known; a lifecycle's phases."""
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers  # imported when first needed (light start-up)
-
-    if isinstance(answers, LifecycleAnswers):
-        phases = " → ".join(p.name for p in answers.phases)
-        return f"lifecycle · {phases} · {consultation_title(answers.phases[0].answers)}"
-    model = answers.model
-    name = model.name or (f"{model.params_b:g}B" if model.params_b else Path(model.config or "?").parent.name)
-    weights = result.answers_effective.get("precision", {}).get("weights") if result is not None else None
-    return f"{answers.workload} · {name} · {weights or answers.precision.weights}"
 
 
 class GpuAdvisorApp(App[None]):
@@ -114,6 +109,10 @@ class GpuAdvisorApp(App[None]):
         """`consult_fn`, `catalog_fn`, `detect_fn` (this machine's GPUs) and `today` (the date in report names and
         headers) are seams for tests."""
         super().__init__()
+        self.served = served_mode.current()
+        """Served mode (`gpuadvisor serve`, tui/served.py): downloads instead of files, no server path read."""
+        self.terminated_by: int | None = None
+        """The signal that ended the app (SIGTERM, SIGHUP), None when the user quit."""
         self.today = today
         lifecycle = hasattr(answers, "phases")  # a LifecycleAnswers (not imported here: start-up stays light)
         self._initial_lifecycle = answers if lifecycle else None
@@ -125,7 +124,7 @@ class GpuAdvisorApp(App[None]):
         self._consult_fn = consult_fn or _engine_consult
         self._catalog_fn = catalog_fn or _shipped_catalog
         self.catalog: Any | None = None
-        self._detect_fn = detect_fn or _machine_detection
+        self._detect_fn = detect_fn or (_no_detection if self.served else _machine_detection)
         self.detection: Any | None = None
         """What hardware detection found (knowledge.hardware_probe.Detection), once its worker reported."""
         self._detected: dict[str, Any] = {}
@@ -164,6 +163,27 @@ class GpuAdvisorApp(App[None]):
             self._consult_lifecycle(self._initial_lifecycle)
         # Otherwise the welcome screen starts the loading once it has been painted: the loader's thread competes
         # for the GIL, and the first screen must not wait for it.
+
+    def request_termination(self, signum: int) -> None:
+        """SIGTERM or SIGHUP arrived (`launch` installs the handler): quit through the app's own shutdown, which
+        restores the terminal (normal screen, no raw mode, mouse reporting off); the default action used to kill
+        the process at once and leave the terminal raw, on the alternate screen, reporting the mouse. Called from a
+        signal handler in the main thread, so it only schedules the exit on the event loop (`call_soon_threadsafe`
+        is safe there); with no loop running the terminal is not the app's, and a second signal while the app shuts
+        down is the sender insisting: either way the signal's default action ends the process at once."""
+        import os
+        import signal
+
+        loop = self._loop
+        if self.terminated_by is None and loop is not None and loop.is_running():
+            self.terminated_by = signum
+            try:
+                loop.call_soon_threadsafe(self.exit)
+                return
+            except RuntimeError:  # the loop is closing
+                pass
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
     def watch_theme(self, theme: str) -> None:
         if self._theme_ready and self._wanted_theme is None:
@@ -267,7 +287,7 @@ class GpuAdvisorApp(App[None]):
     def prefetch(self, state: AnswerState) -> None:
         """Start the consultation for valid entries before they are confirmed (so results appear at once)."""
         answers, _ = state.validate()
-        if answers is None:
+        if answers is None or self.refusal(answers) is not None:
             return
         key = answers_key(answers)
         if key not in self._cache and self._consult_running != key:
@@ -283,6 +303,9 @@ class GpuAdvisorApp(App[None]):
         answers, errors = state.validate()
         if answers is None:
             self.notify("; ".join(errors.values()), title="Answers to fix", severity="error", markup=False)
+            return
+        if (refused := self.refusal(answers)) is not None:
+            self.notify(refused, title="Answers to fix", severity="error", timeout=10, markup=False)
             return
         key = answers_key(answers)
         self._wanted = key
@@ -414,7 +437,10 @@ class GpuAdvisorApp(App[None]):
         try:
             lifecycle = parse_lifecycle(self.lifecycle_data(state, answers), "questionnaire")
         except AdvisorError as exc:
-            self.notify(str(exc), title="Answers to fix", severity="error", timeout=10)
+            self.notify(str(exc), title="Answers to fix", severity="error", timeout=10, markup=False)
+            return
+        if (refused := self.refusal(lifecycle)) is not None:
+            self.notify(refused, title="Answers to fix", severity="error", timeout=10, markup=False)
             return
         self.notify("Planning every phase and the fleet for the whole…", timeout=3)
         self._consult_lifecycle(lifecycle)
@@ -483,15 +509,52 @@ class GpuAdvisorApp(App[None]):
             self.notify("Run a consultation first (n: new consultation).", severity="warning")
         return self.result
 
+    def refusal(self, answers: Answers | LifecycleAnswers) -> str | None:
+        """Served mode: why these answers cannot run in the shared app (a server path, detection on the server)."""
+        return served_mode.refusal(answers) if self.served is not None else None
+
     def open_answers(self, path: Path) -> str | None:
-        """Load an answers file (TOML or a JSON report) and show its results; the problem text on failure."""
+        """Load an answers file (TOML or a JSON report) and show its results; the problem text on failure. In served
+        mode only the session's own recent consultations come here (the open dialog uses `open_shared` and
+        `open_pasted`)."""
         from gpuadvisor.knowledge.errors import AdvisorError
-        from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers, load_any
+        from gpuadvisor.rules.lifecycle_answers import load_any
 
         try:
             loaded = load_any(path)
         except AdvisorError as exc:
             return str(exc)
+        return self._open_loaded(loaded)
+
+    def open_shared(self, name: str) -> str | None:
+        """Served mode: open an answers file by its name in the operator's shared folder (`--data-dir`), confined
+        to it; the problem text on failure."""
+        from gpuadvisor.knowledge.errors import AdvisorError
+
+        if self.served is None or self.served.data_dir is None:
+            return "no shared folder: paste the answers instead"
+        try:
+            path = served_mode.confined(self.served.data_dir, name)
+        except AdvisorError as exc:
+            return str(exc)
+        return self.open_answers(path)
+
+    def open_pasted(self, text: str) -> str | None:
+        """Open answers pasted as text (TOML, or a JSON report); the problem text on failure."""
+        from gpuadvisor.knowledge.errors import AdvisorError
+        from gpuadvisor.knowledge.paths import user_data_dir
+
+        try:
+            loaded = served_mode.parse_pasted(text, user_data_dir() / "scratch")
+        except AdvisorError as exc:
+            return str(exc)
+        return self._open_loaded(loaded)
+
+    def _open_loaded(self, loaded: Answers | LifecycleAnswers) -> str | None:
+        from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
+
+        if (refused := self.refusal(loaded)) is not None:
+            return refused
         if isinstance(loaded, LifecycleAnswers):  # several phases: planned as one, shown on the lifecycle screen
             self._pop_to(self.screen_stack[0])
             self._consult_lifecycle(loaded)
@@ -544,15 +607,15 @@ class GpuAdvisorApp(App[None]):
         self.call_later(screen.show_step, "review")
 
     def action_open_answers(self) -> None:
-        from gpuadvisor.tui.screens.open_answers import OpenAnswersScreen
+        from gpuadvisor.tui.screens.open_answers import open_answers_screen
 
-        self.push_screen(OpenAnswersScreen())
+        self.push_screen(open_answers_screen())
 
     def action_save(self) -> None:
-        from gpuadvisor.tui.screens.save import SaveScreen
+        from gpuadvisor.tui.screens.save import save_screen
 
         if (result := self._require_result()) is not None and self.answers is not None:
-            self.push_screen(SaveScreen(result, self.answers, self.today))
+            self.push_screen(save_screen(result, self.answers, self.today))
 
     def _results_action(self, action: str) -> None:
         if self._require_result() is None:

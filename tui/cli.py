@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--answers", metavar="FILE", help="open the TUI with these answers, straight at the results")
     parser.add_argument("--theme", default=None, help="TUI theme (textual-dark, textual-light, ...)")
     parser.add_argument("--debug", action="store_true", help="on an error, show the traceback too")
+    # `gpuadvisor serve` starts each browser session with these (tui/served.py); not for the terminal
+    parser.add_argument("--served", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--served-data-dir", default=None, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         module = importlib.import_module(f"gpuadvisor.tui.commands.{name}")
@@ -110,7 +113,8 @@ def _run(argv: Sequence[str], saved: tuple[object, object]) -> int:
         from gpuadvisor.tui.launch import launch  # Textual is imported only here
 
         streams.restore(saved)  # type: ignore[arg-type]  # the TUI owns the terminal
-        return launch(answers_path=args.answers, theme=args.theme)
+        return launch(answers_path=args.answers, theme=args.theme, served=args.served,
+                      served_data_dir=args.served_data_dir)
     module = importlib.import_module(f"gpuadvisor.tui.commands.{args.command}")
     code: int = module.run(args)
     streams.finish()

@@ -167,3 +167,85 @@ def test_an_fp8_checkpoint_is_served_in_fp8_by_default(hub_cache: Path, tmp_path
     assert ("precision.weights = fp8 (Qwen/Qwen3-32B-FP8 is published with its weights in fp8)"
             in result["defaults_applied"])
     assert result["profile"]["weights_gb"] < 0.6 * 65.5  # 32.8 GB of FP8 weights (plus scales), not 65.5 GB of BF16
+
+
+# --- revisions: validated before any path is built, resolved paths kept inside the cache (issue 31) ----------------
+
+@pytest.mark.parametrize("revision", ["main", "v1.0", "release/2024-01", "feature_x+", COMMIT, "refs/pr/12"])
+def test_branches_tags_commits_and_pull_requests_are_revisions(revision: str) -> None:
+    from gpuadvisor.knowledge.hf_hub import revision_problem
+
+    expected = "a part starts with a dot or holds a character" if revision == "feature_x+" else None
+    if expected is None:
+        assert revision_problem(revision) is None
+    else:  # '+' is outside the characters a Hub id allows (parse_hub_id never passes it on)
+        assert expected in str(revision_problem(revision))
+
+
+@pytest.mark.parametrize(("revision", "why"), [
+    ("pr/../../../../outside-ref", "it holds '..'"),
+    ("a//b", "an empty part"),
+    ("main/", "an empty part"),
+    (".hidden", "starts with a dot"),
+    ("x/.git", "starts with a dot"),
+    ("main.lock", "ends in '.lock'"),
+    ("v1.", "ends in '.lock' or a dot"),
+    ("refs/heads/main", "refs/pr/N"),
+    ("refs/pr/0", "refs/pr/N"),
+    ("refs/pr/1/x", "refs/pr/N"),
+])
+def test_a_revision_that_could_leave_the_model_folder_is_refused(revision: str, why: str) -> None:
+    from gpuadvisor.knowledge.hf_hub import revision_problem
+
+    assert why in str(revision_problem(revision))
+
+
+def test_a_traversing_revision_is_refused_before_any_path_is_built(hub_cache: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's reproduction: with refs/pr/ in the cache, `@pr/../../../../outside-ref` read a ref file outside
+    the cache (here a valid commit, so without the check the model would be sized from it and exit 0)."""
+    folder = hub_cache / "models--Qwen--Qwen3-32B"
+    (folder / "refs" / "pr").mkdir()
+    (hub_cache.parent / "outside-ref").write_text(COMMIT, encoding="utf-8")  # refs/pr/../../../../ = hf/
+    import huggingface_hub
+
+    def no_download(*args: object, **kwargs: object) -> str:
+        raise AssertionError("a path was built from the revision")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", no_download)
+    spec = "Qwen/Qwen3-32B@pr/../../../../outside-ref"
+    with pytest.raises(InputError, match=r"the revision after @ must be a branch, a tag, a commit hash \(40 hex "
+                                         r"digits\) or refs/pr/N; it holds '\.\.'"):
+        resolve_hub_model(spec)
+    monkeypatch.undo()
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub_cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["estimate", "--gpu", "nvidia-h100-sxm5", "--model", spec]) == 2
+    assert "the revision after @ must be" in capsys.readouterr().err
+
+
+def test_a_crafted_ref_is_neither_followed_out_of_the_cache_nor_echoed(hub_cache: Path, tmp_path: Path) -> None:
+    folder = hub_cache / "models--Qwen--Qwen3-32B"
+    secret = "S3CRET-7f3a9"
+    outside = tmp_path / "outside" / secret
+    outside.mkdir(parents=True)
+    shutil.copy(CONFIGS / "qwen3-32b.json", outside / "config.json")
+    (folder / "refs" / "main").write_text(f"../../../../outside/{secret}", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        resolve_hub_model("Qwen/Qwen3-32B@main")
+    assert secret not in str(info.value) and "the cache entry of this revision is damaged" in str(info.value)
+    # a snapshot folder that is a symbolic link out of the cache: huggingface_hub returns a path inside it
+    (folder / "refs" / "main").write_text("f" * 40, encoding="utf-8")
+    (folder / "snapshots" / ("f" * 40)).symlink_to(outside)
+    with pytest.raises(InputError) as info:
+        resolve_hub_model("Qwen/Qwen3-32B@main")
+    assert str(info.value).startswith("model 'Qwen/Qwen3-32B@main': the Hugging Face cache")
+    assert "points this revision outside itself" in str(info.value) and secret not in str(info.value)
+
+
+def test_a_pull_request_revision_reads_its_own_ref(hub_cache: Path) -> None:
+    refs = hub_cache / "models--Qwen--Qwen3-32B" / "refs" / "refs" / "pr"  # huggingface_hub's layout: refs/<revision>
+    refs.mkdir(parents=True)
+    (refs / "7").write_text(COMMIT, encoding="utf-8")
+    model = resolve_hub_model("Qwen/Qwen3-32B@refs/pr/7")
+    assert (model.revision, model.commit) == ("refs/pr/7", COMMIT)

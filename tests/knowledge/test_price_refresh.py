@@ -334,3 +334,164 @@ def test_tpu_slices_map_onto_their_shapes_with_the_chips_they_hold(tmp_path: Pat
     v5p = _offer(result, "gcp-tpu-v5p-8")
     assert (v5p.count, v5p.usd_per_hour) == (4, 16.8)
     assert _offer(result, "gcp-tpu-v5e-1").count == 1
+
+
+# --- bounded in time and memory, clean on signals (issue 31) ---------------------------------------------------------
+
+
+def test_names_are_matched_once_per_distinct_offer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """10,000 rows of RunPod's 8 recorded rows in 50 regions at varying prices: 7 distinct offers (two rows are the
+    same RTX 4090 pod in two regions), 7 namings (before: one per row, so a million-row catalog took minutes)."""
+    from gpuadvisor.knowledge import price_refresh
+
+    lines = (CATALOGS / "runpod.csv").read_text(encoding="utf-8").splitlines()
+    header, rows = lines[0], lines[1:]
+    assert len(rows) == 8
+    body = []
+    for i in range(10_000):
+        cells = rows[i % 8].split(",")
+        cells[1], cells[2] = f"R-{i % 50}", f"{float(cells[2]) + (i % 7) / 100:.2f}"
+        body.append(",".join(cells))
+    cat = parse_catalog(("\n".join([header, *body]) + "\n").encode(), "runpod", "runpod.csv")
+    calls: list[str] = []
+    real = price_refresh.OfferNamer.name
+
+    def counted(self, provider, row):  # type: ignore[no-untyped-def]
+        calls.append(row.instance)
+        return real(self, provider, row)
+
+    monkeypatch.setattr(price_refresh.OfferNamer, "name", counted)
+    many = plan_refresh([cat], load_catalog(user_dir=None), refreshed_on=date(2026, 11, 25), origin="x")
+    assert len(calls) == 7 and many.gpu_rows == 10_000
+    once = plan_refresh(read_path(CATALOGS / "runpod.csv", ["runpod"]).catalogs, load_catalog(user_dir=None),
+                        refreshed_on=date(2026, 11, 25), origin="x")
+    assert {(o.id, o.pricing) for o in many.offers} == {(o.id, o.pricing) for o in once.offers}
+    # the cheapest of each offer is the recorded one (every variation adds 0-6 cents): the same prices
+    assert sorted(o.usd_per_hour for o in many.offers) == sorted(o.usd_per_hour for o in once.offers)
+
+
+def test_a_catalog_beyond_the_row_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuadvisor.knowledge import price_catalog
+
+    monkeypatch.setattr(price_catalog, "MAX_ROWS", 10)
+    row = "g5.xlarge,us-east-1,1.006,4,16.0,1,A10G,24.0,False,,nvidia,,x86,{}"
+    assert parse_catalog(("\n".join([HEADER, *[row] * 10]) + "\n").encode(), "aws", "aws.csv").read == 10
+    with pytest.raises(CatalogError) as info:
+        parse_catalog(("\n".join([HEADER, *[row] * 11]) + "\n").encode(), "aws", "aws.csv")
+    assert str(info.value) == ("aws.csv: more than 10 rows; gpuhunt's catalogs hold a few thousand, so this is not "
+                               "one (or split it by provider)")
+
+
+def test_a_row_priced_zero_once_rounded_is_dropped_and_listed(data_dir: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's reproduction: one row at $0.0000001 beside good rows failed the whole refresh (exit 2) with a
+    message naming a temporary file that no longer existed. It rounds to $0.000000 at the overlay's six decimals:
+    dropped, listed with its line, and the rest refreshed."""
+    folder = _copy(tmp_path, runpod=[("NVIDIA GeForce RTX 4090,CZ,0.59,", "NVIDIA GeForce RTX 4090,CZ,0.0000001,")])
+    assert main(["kb", "refresh", "--from", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert (f"Dropped 1 row of {folder / 'runpod.csv'} priced $0.000000/h once rounded to six decimals (not a "
+            "price): line 3: NVIDIA GeForce RTX 4090 ($1e-07/h)") in out
+    catalog = load_catalog()
+    price = catalog.instances["runpod-rtx-4090"].current_price("on-demand")
+    assert price is not None and price.usd_per_hour == 0.69  # the other region's price: the cheapest that is one
+    # per GPU: $0.0000049 an hour for 8 GPUs is $0.0000006 per GPU → $0.000001, kept; $0.000003 for 8 is dropped
+    cat = parse_catalog(f"{HEADER}\np.8x,us,0.0000049,96,1152.0,8,A100,40.0,False,,nvidia,,x86,{{}}\n"
+                        f"p.8y,us,0.000003,96,1152.0,8,A100,40.0,False,,nvidia,,x86,{{}}\n".encode(), "aws", "a.csv")
+    assert [r.instance for r in cat.rows] == ["p.8x"] and cat.zero_rows == 1
+
+
+def test_a_failed_check_names_the_overlay_not_a_temporary_file(data_dir: Path, tmp_path: Path) -> None:
+    from gpuadvisor.knowledge.errors import KnowledgeError
+    from gpuadvisor.knowledge.price_refresh import write_overlay
+
+    target = data_dir / "refreshed-prices.toml"
+    target.parent.mkdir(parents=True)
+    target.write_text("previous\n", encoding="utf-8")
+    seen: list[Path] = []
+
+    def bad(candidate: Path) -> None:
+        seen.append(candidate)
+        raise KnowledgeError(f"{candidate}:3: instance x: price: must be positive")
+
+    with pytest.raises(KnowledgeError) as info:
+        write_overlay("new\n", target, bad)
+    assert str(info.value) == f"{target} (the new overlay, not written):3: instance x: price: must be positive"
+    assert seen[0].parent == target.parent and seen[0].name.startswith(".refreshed-prices.toml.")
+    assert sorted(p.name for p in data_dir.iterdir()) == ["refreshed-prices.toml"]  # nothing left behind
+    assert target.read_text(encoding="utf-8") == "previous\n"
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda p: p.symlink_to(p), "a loop of symbolic links (it leads back to itself)"),
+    (lambda p: p.symlink_to(p.parent / "gone"), "a symbolic link to nothing"),
+])
+def test_a_symlink_loop_is_reported_as_a_loop(tmp_path: Path, make, message: str,  # type: ignore[no-untyped-def]
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    link = tmp_path / "catalogs"
+    make(link)
+    assert _refresh_fails(link, capsys).startswith(f"gpuadvisor: error: {link}: {message}")
+
+
+REFRESH_UNDER_SIGTERM = """
+import os, signal, sys
+from pathlib import Path
+from gpuadvisor.knowledge import loader
+from gpuadvisor.knowledge.price_catalog import read_path
+from gpuadvisor.tui.commands.kb_refresh import refresh
+real = loader.load_catalog
+def load(*args, **kwargs):
+    if kwargs.get("refreshed") is not None:  # the check of the new overlay
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real(*args, **kwargs)
+loader.load_catalog = load
+refresh(read_path(Path(sys.argv[1]), ["runpod"]), "x", Path(sys.argv[2]), out=print)
+"""
+
+
+def test_sigterm_during_the_check_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """The issue's reproduction: SIGTERM during validation left $TMPDIR/gpuadvisor-refresh-* holding a copy of the
+    overlay. Now the one temporary file is beside the target, and removed before the signal ends the process."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    target = tmp_path / "data" / "refreshed-prices.toml"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "GPUADVISOR_DATA_DIR": str(target.parent)}
+    done = subprocess.run([sys.executable, "-c", REFRESH_UNDER_SIGTERM, str(CATALOGS / "runpod.csv"), str(target)],
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == -signal.SIGTERM, done.stderr
+    assert list(temp.iterdir()) == [] and list(target.parent.iterdir()) == []
+
+
+def test_temporary_files_a_killed_refresh_left_are_removed_at_the_next(data_dir: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """After SIGKILL nothing runs: `.refreshed-prices.toml.*.tmp` stayed in the data dir for ever. The next refresh
+    removes those whose process is gone (and nameless ones over an hour old); a running refresh's file stays."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    data_dir.mkdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        dead = data_dir / f".refreshed-prices.toml.{gone.pid}.0badf00d.tmp"
+        alive = data_dir / f".refreshed-prices.toml.{running.pid}.0badf00d.tmp"
+        old = data_dir / ".refreshed-prices.toml.deadbeef.tmp"  # before issue 31: no process id
+        fresh = data_dir / ".refreshed-prices.toml.cafef00d.tmp"
+        for path in (dead, alive, old, fresh):
+            path.write_text("x", encoding="utf-8")
+        two_hours_ago = time.time() - 7200
+        os.utime(old, (two_hours_ago, two_hours_ago))
+        assert main(["kb", "refresh", "--from", str(CATALOGS)]) == 0
+        capsys.readouterr()
+        assert sorted(p.name for p in data_dir.iterdir()) == sorted([alive.name, fresh.name, "refreshed-prices.toml"])
+    finally:
+        running.kill()
+        running.wait()

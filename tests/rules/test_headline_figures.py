@@ -44,4 +44,5 @@ def test_a_figure_that_rounds_to_nothing_is_under_a_dollar_not_free() -> None:
                                                                            rule="S9")])
     assert decision_words(tiny) == "under $1 per run"
     month = DecisionCostOut(usd=12_394.0, horizon="over 36 months", horizon_months=36.0, parts=[])
-    assert decision_words(month, 344.28) == "$12,394 over 36 months ($344 a month)"
+    # the monthly figure is the total's average, every part included: 12,394 / 36 = 344.28
+    assert decision_words(month) == "$12,394 over 36 months ($344 a month)"

@@ -46,10 +46,11 @@ ESCAPES = re.compile(r"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1
 def test_the_command_each_session_runs() -> None:
     args = build_parser().parse_args(["serve", "--port", "8123", "--answers", "plan.toml"])
     assert (args.command, args.port, args.serve_answers, args.host) == ("serve", 8123, "plan.toml", "localhost")
-    command = shlex.split(app_command("plan.toml", "textual-light"))
-    assert command[:3] == [sys.executable, "-m", "gpuadvisor.tui"]
-    assert command[3] == "--answers" and Path(command[4]).is_absolute() and command[4].endswith("plan.toml")
-    assert command[5:] == ["--theme", "textual-light"]
+    command = shlex.split(app_command("plan.toml", "textual-light", "/srv/shared"))
+    assert command[:4] == [sys.executable, "-m", "gpuadvisor.tui", "--served"]  # a browser app, not a shell
+    assert command[4:6] == ["--served-data-dir", "/srv/shared"]
+    assert command[6] == "--answers" and Path(command[7]).is_absolute() and command[7].endswith("plan.toml")
+    assert command[8:] == ["--theme", "textual-light"]
 
 
 def _free_port() -> int:

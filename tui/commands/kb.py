@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from gpuadvisor.knowledge.files import list_files
 from gpuadvisor.knowledge.paths import CONFIG_ENV, data_dir, overlay_dir, refreshed_prices_path
 from gpuadvisor.tui.commands import kb_quote, kb_refresh
+from gpuadvisor.tui.commands.text_table import text_table as _table
 
 if TYPE_CHECKING:  # the catalog and its pydantic schema load only when a kb command runs, not at every start
     from gpuadvisor.knowledge.catalog import Catalog, EntryKind
@@ -251,19 +252,6 @@ def _price_note(catalog: Catalog, kind: str) -> str:
                   if kind == "accelerator" and a.purchase_price_usd is not None and a.purchase_price_usd.as_of is None)
     extra = f" ({undated} undated)" if undated else ""
     return f"; prices as of {dates.oldest:%Y-%m} to {dates.newest:%Y-%m-%d}{extra}, always check before buying"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned text columns, right-aligned numeric ones (a cell that starts with a digit, '$' or '~')."""
-    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
-    numeric = [all((not r[i]) or r[i][0] in "0123456789$~-" for r in rows) and any(r[i] for r in rows)
-               for i in range(len(headers))]
-
-    def line(cells: Sequence[str]) -> str:
-        out = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric, strict=True)]
-        return "  ".join(out).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
 def _as_of(text: str | None) -> str:

@@ -163,7 +163,7 @@ def _list() -> int:
               "--valid-days 30")
         return 0
     now = today()
-    from gpuadvisor.tui.commands.kb import _table
+    from gpuadvisor.tui.commands.text_table import text_table as _table
 
     table = []
     for r in sorted(rows, key=lambda r: (str(r.get("quoted_on")), str(r.get("id")))):

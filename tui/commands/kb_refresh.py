@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections.abc import Callable
 from contextlib import suppress
 from datetime import date
@@ -85,15 +84,17 @@ def refresh(result: ReadResult, origin: str, target: Path, *, out: Callable[[str
     from gpuadvisor.knowledge.errors import KnowledgeError
     from gpuadvisor.knowledge.loader import load_catalog
     from gpuadvisor.knowledge.price_refresh import (
+        clean_stale_temp_files,
         overlay_text,
         plan_refresh,
         previous_prices,
         shipped_prices,
         summarize,
+        write_overlay,
     )
     from gpuadvisor.rules.price_age import today as price_today
-    from gpuadvisor.tui.report.atomic import save_report
 
+    clean_stale_temp_files(target.parent, target.name)  # what a killed refresh left behind
     shipped = load_catalog(user_dir=None, refreshed=None)
     plan = plan_refresh(result.catalogs, shipped, refreshed_on=today or price_today(), origin=origin,
                         ignored_files=result.ignored)
@@ -101,23 +102,11 @@ def refresh(result: ReadResult, origin: str, target: Path, *, out: Callable[[str
         raise KnowledgeError(f"{origin}: none of the {plan.gpu_rows} GPU offers could be mapped to a knowledge-base "
                              f"accelerator; nothing written (the previous prices stay in use)")
     text = overlay_text(plan, _gpuhunt_version())
-    _check_loads(text, target)
     summary = summarize(plan, previous_prices(target), shipped_prices(shipped))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    save_report(text, target, force=True)
+    write_overlay(text, target, lambda candidate: load_catalog(user_dir=None, refreshed=candidate))
     for line in summary_lines(plan, summary, target):
         out(line)
     return 0
-
-
-def _check_loads(text: str, target: Path) -> None:
-    """The new overlay must load with the knowledge base before it replaces the old one."""
-    from gpuadvisor.knowledge.loader import load_catalog
-
-    with tempfile.TemporaryDirectory(prefix="gpuadvisor-refresh-") as tmp:
-        candidate = Path(tmp) / target.name
-        candidate.write_text(text, encoding="utf-8")
-        load_catalog(user_dir=None, refreshed=candidate)
 
 
 def _gpuhunt_version() -> str:
@@ -157,6 +146,9 @@ def summary_lines(plan: RefreshPlan, summary: Summary, target: Path) -> list[str
             kind = "ambiguous: " if r.ambiguous else ""
             shown = ", ".join(r.instances[:3]) + (f" and {len(r.instances) - 3} more" if len(r.instances) > 3 else "")
             lines.append(f"  {r.provider} {r.label} ({shown}): {kind}{r.reason}")
+    from gpuadvisor.knowledge.price_refresh import zero_price_lines
+
+    lines += zero_price_lines(plan)
     if plan.ignored_files:
         lines.append(f"Skipped files of providers not mapped in price_catalogs.toml: {', '.join(plan.ignored_files)}")
     lines.append(f"Wrote {target}. Refreshed prices are used from now on; the shipped prices stay the fallback.")

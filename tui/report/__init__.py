@@ -64,14 +64,19 @@ def render(result: RecommendResult, fmt: str, *, today: date | None = None, why:
         from gpuadvisor.tui.report.jsonfmt import to_json
 
         return to_json(result)
-    if fmt == "md":
-        from gpuadvisor.tui.report.markdown import to_markdown
-
-        return to_markdown(result, all_findings=all_findings)
     if fmt == "html":
         from gpuadvisor.tui.report.html import to_html
 
         return to_html(result, all_findings=all_findings)
+    if result.lifecycle is not None:  # the timeline, the fleets, then every phase's own report
+        from gpuadvisor.tui.report.lifecycle import lifecycle_markdown, lifecycle_text
+
+        return (lifecycle_markdown(result, all_findings=all_findings) if fmt == "md"
+                else lifecycle_text(result, why=why, all_findings=all_findings))
+    if fmt == "md":
+        from gpuadvisor.tui.report.markdown import to_markdown
+
+        return to_markdown(result, all_findings=all_findings)
     from gpuadvisor.tui.report.text import to_text
 
     return to_text(result, why=why, all_findings=all_findings)

@@ -161,8 +161,9 @@ def phase_when(p: PhasePlan) -> str:
 
 
 def phase_spend(p: PhasePlan) -> float:
-    """What the phase costs in cash: its work, and for a purchase the price and the holding to the horizon."""
-    return p.cost_usd + p.capex_usd + p.holding_usd
+    """What the phase costs its owner: its work, and for a purchase the price and the holding to the horizon less
+    its resale then (the lifecycle's total is the sum of these)."""
+    return p.cost_usd + p.capex_usd + p.holding_usd - p.resale_usd
 
 
 def timeline_rows(result: RecommendResult) -> list[list[str]]:
@@ -177,13 +178,14 @@ def timeline_rows(result: RecommendResult) -> list[list[str]]:
         cost = usd(phase_spend(p))
         if p.capex_usd:
             site = f", {usd(p.holding_usd)} site" if p.holding_usd else ""
-            cost += f" ({usd(p.capex_usd)} to buy{site}, {usd(p.cost_usd)} power)"
+            resale = f", −{usd(p.resale_usd)} resale" if p.resale_usd else ""
+            cost += f" ({usd(p.capex_usd)} to buy{site}, {usd(p.cost_usd)} power{resale})"
         rows.append([f"{p.phase}. {p.name}", label, phase_when(p), how, p.title.removeprefix("Buy "), cost])
     return rows
 
 
 TIMELINE_HEADER = ["Phase", "Workload", "When", "How", "On", "Cost"]
-FLEET_HEADER = ["#", "Fleet", "Bought", "Total", "Budget left", "Score"]
+FLEET_HEADER = ["#", "Fleet", "Bought", "Total", "Budget left"]
 
 
 def fleet_rows(result: RecommendResult, limit: int = 6) -> list[list[str]]:
@@ -203,7 +205,7 @@ def fleet_rows(result: RecommendResult, limit: int = 6) -> list[list[str]]:
         left = NA if f.budget_left_usd is None else (usd(f.budget_left_usd) if f.budget_left_usd >= 0
                                                      else f"−{usd(-f.budget_left_usd)}")
         rows.append([str(n), f.description + ("" if f.within_budget else " (over budget)"), usd(f.capex_usd),
-                     usd(f.total_cost_usd), left, f"{f.score:.1f}"])
+                     usd(f.total_cost_usd), left])
     return rows
 
 
@@ -213,7 +215,12 @@ def lifecycle_totals(result: RecommendResult) -> str:
     if life is None:
         return ""
     text = f"Total {usd(life.total_cost_usd)} over {number(life.horizon_months)} months"
-    text += f" ({usd(life.capex_usd)} of it bought)" if life.capex_usd else " (nothing bought)"
+    if life.capex_usd:
+        resale = life.cash_usd - life.total_cost_usd
+        text += (f" ({usd(life.cash_usd)} paid out, {usd(life.capex_usd)} of it bought, less {usd(resale)} resale)"
+                 if resale > 0.005 else f" ({usd(life.capex_usd)} of it bought)")
+    else:
+        text += " (nothing bought)"
     if life.budget_usd is not None and life.budget_left_usd is not None:
         left = life.budget_left_usd
         text += f"; budget {usd(life.budget_usd)}, " + (f"{usd(left)} left" if left >= 0 else f"{usd(-left)} over")
@@ -221,8 +228,8 @@ def lifecycle_totals(result: RecommendResult) -> str:
 
 
 FLEET_NOTE = ("Each phase offers its best-ranked rentals and purchases; a later phase can also run on what an earlier "
-              "one bought. Score: 100 for the cheapest way, 40 fewer per doubling of cost, plus the points the "
-              "phases' advice gave the options used.")
+              "one bought. The cheapest way within the budget is chosen by its Total (what it pays out less the "
+              "resale of what it bought at the horizon's end); the budget is checked against what it pays out.")
 
 
 def generator() -> str:

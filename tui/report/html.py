@@ -21,6 +21,7 @@ from mdit_py_plugins.container import container_plugin
 from gpuadvisor.rules.result import RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.css import CSS
+from gpuadvisor.tui.report.lifecycle import lifecycle_markdown
 from gpuadvisor.tui.report.markdown import to_markdown
 from gpuadvisor.tui.report.svg import cost_chart, memory_chart, timeline_chart
 
@@ -97,8 +98,9 @@ def to_html(result: RecommendResult, *, all_findings: bool = False) -> str:
                                "costs (a purchase is held, dashed, to the end of the horizon).")}
         for p in result.phases:
             charts.update(charts_of(p, f"p{p.phase}-"))
-    body = converter().render(to_markdown(result, for_html=True, all_findings=all_findings),
-                              {"charts": charts})
+    markdown = (lifecycle_markdown(result, for_html=True, all_findings=all_findings) if result.lifecycle is not None
+                else to_markdown(result, for_html=True, all_findings=all_findings))
+    body = converter().render(markdown, {"charts": charts})
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'

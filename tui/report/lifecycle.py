@@ -9,6 +9,8 @@ import re
 from gpuadvisor.rules.result import PhaseResult, RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, walk
+from gpuadvisor.tui.report.markdown import _Doc, _table, md, to_markdown, why_list
+from gpuadvisor.tui.report.text import feasibility_lines, heading, table, to_text, why_lines, wrap
 
 _HEADING = re.compile(r"^(#{1,5}) ")
 
@@ -41,7 +43,6 @@ def _phase_meta(result: RecommendResult, p: PhaseResult) -> RecommendResult:
 
 def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False) -> str:
     """The lifecycle in Markdown; each phase's report follows with its headings one level down."""
-    from gpuadvisor.tui.report.markdown import _Doc, _table, md, to_markdown, why_list
 
     life = result.lifecycle
     assert life is not None
@@ -56,7 +57,7 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
     doc.add(md(c.lifecycle_totals(result)), "")
     doc.chart("timeline")
     doc.add("## Fleet", "", md(life.description), "")
-    doc.add(*_table(c.FLEET_HEADER, [[md(x) for x in row] for row in c.fleet_rows(result)], right=(0, 2, 3, 4, 5)))
+    doc.add(*_table(c.FLEET_HEADER, [[md(x) for x in row] for row in c.fleet_rows(result)], right=(0, 2, 3, 4)))
     doc.add(f"*{md(c.FLEET_NOTE)}*", "")
     doc.add(*[f"- {md(n)}" for n in life.notes], "")
     if life.why:
@@ -81,7 +82,6 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
 
 def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False) -> str:
     """The lifecycle as plain text; each phase's report follows in full."""
-    from gpuadvisor.tui.report.text import feasibility_lines, heading, table, to_text, why_lines, wrap
 
     life = result.lifecycle
     assert life is not None
@@ -94,7 +94,7 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
     lines += table(c.TIMELINE_HEADER, c.timeline_rows(result))
     lines += [*wrap(c.lifecycle_totals(result)), ""]
     lines += heading("Fleet", "-")
-    lines += table(c.FLEET_HEADER, c.fleet_rows(result), right=(0, 2, 3, 4, 5))
+    lines += table(c.FLEET_HEADER, c.fleet_rows(result), right=(0, 2, 3, 4))
     lines += [*wrap(c.FLEET_NOTE), ""]
     for note in life.notes:
         lines += wrap(f"- {note}")

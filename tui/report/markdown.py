@@ -166,11 +166,8 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
                 chart_prefix: str = "") -> str:
     """The whole report. `for_html` swaps `<details>` for containers and adds chart placeholders (named with
     `chart_prefix`, so several reports can share one page); `all_findings` lists every finding, not only the few
-    shown by default. A lifecycle ([[phase]] answers) is reported as its timeline, then each phase in full."""
-    if result.lifecycle is not None:
-        from gpuadvisor.tui.report.lifecycle import lifecycle_markdown
-
-        return lifecycle_markdown(result, for_html=for_html, all_findings=all_findings)
+    shown by default. One workload: a lifecycle ([[phase]] answers) is `lifecycle.lifecycle_markdown`, which
+    reports each phase with this (`report.render` chooses)."""
     meta = c.meta_of(result)
     doc = _Doc(for_html, chart_prefix)
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}

@@ -80,11 +80,8 @@ def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[st
 def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False) -> str:
     """The report as plain text. `why=False` leaves out the explanation chains (a terminal summary); each line then
     names its rule, and `--why` or the Markdown/HTML reports give the chains. `all_findings` lists every finding,
-    not only the few shown by default. A lifecycle ([[phase]] answers) is reported as its timeline, then each phase."""
-    if result.lifecycle is not None:
-        from gpuadvisor.tui.report.lifecycle import lifecycle_text
-
-        return lifecycle_text(result, why=why, all_findings=all_findings)
+    not only the few shown by default. One workload: a lifecycle ([[phase]] answers) is `lifecycle.lifecycle_text`,
+    which reports each phase with this (`report.render` chooses)."""
     meta = c.meta_of(result)
     book = ChainBook(result, all_findings)
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}

@@ -41,6 +41,11 @@ def model_answer(text: str) -> dict[str, Any]:
     m = _SIZE.match(text)
     if m:
         return {"params_b": float(m.group(1))}
+    from gpuadvisor.tui import served
+
+    if served.current() is not None:  # the shared app: the server's files are neither tested nor read
+        looks_like_path = parse_hub_id(text) is None and ("/" in text or "\\" in text or text.lower().endswith(".json"))
+        return {"config": text} if looks_like_path else {"name": text}  # a config is refused in words later
     path = Path(text).expanduser()
     # os.path's tests return False for any path the system refuses (a name over 255 bytes, a NUL byte): whatever
     # was typed or pasted, the field never crashes the app; the consultation then names the problem

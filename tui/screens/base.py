@@ -15,8 +15,6 @@ class AdvisorScreenMixin:
 
     @property
     def advisor(self) -> GpuAdvisorApp:
-        from gpuadvisor.tui.app import GpuAdvisorApp  # imported late: app.py imports the screens
-
-        app = cast(DOMNode, self).app
-        assert isinstance(app, GpuAdvisorApp)
-        return app
+        """The running app, typed (screens are only ever pushed by it). Named for the type checker alone: a screen
+        module never imports app.py at run time, so the app imports its screens and not the other way round."""
+        return cast("GpuAdvisorApp", cast(DOMNode, self).app)

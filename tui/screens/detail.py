@@ -42,7 +42,7 @@ def rows(pairs: list[tuple[str, str]]) -> Table:
 def title_line(rec: Recommendation, result: RecommendResult) -> Text:
     """Rank, option, its total, and the findings about it: ⚠ only for a risk, the rest by id."""
     text = Text.assemble((f"#{rec.rank} ", "bold"), (rec.title, "bold"),
-                         f"  ·  {fmt.money(rec.decision_cost.usd)} {rec.decision_cost.horizon}")
+                         f"  ·  {fmt.money(rec.decision_cost.usd)} {fmt.horizon(rec.decision_cost.horizon)}")
     severity = {w.id: w.severity for w in result.warnings}
     risks = [i for i in rec.warnings if severity.get(i) == "risk"]
     others = [i for i in rec.warnings if i not in risks]

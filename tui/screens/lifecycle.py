@@ -89,10 +89,10 @@ findings about how the phases interact (L1-L4).
         return True
 
     def action_save(self) -> None:
-        from gpuadvisor.tui.screens.save import SaveScreen
+        from gpuadvisor.tui.screens.save import save_screen
 
         if self.lifecycle is not None:
-            self.app.push_screen(SaveScreen(self.result, self.lifecycle, getattr(self.app, "today", None)))
+            self.app.push_screen(save_screen(self.result, self.lifecycle, getattr(self.app, "today", None)))
 
     def action_phase(self, n: int) -> None:
         phase: Any = self.result.phases[n - 1]

@@ -81,6 +81,10 @@ def lookup_model(text: str, catalog: Any | None) -> ModelLookup:
     if "params_b" in answer:
         return ModelLookup(info=f"{answer['params_b']:g} B parameters (a bare size: the shape is estimated)")
     if "config" in answer:
+        from gpuadvisor.tui import served
+
+        if served.current() is not None:
+            return ModelLookup(error=f"model: {served.NO_SERVER_PATHS}")
         path = Path(answer["config"])
         try:
             from gpuadvisor.knowledge.hf_config import read_hf_config

@@ -161,7 +161,7 @@ STEPS: tuple[Step, ...] = (
           ask("deployment.hours_per_month"), ask("deployment.utilization", _may_buy),
           ask("deployment.lifetime_years"), ask("deployment.spot", _may_rent),
           ask("deployment.reservations", _may_reserve), ask("deployment.sensitive_data", _may_rent),
-          ask("framework.name"), ask("constraints.max_gpus"), ask("constraints.vendors"),
+          ask("framework.name"), ask("framework.porting"), ask("constraints.max_gpus"), ask("constraints.vendors"),
           ask("deployment.providers", _may_rent), ask("deployment.power_usd_per_kwh", _may_buy))),
     Step("review", "Review", "Review", "Check the answers, then get the results.", review=True),
 )

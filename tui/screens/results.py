@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
+from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.findings import (
     Explain,
     FindingList,
@@ -66,10 +67,10 @@ def legend(result: RecommendResult, compact: bool) -> str:
     horizon = first.horizon if first is not None else ("one run" if workload != "inference" else "over the horizon")
     if compact:
         speed = ("Tok/s: capacity" + (" ×demand" if demand else "")) if workload == "inference" else "Time: one run"
-        return f"{speed} · $/h or buy price · Total: {horizon}, cheapest first"
+        return f"{speed} · $/h or buy price · Total: {fmt.horizon(horizon)}, cheapest first"
     speed = ("Tok/s: the most the option serves" + (" (× the demand)" if demand else "")
              if workload == "inference" else "Time: one run, wall clock")
-    return f"{speed} · Total: all the option costs {horizon}, cheapest first"
+    return f"{speed} · Total: all the option costs {fmt.horizon(horizon)}, cheapest first"
 
 
 class ResultsScreen(AdvisorScreenMixin, Screen[None]):

@@ -2,6 +2,8 @@
 
 Reports come from `gpuadvisor.tui.report` (`render` + atomic `save_report`), the same writers the CLI uses, so a file
 saved here is identical to `gpuadvisor recommend --format …`. Answers files reopen with `gpuadvisor --answers FILE`.
+In served mode (`gpuadvisor serve`, tui/served.py) nothing is written on the server: the text goes to the visitor's
+browser as a download, under a file name the visitor may change.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioSet, Static
 
+from gpuadvisor.tui import served as served_mode
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.draft import clear_draft
 from gpuadvisor.tui.screens import STYLES
@@ -63,6 +66,7 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
 
     def __init__(self, result: RecommendResult, answers: Answers | LifecycleAnswers, today: date | None = None) -> None:
         super().__init__()
+        self.served = served_mode.current()
         self.result = result
         self.answers = answers
         self.today = today
@@ -74,11 +78,13 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
             yield Static("Save", classes="dialog-title")
             yield RadioSet(*(ChoiceButton(label, value=i == 0) for i, (_, label) in enumerate(FORMATS)),
                            id="save-format")
-            yield Static("Path:", classes="dialog-text")
+            served = self.served is not None
+            yield Static("File name (sent to your browser as a download):" if served else "Path:",
+                         classes="dialog-text")
             yield Input(self._auto_name, id="save-path", select_on_focus=False)
             yield Static("", id="save-error", classes="dialog-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Save (ctrl+s)", id="save", variant="primary")
+                yield Button("Download (ctrl+s)" if served else "Save (ctrl+s)", id="save", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
@@ -117,6 +123,9 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
 
         error = self.query_one("#save-error", Static)
         text = self.query_one("#save-path", Input).value.strip()
+        if self.served is not None:
+            self._deliver(text)
+            return
         if not text:
             error.update("✖ give a file name")
             return
@@ -134,7 +143,7 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
             error.update(f"✖ {exc}")
             return
         if self.fmt in {"toml", "json"}:
-            from gpuadvisor.tui.app import consultation_title
+            from gpuadvisor.tui.titles import consultation_title
 
             clear_draft()  # the answers are in a file now
             try:
@@ -143,6 +152,25 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
                 pass  # the file is saved; only the recent list could not be updated
         self.app.notify(f"Saved {written.resolve()}", title="Save", markup=False)
         self.dismiss(written)
+
+    def _deliver(self, typed: str) -> None:
+        """Served mode: the report or answers to the visitor's browser, never to the server's disk."""
+        from gpuadvisor.knowledge.errors import AdvisorError
+
+        name = served_mode.download_name(typed, self._auto_name, self.fmt)
+        try:
+            text = self._text()
+        except AdvisorError as exc:
+            self.query_one("#save-error", Static).update(f"✖ {exc}")
+            return
+        problem = served_mode.deliver(self.app, text, name, self.fmt)
+        if problem is not None:
+            self.query_one("#save-error", Static).update(f"✖ {problem}")
+            return
+        if self.fmt in {"toml", "json"}:
+            clear_draft()  # the session's own draft: the answers are with the visitor now
+        self.app.notify(f"Sent {name} to your browser (see its downloads)", title="Download", markup=False)
+        self.dismiss(None)
 
     def _confirm(self, path: Path) -> None:
         from gpuadvisor.tui.screens.confirm import ConfirmScreen
@@ -154,3 +182,20 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
                 self.query_one("#save-error", Static).update("Not saved: choose another name, or confirm overwrite.")
 
         self.app.push_screen(ConfirmScreen(f"{path} already exists.\nOverwrite it?", yes="Overwrite"), answered)
+
+
+class ServedSaveScreen(SaveScreen):
+    """The Save dialog of a visitor's session (`gpuadvisor serve`): the same dialog, sending a download."""
+
+    HELP = """\
+## Save
+
+Pick a format with the arrow keys and Enter, edit the file name if you like, then **Ctrl+S** or the Download
+button: the file goes to your browser as a download (nothing is written on the server). **Escape** cancels.
+"""
+
+
+def save_screen(result: RecommendResult, answers: Answers | LifecycleAnswers, today: date | None = None) -> SaveScreen:
+    """The Save dialog for this process: the browser's in served mode, else the terminal's."""
+    cls = ServedSaveScreen if served_mode.current() is not None else SaveScreen
+    return cls(result, answers, today)

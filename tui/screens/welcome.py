@@ -97,7 +97,9 @@ and explains each result down to the source documents.
         home = str(Path.home())
         for entry in recent:
             shown = entry.path.replace(home, "~", 1) if entry.path.startswith(home) else entry.path
-            option_list.add_option(Option(f"{entry.title}\n  {shown}", id=entry.path))
+            # served: this session's own consultations, kept in its own folder on the server: the path says nothing
+            text = entry.title if self.advisor.served is not None else f"{entry.title}\n  {shown}"
+            option_list.add_option(Option(text, id=entry.path))
         option_list.display = bool(recent)
         self.query_one("#recent-empty", Static).update(
             "" if recent else "None yet: finished consultations are listed here.")
@@ -116,6 +118,10 @@ and explains each result down to the source documents.
     _refreshing = False
 
     def action_refresh_prices(self) -> None:
+        if self.advisor.served is not None:
+            self.notify("In the shared app the prices are refreshed by whoever runs the server (gpuadvisor kb "
+                        "refresh there).", title="Refresh prices", markup=False)
+            return
         if self._refreshing:
             return
         self._refreshing = True

@@ -12,6 +12,11 @@ def severity(level: str) -> str:
     return SEVERITY_LABEL.get(level, level.upper())
 
 
+def horizon(words: str) -> str:
+    """A decision's horizon after a figure: 'for one run', 'over 36 months'."""
+    return f"for {words}" if words == "one run" else words
+
+
 def money(usd: float | None, *, cents: bool | None = None) -> str:
     """`$3.59`, `$2,621`, `$1.2M`; a dash when unknown."""
     if usd is None:

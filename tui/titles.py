@@ -1,0 +1,25 @@
+"""One line naming a consultation, for the recent list and report titles (the app and the save dialog share it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
+    from gpuadvisor.rules.result import RecommendResult
+
+
+def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendResult | None = None) -> str:
+    """One line naming a consultation (recent list, report titles): workload, model, precision — the precision the
+    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known; a lifecycle's phases."""
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers  # imported when first needed (light start-up)
+
+    if isinstance(answers, LifecycleAnswers):
+        phases = " → ".join(p.name for p in answers.phases)
+        return f"lifecycle · {phases} · {consultation_title(answers.phases[0].answers)}"
+    model = answers.model
+    name = model.name or (f"{model.params_b:g}B" if model.params_b else Path(model.config or "?").parent.name)
+    weights = result.answers_effective.get("precision", {}).get("weights") if result is not None else None
+    return f"{answers.workload} · {name} · {weights or answers.precision.weights}"
