@@ -181,7 +181,7 @@ def _positive(name: str, value: float | None) -> None:
 
 def _check_engine(req: EstimateRequest) -> None:
     if req.engine is not None:
-        from gpuadvisor.rules.serving import canonical_engine
+        from gpuadvisor.knowledge.engine_names import canonical_engine
 
         try:
             canonical_engine(req.engine)
