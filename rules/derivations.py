@@ -67,6 +67,7 @@ from gpuadvisor.rules.sizing.memory import (
     weight_format,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
+from gpuadvisor.rules.sizing.peak import half_precision_tflops
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_MONTH, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
@@ -231,8 +232,8 @@ class Derivations:
         # serving decodes the requests in flight together (continuous batching): the batch is the concurrency
         batch = int(work["concurrency"]) if work["workload"] == "inference" else int(work["batch"])
         value = 2.0 * batch / (float(weights["bits"]) / 8.0)
-        ridges = sorted(a.dense_tflops("bf16") * 1e3 / a.memory_bandwidth_gbs.value  # type: ignore[operator]
-                        for a in self.catalog.accelerators.values() if a.dense_tflops("bf16"))
+        ridges = sorted(half_precision_tflops(a) * 1e3 / a.memory_bandwidth_gbs.value
+                        for a in self.catalog.accelerators.values() if half_precision_tflops(a))
         low = ridges[len(ridges) // 10] if ridges else 100.0
         bound = "bandwidth" if value < low else "compute"
         per_option = bool(work.get("per_option_batch"))

@@ -58,9 +58,10 @@ from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import MemoryBreakdown, Parallelism, embedding_bytes, lora_parameters
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
+from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import device_for, peak_tflops, training_compute
+from gpuadvisor.rules.topology import device_for, training_compute
 from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
 from gpuadvisor.rules.usage import usage_values
 from gpuadvisor.rules.user_load import user_load_values
