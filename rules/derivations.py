@@ -18,6 +18,7 @@ from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, Ins
 from gpuadvisor.rules.economics import economics, resale_class
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
+from gpuadvisor.rules.fact_kinds import Fact
 from gpuadvisor.rules.facts import flagship
 from gpuadvisor.rules.planning import (
     Disaggregation,
@@ -74,7 +75,6 @@ from gpuadvisor.rules.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.usage import Usage, read_usage, usage_values
 from gpuadvisor.rules.user_load import user_load_values
 
-Fact = Mapping[str, Any]
 MIN_UTILIZATION = 1e-4
 """Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
 COMMITMENTS = {"reserved-1y": 12.0, "reserved-3y": 36.0}
