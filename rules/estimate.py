@@ -52,7 +52,7 @@ from gpuadvisor.rules.profile import (
     workload_profile,
 )
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
-from gpuadvisor.rules.resolve import Resolved, resolve
+from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
@@ -233,18 +233,10 @@ def _check_workload(req: EstimateRequest) -> Method | None:
 
 
 def _check_precision(p: Precision, method: Method | None, training: bool) -> None:
-    if method == "qlora" and p.bits_per_weight > 4.6:
-        raise InputError(f"--method qlora contradicts --precision {p.id}: QLoRA keeps the frozen base weights in "
-                         "4-bit (use --precision nf4, or --method lora for a 16-bit base)")
-    if method == "lora" and p.bits_per_weight < 8:
-        raise InputError(f"--method lora with --precision {p.id}: LoRA on a 4-bit base is QLoRA "
-                         "(use --method qlora)")
-    if method == "full" and p.bits_per_weight < 16 and p.compute != "fp8":
-        raise InputError(f"--precision {p.id} cannot be trained in full: weights must be bf16, fp16, fp8 (mixed "
-                         "precision) or fp32 (use --method qlora for a 4-bit base)")
-    if not training and "weights" not in p.uses:
-        raise InputError(f"--precision {p.id}: {p.name} is not a weight storage format (try bf16, fp8, awq, nf4, "
-                         "q4_k_m)")
+    problem = weights_problem(p, method if training else None)
+    if problem is not None:
+        said = f"--method {method} with " if training and method else ""
+        raise InputError(f"{said}--precision {p.id}: {problem}")
 
 
 def _model_answer(req: EstimateRequest) -> dict[str, Any]:
