@@ -377,7 +377,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     if not training and int(work["input_tokens"]) > context:
         raise InputError(f"--input-tokens {work['input_tokens']} exceeds the context of {context} tokens (give "
                          "--context)")
-    _defaults(ctx, answers, resolved, req, training, method)
+    _defaults(ctx, answers, resolved, req, training, method, float(work["utilization"]))
     _model_notes(ctx, resolved, arch)
     unit = _unit(acc, par.gpus) if acc is not None else None
     flash = acc is None or acc.flash_attention_2 != "no"
@@ -437,7 +437,7 @@ def _unit(acc: Accelerator, gpus: int) -> Unit:
 
 
 def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequest, training: bool,
-              method: Method | None) -> None:
+              method: Method | None, utilization: float) -> None:
     """The defaults that shaped this estimate, as `key = value` lines."""
     eff = answers.effective()
     if req.precision is None:
@@ -461,9 +461,8 @@ def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequ
             ctx.defaults.append(f"input_tokens = {eff['inference.input_tokens']}")
         if req.output_tokens is None:
             ctx.defaults.append(f"output_tokens = {eff['inference.output_tokens']}")
-    if req.utilization is None:
-        ctx.defaults.append(f"utilization = {eff['deployment.utilization'] or ''}".rstrip(" =")
-                            if eff["deployment.utilization"] else "utilization = 0.5 (owned hardware)")
+    if req.utilization is None:  # the usage profile's figure, the one the owned-hardware cost was computed with
+        ctx.defaults.append(f"utilization = {utilization:.2g} (owned hardware, the usage profile's busy share)")
 
 
 def _model_out(resolved: Resolved, arch: Architecture) -> ModelOut:
