@@ -114,6 +114,7 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "cost_part": ("rule", "heuristic", "target", "part", "usd", "reason"),
     "porting": ("stack", "stack_name", "weeks", "usd_per_week", "usd"),
     "ruled_out": ("target", "name", "reason", "rule", "shape"),
+    "remedy": ("target", "shape", "rule", "reason"),  # what would make the user's own GPUs work (rules/owned.py)
 }
 FACT_SCHEMAS: dict[str, tuple[str, ...]] = {k: _COMMON + v for k, v in FACT_FIELDS.items()}
 
