@@ -55,7 +55,6 @@ ANSWER_LEVERS: Mapping[str, str] = {
     "C.ecc": "accept memory without ECC (constraints.ecc_required = false)",
     "C.max-gpus": "allow {count} GPUs (constraints.max_gpus)",
     "C.no-porting": "allow porting to its software stack (framework.porting = true)",
-    "SW.dropped": "accept a part whose software support is over",
 }
 """Constraints the user set, and the answer that lifts each (the fact's fields fill the braces)."""
 
@@ -127,15 +126,15 @@ class _Job:
         return plan if isinstance(plan, Plan) else None
 
     def _works(self, n: int, no_fit: bool) -> tuple[bool, str]:
-        """Whether the job works on `n` of the GPUs, and what to add to say so: a training run that did not fit
-        is asked to fit (its days are said; the deadline is its own constraint), anything else to meet every
-        target."""
+        """Whether the job works on `n` of the GPUs, and a detail when it only half works: a training run that did
+        not fit and now fits but misses the deadline says its days (the deadline is its own constraint)."""
         if self.training:
             plan = self._train(n)
             if plan is None:
                 return False, ""
-            days = f", the run taking {plan.training_days:,.1f} days" if plan.training_days else ""
-            return (True, days) if no_fit else (plan.meets_deadline, "")
+            if plan.meets_deadline:
+                return True, ""
+            return (True, f", the run taking {plan.training_days or 0:,.1f} days") if no_fit else (False, "")
         return self._serve(n), ""
 
     # --- levers --------------------------------------------------------------------------------------------------
@@ -164,18 +163,45 @@ class _Job:
         return list(dict.fromkeys(out))
 
     def _more(self, no_fit: bool, rules: set[str]) -> list[str]:
-        """'1 more H100 (2 in all) gives failover': the fewest GPUs of the same part that make the plan work."""
+        """'1 more H100 (2 in all): failover, with a spare replica': the fewest GPUs of the same part, in the same
+        machine (up to the part's `max_per_node`), that make the plan work. Beyond one machine the owned unit is
+        not a model of what would be bought (a second server and its network): the purchase and rental options
+        show that, so no lever is offered."""
         if no_fit and not self._memory_bound():
             return []
-        counts = _counts(self.count)
+        top = min(MAX_OWN_GPUS, max(self.count, self.acc.max_per_node))
+        counts = _counts(self.count, top)
+        fit_only: tuple[int, str] | None = None
         for n in counts:
             works, detail = self._works(n, no_fit)
-            if works:
-                what = ("the job fits" if no_fit else "failover, with a spare replica" if rules == {"SLA.failover"}
-                        else f"the {self.work['deadline_days']:g}-day deadline is met" if "D.deadline" in rules
-                        else "the service level is met")
-                return [f"{n - self.count:,} more {self.name} ({n:,} in all): {what}{detail}"]
-        return [f"not even {counts[-1]:,} {self.name} hold it (the most tried)"] if no_fit and counts else []
+            if works and not detail:
+                return [f"{n - self.count:,} more {self.name} ({n:,} in all): {self._what(no_fit, rules)}"]
+            if works and fit_only is None:
+                fit_only = (n, detail)  # training that fits but misses the deadline: kept if nothing does both
+        if fit_only is not None:
+            n, detail = fit_only
+            return [f"{n - self.count:,} more {self.name} ({n:,} in all): the job fits{detail}"]
+        if no_fit and counts:
+            return [f"not even a full machine of {top:,} {self.name} holds it"]
+        return []
+
+    def _what(self, no_fit: bool, rules: set[str]) -> str:
+        """What the added GPUs achieve, in words."""
+        if no_fit:
+            return "the load is served" if not self.training and self._fits_alone() else "the job fits"
+        if rules == {"SLA.failover"}:
+            return "failover, with a spare replica"
+        if "D.deadline" in rules:
+            return f"the {self.work['deadline_days']:g}-day deadline is met"
+        return "the service level is met"
+
+    def _fits_alone(self) -> bool:
+        """Whether one request alone, with no target and no failover, is served on the GPUs as they are: then what
+        rules them out is the load, not memory."""
+        base = serving_targets(self.work, self.demand)
+        return self._serve(self.count, targets=replace(
+            base, concurrency=1, tokens_per_s=0.0, requests_per_s=None, failover=False,
+            min_tokens_per_s_per_user=None, ttft_max_s=None, latency_p95_s=None))
 
     def _memory_bound(self) -> bool:
         """Whether more of the part can help at all: a part that does not train or publishes no rate to size a run
@@ -185,22 +211,34 @@ class _Job:
 
     def _load(self) -> list[str]:
         """A model that fits but cannot serve the requests in flight (a part with no published compute rate runs
-        one sequence at a time): the most requests at once the GPUs serve, when no request rate was given."""
+        one sequence at a time): the most requests at once the GPUs serve, when no request rate was given, with
+        failover declared off too when one machine cannot hold a spare."""
         if self.training:
             return []
         base = serving_targets(self.work, self.demand)
         if base.requests_per_s or base.concurrency <= 1:
             return []
-        lo, hi = 0, base.concurrency
-        while hi - lo > 1:  # the largest concurrency that works, by bisection
+        for targets, also in ((base, ""), (replace(base, failover=False), "declare failover off and ")):
+            if also and not base.failover:
+                break
+            most = self._most_requests(targets)
+            if most:
+                s = "s" if most > 1 else ""
+                off = ", inference.failover = false" if also else ""
+                return [f"{also}serve at most {most:,} request{s} at once (inference.concurrent_requests = "
+                        f"{most:,}{off})"]
+        return []
+
+    def _most_requests(self, targets: ServingTargets) -> int:
+        """The largest concurrency below the asked one that the GPUs serve (0: not even one), by bisection."""
+        lo, hi = 0, targets.concurrency
+        while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self._serve(self.count, targets=replace(base, concurrency=mid, tokens_per_s=0.0)):
+            if self._serve(self.count, targets=replace(targets, concurrency=mid, tokens_per_s=0.0)):
                 lo = mid
             else:
                 hi = mid
-        if lo < 1:
-            return []
-        return [f"serve at most {lo:,} request{'s' if lo > 1 else ''} at once (inference.concurrent_requests = {lo:,})"]
+        return lo
 
     def _formats(self) -> list[str]:
         """'FP8 weights fit where BF16 does not': the largest smaller format the part runs that makes it work."""
@@ -259,14 +297,11 @@ def _relaxed(config: Fact, rules: Iterable[str]) -> list[str]:
     return [f"relax {', '.join(parts)} (what they reach)"] if parts else []
 
 
-def _counts(have: int) -> list[int]:
-    """GPU counts tried for "N more": one to seven more, then the doublings up to eight times what you have (at
-    most MAX_OWN_GPUS): beyond that, more of the same is not a way to use what you own but a new purchase."""
-    top = min(MAX_OWN_GPUS, max(8, 8 * have))
+def _counts(have: int, top: int) -> list[int]:
+    """GPU counts tried for "N more", up to `top`: one to seven more, then doublings."""
     out = {have + k for k in range(1, 8)}
     n = have * 2
     while n <= top:
         out.add(n)
         n *= 2
     return sorted(c for c in out if c <= top)
-

@@ -105,7 +105,19 @@ def test_cloud_only_answer_lists_the_owned_gpus_with_its_reason(advisor: Advisor
     # 8B from scratch on 160B tokens on 8 H100s takes 31.9 days: past the 30-day default deadline (28.5 with its
     # 5 % schedule margin); 31.9 / 0.95 = 33.6 -> 34 days, or a ninth H100
     ({"workload": "training", "stage": "prototyping", "model": {"name": "llama-3.1-8b"}},
-     "nvidia-h100-sxm5", 8, "extend training.deadline_days to 34 (the run takes 31.9 days on them)"),
+     "nvidia-h100-sxm5", 8, "extend training.deadline_days to 34 (the run takes 31.9 days on them)."),
+    # the same on one H100: 16 B a parameter (128 GB) needs a second H100 (ZeRO over two), and the run then takes
+    # 127.8 days; no count within one 8-GPU machine meets the deadline, so the lever says the days
+    ({"workload": "training", "stage": "prototyping", "model": {"name": "llama-3.1-8b"}},
+     "nvidia-h100-sxm5", 1, "1 more NVIDIA H100 SXM5 80GB (2 in all): the job fits, the run taking 127.8 days"),
+    # a Mac Studio serves one sequence at a time (no published compute rate) and cannot hold a failover spare
+    ({"workload": "inference", "stage": "production", "model": {"name": "llama-3.1-8b"},
+      "inference": {"concurrent_requests": 10}}, "apple-m2-ultra", 1,
+     "declare failover off and serve at most 1 request at once (inference.concurrent_requests = 1, "
+     "inference.failover = false)"),
+    # gpt-oss-120b (65 GB) with a failover spare needs two replicas; four RTX 4090s (a full desktop, max_per_node 4)
+    # hold one replica at most: no lever of more 4090s is offered beyond one machine
+    (GPT_OSS, "nvidia-rtx-4090", 1, "not even a full machine of 4 NVIDIA GeForce RTX 4090 holds it"),
 ])
 def test_levers(advisor: Advisor, answers: dict[str, Any], gpu: str, count: int, lever: str) -> None:
     result = _consult(advisor, {**answers, "current": {"gpu": gpu, "gpu_count": count}})
@@ -113,6 +125,15 @@ def test_levers(advisor: Advisor, answers: dict[str, Any], gpu: str, count: int,
     [out] = _own_out(result)
     assert "What would make them work: " in out.reason
     assert lever in out.reason, out.reason
+
+
+def test_more_gpus_stay_within_one_machine(advisor: Advisor) -> None:
+    """Eight H100s miss the deadline: a ninth in the same machine is not a lever (an HGX board holds eight; a second
+    server and its network is a purchase, which the options price)."""
+    out = _own_out(_consult(advisor, {"workload": "training", "stage": "prototyping",
+                                      "model": {"name": "llama-3.1-8b"},
+                                      "current": {"gpu": "nvidia-h100-sxm5", "gpu_count": 8}}))
+    assert "more NVIDIA H100" not in out[0].reason
 
 
 def test_h100_fp8_lever_is_checked(advisor: Advisor) -> None:
