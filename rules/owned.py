@@ -46,6 +46,7 @@ MAX_OWN_GPUS = 256
 SMALLER_FORMATS = ("fp8", "int8", "awq", "q4_k_m")
 """Weights formats tried, largest first, where the part runs them (`profile.runs_on`): FP8 on FP8 parts, INT8
 where it has INT8 tensor cores, a 4-bit AWQ checkpoint on CUDA/ROCm, a 4-bit GGUF K-quant anywhere llama.cpp runs."""
+NOT_EVEN = "not even a full machine of"
 SLA_RULES = frozenset({"SLA.per-user", "SLA.ttft", "SLA.latency"})
 FORMAT_RULES = frozenset({"H8.fp8", "H8.fp4", "H8.int8", "H9.library", "C.tp-over-pcie"})
 ANSWER_LEVERS: Mapping[str, str] = {
@@ -159,7 +160,9 @@ class _Job:
         if no_fit and self.training:
             out.extend(self._methods())
         if no_fit or rules & (SLA_RULES | {"SLA.failover", "D.deadline", "C.tp-over-pcie"}):
-            out.extend(self._more(no_fit, rules))
+            more = self._more(no_fit, rules)
+            # "not even a full machine holds it" is said only when nothing else would work
+            out.extend(m for m in more if not (out and m.startswith(NOT_EVEN)))
         return list(dict.fromkeys(out))
 
     def _more(self, no_fit: bool, rules: set[str]) -> list[str]:
@@ -182,7 +185,7 @@ class _Job:
             n, detail = fit_only
             return [f"{n - self.count:,} more {self.name} ({n:,} in all): the job fits{detail}"]
         if no_fit and counts:
-            return [f"not even a full machine of {top:,} {self.name} holds it"]
+            return [f"{NOT_EVEN} {top:,} {self.name} holds it"]
         return []
 
     def _what(self, no_fit: bool, rules: set[str]) -> str:
