@@ -119,7 +119,7 @@ class TrainingAnswer(Section):
     tokens_b: float | None = Field(default=None, ge=1e-6, le=1_000_000, **ask(
         "training tokens, billions, e.g. 2T or 500B (default: 20 per parameter for training, 0.1B for "
         "fine-tuning)", flag="tokens", question="Training tokens",
-        hint="Training compute ≈ 6 × parameters × tokens (000, S8).", unit="billion",
+        hint="Training compute ≈ 6 × parameters × tokens, 4 × for LoRA/QLoRA (000, S8).", unit="billion",
         example="e.g. 2 or 500M (empty: 20 per parameter from scratch, 0.1 fine-tuning)", count=True))
     deadline_days: float = Field(default=30.0, ge=0.01, le=3650, **ask(
         "days the run may take (≥ 15 min)", flag="deadline_days", question="Deadline",

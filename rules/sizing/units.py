@@ -1,6 +1,9 @@
-"""Units used by every sizing function, and the parser for human counts such as "70B" or "1.5T".
+"""Units used by every sizing function, and the one place numbers are parsed from and printed for people.
 
-GB means 10^9 bytes everywhere (the vendors' convention for HBM/GDDR capacity and bandwidth), never GiB.
+GB means 10^9 bytes everywhere (the vendors' convention for HBM/GDDR capacity and bandwidth), never GiB. Every figure
+a person types may carry a K/M/B/T suffix (`--tokens 1T`, `--capex 2M`, `--dau 50k`), and every count printed for
+people uses the same suffixes (`20M tokens`, `1T tokens`), never scientific notation: `parse_count`,
+`parse_billions` and `parse_amount` read them, `count_text` and `billions_text` write them.
 """
 
 from __future__ import annotations
@@ -35,6 +38,35 @@ def parse_billions(text: str) -> float:
     "15_000_000": from a million up)."""
     value, suffix = _count_and_suffix(text)
     return value / 1e9 if suffix or value >= 1e6 else value
+
+
+def parse_amount(text: str) -> float:
+    """A plain figure (dollars, requests a minute, users) written plainly or with a K/M/B/T suffix: "2M" → 2,000,000,
+    "1.5k" → 1,500, "$250,000" → 250,000, "0" → 0. The range is the answers model's to check; raises ValueError
+    naming what was typed when it is not a number."""
+    cleaned = text.strip().removeprefix("$").replace("_", "").replace(",", "")
+    m = _COUNT.match(cleaned)
+    if not m:
+        raise ValueError(f"{text!r} is not a number (use digits, optionally with K, M, B or T: 2M, 250k)")
+    value = float(f"{m[1]}e{m[2] or 0}") * _SUFFIX[m[3].upper()]
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def count_text(value: float) -> str:
+    """A count as people write it, with the suffix `parse_count` reads: `20M`, `1T`, `7.5B`, `61K`, `950` (never
+    `2e+07`)."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(value) >= scale:
+            return f"{value / scale:,.4g}{suffix}" if value / scale < 1000 else f"{value / scale:,.0f}{suffix}"
+    return f"{value:,.0f}" if float(value).is_integer() or abs(value) >= 1 else f"{value:.3g}"
+
+
+def billions_text(billions: float) -> str:
+    """A count given in billions (the answers' `tokens_b`, `params_b`) printed as `count_text` does: 0.02 → `20M`,
+    1000 → `1T`, 70 → `70B`."""
+    return count_text(billions * 1e9)
 
 
 def _count_and_suffix(text: str) -> tuple[float, str]:

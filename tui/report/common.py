@@ -120,10 +120,25 @@ def default_names(result: RecommendResult) -> set[str]:
     return {entry.split("=", 1)[0].strip() for entry in result.defaults_applied}
 
 
-def answer_rows(result: RecommendResult) -> list[AnswerRow]:
-    """Every effective answer, each marked as given by the user or filled in by a default."""
-    defaults = default_names(result)
-    return [AnswerRow(key, value_text(value), key in defaults) for key, value in flatten(result.answers_effective)]
+def given_names(result: RecommendResult) -> set[str]:
+    """The dotted names of the answers the user set (the `answers` object holds only those)."""
+    return {key for key, _ in flatten(result.answers)}
+
+
+def answer_rows(result: RecommendResult, *, every: bool = False) -> list[AnswerRow]:
+    """The effective answers the consultation used, each marked as set by the user or filled in by a default.
+
+    "Your answer" means the user set it (`answers`); a default is one listed in `defaults_applied`. An answer in
+    neither (the inference section of a fine-tuning job) does not apply to the workload and is left out, unless
+    `every` asks for the whole answers model (then it is marked a default: the user did not set it)."""
+    given, defaults = given_names(result), default_names(result)
+    return [AnswerRow(key, value_text(value), key not in given) for key, value in flatten(result.answers_effective)
+            if every or key in given or key in defaults]
+
+
+def defaults_line(result: RecommendResult) -> str:
+    """The defaults the consultation applied, as one sentence-long list: `training.deadline_days = 30, …`."""
+    return "; ".join(one_line(d) for d in result.defaults_applied if not d.endswith("= not set"))
 
 
 # --- header ----------------------------------------------------------------------------------------------------------
@@ -258,7 +273,8 @@ def summary(result: RecommendResult) -> str:
     """The opening sentence: whether a plan was found and what the workload needs (plain text, not escaped)."""
     p = result.profile
     verdict = "A workable plan was found." if result.feasible else "No option meets every requirement."
-    needs = [f"{gb(p.weights_gb)} of weights"]
+    weights, per_gpu = weights_needed(result)
+    needs = [f"{gb(weights)} of weights" + (" per GPU in the recommended plan" if per_gpu else "")]
     if p.training_memory_gb is not None:
         needs.append(f"{gb(p.training_memory_gb)} in total to train (before sharding)")
     top = result.recommendations[0] if result.recommendations else None
@@ -621,3 +637,126 @@ MEMORY_PARTS = (
     ("optimizer_states", "Optimizer states"),
     ("runtime_overhead", "Runtime overhead"),
 )
+
+
+# --- what applies to the workload -------------------------------------------------------------------------------------
+SERVING_ASSUMPTIONS = ("allreduce_latency_", "burst_headroom", "compute_efficiency", "dau_", "decode_bandwidth",
+                       "disagg_", "kv_transfer", "prefill_chunk", "port_weeks_serve_", "step_overhead",
+                       "owned_utilization_production")
+"""Assumptions (assumptions.toml ids, by prefix) that only serving reads."""
+TRAINING_ASSUMPTIONS = ("training_", "finetune_", "port_weeks_train_", "spot_uninterrupted")
+"""Assumptions only training and fine-tuning read (`finetune_` only fine-tuning, `training_global_batch` only
+pretraining)."""
+PURCHASE_ASSUMPTIONS = ("resale_", "colocation_", "power_usd", "pue", "hardware_lifetime", "server_accounting",
+                        "consumer_dense_throttle")
+"""Assumptions that cost hardware bought: read only when an option shown is a purchase."""
+PORT_SUFFIX = {"amd": "rocm", "apple": "apple", "google": "tpu", "aws": "neuron", "intel": "gaudi"}
+"""The `port_weeks_*_<stack>` an option of a vendor pays (NVIDIA's CUDA needs no port)."""
+STAGE_ASSUMPTIONS = {"usage_hours_learning": "learning", "usage_hours_prototyping": "prototyping"}
+MOE_ACTIVE_SHARE = 0.8
+"""A model whose active parameters are under this share of its total is a mixture of experts (a dense model's
+"active" count only leaves out its embeddings: 7.5 of 8.03 B for Llama 3.1 8B; Mixtral activates 12.9 of 46.7)."""
+
+
+def is_moe(result: RecommendResult) -> bool:
+    p = result.profile
+    return 0 < p.parameters_active < MOE_ACTIVE_SHARE * p.parameters_total
+
+
+def assumption_applies(assumption_id: str, result: RecommendResult) -> bool:
+    """Whether the options shown read this assumption: no serving or mixture-of-experts figures for a QLoRA job, no
+    training figures for serving, resale and power only when an option shown is bought, the port of a vendor only
+    when one of its options is shown, the usage hours of the stated stage only."""
+    work = workload(result)
+    shown = [*result.recommendations, *result.runners_up]
+    if assumption_id.startswith(SERVING_ASSUMPTIONS):
+        if work != "inference":
+            return False
+    elif assumption_id.startswith(TRAINING_ASSUMPTIONS):
+        if work == "inference" or (assumption_id.startswith("finetune_") and work != "finetune") \
+                or (assumption_id.startswith("training_global_batch") and work != "training"):
+            return False
+    if assumption_id.startswith("moe_"):
+        return is_moe(result)
+    if assumption_id.startswith(PURCHASE_ASSUMPTIONS):
+        bought = [r for r in shown if r.purchase]
+        if not bought:
+            return False
+        if assumption_id.startswith("resale_share_"):
+            classes = {"apple" if r.accelerator.vendor == "apple" else r.accelerator.market for r in bought}
+            return any(f"_{k}_" in assumption_id for k in classes)
+        return True
+    if assumption_id.startswith("port_weeks_") or assumption_id == "ml_engineer_loaded_usd_per_week":
+        stacks = {PORT_SUFFIX[r.accelerator.vendor] for r in shown if r.accelerator.vendor in PORT_SUFFIX}
+        return any(assumption_id.endswith(f"_{s}") for s in stacks) if assumption_id.startswith("port_") \
+            else bool(stacks)
+    stage = STAGE_ASSUMPTIONS.get(assumption_id)
+    return stage is None or result.answers_effective.get("stage") == stage
+
+
+@dataclass(frozen=True)
+class RuledOutGroup:
+    rule: str
+    heuristic: str | None
+    names: list[str]
+    reason: str
+    """The first entry's reason, as an example of the group's."""
+
+
+def ruled_out_groups(result: RecommendResult) -> list[RuledOutGroup]:
+    """The ruled-out options grouped by the rule that ruled them out, largest group first (the short list a reader
+    scans; the full list is behind --full or folded)."""
+    groups: dict[str, RuledOutGroup] = {}
+    for o in result.ruled_out:
+        g = groups.get(o.rule)
+        if g is None:
+            groups[o.rule] = RuledOutGroup(o.rule, o.heuristic, [o.name], o.reason)
+        elif o.name not in g.names:
+            g.names.append(o.name)
+    return sorted(groups.values(), key=lambda g: -len(g.names))
+
+
+def names_text(names: Sequence[str], limit: int = 4) -> str:
+    """`A, B, C, D and 12 more`."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def splits_model(rec: Recommendation) -> bool:
+    """Whether the option's GPUs each hold a part of the weights (tensor, pipeline or expert parallel, ZeRO-3)."""
+    return rec.tensor_parallel * rec.pipeline_parallel * rec.expert_parallel > 1 or rec.zero_stage >= 3
+
+
+def weights_needed(result: RecommendResult) -> tuple[float, bool]:
+    """(GB, per GPU) of the weights the summary and the profile print: the recommended plan's (what its memory
+    breakdown shows, 16-bit embeddings of a 4-bit model included), per GPU when the plan splits the model; the
+    profile's estimate only when there is no plan."""
+    top = result.recommendations[0] if result.recommendations else None
+    if top is None:
+        return result.profile.weights_gb, False
+    return top.memory.weights, splits_model(top)
+
+
+def memory_parts(rec: Recommendation) -> list[tuple[str, str]]:
+    """(field, label) of the memory parts the option holds: no KV cache row for training, no gradients or optimizer
+    states for serving (a part under 0.05 GB prints as 0.0 and says nothing)."""
+    return [(f, label) for f, label in MEMORY_PARTS if f == "weights" or getattr(rec.memory, f) >= 0.05]
+
+
+def memory_line(rec: Recommendation) -> str:
+    """`13.4 of 16.0 GB (83.5%): weights 5.9, activations 6.0, …, runtime overhead 1.0; 1.6 GB kept free`."""
+    m = rec.memory
+    parts = ", ".join(f"{label.lower()} {fixed(getattr(m, f), 1)}" for f, label in memory_parts(rec))
+    return (f"{fixed(m.total, 1)} of {gb(m.capacity)} ({pct(m.utilization)}): {parts}; "
+            f"{gb(m.headroom_required)} kept free")
+
+
+COST_DETAIL_ONLY = frozenset({"Price source", "Beyond the accelerators", "Before resale"})
+"""Cost lines the short report leaves to --full and the HTML (the price's sources, a purchase's split)."""
+
+
+def decision_line(rec: Recommendation) -> str:
+    """`$1,234 = hardware $1,500 + power $80 − resale $346`: the decision cost and its parts, in one line."""
+    parts = " ".join(("− " if p.usd < 0 else "+ ") + f"{p.part} {usd(abs(p.usd))}"
+                     for p in rec.decision_cost.parts).removeprefix("+ ")
+    return f"{signed_usd(rec.decision_cost.usd)} = {parts}"

@@ -74,6 +74,20 @@ def _count(text: str) -> str | float:
         return text
 
 
+def _amount(text: str) -> str | float:
+    """A number read as the flags read it ('2M' → 2,000,000, '250k' → 250,000: rules/sizing/units, the one parser);
+    anything else as typed, for the answers model to name as wrong (or to take as it is: an int field's '16')."""
+    from gpuadvisor.rules.sizing.units import parse_amount
+
+    if text[-1:].upper() not in ("K", "M", "B", "T"):
+        return text  # a plain number: the answers model parses and range-checks it (an int stays an int)
+    try:
+        value = parse_amount(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() else value
+
+
 def _put(d: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     for p in parents:
@@ -141,7 +155,7 @@ class AnswerState:
             elif q.kind in TEXT_KINDS:
                 text = number_text(str(value))
                 if text:
-                    _put(data, q.key, _count(text) if q.count else text)
+                    _put(data, q.key, _count(text) if q.count else _amount(text))
             elif q.kind == "text":
                 text = str(value).strip()
                 if text and text.lower() != NONE:
