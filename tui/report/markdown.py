@@ -196,20 +196,20 @@ def _profile(doc: _Doc, result: RecommendResult, chain: Sequence[ChainLine], fol
 
 
 def _answers(doc: _Doc, result: RecommendResult, folded: bool) -> None:
+    """What you set, the defaults in one line; with everything (`folded`) the whole table, marked, folded."""
     rows = c.answer_rows(result)
     doc.add("## Your answers", "")
-    if folded:
-        doc.add(f"{sum(r.default for r in rows)} answers were not given and use a default (marked *default*). "
-                "The JSON report embeds the answers: `gpuadvisor recommend --answers report.json` reruns this "
-                "consultation.", "")
-        doc.add(*_table(["Answer", "Value", "Given by"],
-                        [[_code(r.key), md(r.value), "*default*" if r.default else "your answer"] for r in rows]))
-        return
-    given = [r for r in rows if not r.default]
-    doc.add(*_table(["Answer", "Value"], [[_code(r.key), md(r.value)] for r in given]))
+    doc.add(*_table(["Answer", "Value"], [[_code(r.key), md(r.value)] for r in rows if not r.default]))
     defaults = c.defaults_line(result)
     if defaults:
         doc.add(f"Defaults used: {md(defaults)}.", "")
+    if folded:
+        doc.details(f"Every answer the consultation used ({len(rows)}, {sum(r.default for r in rows)} defaults)",
+                    ["The JSON report embeds the answers: `gpuadvisor recommend --answers report.json` reruns this "
+                     "consultation.", "",
+                     *_table(["Answer", "Value", "Given by"],
+                             [[_code(r.key), md(r.value), "*default*" if r.default else "your answer"]
+                              for r in rows])])
 
 
 def _assumptions(doc: _Doc, result: RecommendResult, folded: bool) -> None:

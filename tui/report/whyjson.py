@@ -92,7 +92,7 @@ def compact(doc: dict[str, Any]) -> dict[str, Any]:
         _remember(steps, trees)
         container[key] = out
     for phase in doc.get("phases") or ():
-        compact(phase)
+        compact(phase)  # a phase is a consultation of its own: its own fact ids, its own tables
     doc[RULES] = rules
     facts_out, doc[SOURCES] = _sources(_same_as(facts))
     doc[FACTS] = {key: _row(entry) for key, entry in facts_out.items()}
@@ -178,7 +178,8 @@ def expand(doc: Any) -> Any:
     returned as they are)."""
     if not isinstance(doc, dict):
         return doc
-    for phase in doc.get("phases") or ():
+    phases = doc.get("phases")
+    for phase in phases if isinstance(phases, list) else ():
         expand(phase)
     if not {FACTS, RULES, SOURCES, NOTES} & set(doc):
         return doc
@@ -209,7 +210,9 @@ def expand(doc: Any) -> Any:
             if mark not in (None, REPEATED):
                 raise FormatError(f"{where}: unknown step mark {mark!r}")
             steps.append(_full(fact, depth, mark == REPEATED, facts, rules, sources, where))
-        _remember_steps(steps, trees)
+        if all(isinstance(st, dict) and type(st.get("depth")) is int and type(st.get("fact")) is int
+               for st in steps):  # else the result's validation names the bad step
+            _remember_steps(steps, trees)
         container[key] = steps
     return doc
 
@@ -236,8 +239,10 @@ def _full(fact: int, depth: int, repeated: bool, facts: dict[str, Any], rules: d
     if not isinstance(entry, dict):
         raise FormatError(f"{where}: fact {fact} is not in {FACTS} (or not [kind, text, rule(, source)])")
     rule = entry.get("rule")
+    if rule is not None and not isinstance(rule, str):
+        raise FormatError(f"{where}: fact {fact} names no rule id")
     info = rules.get(rule, {}) if rule is not None else {}
-    if rule is not None and not isinstance(info, dict):
+    if not isinstance(info, dict):
         raise FormatError(f"{where}: rule {rule!r} is not in {RULES}")
     step: Step = {"depth": depth, "fact": fact, "kind": entry.get("kind"), "text": entry.get("text"), "rule": rule}
     for field, name in RULE_FIELDS:
