@@ -24,6 +24,7 @@ from gpuadvisor.knowledge.bounds import (
     MAX_POSITIONS,
     MAX_VOCAB,
 )
+from gpuadvisor.knowledge.engine_names import EngineName
 
 _DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 
@@ -31,7 +32,7 @@ _DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 class Strict(BaseModel):
     """Base of every knowledge-base model: unknown fields are errors, instances are immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class Source(Strict):
@@ -897,9 +898,6 @@ class Assumption(Strict):
     high: float | None = None
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
-
-
-EngineName = Literal["llama.cpp", "vllm", "sglang", "tensorrt-llm", "tensorrt-llm-engine", "mlx"]
 
 
 class Band(Strict):
