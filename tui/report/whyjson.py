@@ -14,7 +14,9 @@ chain repeats the same text thousands of times (1.27 MB for a student's QLoRA jo
   `repeated`, or `[depth, fact, "s"]` for a fact whose whole sub-tree is the one given for it in an earlier chain
   (the chains are read in the order they appear in the file); a step that says something the tables cannot (the
   folded line of default answers) is written out as a `WhyStep` object;
-- the options' `notes` (the same few methods under every option) are indexes into `option_notes`.
+- the options' `notes` (the same few methods under every option) are indexes into `option_notes`;
+- a rule-out's `reason` and a finding's `message` are left out when they are the first step of their chain, word for
+  word (as they are when the consultation wrote them).
 
 `expand` turns such a document back into the `RecommendResult` shape (every step spelled out), so a report saved
 before this format (steps as objects, no tables) reads the same. Each lifecycle phase is a consultation of its own,
@@ -75,6 +77,7 @@ def compact(doc: dict[str, Any]) -> dict[str, Any]:
     rules: dict[str, dict[str, Any]] = {}
     facts: dict[str, dict[str, Any]] = {}
     trees: dict[int, Signature] = {}
+    _said_by_the_chain(doc)
     for container, key in list(_chains(doc)):
         steps: list[Step] = container[key]
         out: list[Any] = []
@@ -112,6 +115,31 @@ def _sources(facts: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         if isinstance(source, str) and counts[source] > 1:
             entry["source"] = index.setdefault(source, len(index))
     return facts, list(index)
+
+
+SAID = (("ruled_out", "reason"), ("warnings", "message"))
+"""A rule-out's reason and a finding's message are the words of the first fact of their chain: written there once."""
+
+
+def _said_by_the_chain(doc: dict[str, Any]) -> None:
+    """Leave out a rule-out's `reason` (a finding's `message`) that its chain's first step says word for word."""
+    for section, field in SAID:
+        for entry in doc.get(section) or ():
+            chain = entry.get("why") or []
+            if chain and chain[0]["depth"] == 0 and chain[0]["text"] == entry.get(field):
+                del entry[field]
+
+
+def _said_again(doc: dict[str, Any]) -> None:
+    """`_said_by_the_chain` undone: the field back from the (expanded) chain's first step."""
+    for section, field in SAID:
+        entries = doc.get(section)
+        for entry in entries if isinstance(entries, list) else ():
+            if not isinstance(entry, dict):
+                continue
+            chain = entry.get("why")
+            if field not in entry and isinstance(chain, list) and chain and isinstance(chain[0], dict):
+                entry[field] = chain[0].get("text")
 
 
 def _row(entry: Any) -> Any:
@@ -214,6 +242,7 @@ def expand(doc: Any) -> Any:
                for st in steps):  # else the result's validation names the bad step
             _remember_steps(steps, trees)
         container[key] = steps
+    _said_again(doc)
     return doc
 
 
