@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 
 GB = 1e9
 """Bytes in a gigabyte (decimal, as printed on datasheets)."""
@@ -86,11 +87,21 @@ def to_gb(n_bytes: float) -> float:
     return n_bytes / GB
 
 
+def fixed(value: float, places: int) -> str:
+    """Rounded half away from zero on the decimal digits a person reads (70.55 → 70.6, where `f"{:.1f}"` gives
+    70.5 because 70.55 is stored as 70.5499...), with thousands separators: the one rounding every printed figure
+    uses."""
+    quantum = Decimal(1).scaleb(-places)
+    return f"{Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP):,}"
+
+
 def usd_text(value: float) -> str:
-    """Dollars as a person reads them, never in scientific notation: `$44,864`, `$3.59`, `$0.738`."""
-    if abs(value) >= 100:
-        return f"${value:,.0f}"
-    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.3f}"
+    """Dollars as a person reads them, never in scientific notation, the same in every screen and report: `$44,864`,
+    `$3.59`, `$0.738`, `$0` (free), `−$560` (a resale credit)."""
+    if value == 0:
+        return "$0"
+    sign, size = ("−" if value < 0 else ""), abs(value)
+    return f"{sign}${fixed(size, 0 if size >= 100 else 2 if size >= 1 else 3)}"
 
 
 FLOP_PREFIXES = ((1e24, "yotta"), (1e21, "zetta"), (1e18, "exa"), (1e15, "peta"), (1e12, "tera"), (1e9, "giga"))

@@ -65,7 +65,7 @@ def test_key_figures_are_formatted(fmt: str) -> None:
     assert "59.9 GB" in text and "74.9%" in text
     for money in ("$3.59", "$1.45", "$1.36", "$0.738", "$145,000", "$0.508", "$31.92", "$2,621"):
         assert money in text, money  # 2,620.7 $/month → $2,621
-    assert "690 tok/s" in text and "43.1 tok/s" in text and "2,400 tok/s" in text
+    assert "690 tokens/s" in text and "43.1 tokens/s" in text and "2,400 tokens/s" in text
     assert "19.0% utilization" in text  # break-even utilization 0.19 of the purchase
 
 

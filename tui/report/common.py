@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from decimal import ROUND_HALF_UP, Decimal
 from importlib import metadata
 from typing import Any
 
@@ -23,34 +22,23 @@ from gpuadvisor.rules.result import (
     ReportMeta,
     Warning,
 )
-from gpuadvisor.rules.sizing.units import flops_text
+from gpuadvisor.rules.sizing.units import fixed, flops_text, usd_text
+from gpuadvisor.tui import present
 from gpuadvisor.tui.widgets import format as fmt
 
 NA = "n/a"
 
 
 # --- numbers ---------------------------------------------------------------------------------------------------------
-def fixed(value: float, places: int) -> str:
-    """Rounded half away from zero on the decimal digits a person reads (70.55 → 70.6, where `f"{:.1f}"` gives
-    70.5 because 70.55 is stored as 70.5499...), with thousands separators."""
-    quantum = Decimal(1).scaleb(-places)
-    return f"{Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP):,}"
-
-
 def gb(value: float) -> str:
     """GB (10^9 bytes) with one decimal: `117.7 GB`."""
     return f"{fixed(value, 1)} GB"
 
 
 def usd(value: float) -> str:
-    """Dollars with the precision a reader needs: `$15,000`, `$3.59`, `$0.738`, `$0` (free)."""
-    if value == 0:
-        return "$0"
-    if abs(value) >= 100:
-        return f"${fixed(value, 0)}"
-    if abs(value) >= 1:
-        return f"${fixed(value, 2)}"
-    return f"${fixed(value, 3)}"
+    """Dollars with the precision a reader needs: `$15,000`, `$3.59`, `$0.738`, `$0` (free) — the units module's, as
+    every screen prints them."""
+    return usd_text(value)
 
 
 def pct(fraction: float) -> str:
@@ -58,7 +46,7 @@ def pct(fraction: float) -> str:
     return f"{fixed(fraction * 100, 1)}%"
 
 
-def rate(value: float, unit: str = "tok/s") -> str:
+def rate(value: float, unit: str = "tokens/s") -> str:
     """Throughputs: thousands separated, one decimal below 100."""
     return f"{fixed(value, 0 if value >= 100 else 1)} {unit}"
 
@@ -392,7 +380,7 @@ def decision_rows(rec: Recommendation) -> list[tuple[str, str, str]]:
 
 def signed_usd(value: float) -> str:
     """'$1,234', '−$560' (a resale credit), '$0.42'."""
-    return ("−" if value < 0 else "") + usd(abs(value))
+    return usd_text(value)
 
 
 # --- options ---------------------------------------------------------------------------------------------------------
@@ -428,14 +416,13 @@ def layout(rec: Recommendation) -> str:
 
 def speed(rec: Recommendation) -> str:
     """The headline speed figure: for serving the option's capacity and its headroom over the demand (the demand
-    itself is the same for every option and is printed once, above the table); days for training."""
-    if rec.training_days is not None:
-        return fmt.duration_days(rec.training_days)
-    if rec.capacity_tokens_per_s is not None:
-        return rate(rec.capacity_tokens_per_s) + (f" ({fmt.headroom(rec.headroom)})" if rec.headroom is not None
-                                                  else "")
-    if rec.tokens_per_s is not None:
-        return rate(rec.tokens_per_s)
+    itself is the same for every option and is printed once, above the table); the run's time for training (the
+    presenter's figures, as the screens print them)."""
+    for key in ("training_time", "capacity", "throughput"):
+        f = present.figure(rec, key)
+        if f is not None:
+            headroom = present.figure(rec, "headroom") if key == "capacity" else None
+            return f.text + (f" ({headroom.text})" if headroom is not None else "")
     return NA
 
 
@@ -447,21 +434,10 @@ def speed_header(result: RecommendResult) -> str:
 
 
 def speed_items(rec: Recommendation) -> list[tuple[str, str]]:
+    """What bounds the option and its speed figures, labelled and printed by the presenter (the detail's Speed tab
+    shows the same)."""
     items: list[tuple[str, str]] = [("Bound by", f"memory {rec.bound}" if rec.bound == "bandwidth" else "compute")]
-    if rec.tokens_per_s is not None:
-        items.append(("Throughput (all replicas)", rate(rec.tokens_per_s)))
-    if rec.tokens_per_s_per_user is not None:
-        items.append(("Per user", rate(rec.tokens_per_s_per_user)))
-    if rec.capacity_tokens_per_s is not None:
-        items.append(("Capacity (largest batch)", rate(rec.capacity_tokens_per_s)))
-    if rec.headroom is not None:
-        items.append(("Headroom (capacity ÷ need)", f"{rec.headroom:,.1f}×"))
-    if rec.ttft_s is not None:
-        items.append(("Time to first token", f"{rec.ttft_s:,.2f} s"))
-    if rec.training_days is not None:
-        items.append(("Training time", fmt.duration_days(rec.training_days)))
-    if rec.training_gpu_hours is not None:
-        items.append(("GPU-hours", f"{rec.training_gpu_hours:,.0f}"))
+    items += [(f.label, f.text) for f in present.figures(rec, present.SPEED)]
     split = split_text(rec)
     if split is not None:
         items.append(("Disaggregated (PD.split)", split))
@@ -481,16 +457,11 @@ def split_text(rec: Recommendation) -> str | None:
 def cost_items(cost: Cost) -> list[tuple[str, str]]:
     """Every cost figure present, labelled, with the price date last (a price never travels without it)."""
     items: list[tuple[str, str]] = []
-    if cost.capex_usd is not None:
-        items.append(("Purchase (capex)", usd(cost.capex_usd)))
-    if cost.usd_per_hour is not None:
-        items.append(("Per hour", usd(cost.usd_per_hour)))
-    if cost.usd_per_month is not None:
-        items.append(("Per month", usd(cost.usd_per_month)))
-    if cost.usd_per_run is not None:
-        items.append(("Per run", usd(cost.usd_per_run)))
-    if cost.usd_per_million_tokens is not None:
-        items.append(("Per million tokens", usd(cost.usd_per_million_tokens)))
+    for key, value in (("capex", cost.capex_usd), ("usd_per_hour", cost.usd_per_hour),
+                       ("usd_per_month", cost.usd_per_month), ("usd_per_run", cost.usd_per_run),
+                       ("usd_per_million_tokens", cost.usd_per_million_tokens)):
+        if value is not None:
+            items.append((present.label(key), usd(value)))
     if cost.usage_hours is not None:
         items.append(("Hours billed", f"{cost.usage_hours:,.1f} h (set-up included)"))
     items += purchase_items(cost)

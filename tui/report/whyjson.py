@@ -15,8 +15,8 @@ chain repeats the same text thousands of times (1.27 MB for a student's QLoRA jo
   (the chains are read in the order they appear in the file); a step that says something the tables cannot (the
   folded line of default answers) is written out as a `WhyStep` object;
 - the options' `notes` (the same few methods under every option) are indexes into `option_notes`;
-- a rule-out's `reason` and a finding's `message` are left out when they are the first step of their chain, word for
-  word (as they are when the consultation wrote them).
+- a rule-out's `reason` is left out when it is the first step of its chain, word for word (as it is when the
+  consultation wrote it).
 
 `expand` turns such a document back into the `RecommendResult` shape (every step spelled out), so a report saved
 before this format (steps as objects, no tables) reads the same. Each lifecycle phase is a consultation of its own,
@@ -117,12 +117,13 @@ def _sources(facts: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return facts, list(index)
 
 
-SAID = (("ruled_out", "reason"), ("warnings", "message"))
-"""A rule-out's reason and a finding's message are the words of the first fact of their chain: written there once."""
+SAID = (("ruled_out", "reason"),)
+"""A rule-out's reason is the words of the first fact of its chain: written there once (a hundred of them in a
+student's report; a finding's message, read by every consumer, stays)."""
 
 
 def _said_by_the_chain(doc: dict[str, Any]) -> None:
-    """Leave out a rule-out's `reason` (a finding's `message`) that its chain's first step says word for word."""
+    """Leave out a rule-out's `reason` that its chain's first step says word for word."""
     for section, field in SAID:
         for entry in doc.get(section) or ():
             chain = entry.get("why") or []

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.tui import present
 from gpuadvisor.tui.report.common import decision_rows, purchase_items, split_text
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
@@ -54,17 +55,10 @@ def title_line(rec: Recommendation, result: RecommendResult) -> Text:
 
 
 def speed_pairs(rec: Recommendation) -> list[tuple[str, str]]:
+    """What bounds the option, its speed figures (the presenter's: the table's capacity, the reports' labels) and
+    its layout."""
     pairs = [("Bound", BOUND_TEXT.get(rec.bound, rec.bound))]
-    if rec.tokens_per_s is not None:
-        pairs.append(("Throughput", f"{fmt.number(rec.tokens_per_s, 0)} tokens/s in total"))
-    if rec.tokens_per_s_per_user is not None:
-        pairs.append(("Per user", f"{fmt.number(rec.tokens_per_s_per_user)} tokens/s"))
-    if rec.ttft_s is not None:
-        pairs.append(("First token", fmt.seconds(rec.ttft_s)))
-    if rec.training_days is not None:
-        pairs.append(("Training time", f"{fmt.number(rec.training_days)} days"))
-    if rec.training_gpu_hours is not None:
-        pairs.append(("GPU-hours", fmt.number(rec.training_gpu_hours, 0)))
+    pairs += [(f.label, f.text) for f in present.figures(rec, present.SPEED)]
     first = (f"expert parallel {rec.expert_parallel} (attention data-parallel)" if rec.expert_parallel > 1
              else f"tensor parallel {rec.tensor_parallel}")
     layout = (f"{rec.count} × {rec.accelerator.name} on {rec.nodes} node{'s' if rec.nodes != 1 else ''}: {first} "
@@ -89,10 +83,8 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     if rec.purchase:
         pairs.append(("Purchase", f"{fmt.money(c.capex_usd)} ({rec.unit.machines} × {rec.unit.name} holding "
                                   f"{rec.count} × {rec.accelerator.name})"))
-    for label, value in (("Per hour", c.usd_per_hour), ("Per run", c.usd_per_run),
-                         ("Per 1M tokens", c.usd_per_million_tokens), ("Per month", c.usd_per_month)):
-        if value is not None:
-            pairs.append((label, fmt.money(value)))
+    pairs += [(f.label, f.text) for f in present.figures(rec, ("usd_per_hour", "usd_per_run",
+                                                               "usd_per_million_tokens", "usd_per_month"))]
     if c.usage_hours is not None:
         per = "per run" if c.usd_per_run is not None else "a month"
         pairs.append(("Hours billed", f"{c.usage_hours:,.1f} h {per} (set-up time included)"))
