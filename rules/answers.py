@@ -385,7 +385,7 @@ class CurrentAnswer(Section):
         "observed busy fraction of the GPU you have, 0-1", flag="current_utilization"))
     pc_slots: int = Field(default=0, ge=0, le=8, **ask(
         "free double-width PCIe slots in a desktop you already have, for cards you buy (no new computer needed); "
-        "unset = 2 while learning or prototyping, else 0", flag="pc_slots", question="Free slots in your desktop",
+        "unset = 2 while learning or prototyping, else 0", flag="pc_slots", question="Free desktop PCIe slots",
         hint="A card for a PC you have costs only the card; more cards need a workstation or a server.",
         unit="slots", example="e.g. 1 (empty: 2 while learning or prototyping, else 0)"))
 

@@ -26,8 +26,10 @@ class Figure:
     key: str
     label: str
     value: float
+    number: str
+    """The figure without its unit (`13,659`): what a narrow column prints under a label that names the unit."""
     text: str
-    """The figure as every screen and report prints it, with its unit."""
+    """The figure as every screen and report prints it, with its unit (`13,659 tokens/s`)."""
     better: Better = ""
     """Which way is better when options are compared: 'low' (cost, time, latency), 'high' (speed), '' (neither:
     memory a plan holds per GPU says how it is split, not how good it is)."""
@@ -38,52 +40,48 @@ def tokens_number(value: float) -> str:
     return fixed(value, 0 if value >= 100 else 1)
 
 
-def tokens_per_s(value: float) -> str:
-    return f"{tokens_number(value)} tokens/s"
-
-
 def gb_text(value: float) -> str:
     return f"{fixed(value, 1)} GB"
 
 
-def seconds_text(value: float) -> str:
-    """A latency in seconds with two decimals: `0.42 s`, `1.35 s`."""
-    return f"{fixed(value, 2)} s"
-
-
-def headroom_text(value: float) -> str:
-    return fmt.headroom(value)
-
-
 @dataclass(frozen=True)
-class _Spec:
+class Spec:
     key: str
     label: str
+    short: str
+    """The label in a narrow column (compare), with the unit when the cells leave it out."""
     value: Callable[[Recommendation], float | None]
-    text: Callable[[float], str]
+    number: Callable[[float], str]
+    unit: str = ""
     better: Better = ""
 
+    def text(self, value: float) -> str:
+        return self.number(value) + self.unit
 
-SPECS: tuple[_Spec, ...] = (
-    _Spec("memory", "Memory per GPU", lambda r: r.memory.total, gb_text),
-    _Spec("capacity", "Capacity (largest batch)", lambda r: r.capacity_tokens_per_s, tokens_per_s, "high"),
-    _Spec("headroom", "Headroom (capacity ÷ demand)", lambda r: r.headroom, headroom_text, "high"),
-    _Spec("throughput", "Throughput at the planned batch", lambda r: r.tokens_per_s, tokens_per_s, "high"),
-    _Spec("per_user", "Per user", lambda r: r.tokens_per_s_per_user, tokens_per_s, "high"),
-    _Spec("ttft", "Time to first token", lambda r: r.ttft_s, seconds_text, "low"),
-    _Spec("training_time", "Training time", lambda r: r.training_days, fmt.duration_days, "low"),
-    _Spec("gpu_hours", "GPU-hours", lambda r: r.training_gpu_hours, lambda v: fixed(v, 0), "low"),
-    _Spec("usd_per_hour", "Per hour", lambda r: r.cost.usd_per_hour, usd_text, "low"),
-    _Spec("usd_per_run", "Per run", lambda r: r.cost.usd_per_run, usd_text, "low"),
-    _Spec("usd_per_million_tokens", "Per million tokens", lambda r: r.cost.usd_per_million_tokens, usd_text, "low"),
-    _Spec("usd_per_month", "Per month", lambda r: r.cost.usd_per_month, usd_text, "low"),
-    _Spec("capex", "Purchase (capex)", lambda r: r.cost.capex_usd, usd_text, "low"),
-    _Spec("total", "Total", lambda r: r.decision_cost.usd, usd_text, "low"),
+
+SPECS: tuple[Spec, ...] = (
+    Spec("memory", "Memory per GPU", "Memory/GPU (GB)", lambda r: r.memory.total, lambda v: fixed(v, 1), " GB"),
+    Spec("capacity", "Capacity (largest batch)", "Capacity (tok/s)", lambda r: r.capacity_tokens_per_s,
+         tokens_number, " tokens/s", "high"),
+    Spec("headroom", "Headroom (capacity ÷ demand)", "Headroom", lambda r: r.headroom, fmt.headroom, "", "high"),
+    Spec("throughput", "Throughput at the planned batch", "Throughput (tok/s)", lambda r: r.tokens_per_s,
+         tokens_number, " tokens/s", "high"),
+    Spec("per_user", "Per user", "Per user (tok/s)", lambda r: r.tokens_per_s_per_user, tokens_number, " tokens/s",
+         "high"),
+    Spec("ttft", "Time to first token", "First token (s)", lambda r: r.ttft_s, lambda v: fixed(v, 2), " s", "low"),
+    Spec("training_time", "Training time", "Training time", lambda r: r.training_days, fmt.duration_days, "", "low"),
+    Spec("gpu_hours", "GPU-hours", "GPU-hours", lambda r: r.training_gpu_hours, lambda v: fixed(v, 0), "", "low"),
+    Spec("usd_per_hour", "Per hour", "$/hour", lambda r: r.cost.usd_per_hour, usd_text, "", "low"),
+    Spec("usd_per_run", "Per run", "$/run", lambda r: r.cost.usd_per_run, usd_text, "", "low"),
+    Spec("usd_per_million_tokens", "Per million tokens", "$/1M tokens", lambda r: r.cost.usd_per_million_tokens,
+         usd_text, "", "low"),
+    Spec("usd_per_month", "Per month", "$/month", lambda r: r.cost.usd_per_month, usd_text, "", "low"),
+    Spec("capex", "Purchase (capex)", "Purchase", lambda r: r.cost.capex_usd, usd_text, "", "low"),
+    Spec("total", "Total", "Total", lambda r: r.decision_cost.usd, usd_text, "", "low"),
 )
 BY_KEY = {s.key: s for s in SPECS}
 SPEED = ("capacity", "headroom", "throughput", "per_user", "ttft", "training_time", "gpu_hours")
 """The speed figures, in the order the detail and the reports list them."""
-COST = ("usd_per_hour", "usd_per_month", "usd_per_run", "usd_per_million_tokens", "capex")
 
 
 def figure(rec: Recommendation, key: str) -> Figure | None:
@@ -92,7 +90,8 @@ def figure(rec: Recommendation, key: str) -> Figure | None:
     value = spec.value(rec)
     if value is None:
         return None
-    return Figure(spec.key, spec.label, float(value), spec.text(float(value)), spec.better)
+    return Figure(spec.key, spec.label, float(value), spec.number(float(value)), spec.text(float(value)),
+                  spec.better)
 
 
 def figures(rec: Recommendation, keys: Sequence[str]) -> list[Figure]:

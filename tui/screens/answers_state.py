@@ -272,6 +272,15 @@ def _defaults() -> dict[str, Any]:
     return Answers().flat()
 
 
+def native_weights_of(state: AnswerState, catalog: Any) -> str | None:
+    """The weight format the state's model is published in (gpt-oss: MXFP4), from the knowledge base: what the
+    questionnaire sets when a model is typed, for a state rebuilt from answers (a file, Recent) that lacks it."""
+    models = getattr(catalog, "models", None)
+    name = state.model_id or state.raw.get("model")
+    model = models.get(str(name)) if models is not None and name else None
+    return model.checkpoint_format if model is not None else None
+
+
 def default_value(key: str, raw: Mapping[str, Any] | None = None, native: str | None = None) -> Any:
     """The default the consultation will apply to a dotted key, given the answers so far (`raw`) and the model's
     own weight format (`native`): a default implied by them (QLoRA → NF4, gpt-oss → MXFP4) first, else the

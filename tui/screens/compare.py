@@ -28,10 +28,11 @@ class Metric:
     how it is split, not how good it is)."""
 
 
-def figure_metric(key: str, label: str | None = None) -> Metric:
-    """A row of the presenter's figure `key`: its label, its printed form and which way is better."""
+def figure_metric(key: str) -> Metric:
+    """A row of the presenter's figure `key`: its short label (with the unit the cells leave out), its figure and
+    which way is better."""
     spec = present.BY_KEY[key]
-    return Metric(label or spec.label, spec.value, spec.text, spec.better)
+    return Metric(spec.short, spec.value, spec.number, spec.better)
 
 
 def _where(r: Recommendation) -> str:
@@ -49,14 +50,14 @@ METRICS: tuple[Metric, ...] = (
     Metric("Layout", lambda r: f"{split_short(r)} × {r.replicas} rep."),
     Metric("Fits", lambda r: fmt.yes_no(r.fits)),
     figure_metric("memory"),
-    Metric("GPU memory", lambda r: r.memory.capacity, present.gb_text),
+    Metric("GPU memory (GB)", lambda r: r.memory.capacity, lambda v: present.gb_text(v).removesuffix(" GB")),
     Metric("Bound", lambda r: f"{r.bound}-bound"),
     *(figure_metric(key) for key in present.SPEED),
-    figure_metric("usd_per_hour", "$/hour"),
-    figure_metric("usd_per_run", "$/run"),
-    figure_metric("usd_per_million_tokens", "$/1M tokens"),
-    figure_metric("usd_per_month", "$/month"),
-    figure_metric("capex", "Purchase"),
+    figure_metric("usd_per_hour"),
+    figure_metric("usd_per_run"),
+    figure_metric("usd_per_million_tokens"),
+    figure_metric("usd_per_month"),
+    figure_metric("capex"),
     Metric("Price as of", lambda r: r.cost.price_as_of),
     figure_metric("total"),
     Metric("Findings", lambda r: ", ".join(r.warnings) or fmt.DASH),
@@ -70,7 +71,7 @@ def _part_usd(part: str) -> Callable[[Recommendation], float | None]:
 def part_metrics(options: list[Recommendation]) -> list[Metric]:
     """One row per part of the total (hardware, power, resale, porting …) that some option has, in first-seen order."""
     names = list(dict.fromkeys(p.part for r in options for p in r.decision_cost.parts))
-    return [Metric(f"  {name}", _part_usd(name), present.BY_KEY["total"].text, "low") for name in names]
+    return [Metric(f"  {name}", _part_usd(name), present.BY_KEY["total"].number, "low") for name in names]
 
 
 def compare_rows(options: list[Recommendation]) -> list[tuple[str, list[str]]]:
