@@ -24,8 +24,8 @@ from gpuadvisor.rules.consult import consult
 from gpuadvisor.rules.profile import pflop_days_text
 from gpuadvisor.rules.result import RecommendResult
 from gpuadvisor.tui import present
-from gpuadvisor.tui.report import render
 from gpuadvisor.tui.report import common as c
+from gpuadvisor.tui.report import render
 from gpuadvisor.tui.report.jsonfmt import parse_report
 from gpuadvisor.tui.report.markdown import md
 from gpuadvisor.tui.screens.compare import compare_rows
