@@ -22,7 +22,8 @@ from gpuadvisor.rules.result import (
     ReportMeta,
     Warning,
 )
-from gpuadvisor.rules.sizing.units import fixed, flops_text, usd_text
+from gpuadvisor.rules.sizing.units import fixed as fixed  # re-exported: the one rounding every report uses
+from gpuadvisor.rules.sizing.units import flops_text, usd_text
 from gpuadvisor.tui import present
 from gpuadvisor.tui.widgets import format as fmt
 
