@@ -15,7 +15,7 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
 from gpuadvisor.tui import present
-from gpuadvisor.tui.report.common import decision_rows, purchase_items, split_text
+from gpuadvisor.tui.report.common import assumption_applies, decision_rows, purchase_items, split_text
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.memory_chart import MemoryChart
@@ -111,12 +111,18 @@ def total_text(rec: Recommendation) -> Text:
 
 
 def assumptions_text(result: RecommendResult) -> Text:
+    """The assumptions the workload reads (no serving figures for a fine-tuning job: the reports' choice), then the
+    defaults applied."""
     text = Text()
-    for a in result.assumptions:
+    used = [a for a in result.assumptions if assumption_applies(a.id, result)]
+    for a in used:
         value = f"{a.value:g}" if isinstance(a.value, float) else str(a.value)
         text.append(f"{a.title}: ", style="bold")
         text.append(f"{value} {a.unit}".rstrip())
         text.append(f"  — {a.source}\n", style="dim")
+    if len(used) < len(result.assumptions):
+        text.append(f"({len(result.assumptions) - len(used)} more this workload does not read are in the HTML "
+                    "report)\n", style="dim")
     if result.defaults_applied:
         text.append("\nDefaults applied (answers you did not give): ", style="bold")
         text.append(", ".join(result.defaults_applied) + "\n", style="dim")
