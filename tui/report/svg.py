@@ -82,7 +82,8 @@ def _axis(x0: int, y: int, scale: float, top: float, unit: str, fmt: str = "{:,.
         value = top * i / ticks
         x = x0 + value * scale
         out.append(f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 4}" stroke="#555"/>')
-        out.append(f'<text x="{x:.1f}" y="{y + 16}" text-anchor="middle" fill="#333">{_e(fmt.format(value))}</text>')
+        anchor = "start" if i == 0 else "middle"  # the first label starts at the axis: centred, it was cut ("$.00")
+        out.append(f'<text x="{x:.1f}" y="{y + 16}" text-anchor="{anchor}" fill="#333">{_e(fmt.format(value))}</text>')
     out.append(f'<text x="{x0 + BAR_W}" y="{y + 30}" text-anchor="end" fill="#333">{_e(unit)}</text>')
     return out
 
