@@ -718,7 +718,8 @@ def memory_parts(rec: Recommendation) -> list[tuple[str, str]]:
 def memory_line(rec: Recommendation) -> str:
     """`13.4 of 16.0 GB (83.5%): weights 5.9, activations 6.0, …, runtime overhead 1.0; 1.6 GB kept free`."""
     m = rec.memory
-    parts = ", ".join(f"{label.lower()} {fixed(getattr(m, f), 1)}" for f, label in memory_parts(rec))
+    parts = ", ".join(f"{label if label.startswith('KV') else label.lower()} {fixed(getattr(m, f), 1)}"
+                      for f, label in memory_parts(rec))
     return (f"{fixed(m.total, 1)} of {gb(m.capacity)} ({pct(m.utilization)}): {parts}; "
             f"{gb(m.headroom_required)} kept free")
 

@@ -181,8 +181,12 @@ def _profile(doc: _Doc, result: RecommendResult, chain: Sequence[ChainLine], fol
                 else c.params(p.parameters_total))],
             ["Weights per GPU (recommended plan)" if per_gpu else "Weights", md(c.gb(weights))]]
     if serving:
-        rows += [["KV cache", md(c.gb(p.kv_cache_gb))],
-                 ["KV cache per token", md(f"{p.kv_cache_bytes_per_token:,.0f} bytes")]]
+        top = result.recommendations[0] if result.recommendations else None
+        if top is not None and top.memory.kv_cache > 0:  # with a request rate each plan holds its own batch's
+            rows.append(["KV cache per GPU (recommended plan)", md(c.gb(top.memory.kv_cache))])
+        else:
+            rows.append(["KV cache", md(c.gb(p.kv_cache_gb))])
+        rows.append(["KV cache per token", md(f"{p.kv_cache_bytes_per_token:,.0f} bytes")])
     if p.training_memory_gb is not None:
         rows.append(["Training memory", md(c.gb(p.training_memory_gb))])
     if p.required_tokens_per_s is not None:
