@@ -56,9 +56,9 @@ def parse_amount(text: str) -> float:
 
 
 def count_text(value: float) -> str:
-    """A count as people write it, with the suffix `parse_count` reads: `20M`, `1T`, `7.5B`, `61K`, `950` (never
-    `2e+07`)."""
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+    """A count as people write it, with the suffix `parse_count` reads from a million up: `20M`, `1T`, `7.5B`;
+    below, written out: `61,035`, `950` (never `2e+07`)."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
         if abs(value) >= scale:
             return f"{value / scale:,.4g}{suffix}" if value / scale < 1000 else f"{value / scale:,.0f}{suffix}"
     return f"{value:,.0f}" if float(value).is_integer() or abs(value) >= 1 else f"{value:.3g}"

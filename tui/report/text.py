@@ -156,7 +156,8 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     if full:
         lines += table(["Price", "Id", "As of"], [[p.name, p.key, p.as_of] for p in c.price_rows(result)])
     if not why:
-        lines += ["Explanations: add --why for the chain behind every line, or save the report as md or html.", ""]
+        lines += ["Explanations: add --why for the chain behind every line (--full for every rule-out too), or save "
+                  "the report as html (folded) or md with --full.", ""]
     lines.append(f"{meta.generator} · {result.rules_fired} rules fired · schema version {result.schema_version}")
     return "\n".join(printable(line) for line in lines).rstrip() + "\n"
 
