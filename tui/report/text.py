@@ -148,9 +148,10 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
         if c.defaults_line(result):
             lines += [*wrap(f"Defaults used: {c.defaults_line(result)}."), ""]
     lines += heading("Assumptions and error bands", "-")
-    lines += table(["Assumption", "Value", "Source"],
-                   [[a.title, f"{c.number(a.value)} {a.unit}".strip(), a.source] for a in result.assumptions
-                    if full or c.assumption_applies(a.id, result)])
+    for a in result.assumptions:  # one wrapped line each: the titles are sentences, a table ran to 250 columns
+        if full or c.assumption_applies(a.id, result):
+            lines += wrap(f"- {a.title}: {f'{c.number(a.value)} {a.unit}'.strip()} [{a.source}]")
+    lines.append("")
     lines += heading("Knowledge base and prices", "-")
     lines += [f"Knowledge base version {result.knowledge.version}", ""]
     if full:
