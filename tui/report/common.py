@@ -15,7 +15,6 @@ from gpuadvisor.knowledge.sanitize import one_line as _one_line
 from gpuadvisor.rules.ranking import fmt_tokens
 from gpuadvisor.rules.result import (
     SEVERITY_ORDER,
-    Cost,
     PhasePlan,
     Recommendation,
     RecommendResult,
@@ -24,10 +23,27 @@ from gpuadvisor.rules.result import (
 )
 from gpuadvisor.rules.sizing.units import fixed as fixed  # re-exported: the one rounding every report uses
 from gpuadvisor.rules.sizing.units import flops_text, usd_text
-from gpuadvisor.tui import present
-from gpuadvisor.tui.widgets import format as fmt
-
-NA = "n/a"
+from gpuadvisor.tui.present import (  # the option rows every screen and report shows: one presenter
+    COST_DETAIL_ONLY as COST_DETAIL_ONLY,
+)
+from gpuadvisor.tui.present import MEMORY_PARTS as MEMORY_PARTS
+from gpuadvisor.tui.present import NA as NA
+from gpuadvisor.tui.present import cost_items as cost_items
+from gpuadvisor.tui.present import decision_line as decision_line
+from gpuadvisor.tui.present import decision_rows as decision_rows
+from gpuadvisor.tui.present import hardware as hardware
+from gpuadvisor.tui.present import headline_cost as headline_cost
+from gpuadvisor.tui.present import layout as layout
+from gpuadvisor.tui.present import memory_line as memory_line
+from gpuadvisor.tui.present import memory_parts as memory_parts
+from gpuadvisor.tui.present import pct as pct
+from gpuadvisor.tui.present import purchase_items as purchase_items
+from gpuadvisor.tui.present import signed_usd as signed_usd
+from gpuadvisor.tui.present import speed as speed
+from gpuadvisor.tui.present import speed_items as speed_items
+from gpuadvisor.tui.present import split_short as split_short
+from gpuadvisor.tui.present import split_text as split_text
+from gpuadvisor.tui.present import where as where
 
 
 # --- numbers ---------------------------------------------------------------------------------------------------------
@@ -42,9 +58,6 @@ def usd(value: float) -> str:
     return usd_text(value)
 
 
-def pct(fraction: float) -> str:
-    """A 0-1 fraction as a percentage: `83.5%`."""
-    return f"{fixed(fraction * 100, 1)}%"
 
 
 def rate(value: float, unit: str = "tokens/s") -> str:
@@ -370,146 +383,12 @@ COST_NOTE = ("Total: what the decision costs over the horizon (one run for train
 """What the Total column means, printed wherever the column is shown."""
 
 
-def decision_rows(rec: Recommendation) -> list[tuple[str, str, str]]:
-    """(part, dollars, how) for each part of the option's decision cost, and the total: one presenter for the
-    table, the detail, the compare screen and every report."""
-    d = rec.decision_cost
-    rows: list[tuple[str, str, str]] = [(p.part, signed_usd(p.usd), f"{p.label} ({p.rule})") for p in d.parts]
-    rows.append(("total", signed_usd(d.usd), d.horizon))
-    return rows
-
-
-def signed_usd(value: float) -> str:
-    """'$1,234', '−$560' (a resale credit), '$0.42'."""
-    return usd_text(value)
-
-
 # --- options ---------------------------------------------------------------------------------------------------------
-def where(rec: Recommendation) -> str:
-    """How the option is obtained: bought, or which instance on which cloud at which price type."""
-    if rec.acquisition == "own":
-        return "your own hardware"
-    if rec.purchase or rec.instance is None:
-        return "buy"
-    inst = rec.instance
-    count = f"{inst.count}× " if inst.count != 1 else ""
-    return f"{count}{inst.label} ({inst.pricing})"
-
-
-def hardware(rec: Recommendation) -> str:
-    return f"{rec.count}× {rec.accelerator.name}"
-
-
-def split_short(rec: Recommendation) -> str:
-    """How one replica is split: `TP 2 × PP 1`, or `EP 8 × PP 1` when the experts are split over its GPUs and
-    attention runs data-parallel."""
-    first = f"EP {rec.expert_parallel}" if rec.expert_parallel > 1 else f"TP {rec.tensor_parallel}"
-    return f"{first} × PP {rec.pipeline_parallel}"
-
-
-def layout(rec: Recommendation) -> str:
-    """Parallelism in words: `TP 2 × PP 1, 4 replicas, 1 node`."""
-    parts = [split_short(rec)]
-    parts.append(f"{rec.replicas} replica{'s' if rec.replicas != 1 else ''}")
-    parts.append(f"{rec.nodes} node{'s' if rec.nodes != 1 else ''}")
-    return ", ".join(parts)
-
-
-def speed(rec: Recommendation) -> str:
-    """The headline speed figure: for serving the option's capacity and its headroom over the demand (the demand
-    itself is the same for every option and is printed once, above the table); the run's time for training (the
-    presenter's figures, as the screens print them)."""
-    for key in ("training_time", "capacity", "throughput"):
-        f = present.figure(rec, key)
-        if f is not None:
-            headroom = present.figure(rec, "headroom") if key == "capacity" else None
-            return f.text + (f" ({headroom.text})" if headroom is not None else "")
-    return NA
-
-
 def speed_header(result: RecommendResult) -> str:
     """The ranking table's speed column: capacity and headroom for serving, run time for training."""
     if workload(result) == "inference":
         return "Capacity (× demand)" if result.profile.required_tokens_per_s else "Capacity"
     return "Time"
-
-
-def speed_items(rec: Recommendation) -> list[tuple[str, str]]:
-    """What bounds the option and its speed figures, labelled and printed by the presenter (the detail's Speed tab
-    shows the same)."""
-    items: list[tuple[str, str]] = [("Bound by", f"memory {rec.bound}" if rec.bound == "bandwidth" else "compute")]
-    items += [(f.label, f.text) for f in present.figures(rec, present.SPEED)]
-    split = split_text(rec)
-    if split is not None:
-        items.append(("Disaggregated (PD.split)", split))
-    return items
-
-
-def split_text(rec: Recommendation) -> str | None:
-    """The prefill/decode pools when rule PD.split offers them (a considered-only split stays in the findings)."""
-    d = rec.disaggregated
-    if d is None or not d.offered or d.machines is None:
-        return None
-    cost = f", {usd(d.usd_per_month)}/month" if d.usd_per_month is not None else ""
-    return (f"{d.prefill_machines} prefill + {d.decode_machines} decode = {d.machines} machines "
-            f"(colocated {d.colocated_machines}){cost}")
-
-
-def cost_items(cost: Cost) -> list[tuple[str, str]]:
-    """Every cost figure present, labelled, with the price date last (a price never travels without it)."""
-    items: list[tuple[str, str]] = []
-    for key, value in (("capex", cost.capex_usd), ("usd_per_hour", cost.usd_per_hour),
-                       ("usd_per_month", cost.usd_per_month), ("usd_per_run", cost.usd_per_run),
-                       ("usd_per_million_tokens", cost.usd_per_million_tokens)):
-        if value is not None:
-            items.append((present.label(key), usd(value)))
-    if cost.usage_hours is not None:
-        items.append(("Hours billed", f"{cost.usage_hours:,.1f} h (set-up included)"))
-    items += purchase_items(cost)
-    if cost.break_even_utilization is not None:
-        items.append(("Buying beats renting above", f"{pct(cost.break_even_utilization)} utilization"))
-    if cost.price_kind:
-        items.append(("Price kind", fmt.price_kind_text(cost.price_kind, cost.price_as_of)))
-    age = f" ({cost.price_age_months} months old)" if cost.price_age_months is not None else ""
-    items.append(("Price as of", (cost.price_as_of or "undated") + age))
-    if cost.price_source:
-        items.append(("Price source", cost.price_source))
-    return items
-
-
-def purchase_items(cost: Cost) -> list[tuple[str, str]]:
-    """What a purchase pays beyond its accelerators, what it draws and what it costs over its horizon (the TUI's
-    detail and every report show the same lines)."""
-    items: list[tuple[str, str]] = []
-    if cost.capex_usd is None:
-        return items
-    if cost.capex_beyond_accelerators_usd is not None:
-        fabric = f", fabric {usd(cost.fabric_usd)}" if cost.fabric_usd else ""
-        items.append(("Beyond the accelerators", f"{usd(cost.capex_beyond_accelerators_usd)} (hosts{fabric})"))
-    elif cost.capex_usd:
-        items.append(("Beyond the accelerators", "not split in the published price"))
-    if cost.power_kw is not None:
-        items.append(("Power at load", f"{cost.power_kw:,.1f} kW"))
-    if cost.tco_usd is not None and cost.horizon_years is not None:
-        items.append(("Before resale", f"{usd(cost.tco_usd)} over {cost.horizon_years:g} years "
-                                       "(purchase, power and site; the Total takes the resale off)"))
-    return items
-
-
-def headline_cost(cost: Cost) -> str:
-    """The one cost figure for the ranking table."""
-    parts = []
-    if cost.capex_usd is not None:
-        parts.append(f"{usd(cost.capex_usd)} to buy")
-    if cost.usd_per_hour is not None:
-        parts.append(f"{usd(cost.usd_per_hour)}/h")
-    if cost.usd_per_run is not None:
-        parts.append(f"{usd(cost.usd_per_run)}/run")
-    elif cost.usd_per_month is not None:
-        parts.append(f"{usd(cost.usd_per_month)}/month")
-    if cost.price_kind:
-        parts.append(fmt.price_label(cost.price_kind, cost.price_as_of, cost.price_age_months))
-    return ", ".join(parts) or NA
 
 
 @dataclass(frozen=True)
@@ -599,16 +478,6 @@ def concerns(w: Warning, titles: Mapping[str, str]) -> str:
 def ordinal_rank(rank: int) -> str:
     suffix = "th" if 10 <= rank % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
     return f"{rank}{suffix}"
-
-
-MEMORY_PARTS = (
-    ("weights", "Weights"),
-    ("kv_cache", "KV cache"),
-    ("activations", "Activations"),
-    ("gradients", "Gradients"),
-    ("optimizer_states", "Optimizer states"),
-    ("runtime_overhead", "Runtime overhead"),
-)
 
 
 # --- what applies to the workload -------------------------------------------------------------------------------------
@@ -708,28 +577,3 @@ def weights_needed(result: RecommendResult) -> tuple[float, bool]:
         return result.profile.weights_gb, False
     return top.memory.weights, splits_model(top)
 
-
-def memory_parts(rec: Recommendation) -> list[tuple[str, str]]:
-    """(field, label) of the memory parts the option holds: no KV cache row for training, no gradients or optimizer
-    states for serving (a part under 0.05 GB prints as 0.0 and says nothing)."""
-    return [(f, label) for f, label in MEMORY_PARTS if f == "weights" or getattr(rec.memory, f) >= 0.05]
-
-
-def memory_line(rec: Recommendation) -> str:
-    """`13.4 of 16.0 GB (83.5%): weights 5.9, activations 6.0, …, runtime overhead 1.0; 1.6 GB kept free`."""
-    m = rec.memory
-    parts = ", ".join(f"{label if label.startswith('KV') else label.lower()} {fixed(getattr(m, f), 1)}"
-                      for f, label in memory_parts(rec))
-    return (f"{fixed(m.total, 1)} of {gb(m.capacity)} ({pct(m.utilization)}): {parts}; "
-            f"{gb(m.headroom_required)} kept free")
-
-
-COST_DETAIL_ONLY = frozenset({"Price source", "Beyond the accelerators", "Before resale"})
-"""Cost lines the short report leaves to --full and the HTML (the price's sources, a purchase's split)."""
-
-
-def decision_line(rec: Recommendation) -> str:
-    """`$1,234 = hardware $1,500 + power $80 − resale $346`: the decision cost and its parts, in one line."""
-    parts = " ".join(("− " if p.usd < 0 else "+ ") + f"{p.part} {usd(abs(p.usd))}"
-                     for p in rec.decision_cost.parts).removeprefix("+ ")
-    return f"{signed_usd(rec.decision_cost.usd)} = {parts}"

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
 from gpuadvisor.tui import present
-from gpuadvisor.tui.report.common import split_short
+from gpuadvisor.tui.present import split_short
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 

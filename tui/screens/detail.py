@@ -15,7 +15,8 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
 from gpuadvisor.tui import present
-from gpuadvisor.tui.report.common import assumption_applies, decision_rows, purchase_items, split_text
+from gpuadvisor.tui.present import decision_rows, split_text
+from gpuadvisor.tui.report.common import assumption_applies
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.memory_chart import MemoryChart
@@ -71,7 +72,7 @@ def speed_pairs(rec: Recommendation) -> list[tuple[str, str]]:
 
 
 def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
-    c = rec.cost
+    """What is rented or bought, then the cost rows every report shows (the presenter's labels and figures)."""
     pairs: list[tuple[str, str]] = []
     if rec.instance is not None:
         i = rec.instance
@@ -81,23 +82,9 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     if rec.acquisition == "own":
         pairs.append(("Hardware", f"yours: {rec.count} × {rec.accelerator.name} (already paid for; power only)"))
     if rec.purchase:
-        pairs.append(("Purchase", f"{fmt.money(c.capex_usd)} ({rec.unit.machines} × {rec.unit.name} holding "
-                                  f"{rec.count} × {rec.accelerator.name})"))
-    pairs += [(f.label, f.text) for f in present.figures(rec, ("usd_per_hour", "usd_per_run",
-                                                               "usd_per_million_tokens", "usd_per_month"))]
-    if c.usage_hours is not None:
-        per = "per run" if c.usd_per_run is not None else "a month"
-        pairs.append(("Hours billed", f"{c.usage_hours:,.1f} h {per} (set-up time included)"))
-    pairs += purchase_items(c)
-    if c.break_even_utilization is not None:
-        pairs.append(("Break-even", f"buying beats renting above {fmt.percent(c.break_even_utilization)} "
-                                    "utilization (002 Q6, H15)"))
-    if c.price_kind or c.price_source:
-        age = f", {c.price_age_months} months old" if c.price_age_months is not None else ""
-        kind = fmt.price_kind_text(c.price_kind, c.price_as_of) if c.price_kind else "price"
-        pairs.append(("Price", f"{kind}, {c.price_as_of or 'undated'}{age} — "
-                               f"{c.price_source or 'source not recorded'}"))
-    return pairs
+        pairs.append(("Bought", f"{rec.unit.machines} × {rec.unit.name} holding {rec.count} × "
+                                f"{rec.accelerator.name}"))
+    return pairs + present.cost_items(rec.cost)
 
 
 def total_text(rec: Recommendation) -> Text:
