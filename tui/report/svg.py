@@ -8,7 +8,7 @@ escaped here: option titles come from the knowledge base and model names from th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from html import escape
 
 from gpuadvisor.rules.result import LifecycleOut, Recommendation
@@ -88,10 +88,13 @@ def _axis(x0: int, y: int, scale: float, top: float, unit: str, fmt: str = "{:,.
     return out
 
 
-def _legend() -> tuple[list[str], int]:
-    """Colour keys with names, wrapped onto as many lines as the width needs; returns the elements and height."""
+def _legend(fields: Collection[str] | None = None) -> tuple[list[str], int]:
+    """Colour keys with names (of `fields` only, when given: no KV cache key for a training job), wrapped onto as
+    many lines as the width needs; returns the elements and height."""
     out, x, y = [], 0, 6
-    for _field, name, short, fill, _ink in SEGMENTS:
+    for field, name, short, fill, _ink in SEGMENTS:
+        if fields is not None and field not in fields:
+            continue
         text = f"{name} ({short})"
         width = 16 + int(6.5 * len(text)) + 18
         if x and x + width > WIDTH:
@@ -108,7 +111,7 @@ def memory_chart(recs: Sequence[Recommendation], chart_id: str = "memory-chart")
         return ""
     top = nice_ceiling(max(max(r.memory.capacity, r.memory.total) for r in recs))
     scale = BAR_W / top
-    legend, legend_h = _legend()
+    legend, legend_h = _legend({f for r in recs for f, _ in c.memory_parts(r)})
     height = legend_h + ROW_H * len(recs) + 44
     out = _open(chart_id, height, "Memory per GPU by option",
                 "Stacked bars of weights, KV cache, activations, gradients, optimizer states and runtime overhead "
