@@ -45,7 +45,7 @@ from gpuadvisor.rules.result import (
     Warning,
     severity_of,
 )
-from gpuadvisor.rules.sizing.units import usd_text
+from gpuadvisor.rules.sizing.units import billions_text, usd_text
 from gpuadvisor.rules.units import UnitTable, unit_table
 
 RUNNERS_UP = 10
@@ -366,14 +366,9 @@ def fmt_duration(days: float) -> str:
 
 
 def fmt_tokens(tokens_b: float) -> str:
-    """A token count in billions as people write it: '1.5T', '20B', '61M', '61,035' (never '6.1e-05B')."""
-    if tokens_b >= 1000:
-        return f"{tokens_b / 1000:,.4g}T tokens"
-    if tokens_b >= 1:
-        return f"{tokens_b:,.4g}B tokens"
-    if tokens_b >= 0.001:
-        return f"{tokens_b * 1000:,.4g}M tokens"
-    return f"{tokens_b * 1e9:,.0f} tokens"
+    """A token count in billions as people write it: '1.5T tokens', '20B tokens', '61M tokens' (never '6.1e-05B';
+    the units module prints every count)."""
+    return f"{billions_text(tokens_b)} tokens"
 
 
 def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: float | None = None) -> str:
