@@ -482,7 +482,9 @@ class Derivations:
                                   window_hours=life_h, busy_hours=life_h * util, factors=f, months=months,
                                   resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
-        monthly = cost.total / (cost.months or max(busy_hours / HOURS_PER_MONTH, 1e-9))
+        # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
+        # spreading it over the run's hours priced a 3-hour run as a month at that rate
+        monthly = cost.total / (cost.months or max(busy_hours / HOURS_PER_MONTH, 1.0))
         rent = self.cheapest_rent.get(a.id)
         legacy = system_cost(bill.capex_usd, bill.power_w, utilization=max(util, MIN_UTILIZATION), factors=f,
                              site_kw=site_kw)
