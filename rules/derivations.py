@@ -18,6 +18,7 @@ from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, Ins
 from gpuadvisor.rules.economics import economics, resale_class
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
+from gpuadvisor.rules.fact_kinds import ConfigFact, Fact, LibrarySupport, MigSlices, SplitFields
 from gpuadvisor.rules.facts import flagship
 from gpuadvisor.rules.planning import (
     Disaggregation,
@@ -67,13 +68,13 @@ from gpuadvisor.rules.sizing.memory import (
     weight_format,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
+from gpuadvisor.rules.sizing.peak import half_precision_tflops
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_MONTH, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.usage import Usage, read_usage, usage_values
 from gpuadvisor.rules.user_load import user_load_values
 
-Fact = Mapping[str, Any]
 MIN_UTILIZATION = 1e-4
 """Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
 COMMITMENTS = {"reserved-1y": 12.0, "reserved-3y": 36.0}
@@ -231,8 +232,8 @@ class Derivations:
         # serving decodes the requests in flight together (continuous batching): the batch is the concurrency
         batch = int(work["concurrency"]) if work["workload"] == "inference" else int(work["batch"])
         value = 2.0 * batch / (float(weights["bits"]) / 8.0)
-        ridges = sorted(a.dense_tflops("bf16") * 1e3 / a.memory_bandwidth_gbs.value  # type: ignore[operator]
-                        for a in self.catalog.accelerators.values() if a.dense_tflops("bf16"))
+        ridges = sorted(half_precision_tflops(a) * 1e3 / a.memory_bandwidth_gbs.value
+                        for a in self.catalog.accelerators.values() if half_precision_tflops(a))
         low = ridges[len(ridges) // 10] if ridges else 100.0
         bound = "bandwidth" if value < low else "compute"
         per_option = bool(work.get("per_option_batch"))
@@ -337,7 +338,7 @@ class Derivations:
 
     def _conclude_plan(self, ctx: RuleContext, a: Accelerator, u: Unit, shape: str, plan: Plan | NoFit, work: Fact,
                        search: InferenceSearch | TrainingSearch, need_tps: float = 0.0,
-                       split: Mapping[str, Any] | None = None) -> None:
+                       split: SplitFields | None = None) -> None:
         if isinstance(plan, NoFit):
             ctx.conclude({"kind": "ruled_out", "ref": f"out:{shape}", "target": f"acc:{a.id}", "name": a.name,
                           "reason": plan.reason, "rule": ctx.rule.id, "shape": shape, "text": plan.reason})
@@ -538,8 +539,8 @@ class Derivations:
 
 
 def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Plan, work: Fact, *, models: int = 1,
-                need_tps: float = 0.0, split: Mapping[str, Any] | None = None,
-                weights: str | None = None) -> dict[str, Any]:
+                need_tps: float = 0.0, split: SplitFields | None = None,
+                weights: str | None = None) -> ConfigFact:
     """A plan as the `config` fact the rules test: one flattening of `planning.Plan`, for the configuration
     search's rule (H1) and for `gpuadvisor estimate`'s layout alike; `weights` is the format the plan serves in
     when it is not the consultation's (`profile.served_weights`)."""
@@ -599,17 +600,28 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         f"{work['weights_precision']} → {served}",
         "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
                 f"({plan.memory_utilization:.0%}); {perf}",
-        **(split or {}),
+        **(split if split is not None else SplitFields()),
     }
 
 
-def library_support(catalog: Catalog, a: Accelerator, precision_id: str) -> dict[str, Any]:
+def library_support(catalog: Catalog, a: Accelerator, precision_id: str) -> LibrarySupport:
     """Whether the weight format's kernels run on this part (compute capability and software stack, H9)."""
     p = catalog.precisions[precision_id]
-    cc_ok = p.min_compute_capability is None or (a.cc is not None and a.cc >= p.min_compute_capability)
+    # a compute-capability floor is NVIDIA's numbering: it binds CUDA parts; other stacks are judged by `software`
+    cc_ok = (p.min_compute_capability is None or a.software_stack != "cuda"
+             or (a.cc is not None and a.cc >= p.min_compute_capability))
     stack_ok = not p.software or a.software_stack in p.software
+    kernels = f"the {p.id} kernels ({p.library})" if p.library else f"the {p.id} format"
+    if not stack_ok:
+        verb = "run" if p.library else "runs"
+        why = f"{kernels} {verb} on {', '.join(p.software)}; this part runs {a.software_stack}"
+    elif not cc_ok:
+        has = f"has {a.cc:g}" if a.cc is not None else "has none"
+        why = f"{kernels} need CUDA compute capability ≥ {p.min_compute_capability:g}; this part {has}"
+    else:
+        why = ""
     return {"weights_precision": p.id, "library": p.library or "", "library_ok": cc_ok and stack_ok,
-            "min_cc": p.min_compute_capability or 0.0, "cc": a.cc or 0.0}
+            "min_cc": p.min_compute_capability or 0.0, "cc": a.cc or 0.0, "library_why": why}
 
 
 def _link_name(kind: str) -> str:
@@ -741,7 +753,7 @@ def _i(x: Any) -> int | None:
     return None if x is None else int(x)
 
 
-def _mig_slices(a: Accelerator, plan: Plan, models: int) -> dict[str, Any]:
+def _mig_slices(a: Accelerator, plan: Plan, models: int) -> MigSlices:
     """Several models on one GPU: the MIG instance each would get (`mig_slice_gb`) and whether each model, alone in
     its instance with the headroom kept, fits it (`mig_fits`, rule H12)."""
     if a.mig_max_instances is None or plan.tensor_parallel * plan.pipeline_parallel > 1 or models < 2:
@@ -755,7 +767,7 @@ def _mig_slices(a: Accelerator, plan: Plan, models: int) -> dict[str, Any]:
 
 
 
-def _split_fields(split: Disaggregation | str | None) -> dict[str, Any]:
+def _split_fields(split: Disaggregation | str | None) -> SplitFields:
     """The disaggregated layout weighed for a configuration, as `pd_*` fields of its fact (rules PD.split and
     PD.considered read them): nothing when it was not weighed, only the reason when it is not possible."""
     if split is None:

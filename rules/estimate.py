@@ -40,6 +40,7 @@ from gpuadvisor.rules.estimate_result import (
 )
 from gpuadvisor.rules.planning import Plan
 from gpuadvisor.rules.price_age import as_of_label
+from gpuadvisor.rules.pricing import rental_run
 from gpuadvisor.rules.profile import (
     catalog_factors,
     compute_need_fact,
@@ -52,17 +53,18 @@ from gpuadvisor.rules.profile import (
     workload_profile,
 )
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
-from gpuadvisor.rules.resolve import Resolved, resolve
+from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import MemoryBreakdown, Parallelism, embedding_bytes, lora_parameters
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
+from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import device_for, peak_tflops, training_compute
+from gpuadvisor.rules.topology import device_for, training_compute
 from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
-from gpuadvisor.rules.usage import usage_values
+from gpuadvisor.rules.usage import Usage, usage_profile, usage_values
 from gpuadvisor.rules.user_load import user_load_values
 
 __all__ = ["SCHEMA_VERSION", "EstimateRequest", "EstimateResult", "catalog_factors", "embedding_bytes", "estimate",
@@ -122,8 +124,8 @@ class EstimateRequest:
     output_tokens: int | None = None
     utilization: float | None = None
     engine: str | None = None
-    """Serving engine (rules.serving.ENGINE_CHOICES: llama.cpp, ollama, vllm, sglang, tensorrt-llm, tensorrt-llm-engine,
-    mlx); None or 'auto' = by deployment."""
+    """Serving engine (knowledge.engine_names.ENGINE_CHOICES: llama.cpp, ollama, vllm, sglang, tensorrt-llm,
+    tensorrt-llm-engine, mlx); None or 'auto' = by deployment."""
     mfu: float | None = None
     """Training MFU override (0-1]; None = the scale-aware model (speed.scaled_mfu)."""
 
@@ -181,7 +183,7 @@ def _positive(name: str, value: float | None) -> None:
 
 def _check_engine(req: EstimateRequest) -> None:
     if req.engine is not None:
-        from gpuadvisor.rules.serving import canonical_engine
+        from gpuadvisor.knowledge.engine_names import canonical_engine
 
         try:
             canonical_engine(req.engine)
@@ -232,18 +234,10 @@ def _check_workload(req: EstimateRequest) -> Method | None:
 
 
 def _check_precision(p: Precision, method: Method | None, training: bool) -> None:
-    if method == "qlora" and p.bits_per_weight > 4.6:
-        raise InputError(f"--method qlora contradicts --precision {p.id}: QLoRA keeps the frozen base weights in "
-                         "4-bit (use --precision nf4, or --method lora for a 16-bit base)")
-    if method == "lora" and p.bits_per_weight < 8:
-        raise InputError(f"--method lora with --precision {p.id}: LoRA on a 4-bit base is QLoRA "
-                         "(use --method qlora)")
-    if method == "full" and p.bits_per_weight < 16 and p.compute != "fp8":
-        raise InputError(f"--precision {p.id} cannot be trained in full: weights must be bf16, fp16, fp8 (mixed "
-                         "precision) or fp32 (use --method qlora for a 4-bit base)")
-    if not training and "weights" not in p.uses:
-        raise InputError(f"--precision {p.id}: {p.name} is not a weight storage format (try bf16, fp8, awq, nf4, "
-                         "q4_k_m)")
+    problem = weights_problem(p, method if training else None)
+    if problem is not None:
+        said = f"--method {method} with " if training and method else ""
+        raise InputError(f"{said}--precision {p.id}: {problem}")
 
 
 def _model_answer(req: EstimateRequest) -> dict[str, Any]:
@@ -384,7 +378,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     if not training and int(work["input_tokens"]) > context:
         raise InputError(f"--input-tokens {work['input_tokens']} exceeds the context of {context} tokens (give "
                          "--context)")
-    _defaults(ctx, answers, resolved, req, training, method)
+    _defaults(ctx, answers, resolved, req, training, method, float(work["utilization"]))
     _model_notes(ctx, resolved, arch)
     unit = _unit(acc, par.gpus) if acc is not None else None
     flash = acc is None or acc.flash_attention_2 != "no"
@@ -417,7 +411,9 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     else:
         plan = _inference(result, req, catalog, acc, unit, work, arch, params, par, factors, ctx)
     if acc is not None and unit is not None:
-        _costs(result, catalog, acc, par, factors, float(work["utilization"]), ctx)
+        usage = usage_profile(str(work["workload"]), str(work["stage"]), work.get("hours_per_month_given"),
+                              work.get("utilization_given"), usage_values(catalog))
+        _costs(result, catalog, acc, par, factors, usage, ctx)
     if acc is not None and unit is not None and plan is not None:
         _judge(catalog, answers, resolved, acc, unit, plan, work, ctx)
     result.warnings = list(dict.fromkeys(ctx.warnings))
@@ -444,7 +440,7 @@ def _unit(acc: Accelerator, gpus: int) -> Unit:
 
 
 def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequest, training: bool,
-              method: Method | None) -> None:
+              method: Method | None, utilization: float) -> None:
     """The defaults that shaped this estimate, as `key = value` lines."""
     eff = answers.effective()
     if req.precision is None:
@@ -468,9 +464,8 @@ def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequ
             ctx.defaults.append(f"input_tokens = {eff['inference.input_tokens']}")
         if req.output_tokens is None:
             ctx.defaults.append(f"output_tokens = {eff['inference.output_tokens']}")
-    if req.utilization is None:
-        ctx.defaults.append(f"utilization = {eff['deployment.utilization'] or ''}".rstrip(" =")
-                            if eff["deployment.utilization"] else "utilization = 0.5 (owned hardware)")
+    if req.utilization is None:  # the usage profile's figure, the one the owned-hardware cost was computed with
+        ctx.defaults.append(f"utilization = {utilization:.2g} (owned hardware, the usage profile's busy share)")
 
 
 def _model_out(resolved: Resolved, arch: Architecture) -> ModelOut:
@@ -760,7 +755,11 @@ def _judge(catalog: Catalog, answers: Answers, resolved: Resolved, acc: Accelera
 
 
 def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Parallelism, factors: Factors,
-           utilization: float, ctx: _Ctx) -> None:
+           usage: Usage, ctx: _Ctx) -> None:
+    """Rentals and the cheapest purchase of the layout, priced as a consultation prices them: a run is billed its
+    wall time plus one session's set-up (usage.rented_hours_per_run, pricing.rental_run), owned hardware at the
+    usage profile's busy share."""
+    utilization = usage.utilization
     gpu_hours = result.training_gpu_hours
     tokens_per_s = result.throughput_tokens_per_s
     cheapest_rent: float | None = None
@@ -772,19 +771,22 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
             if offer is None:
                 continue
             c = cloud_cost(offer.usd_per_hour, inst.accelerator_count, par.gpus, gpu_hours=gpu_hours)
+            run = None if gpu_hours is None else rental_run(
+                c.usd_per_hour, usage.rented_hours_per_run(gpu_hours / par.gpus), inst.id).total
             per_m = None
             if tokens_per_s:
                 per_m = c.usd_per_gpu_hour * par.gpus / (tokens_per_s * 3600.0) * 1e6
             result.costs.append(CostOut(
                 instance=inst.id, provider=inst.provider_name, name=inst.instance, pricing=kind,  # type: ignore[arg-type]
                 gpus_per_instance=inst.accelerator_count, instances=c.instances, usd_per_hour=c.usd_per_hour,
-                usd_per_gpu_hour=c.usd_per_gpu_hour, usd_per_run=c.usd_per_run, usd_per_million_tokens=per_m,
+                usd_per_gpu_hour=c.usd_per_gpu_hour, usd_per_run=run, usd_per_million_tokens=per_m,
                 as_of=offer.as_of_text, price_sources=list(offer.sources)))
             if kind == "on-demand":
                 cheapest_rent = c.usd_per_gpu_hour if cheapest_rent is None else min(cheapest_rent, c.usd_per_gpu_hour)
     if result.costs:
-        ctx.notes.append(Note("method.cloud_cost", "Cloud cost: whole instances billed for a run (wall time × "
-                              "instances × hourly price); $ per 1M tokens = GPU-hour price × GPUs ÷ tokens per hour "
+        ctx.notes.append(Note("method.cloud_cost", "Cloud cost: whole instances billed for a run ((wall time + "
+                              f"{usage.session_overhead_hours:g} h of set-up) × instances × hourly price, as a "
+                              "consultation bills it); $ per 1M tokens = GPU-hour price × GPUs ÷ tokens per hour "
                               "× 10^6 (the instance's other GPUs assumed to serve replicas)", source="S9 (002)"))
     bought = _cheapest_purchase(catalog, acc, par.gpus, joined=par.gpus > 1 and (par.dp > 1 or par.pp > 1))
     if bought is None:
