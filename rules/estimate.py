@@ -630,9 +630,11 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
         result.ttft_idle_s = idle.seconds
         result.prefill_tokens_per_s = whole.prefill(device, attn, with_notes=False, ep=experts).tokens_per_s
         ctx.notes.append(Note("method.serving_throughput", "Throughput with prompts: continuous batching with "
-                              "chunked prefill; each iteration advances every sequence one token and prefills "
-                              "batch × input ÷ output prompt tokens in the same pass over the weights; first token and "
-                              "time per token under the load of batch × replicas clients in a closed loop",
+                              "chunked prefill; each iteration advances every sequence one token, and prompts arrive "
+                              "whole (batch × input ÷ output prompt tokens an iteration on average, in chunks of at "
+                              "most the engine's prefill budget), so an iteration carrying a chunk is compute-bound "
+                              "and the rest decode alone; first token and time per token under the load of batch × "
+                              "replicas clients in a closed loop",
                               source="rules/sizing/serving_load.py"))
     # the band: the same layout evaluated at the pessimistic and optimistic ends of the calibrated assumptions and
     # of the engine's profile
