@@ -109,14 +109,18 @@ The marked options (Space on the results) or the top three, side by side. ★ ma
 parts. **Escape** goes back.
 """
 
-    def __init__(self, options: list[Recommendation], result: RecommendResult) -> None:
+    def __init__(self, options: list[Recommendation], result: RecommendResult, phase: str | None = None) -> None:
+        """`phase`: the lifecycle phase the options belong to (`Phase 2 of 2 (serve)`), None for one consultation."""
         super().__init__()
         self.options = options
         self.result = result
+        self.phase = phase
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(f"Comparing {len(self.options)} options (★ best of a row)", id="compare-title")
+        where = f"{self.phase} of the lifecycle · " if self.phase else ""
+        yield Static(f"{where}Comparing {len(self.options)} options (★ best of a row)", id="compare-title",
+                     markup=False)
         yield DataTable[Text](id="compare", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
 

@@ -1,6 +1,10 @@
 """The results of a lifecycle (several phases under one budget): the phases as a timeline with the cost of each, the
 whole plan's total and the budget left, the fleet chosen and the findings about how the phases interact. A phase's
-own results open in the usual results screen (keys 1-9)."""
+own results open in the usual results screen (keys 1-9), which knows it shows a phase of this lifecycle: its what-if
+replans the lifecycle, and Escape comes back here.
+
+The timeline puts each phase's cost before what it runs on (a long machine title), and the cost's parts last, so the
+total stays on screen at 80 columns."""
 
 from __future__ import annotations
 
@@ -17,6 +21,18 @@ from gpuadvisor.rules.result import RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.screens import STYLES
 
+TIMELINE_COLUMNS = ("Phase", "Workload", "When", "Cost", "How", "On", "Cost parts")
+"""The report's timeline (`common.TIMELINE_HEADER`) with the cost before the long machine title, its parts last."""
+
+
+def timeline_cells(result: RecommendResult) -> list[list[str]]:
+    """The report's timeline rows in TIMELINE_COLUMNS order: the cost split into its total and its parts."""
+    out = []
+    for phase, workload, when, how, on, cost in c.timeline_rows(result):
+        total, _, parts = cost.partition(" (")
+        out.append([phase, workload, when, total, how, on, parts.removesuffix(")")])
+    return out
+
 
 class LifecycleScreen(Screen[None]):
     """Timeline, totals, fleet and lifecycle findings; 1-9 opens a phase's own results."""
@@ -24,7 +40,8 @@ class LifecycleScreen(Screen[None]):
     CSS_PATH = STYLES / "lifecycle.tcss"
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="lifecycle.back", tooltip="Back to the questionnaire"),
+        Binding("escape", "app.pop_screen", "Back", id="lifecycle.back",
+                tooltip="Back to the questionnaire, or to the start when the lifecycle was opened from a file"),
         Binding("s", "save", "Save", id="lifecycle.save", tooltip="Save the report (Markdown, HTML, JSON) or the "
                                                                    "answers file with its [[phase]] tables"),
         *[Binding(str(n), f"phase({n})", f"Phase {n}", show=n <= 3, id=f"lifecycle.phase{n}",
@@ -37,20 +54,24 @@ The phases of one plan under one budget: when each runs, on what (rented, bought
 and what it costs; the total over the horizon and the budget left; the fleet chosen among the ways weighed; and the
 findings about how the phases interact (L1-L4).
 
-- **1-9** open a phase's own results (its ranking, findings and WHY chains).
+- **1-9** open a phase's own results (its ranking, findings and WHY chains). There, **w** (what-if) changes the
+  phase within this lifecycle and plans the whole again; **Escape** comes back here.
 - **s** saves the report (Markdown, HTML with the timeline chart, JSON) or the answers file.
 - **Escape** goes back.
 """
 
     def __init__(self, result: RecommendResult, lifecycle: Any = None) -> None:
-        """`lifecycle`: the LifecycleAnswers planned (for saving the answers file)."""
+        """`lifecycle`: the LifecycleAnswers planned (a phase's what-if changes it; saving writes it)."""
         super().__init__()
         self.result = result
         self.lifecycle = lifecycle
+        self.note = ""
+        """What a what-if on a phase changed, shown above the timeline."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="lifecycle-headline")
+        yield Static(id="lifecycle-banner", markup=False)
         yield DataTable(id="timeline", cursor_type="row", zebra_stripes=True)
         yield Static(id="lifecycle-totals")
         with VerticalScroll(id="lifecycle-body"):
@@ -59,11 +80,25 @@ findings about how the phases interact (L1-L4).
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self._show_plan()
+        self.query_one("#timeline", DataTable).focus()
+
+    def replan(self, result: RecommendResult, lifecycle: Any, note: str) -> None:
+        """A what-if on a phase planned the lifecycle again: show the new plan and what changed."""
+        self.result, self.lifecycle, self.note = result, lifecycle, note
+        if self.is_mounted:
+            self._show_plan()
+
+    def _show_plan(self) -> None:
         r = self.result
         self.query_one("#lifecycle-headline", Static).update(c.headline(r))
+        banner = self.query_one("#lifecycle-banner", Static)
+        banner.update(f"What-if: {self.note}" if self.note else "")
+        banner.display = bool(self.note)
         table = self.query_one("#timeline", DataTable)
-        table.add_columns(*c.TIMELINE_HEADER)
-        for row in c.timeline_rows(r):
+        table.clear(columns=True)
+        table.add_columns(*TIMELINE_COLUMNS)
+        for row in timeline_cells(r):
             table.add_row(*row)
         self.query_one("#lifecycle-totals", Static).update(c.lifecycle_totals(r))
         life = r.lifecycle
@@ -81,7 +116,6 @@ findings about how the phases interact (L1-L4).
         lines.append("\n" + "  ".join(f"{p.phase}: {p.name}" for p in r.phases)
                      + " — press the number for a phase's own results", style="italic")
         self.query_one("#lifecycle-findings", Static).update(lines)
-        table.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "phase":
@@ -95,7 +129,9 @@ findings about how the phases interact (L1-L4).
             self.app.push_screen(save_screen(self.result, self.lifecycle, getattr(self.app, "today", None)))
 
     def action_phase(self, n: int) -> None:
-        phase: Any = self.result.phases[n - 1]
-        show = getattr(self.app, "show_phase", None)
-        if callable(show):
-            show(phase)
+        """Phase n's own results, in a results screen that knows it shows a phase of this lifecycle."""
+        from gpuadvisor.tui.screens.phase import PhaseOf
+        from gpuadvisor.tui.screens.results import ResultsScreen
+
+        if self.lifecycle is not None and n <= len(self.result.phases):
+            self.app.push_screen(ResultsScreen(PhaseOf(self.lifecycle, self.result, n)))
