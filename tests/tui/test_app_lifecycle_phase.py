@@ -17,8 +17,9 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers, load_any, parse_lifecycle
 from gpuadvisor.tui import settings
+from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.screens.compare import CompareScreen
-from gpuadvisor.tui.screens.lifecycle import LifecycleScreen, timeline_cells
+from gpuadvisor.tui.screens.lifecycle import LifecycleScreen, timeline_cells, timeline_widths
 from gpuadvisor.tui.screens.phase import with_changes
 from gpuadvisor.tui.screens.results import ResultsScreen
 from gpuadvisor.tui.screens.save import SaveScreen
@@ -77,21 +78,26 @@ def test_a_what_if_change_goes_into_the_lifecycle() -> None:
         with_changes(lc, 2, {"constraints.max_gpus": 0})
 
 
-def test_the_timeline_shows_each_phase_cost_before_the_machine() -> None:
-    """The report's Cost cell ($43,334 ($62,667 to buy, …)) split into the total and its parts, the total before
-    the long machine title, so it stays on screen at 80 columns."""
-    from gpuadvisor.knowledge.loader import load_catalog
+def test_the_timeline_fits_its_cost_at_80_columns(catalog: Catalog) -> None:
+    """The report's Cost cell (`$43,334 ($62,667 to buy, $10,423 site, $3,224 power, −$32,980 resale)`) as the
+    total over one line per part, before the long machine title, which takes the width left."""
     from gpuadvisor.rules.consult import get_advisor
 
-    result = get_advisor(load_catalog(user_dir=None)).consult_lifecycle(example())
+    result = get_advisor(catalog).consult_lifecycle(example())
     rows = timeline_cells(result)
-    assert [r[0] for r in rows] == ["1. pretrain", "2. serve"]
-    for row, plan in zip(rows, result.lifecycle.plan if result.lifecycle else [], strict=True):
-        assert row[3].startswith("$") and " " not in row[3]  # the phase's cost alone
-        if plan.capex_usd:
-            assert "to buy" in row[6] and row[6].count("$") >= 2
-        else:
-            assert row[6] == ""
+    assert [r[0].split("\n") for r in rows] == [["1. pretrain", "training from scratch"], ["2. serve", "inference"]]
+    plans = result.lifecycle.plan if result.lifecycle else []
+    for row, plan in zip(rows, plans, strict=True):
+        total, *parts = row[2].split("\n")
+        assert total.startswith("$") and " " not in total
+        assert bool(plan.capex_usd) == any(p.endswith(" to buy") for p in parts)
+    bought = next(r for r, p in zip(rows, plans, strict=True) if p.capex_usd)
+    report_cost = c.timeline_rows(result)[1][5]  # `$43,334 ($62,667 to buy, $10,423 site, …)`
+    assert bought[2].split("\n") == report_cost.removesuffix(")").replace(" (", ", ").split(", ")
+    for width in (80, 100, 200):
+        widths = timeline_widths(rows, width)
+        assert sum(widths) + 2 * len(widths) + 4 <= width  # every column on screen, none scrolled away
+        assert widths[2] >= max(len(line) for r in rows for line in r[2].split("\n"))  # no cost line wraps
 
 
 async def test_what_if_in_a_reopened_lifecycle_replans_the_lifecycle(catalog: Catalog) -> None:

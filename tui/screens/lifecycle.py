@@ -21,17 +21,33 @@ from gpuadvisor.rules.result import RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.screens import STYLES
 
-TIMELINE_COLUMNS = ("Phase", "Workload", "When", "Cost", "How", "On", "Cost parts")
-"""The report's timeline (`common.TIMELINE_HEADER`) with the cost before the long machine title, its parts last."""
+TIMELINE_COLUMNS = ("Phase", "When", "Cost", "How", "On")
+"""The report's timeline (`common.TIMELINE_HEADER`) for a terminal: the workload under the phase's name, the cost's
+parts under its total, and the long machine title last, wrapped in the width left."""
 
 
 def timeline_cells(result: RecommendResult) -> list[list[str]]:
-    """The report's timeline rows in TIMELINE_COLUMNS order: the cost split into its total and its parts."""
+    """The report's timeline rows in TIMELINE_COLUMNS order, each cell's lines apart (a cell wraps on screen)."""
     out = []
     for phase, workload, when, how, on, cost in c.timeline_rows(result):
         total, _, parts = cost.partition(" (")
-        out.append([phase, workload, when, total, how, on, parts.removesuffix(")")])
+        lines = [total, *(p for p in parts.removesuffix(")").split(", ") if p)]
+        name = phase.partition(" ")[2]
+        out.append([phase if workload.startswith(name) else f"{phase}\n{workload}", when, "\n".join(lines), how, on])
     return out
+
+
+def timeline_widths(cells: list[list[str]], screen_width: int) -> list[int]:
+    """Column widths: Phase and When as wide as their first line (at most 14 and 15: the rest wraps), Cost as its
+    widest line (a part: `−$32,980 resale`), How as its word, On the width left (at least 16), so the table fits
+    80 columns."""
+    def widest(i: int, first_only: bool = False) -> int:
+        lines = [ln for row in cells for ln in (row[i].split("\n")[:1] if first_only else row[i].split("\n"))]
+        return max([len(TIMELINE_COLUMNS[i])] + [len(ln) for ln in lines])
+
+    widths = [min(widest(0, True), 14), min(widest(1, True), 15), min(widest(2), 18), widest(3)]
+    padding = 2 * len(TIMELINE_COLUMNS) + 4  # a cell's padding, the screen's and the scroll bar
+    return [*widths, max(16, screen_width - sum(widths) - padding)]
 
 
 class LifecycleScreen(Screen[None]):
@@ -89,17 +105,25 @@ findings about how the phases interact (L1-L4).
         if self.is_mounted:
             self._show_plan()
 
+    def on_resize(self) -> None:
+        self._fill_timeline()
+
+    def _fill_timeline(self) -> None:
+        table = self.query_one("#timeline", DataTable)
+        cells = timeline_cells(self.result)
+        table.clear(columns=True)
+        for name, width in zip(TIMELINE_COLUMNS, timeline_widths(cells, self.app.size.width), strict=True):
+            table.add_column(name, width=width)
+        for row in cells:
+            table.add_row(*(Text(cell, style="bold" if i == 2 else "") for i, cell in enumerate(row)), height=None)
+
     def _show_plan(self) -> None:
         r = self.result
         self.query_one("#lifecycle-headline", Static).update(c.headline(r))
         banner = self.query_one("#lifecycle-banner", Static)
         banner.update(f"What-if: {self.note}" if self.note else "")
         banner.display = bool(self.note)
-        table = self.query_one("#timeline", DataTable)
-        table.clear(columns=True)
-        table.add_columns(*TIMELINE_COLUMNS)
-        for row in timeline_cells(r):
-            table.add_row(*row)
+        self._fill_timeline()
         self.query_one("#lifecycle-totals", Static).update(c.lifecycle_totals(r))
         life = r.lifecycle
         fleet = Text.assemble(("Fleet: ", "bold"), life.description if life else "")
