@@ -191,10 +191,9 @@ the phase within the lifecycle (the budget is the lifecycle's, shared by every p
 
         self.query_one("#results-headline", Static).update(headline(result))
         phase = self.query_one("#results-phase", Static)
-        phase.display = self.phase is not None
+        phase.set_class(self.phase is not None, "-shown")
         if self.phase is not None:
-            phase.update(f"{self.phase.label} of the lifecycle · Esc: back to the lifecycle · what-if and save act "
-                         "on the lifecycle")
+            phase.update(f"{self.phase.label} of the lifecycle · Esc: back to the lifecycle")
         self.query_one("#results-asked", Static).update(asked_line(result))
         theme = self.app.current_theme
         table = self.query_one("#ranking", RankingTable)
