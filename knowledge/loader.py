@@ -171,12 +171,13 @@ def _parse(path: Path, overlay: bool, sink: _Sink, meta_keys: frozenset[str] = M
     for key, value in doc.items():
         if key in meta_keys:
             continue
-        line = find_line(text, None, 0, (key,))
         if key not in TABLES and key != SOURCE:
             expected = ", ".join(f"[[{k}]]" for k in (*TABLES, SOURCE))
-            sink.add(f"{path}:{line}: unknown table '{key}' (expected {expected})")
+            sink.add(f"{path}:{find_line(text, None, 0, (key,))}: unknown table '{key}' (expected {expected})")
             continue
         if not isinstance(value, list) or not all(isinstance(row, dict) for row in value):
+            # the line is looked up only for the message: scanning every file's headers costs ~10 ms a run
+            line = find_line(text, None, 0, (key,))
             sink.add(f"{path}:{line}: '{key}' must be an array of tables written [[{key}]]")
             continue
         tables[key] = value

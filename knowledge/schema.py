@@ -24,6 +24,7 @@ from gpuadvisor.knowledge.bounds import (
     MAX_POSITIONS,
     MAX_VOCAB,
 )
+from gpuadvisor.knowledge.engine_names import EngineName
 
 _DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 
@@ -31,7 +32,7 @@ _DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 class Strict(BaseModel):
     """Base of every knowledge-base model: unknown fields are errors, instances are immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class Source(Strict):
@@ -541,31 +542,15 @@ CardClass = Literal["pcie-datacenter", "pcie-desk", "module"]
 actively cooled workstation and consumer cards, or SXM/OAM modules on the 8-GPU baseboard of an HGX-class server."""
 
 
-class SystemPrice(Strict):
+class SystemPrice(Price):
     """A machine's price: without its accelerators (the host: CPUs, memory, storage, chassis, power supplies, NICs),
-    or whole (`includes_accelerators = true`) where only that is published."""
+    or whole (`includes_accelerators = true`) where only that is published. A `Price` in every other respect (kind,
+    date, sources, range), validated by the same rules."""
 
-    value: float = Field(gt=0)
-    kind: PriceKind
     includes_accelerators: bool = False
     includes: list[str] = []
     """What the price covers, as its sources say (a rack: its GPUs, CPUs, NVLink switch trays, NICs, cooling):
     shown beside the price so a buyer knows what else to buy (the scale-out network is priced by `Fabric`)."""
-    as_of: AsOf = None
-    sources: list[str] = Field(min_length=1)
-    approximate: bool = True
-    derived: bool = False
-    low: float | None = Field(default=None, gt=0)
-    high: float | None = Field(default=None, gt=0)
-    notes: str | None = None
-
-    @model_validator(mode="after")
-    def _range(self) -> SystemPrice:
-        if self.kind == "estimate" and (self.low is None or self.high is None):
-            raise ValueError("a price of kind 'estimate' needs 'low' and 'high' (the range its sources span)")
-        if self.low is not None and self.high is not None and not self.low <= self.value <= self.high:
-            raise ValueError(f"value {self.value:g} must lie within low {self.low:g} .. high {self.high:g}")
-        return self
 
 
 class Nics(Strict):
@@ -897,9 +882,6 @@ class Assumption(Strict):
     high: float | None = None
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
-
-
-EngineName = Literal["llama.cpp", "vllm", "sglang", "tensorrt-llm", "tensorrt-llm-engine", "mlx"]
 
 
 class Band(Strict):

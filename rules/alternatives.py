@@ -19,6 +19,7 @@ from gpuadvisor.knowledge.schema import FreeTier
 from gpuadvisor.rules.derivations import conclude_option, option_fact
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
+from gpuadvisor.rules.fact_kinds import FreeTierFact, OwnedFact
 from gpuadvisor.rules.pricing import CostPart, DecisionCost, horizon_words, serving_months
 from gpuadvisor.rules.sizing.cost import power_usd_per_hour
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
@@ -29,7 +30,7 @@ Fact = Mapping[str, Any]
 WEEKS_PER_MONTH = 52.0 / 12.0
 
 
-def free_tier_fact(t: FreeTier, shape: str) -> dict[str, Any]:
+def free_tier_fact(t: FreeTier, shape: str) -> FreeTierFact:
     """The scalar view of a free notebook tier that rules test."""
     quota = monthly_quota_hours(t)
     limits = [f"{t.session_hours:g} h per session"]
@@ -58,7 +59,7 @@ def monthly_quota_hours(t: FreeTier) -> float | None:
     return None
 
 
-def owned_fact(accelerator: str, name: str, count: int, shape: str) -> dict[str, Any]:
+def owned_fact(accelerator: str, name: str, count: int, shape: str) -> OwnedFact:
     """The hardware the user already has (answers current.gpu / current.gpu_count), as an input fact."""
     return {"kind": "owned", "ref": f"owned:{accelerator}", "accelerator": accelerator, "count": count,
             "acc_ref": f"acc:{accelerator}", "name": name, "shape": shape,

@@ -14,12 +14,12 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gpuadvisor.knowledge.engine_names import EngineChoice, normal_engine_key
 from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError
 from gpuadvisor.knowledge.files import ANSWERS_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.locate import find_line, split_syntax_error
 from gpuadvisor.knowledge.nesting import loads_json, loads_toml
 from gpuadvisor.knowledge.sanitize import shorten
-from gpuadvisor.rules.serving import EngineChoice
 
 Workload = Literal["training", "finetune", "inference"]
 Stage = Literal["learning", "prototyping", "production"]
@@ -65,7 +65,7 @@ class Section(BaseModel):
     """A table of the answers file: unknown keys are errors (a typo must not be silently ignored), numbers are finite
     and a boolean is never read as a number (`requests_per_minute = true` is not 1)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -209,13 +209,8 @@ class InferenceAnswer(Section):
     @field_validator("engine", mode="before")
     @classmethod
     def _engine_name(cls, v: object) -> object:
-        """'Ollama', 'TRT-LLM', 'mlx-lm' → the engine ids (rules.serving.ALIASES); unknown names fail as usual."""
-        if not isinstance(v, str):
-            return v
-        from gpuadvisor.rules.serving import ALIASES, ENGINE_CHOICES
-
-        key = v.strip().lower().replace(" ", "-").replace("_", "-")
-        return key if key in ENGINE_CHOICES else ALIASES.get(key, key)
+        """'Ollama', 'TRT-LLM', 'mlx-lm' → the engine ids (knowledge.engine_names); unknown names fail as usual."""
+        return normal_engine_key(v) if isinstance(v, str) else v
 
 
 class PrecisionAnswer(Section):

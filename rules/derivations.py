@@ -606,10 +606,21 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
 def library_support(catalog: Catalog, a: Accelerator, precision_id: str) -> dict[str, Any]:
     """Whether the weight format's kernels run on this part (compute capability and software stack, H9)."""
     p = catalog.precisions[precision_id]
-    cc_ok = p.min_compute_capability is None or (a.cc is not None and a.cc >= p.min_compute_capability)
+    # a compute-capability floor is NVIDIA's numbering: it binds CUDA parts; other stacks are judged by `software`
+    cc_ok = (p.min_compute_capability is None or a.software_stack != "cuda"
+             or (a.cc is not None and a.cc >= p.min_compute_capability))
     stack_ok = not p.software or a.software_stack in p.software
+    kernels = f"the {p.id} kernels ({p.library})" if p.library else f"the {p.id} format"
+    if not stack_ok:
+        verb = "run" if p.library else "runs"
+        why = f"{kernels} {verb} on {', '.join(p.software)}; this part runs {a.software_stack}"
+    elif not cc_ok:
+        has = f"has {a.cc:g}" if a.cc is not None else "has none"
+        why = f"{kernels} need CUDA compute capability ≥ {p.min_compute_capability:g}; this part {has}"
+    else:
+        why = ""
     return {"weights_precision": p.id, "library": p.library or "", "library_ok": cc_ok and stack_ok,
-            "min_cc": p.min_compute_capability or 0.0, "cc": a.cc or 0.0}
+            "min_cc": p.min_compute_capability or 0.0, "cc": a.cc or 0.0, "library_why": why}
 
 
 def _link_name(kind: str) -> str:

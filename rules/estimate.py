@@ -122,8 +122,8 @@ class EstimateRequest:
     output_tokens: int | None = None
     utilization: float | None = None
     engine: str | None = None
-    """Serving engine (rules.serving.ENGINE_CHOICES: llama.cpp, ollama, vllm, sglang, tensorrt-llm, tensorrt-llm-engine,
-    mlx); None or 'auto' = by deployment."""
+    """Serving engine (knowledge.engine_names.ENGINE_CHOICES: llama.cpp, ollama, vllm, sglang, tensorrt-llm,
+    tensorrt-llm-engine, mlx); None or 'auto' = by deployment."""
     mfu: float | None = None
     """Training MFU override (0-1]; None = the scale-aware model (speed.scaled_mfu)."""
 
@@ -181,7 +181,7 @@ def _positive(name: str, value: float | None) -> None:
 
 def _check_engine(req: EstimateRequest) -> None:
     if req.engine is not None:
-        from gpuadvisor.rules.serving import canonical_engine
+        from gpuadvisor.knowledge.engine_names import canonical_engine
 
         try:
             canonical_engine(req.engine)

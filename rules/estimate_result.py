@@ -16,7 +16,7 @@ Method = Literal["full", "lora", "qlora"]
 
 
 class Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ModelOut(Out):

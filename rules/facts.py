@@ -10,111 +10,30 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision, Quote
-from gpuadvisor.rules.pricing import PART_ORDER
+from gpuadvisor.rules.engine.actions import CONCLUSION_FIELDS
+from gpuadvisor.rules.fact_kinds import (
+    FACT_KINDS,
+    AcceleratorFact,
+    AnswerFact,
+    InstanceFact,
+    PrecisionFact,
+    QuoteFact,
+    SystemFact,
+    UnitFact,
+    field_names,
+)
 from gpuadvisor.rules.units import Unit
 
 # Fields every derived fact may carry for explanations.
 _COMMON = ("kind", "ref", "text")
 
-PD_FIELDS = (
-    "pd_offer", "pd_reason", "pd_machines", "pd_prefill_machines", "pd_decode_machines",
-    "pd_prefill_replicas", "pd_decode_replicas", "pd_decode_batch", "pd_ttft_s",
-    "pd_tokens_per_s_per_user", "pd_kv_gb_per_request", "pd_transfer_ms", "pd_network",
-    "pd_colocated_machines",
-)
-"""Disaggregated serving weighed per configuration (planning.Disaggregation), copied onto its options."""
 
 FACT_FIELDS: dict[str, tuple[str, ...]] = {
-    # inputs
-    "answer": ("key", "value", "given"),
-    "model": ("key", "name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "vocab", "moe",
-              "experts", "experts_per_token", "mla", "synthesized", "arch_json"),
-    "precision": ("role", "key", "name", "bits", "compute", "needs_bf16", "needs_fp8", "needs_fp4", "needs_int8",
-                  "library", "min_cc", "quantized", "given"),
-    "accelerator": ("key", "name", "vendor", "market", "memory_gb", "bandwidth_gbs", "bf16_tflops", "fp8_tflops",
-                    "fp4_tflops", "interconnect_kind", "interconnect_gbs", "ecc", "mig", "cc", "has_cc",
-                    "flash_attention_2", "software_stack", "max_per_node", "purchasable", "price_usd", "tdp_w",
-                    "bf16_support", "fp8_support", "fp4_support", "int8_support", "flagship",
-                    "software_dropped", "software_horizon"),
-    "instance": ("key", "provider", "provider_kind", "accelerator", "count", "on_demand_usd_per_hour",
-                 "spot_usd_per_hour", "shape", "fabric"),
-    "free_tier": ("key", "provider", "accelerator", "count", "session_hours", "monthly_quota_hours",
-                  "quota_published", "guaranteed", "shape"),
-    "owned": ("accelerator", "count", "acc_ref", "name", "shape"),
-    "unit": ("key", "accelerator", "node", "scale_up_kind", "domain", "scale_out_kind", "joinable", "desk_side",
-             "unit_kind", "name"),
-    "system": ("key", "system", "accelerator", "shape", "unit_kind", "desk_side", "name"),
-    "quote": ("key", "vendor", "accelerator", "system", "target", "target_name", "usd", "per", "quoted_on",
-              "valid_until", "expired", "label"),
-    # profile (derived from answers and the model)
-    "workload": ("workload", "method", "stage", "params_b", "active_b", "batch", "context", "concurrency",
-                 "framework", "where", "checkpointing", "sensitive_data", "models_per_gpu", "weights_precision",
-                 "kv_precision", "moe", "utilization", "capex_usd", "hourly_usd", "monthly_usd", "current_util",
-                 "engine", "datacenter_only", "ecc_required", "spot", "reservations", "allow_marketplace", "pue",
-                 "power_usd_per_kwh",
-                 "lifetime_years", "max_gpus", "requests_per_minute", "input_tokens", "output_tokens", "min_tps_user",
-                 "ttft_max_s", "latency_p95_s", "deadline_days", "optimizer", "zero_stage", "gradient_checkpointing",
-                 "lora_rank", "tokens_b", "tokens_default", "hours_per_month_given", "utilization_given",
-                 "spot_given", "desk_side", "failover", "production_stated", "pc_slots", "site_usd_per_kw_month",
-                 "daily_active_users", "sessions_per_user_per_day", "requests_per_session", "peak_to_average",
-                 "load_from_users", "per_option_batch", "weights_given", "porting", "port_weeks_given",
-                 "engineer_usd_per_week_given"),
-    # a lifecycle ([[phase]] tables, rules/lifecycle.py): the phases, the chosen fleet, and their interplay
-    "phase": ("index", "name", "workload", "model_from", "start_month", "months"),
-    "fleet": ("choice", "total_cost_usd", "capex_usd", "budget_left_usd", "budget_given", "within_budget",
-              "alternatives"),
-    "purchase_use": ("phase", "name", "workload", "title", "count", "in_plan", "capex_usd", "months_after",
-                     "busy_share_after", "utilization_after", "break_even_utilization", "idle_after",
-                     "below_break_even", "instead", "plan_text"),
-    "eval_check": ("phase", "name", "trained_phase", "title", "machine_memory_gb", "eval_need_gb", "fits_eval",
-                   "precision"),
-    "parameters": ("total", "active", "total_b", "active_b"),
-    "weights": ("bytes", "gb", "precision", "bits", "gb_4bit"),
-    "kv_cache": ("bytes_per_token", "gb_per_sequence", "gb_total", "sequences", "context", "tokens_per_sequence",
-                 "per_option"),
-    "demand": ("tokens_per_s", "requests_per_s", "concurrency", "burst", "target"),
-    "usage": ("hours_per_month", "utilization", "sessions_per_month", "session_overhead_h", "per_run",
-              "rented_hours_per_month"),
-    "compute_need": ("flops", "tokens", "factor", "pflop_days"),
-    "memory_need": ("mode", "total_gb", "weights_gb", "kv_cache_gb", "activations_gb", "gradients_gb",
-                    "optimizer_gb", "overhead_gb", "ratio_to_weights"),
-    "intensity": ("phase", "flop_per_byte", "bound", "batch", "per_option"),
-    "speed_model": ("name",),
-    # hardware configurations and the ways to acquire them
-    "config": ("accelerator", "count", "nodes", "tensor_parallel", "expert_parallel", "pipeline_parallel", "replicas",
-               "zero_stage",
-               "batch_per_replica", "memory_gb_per_gpu", "memory_utilization", "fits_single_gpu", "bound",
-               "tokens_per_s", "tokens_per_s_per_user", "ttft_s", "latency_s", "training_days", "meets_tpot",
-               "meets_ttft", "meets_latency", "meets_deadline", "interconnect_kind", "market", "vendor", "ecc",
-               "software_stack", "flash_attention_2", "precision_supported", "throttled", "mig", "memory_gb",
-               "flagship", "accelerator_name", "vendor_allowed", "within_max_gpus", "training_gpu_hours",
-               "weights_precision", "library", "library_ok", "min_cc", "cc", "capacity_tokens_per_s", "headroom",
-               "desk_side", "shape", "machines", "fill", "link", "sync_link", "scale_up_kind", "scale_out_kind",
-               "unit_kind", "meets_failover", "replicas_for_load", "trains", "topology", "mig_fits", "mig_slice_gb",
-               "mig_model_gb", "precision_fallback", *PD_FIELDS),
-    "option": ("config", "accelerator", "accelerator_name", "purchase", "instance", "provider", "provider_kind",
-               "pricing", "count", "nodes", "tensor_parallel", "market", "vendor", "ecc", "software_stack",
-               "interconnect_kind", "usd_per_hour", "usd_per_run", "usd_per_million_tokens", "usd_per_month",
-               "capex_usd", "buy_pays_off", "break_even_utilization", "power_share", "training_days",
-               "tokens_per_s", "memory_utilization", "flagship", "over_capex", "over_hourly", "over_monthly",
-               "price_known", "provider_allowed", "instance_id", "instances", "price_as_of", "price_source",
-               "acquisition", "price_kind", "price_age_months", "capacity_tokens_per_s", "headroom", "usage_hours",
-               "large_cluster", "gpu_hours", "stage", "provider_name", "instance_name", "within_free_limits",
-               "free_limit", "guaranteed", "quota_published", "multi_session", "units_bought", "memory_gb",
-               "spot_run_too_long", "spot_hours", "accelerators_paid", "machines", "unit_name", "unit_kind",
-               "title", "capex_beyond_accelerators_usd", "tco_usd", "horizon_years", "desk_side", "link",
-               "sync_link", "scale_out_kind", "replicas", "replicas_for_load", "meets_failover",
-               "tokens_per_s_per_user", "ttft_s", "latency_s", "fabric_usd", "host_usd", "power_w", "topology",
-               "existing_host", "pc_fits", "pc_slots", "site_usd", *PD_FIELDS, "pd_usd_per_month",
-               "pd_capex_usd", "decision_usd", "horizon_months", "resale_usd", "resale_share",
-               *(f"cost_{part}_usd" for part in PART_ORDER)),
-    # conclusions of the generic actions
-    "warning": ("rule", "heuristic", "category", "severity", "message", "target"),
-    "veto": ("rule", "heuristic", "target", "reason"),
-    "cost_part": ("rule", "heuristic", "target", "part", "usd", "reason"),
-    "porting": ("stack", "stack_name", "weeks", "usd_per_week", "usd"),
-    "ruled_out": ("target", "name", "reason", "rule", "shape"),
+    **{kind: field_names(declared) for kind, declared in FACT_KINDS.items()},
+    **{kind: tuple(sorted(fields - set(_COMMON))) for kind, fields in CONCLUSION_FIELDS.items()},
 }
+"""The fields rule packs may test, by kind: generated from the typed declarations (rules/fact_kinds.py) and the
+engine's conclusions, never kept by hand."""
 FACT_SCHEMAS: dict[str, tuple[str, ...]] = {k: _COMMON + v for k, v in FACT_FIELDS.items()}
 
 
@@ -123,7 +42,7 @@ def flagship(a: Accelerator) -> bool:
     return a.market == "datacenter" and (a.dense_tflops("bf16") or a.dense_tflops("fp16") or 0) >= 700
 
 
-def accelerator_fact(a: Accelerator) -> dict[str, Any]:
+def accelerator_fact(a: Accelerator) -> AcceleratorFact:
     """The scalar view of an accelerator that rules test (the full entry stays in the catalog)."""
     bf16 = a.dense_tflops("bf16") or a.dense_tflops("fp16") or 0.0
     return {
@@ -149,7 +68,7 @@ def accelerator_fact(a: Accelerator) -> dict[str, Any]:
     }
 
 
-def instance_fact(i: Instance, shape: str) -> dict[str, Any]:
+def instance_fact(i: Instance, shape: str) -> InstanceFact:
     od, spot = i.current_price("on-demand"), i.current_price("spot")
     parts = [f"{i.provider_name} {i.instance}: {i.accelerator_count}× {i.accelerator}"]
     if od:
@@ -165,7 +84,7 @@ def instance_fact(i: Instance, shape: str) -> dict[str, Any]:
     }
 
 
-def unit_fact(shape: str, unit: Unit) -> dict[str, Any]:
+def unit_fact(shape: str, unit: Unit) -> UnitFact:
     """A unit shape the configuration search plans once (every offer of that shape is priced on its plan)."""
     t = unit.topology
     return {
@@ -178,7 +97,7 @@ def unit_fact(shape: str, unit: Unit) -> dict[str, Any]:
     }
 
 
-def system_fact(unit: Unit, shape: str, system_id: str, accelerator_name: str) -> dict[str, Any]:
+def system_fact(unit: Unit, shape: str, system_id: str, accelerator_name: str) -> SystemFact:
     """A machine one can buy with this accelerator in it (systems.toml × the card)."""
     return {
         "kind": "system", "ref": unit.id, "key": unit.id, "system": system_id, "accelerator": unit.accelerator,
@@ -187,7 +106,7 @@ def system_fact(unit: Unit, shape: str, system_id: str, accelerator_name: str) -
     }
 
 
-def quote_fact(q: Quote, target_name: str, *, expired: bool) -> dict[str, Any]:
+def quote_fact(q: Quote, target_name: str, *, expired: bool) -> QuoteFact:
     """One of the buyer's own quotes (the user overlay's quotes.toml): applied to the prices while valid, ignored
     once expired (rule Q.expired says so)."""
     target = q.accelerator or q.system or ""
@@ -203,7 +122,7 @@ def quote_fact(q: Quote, target_name: str, *, expired: bool) -> dict[str, Any]:
     }
 
 
-def precision_fact(role: str, p: Precision, given: bool = True) -> dict[str, Any]:
+def precision_fact(role: str, p: Precision, given: bool = True) -> PrecisionFact:
     """A format of the consultation; `given` = the user chose it (a default is served per option in what the part
     runs, profile.served_weights)."""
     return {
@@ -219,7 +138,7 @@ def precision_fact(role: str, p: Precision, given: bool = True) -> dict[str, Any
     }
 
 
-def answer_fact(key: str, value: Any, given: bool) -> dict[str, Any]:
+def answer_fact(key: str, value: Any, given: bool) -> AnswerFact:
     shown = value if not isinstance(value, list) else ", ".join(map(str, value))
     return {"kind": "answer", "ref": f"answer:{key}", "key": key, "value": value, "given": given,
             "text": f"{key} = {shown}" + ("" if given else " (default)")}

@@ -38,7 +38,7 @@ DAYS_PER_MONTH = 365.25 / 12
 class LifecycleSettings(BaseModel):
     """The `[lifecycle]` table."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     horizon_months: float | None = Field(default=None, gt=0, le=240, description=(
         "months the whole plan is costed over (purchases are held, serving runs, until its end); unset = "
@@ -48,7 +48,7 @@ class LifecycleSettings(BaseModel):
 class PhaseSettings(BaseModel):
     """A phase's own keys."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str | None = Field(default=None, min_length=1, max_length=60, description="a short name, e.g. pretrain")
     start_month: float | None = Field(default=None, ge=0, le=240, description=(

@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.rules.fact_kinds import ComputeNeedFact, DemandFact
 from gpuadvisor.rules.planning import InferenceSearch, ServingTargets, TrainingSearch, TrainingTargets
 from gpuadvisor.rules.serving import engine_efficiency, engine_memory
 from gpuadvisor.rules.sizing.factors import Factors
@@ -128,7 +129,7 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
     return fact
 
 
-def demand_fact(work: Fact, burst: float) -> dict[str, Any]:
+def demand_fact(work: Fact, burst: float) -> DemandFact:
     """S10: the tokens/s the traffic needs, or, with no request rate given, no throughput target at all: the
     fleet is sized for the requests in flight and each option reports its capacity (never an invented load)."""
     rpm, out = work.get("requests_per_minute"), int(work["output_tokens"])
@@ -153,7 +154,7 @@ def training_flops_per_token(method: str) -> float:
     return FULL_TRAINING_FLOPS_PER_TOKEN if method == "full" else ADAPTER_FLOPS_PER_TOKEN
 
 
-def compute_need_fact(active_params: float, work: Fact) -> dict[str, Any]:
+def compute_need_fact(active_params: float, work: Fact) -> ComputeNeedFact:
     """S8: the run's compute, factor × active parameters × tokens."""
     tokens = float(work["tokens_b"]) * 1e9
     factor = training_flops_per_token(str(work["method"]))

@@ -27,7 +27,7 @@ def severity_of(level: str, category: str) -> str:
 
 
 class Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class WhyStep(Out):

@@ -9,35 +9,14 @@ the profile for an accelerator and turns it into the `EngineEfficiency` the spee
 from __future__ import annotations
 
 import re
-from typing import Literal, get_args
+from typing import Literal
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.schema import Accelerator, EngineProfile
 from gpuadvisor.rules.sizing.speed import EngineEfficiency
 
-EngineChoice = Literal["auto", "llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "tensorrt-llm-engine", "mlx"]
-"""What a user may name: engines.toml ids plus "auto" and "ollama" (llama.cpp). TensorRT-LLM is two runtimes
-about 30 % apart at large batch: `tensorrt-llm` is its PyTorch backend (trtllm-serve, trtllm-bench, the default
-since 1.0), `tensorrt-llm-engine` its TensorRT backend (engines built with trtllm-build, run on the C++ executor:
-what NVIDIA's MLPerf submissions run; engines.toml)."""
-ENGINE_CHOICES: tuple[str, ...] = get_args(EngineChoice)
-ALIASES = {"ollama": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "lm-studio": "llama.cpp",
-           "trt-llm": "tensorrt-llm", "trtllm": "tensorrt-llm", "tensorrt": "tensorrt-llm",
-           "trtllm-serve": "tensorrt-llm", "tensorrt-llm-pytorch": "tensorrt-llm",
-           "trtllm-engine": "tensorrt-llm-engine", "trt-llm-engine": "tensorrt-llm-engine",
-           "tensorrt-llm-cpp": "tensorrt-llm-engine", "trtllm-cpp": "tensorrt-llm-engine",
-           "tensorrt-llm-tensorrt": "tensorrt-llm-engine", "mlx-lm": "mlx"}
 _ARCH_WORDS = ("blackwell", "hopper", "ada", "ampere", "turing", "volta", "pascal", "cdna 3", "cdna 2", "rdna")
-
-
-def canonical_engine(name: str) -> str:
-    """The engines.toml id for a user's engine name ('Ollama' → 'llama.cpp'); InputError for unknown names."""
-    key = name.strip().lower().replace(" ", "-").replace("_", "-")
-    key = ALIASES.get(key, key)
-    if key not in ENGINE_CHOICES:
-        raise InputError(f"unknown engine {name!r} (choose one of {', '.join(ENGINE_CHOICES)})")
-    return key
 
 
 def memory_kind(acc: Accelerator) -> str:

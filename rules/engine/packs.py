@@ -59,6 +59,7 @@ Loading lints everything above and reports every problem as `file:line: rule 'ID
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -66,7 +67,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.knowledge.files import PACK_MAX_BYTES, FileReadError, read_text_file
-from gpuadvisor.knowledge.nesting import NestingError, loads_toml
+from gpuadvisor.knowledge.nesting import NestingError
+from gpuadvisor.knowledge.parsecache import parse_toml
 from gpuadvisor.rules.engine.actions import ACTIONS, SEVERITIES, ActionSpec, build_then
 from gpuadvisor.rules.engine.conditions import compile_when
 from gpuadvisor.rules.engine.errors import FactError, PackError, PackProblem, RuleDefinitionError, TemplateError
@@ -449,7 +451,10 @@ class _RuleLinter:
         return value
 
 
-def _read(path: Path, problems: list[PackProblem]) -> tuple[str, dict[str, Any]] | None:
+def _read(path: Path, problems: list[PackProblem], refresh: bool = False) -> tuple[str, dict[str, Any]] | None:
+    """The pack's text and parsed document. The parse comes from the content-addressed cache the knowledge files use
+    (knowledge.parsecache: tomllib is pure Python and the packs are ~40 % of a CLI run's TOML); `refresh` parses the
+    text itself, as load_packs does before blaming a file whose cached document failed to lint."""
     file = str(path)
     try:
         text = read_text_file(path, what="rule pack", max_bytes=PACK_MAX_BYTES)
@@ -457,7 +462,8 @@ def _read(path: Path, problems: list[PackProblem]) -> tuple[str, dict[str, Any]]
         problems.append(PackProblem(file, None, None, None, e.reason))
         return None
     try:
-        return text, loads_toml(text, file)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        return text, parse_toml(text, digest, use_cache=True, source=file, refresh=refresh)
     except NestingError as e:
         problems.append(PackProblem(file, e.line, None, None, e.reason))
         return None
@@ -489,6 +495,12 @@ def load_packs(
         text, data = read
         linter = _PackLinter(str(path), text, callbacks, fact_schemas)
         pack_rules = linter.lint(data)
+        if linter.problems:  # never blame a file for a cache entry: lint a fresh parse of its text
+            fresh = _read(Path(path), problems, refresh=True)
+            if fresh is None:
+                continue
+            linter = _PackLinter(str(path), text, callbacks, fact_schemas)
+            pack_rules = linter.lint(fresh[1])
         problems.extend(linter.problems)
         if linter.pack_id:
             if linter.pack_id in first_pack:

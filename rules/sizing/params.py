@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuadvisor.knowledge.schema import MLA, Architecture, MoE
+from gpuadvisor.rules.sizing.kvcache import attention_kind
 
 
 @dataclass(frozen=True)
@@ -209,17 +210,9 @@ def count_parameters(arch: Architecture) -> ParameterCount:
     )
 
 
-def _attention_kind(arch: Architecture) -> str:
-    if arch.mla is not None:
-        return "MLA"
-    if arch.kv_heads == arch.num_attention_heads:
-        return "MHA"
-    return "MQA" if arch.kv_heads == 1 else "GQA"
-
-
 def describe(arch: Architecture) -> str:
     """One line for reports: '80 layers, hidden 8192, 64 heads / 8 KV heads (GQA), head dim 128'."""
-    kind = _attention_kind(arch)
+    kind = attention_kind(arch)
     if arch.mla is not None:
         mla = arch.mla
         heads = (f"{arch.num_attention_heads} heads (MLA, KV latent {mla.kv_lora_rank} + {mla.qk_rope_head_dim} "

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.engine_names import ENGINE_CHOICES
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.serving import ENGINE_CHOICES
 from gpuadvisor.rules.sizing.params import count_parameters
 from tests.calibration_model import ARCHS, CAL, CHECKED, ROWS, Row, bounds, profile_id
 

@@ -124,3 +124,80 @@ def _zero(rec: Recommendation) -> int | None:
     if rec.replicas <= 1:
         return None
     return rec.zero_stage
+
+
+# --- the grid: models × precisions × accelerators × GPU counts ---------------------------------------------
+GRID_MODELS = ("llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-30b-a3b", "gpt-oss-20b")
+GRID_PRECISIONS = ("bf16", "fp8", "awq")
+GRID_GPUS = ("nvidia-h100-sxm5", "nvidia-l40s", "nvidia-rtx-4090", "amd-mi300x", "apple-m4-max",
+             "nvidia-a100-sxm-80gb")
+GRID_COUNTS = (1, 2, 4)
+GRID_LOADS = (1, 16, 64)
+
+
+def _grid() -> list[tuple[str, str, str, int, int]]:
+    """A third of model × precision × accelerator × count (270 setups), each with one of three loads: a setup is
+    kept when its axis indices sum to a multiple of 3, which visits every value of every axis in every combination
+    of the other axes but one, so the grid runs in seconds."""
+    cases = []
+    for m, model in enumerate(GRID_MODELS):
+        for p, prec in enumerate(GRID_PRECISIONS):
+            for g, gpu in enumerate(GRID_GPUS):
+                for c, count in enumerate(GRID_COUNTS):
+                    if (m + p + g + c) % 3 == 0:
+                        cases.append((model, prec, gpu, count, GRID_LOADS[(m + g) % len(GRID_LOADS)]))
+    return cases
+
+
+GRID = _grid()
+
+
+def test_the_grid_visits_every_value_of_every_axis() -> None:
+    for axis, values in enumerate((GRID_MODELS, GRID_PRECISIONS, GRID_GPUS, GRID_COUNTS, GRID_LOADS)):
+        assert {case[axis] for case in GRID} == set(values)
+
+
+def _estimate_of(rec: Recommendation, result: Any, gpu: str) -> Any:
+    eff = result.answers_effective
+    inf, prec = eff["inference"], eff["precision"]
+    return estimate(EstimateRequest(
+        model=eff["model"]["name"], precision=rec.weights_precision or prec["weights"], kv_precision=prec["kv_cache"],
+        context=prec["context_tokens"], batch=rec.batch_per_replica, input_tokens=inf["input_tokens"],
+        output_tokens=inf["output_tokens"], gpu=gpu, gpus=rec.count, tp=rec.tensor_parallel,
+        ep=rec.expert_parallel if rec.expert_parallel > 1 else None, pp=rec.pipeline_parallel,
+        engine=inf["engine"]), CATALOG)
+
+
+def test_estimate_agrees_with_recommend_over_the_grid(advisor: Advisor) -> None:
+    """For every grid setup the consultation plans on the own GPUs, `estimate` of that layout prints the same
+    memory (±1 %) and speed (±5 %); where the own GPUs are ruled out for memory, `estimate` says they do not fit."""
+    compared, not_fitting, disagreements = 0, 0, []
+    for model, prec, gpu, count, load in GRID:
+        data = {"workload": "inference", "model": {"name": model}, "precision": {"weights": prec},
+                "inference": {"concurrent_requests": load}, "current": {"gpu": gpu, "gpu_count": count}}
+        try:
+            answers = parse_answers(data)
+        except Exception as e:  # a precision the model cannot take is refused at the edge, by both paths
+            disagreements.append(f"{model}/{prec}: answers refused: {e}")
+            continue
+        result = advisor.consult(answers, top=50)
+        owned = [r for r in [*result.recommendations, *result.runners_up] if r.acquisition == "own"]
+        label = f"{model} {prec} {count}× {gpu} at {load}"
+        if not owned:
+            not_fitting += 1
+            continue
+        rec = owned[0]
+        est = _estimate_of(rec, result, gpu)
+        compared += 1
+        pairs = [(part, getattr(est.memory_gb, part), getattr(rec.memory, part), 0.01)
+                 for part in ("weights", "kv_cache", "total")]
+        pairs += [("tokens/s", est.throughput_tokens_per_s, rec.tokens_per_s, 0.05),
+                  ("tokens/s per user", est.tokens_per_s_per_user, rec.tokens_per_s_per_user, 0.05)]
+        for name, got, want, rel in pairs:
+            if got is None or want is None or got != pytest.approx(want, rel=rel):
+                disagreements.append(f"{label}: {name} recommend {want}, estimate {got}")
+        if not est.fits:
+            disagreements.append(f"{label}: recommend plans it, estimate says it does not fit")
+    assert not disagreements, "\n".join(disagreements[:20])
+    print(f"grid: {compared} compared, {not_fitting} without a plan on the own GPUs")
+    assert compared >= 50 and not_fitting >= 5, (compared, not_fitting)  # both branches are exercised

@@ -12,8 +12,9 @@ import statistics
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.serving import canonical_engine, efficiency_of, engine_efficiency, profile_for
+from gpuadvisor.rules.serving import efficiency_of, engine_efficiency, profile_for
 from tests.calibration_model import quantiles
 from tests.serving_calibration_model import ROWS, error, load_latency, predict
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.errors import InputError, KnowledgeError
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.serving import (
     auto_engine,
-    canonical_engine,
     efficiency_bounds,
     engine_efficiency,
     family_keys,

@@ -146,7 +146,7 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
                 raise InputError(f"{_flag(name)} is implausibly large (got {shorten(repr(raw))}; at most "
                                  f"{LIMITS[name]:,.0f})")
     if args.engine is not None:
-        from gpuadvisor.rules.serving import canonical_engine
+        from gpuadvisor.knowledge.engine_names import canonical_engine
 
         try:
             values["engine"] = canonical_engine(args.engine)

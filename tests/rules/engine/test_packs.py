@@ -728,3 +728,18 @@ def test_unreadable_pack(tmp_path: Path) -> None:
 
 def test_a_pack_without_rules_loads_empty(tmp_path: Path) -> None:
     assert load(write(tmp_path, 'description = "placeholder"\n')) == []
+
+
+def test_a_wrong_cache_entry_never_blames_a_sound_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Packs are parsed through the knowledge files' content-addressed cache; an entry that is sound in shape but
+    wrong in content (here: a rule without an id) is linted, found wanting, and the text parsed afresh."""
+    from gpuadvisor.knowledge import parsecache
+
+    path = write(tmp_path, FULL)
+    expected = [(r.stratum, r.id) for r in load(path)]  # fills the cache
+    real_read = parsecache._read
+    monkeypatch.setattr(parsecache, "_read", lambda p, sha: {"pack": "p", "rule": [{"title": "no id"}]})
+    assert [(r.stratum, r.id) for r in load(path)] == expected
+    monkeypatch.setattr(parsecache, "_read", real_read)
+    cached = sorted((parsecache.cache_dir() / "knowledge").glob("*"))
+    assert cached, "the pack's parse is cached"
