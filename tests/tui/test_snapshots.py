@@ -1,4 +1,5 @@
-"""Snapshots of every screen at 80×24 (the floor) and 140×40 (wide), on real consultations.
+"""Snapshots of every screen at 80×24 (the floor) and 140×40 (wide), on real consultations; results, compare, the
+lifecycle timeline and a lifecycle phase also at 100×30 and 200×50 (test_layout).
 
 Deterministic: fixed theme and date, no cursor blink (conftest), state in a temporary directory, no clock on screen,
 notifications cleared before the shot. The results come from the shipped knowledge base, so a change to its data
