@@ -444,18 +444,20 @@ class GpuAdvisorApp(App[None]):
                         markup=False)
 
     # --- lifecycles: "and then?" --------------------------------------------------------------------------------
-    SHARED_PREFIXES = ("stage", "budget.", "deployment.", "constraints.", "framework.", "current.")
-    """Entries a later phase starts from (the lifecycle's shared answers), with the model the phase trains."""
-
     def and_then(self, state: AnswerState, answers: Answers, workload: str) -> None:
         """The phase just reviewed is kept; the questionnaire opens again for the next one (serve or fine-tune the
-        model it trains), starting from the shared answers and that model."""
+        model it trains), starting from the shared answers (rules.lifecycle_answers.SHARED_SECTIONS: one list of
+        them) and that model."""
+        from gpuadvisor.rules.lifecycle_answers import SHARED_SECTIONS
         from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
+
+        def shared(key: str) -> bool:  # the lifecycle's shared answers: `stage`, and the keys of its shared tables
+            return key.split(".")[0] in SHARED_SECTIONS
 
         self.lifecycle_phases.append((answers.given(), state.model_from))
         nxt = AnswerState(detected=dict(state.detected))
-        nxt.raw = {k: v for k, v in state.raw.items() if k.startswith(self.SHARED_PREFIXES) or k == "model"}
-        nxt.extra = {k: v for k, v in state.extra.items() if k.startswith(self.SHARED_PREFIXES)}
+        nxt.raw = {k: v for k, v in state.raw.items() if shared(k) or k == "model"}
+        nxt.extra = {k: v for k, v in state.extra.items() if shared(k)}
         nxt.model_from = len(self.lifecycle_phases)
         nxt.raw["workload"] = workload
         nxt.model_id, nxt.native_weights = state.model_id, state.native_weights

@@ -151,6 +151,11 @@ async def test_compare_escape_and_save_stay_with_the_phase(catalog: Catalog) -> 
         life = await lifecycle_screen(pilot)
         screen = await open_phase(pilot, 2)
         assert screen.answers is not None and screen.answers.workload == "inference"
+        # the banner gives the phase's place and cost in the lifecycle's plan: its own results price it alone
+        plan = life.result.lifecycle.plan[1] if life.result.lifecycle else None
+        assert plan is not None and plan.start_month > 0
+        banner = str(screen.query_one("#results-phase", Static).render())
+        assert f"planned {c.phase_when(plan)}, {c.usd(c.phase_spend(plan))}" in banner
         await pilot.press("c")
         await pilot.pause()
         compare = app.screen

@@ -41,6 +41,18 @@ class PhaseOf:
         return self.result.phases[self.index - 1]
 
     @property
+    def in_plan(self) -> str:
+        """When the lifecycle runs the phase and what it costs there (`months 0.6–36.0 (35.4 months), $43,334`):
+        the phase's own results price it alone, over the whole horizon."""
+        from gpuadvisor.tui.report import common as c
+
+        life = self.result.lifecycle
+        if life is None or len(life.plan) < self.index:
+            return ""
+        p = life.plan[self.index - 1]
+        return f"{c.phase_when(p)}, {c.usd(c.phase_spend(p))}"
+
+    @property
     def label(self) -> str:
         """`Phase 2 of 2 (serve)`."""
         return f"Phase {self.index} of {len(self.lifecycle.phases)} ({self.lifecycle.phases[self.index - 1].name})"

@@ -193,7 +193,9 @@ the phase within the lifecycle (the budget is the lifecycle's, shared by every p
         phase = self.query_one("#results-phase", Static)
         phase.set_class(self.phase is not None, "-shown")
         if self.phase is not None:
-            phase.update(f"{self.phase.label} of the lifecycle · Esc: back to the lifecycle")
+            plan = self.phase.in_plan
+            phase.update(f"{self.phase.label} of the lifecycle" + (f", planned {plan}" if plan else "")
+                         + " · the figures below: the phase alone · Esc: back to the lifecycle")
         self.query_one("#results-asked", Static).update(asked_line(result))
         theme = self.app.current_theme
         table = self.query_one("#ranking", RankingTable)
