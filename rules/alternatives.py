@@ -10,7 +10,6 @@ the quota) is a constraint with its numbers, and what they do less well is advic
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -19,14 +18,13 @@ from gpuadvisor.knowledge.schema import FreeTier
 from gpuadvisor.rules.derivations import conclude_option, option_fact
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
-from gpuadvisor.rules.fact_kinds import FreeTierFact, OwnedFact
+from gpuadvisor.rules.fact_kinds import Fact, FreeTierFact, OwnedFact
 from gpuadvisor.rules.pricing import CostPart, DecisionCost, horizon_words, serving_months
 from gpuadvisor.rules.sizing.cost import power_usd_per_hour
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
 from gpuadvisor.rules.usage import read_usage
 
-Fact = Mapping[str, Any]
 WEEKS_PER_MONTH = 52.0 / 12.0
 
 

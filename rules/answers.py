@@ -447,7 +447,7 @@ class Answers(Section):
 
     def flat(self) -> dict[str, Any]:
         """Every leaf answer as `section.key` → value (lists kept), in a stable order."""
-        return dict(_flatten(self.model_dump(mode="json")))
+        return dict(flatten_dotted(self.model_dump(mode="json")))
 
     def effective(self) -> dict[str, Any]:
         """Every leaf answer as the consultation applies it: given answers, else the default that depends on the
@@ -466,7 +466,7 @@ class Answers(Section):
 
     def given_keys(self) -> set[str]:
         """Dotted keys of the answers the user gave."""
-        return {k for k, _ in _flatten(self.given())}
+        return {k for k, _ in flatten_dotted(self.given())}
 
     def given(self) -> dict[str, Any]:
         """Only what the user gave (no defaults): what saved answers files and reports embed."""
@@ -605,11 +605,12 @@ def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = No
     return out
 
 
-def _flatten(d: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+def flatten_dotted(d: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Nested tables as dotted keys: {"inference": {"engine": "vllm"}} → ("inference.engine", "vllm")."""
     for k, v in d.items():
         key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            yield from _flatten(v, key + ".")
+        if isinstance(v, Mapping):
+            yield from flatten_dotted(v, key + ".")
         else:
             yield key, v
 

@@ -18,6 +18,7 @@ from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, Ins
 from gpuadvisor.rules.economics import economics, resale_class
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
+from gpuadvisor.rules.fact_kinds import Fact
 from gpuadvisor.rules.facts import flagship
 from gpuadvisor.rules.planning import (
     Disaggregation,
@@ -67,13 +68,13 @@ from gpuadvisor.rules.sizing.memory import (
     weight_format,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
+from gpuadvisor.rules.sizing.peak import half_precision_tflops
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_MONTH, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.usage import Usage, read_usage, usage_values
 from gpuadvisor.rules.user_load import user_load_values
 
-Fact = Mapping[str, Any]
 MIN_UTILIZATION = 1e-4
 """Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
 COMMITMENTS = {"reserved-1y": 12.0, "reserved-3y": 36.0}
@@ -231,8 +232,8 @@ class Derivations:
         # serving decodes the requests in flight together (continuous batching): the batch is the concurrency
         batch = int(work["concurrency"]) if work["workload"] == "inference" else int(work["batch"])
         value = 2.0 * batch / (float(weights["bits"]) / 8.0)
-        ridges = sorted(a.dense_tflops("bf16") * 1e3 / a.memory_bandwidth_gbs.value  # type: ignore[operator]
-                        for a in self.catalog.accelerators.values() if a.dense_tflops("bf16"))
+        ridges = sorted(half_precision_tflops(a) * 1e3 / a.memory_bandwidth_gbs.value
+                        for a in self.catalog.accelerators.values() if half_precision_tflops(a))
         low = ridges[len(ridges) // 10] if ridges else 100.0
         bound = "bandwidth" if value < low else "compute"
         per_option = bool(work.get("per_option_batch"))

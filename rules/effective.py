@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuadvisor.rules.answers import IMPLIED_WHY, Answers
+from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, flatten_dotted
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.user_load import ANSWER_KEYS as USER_ANSWER_KEYS
 
@@ -102,7 +102,7 @@ def _given(answers: Answers) -> list[str]:
 def _defaults(answers: Answers, eff: dict[str, Any], used: dict[str, tuple[Any, str]], workload: str,
               notes: list[str]) -> list[str]:
     """`key = value` (with `(why)` when the consultation decided it) for every answer the user did not give."""
-    flat = dict(_flatten(eff))
+    flat = dict(flatten_dotted(eff))
     out = []
     for key in answers.defaults_applied():
         if key.startswith("model.") or key.startswith(IRRELEVANT.get(workload, ())):
@@ -132,13 +132,3 @@ def show(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"  # never scientific notation
     return str(value)
-
-
-def _flatten(d: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for k, v in d.items():
-        if isinstance(v, Mapping):
-            out += _flatten(v, f"{prefix}{k}.")
-        else:
-            out.append((f"{prefix}{k}", v))
-    return out

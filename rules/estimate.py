@@ -52,15 +52,16 @@ from gpuadvisor.rules.profile import (
     workload_profile,
 )
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
-from gpuadvisor.rules.resolve import Resolved, resolve
+from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import MemoryBreakdown, Parallelism, embedding_bytes, lora_parameters
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
+from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import device_for, peak_tflops, training_compute
+from gpuadvisor.rules.topology import device_for, training_compute
 from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
 from gpuadvisor.rules.usage import usage_values
 from gpuadvisor.rules.user_load import user_load_values
@@ -232,18 +233,10 @@ def _check_workload(req: EstimateRequest) -> Method | None:
 
 
 def _check_precision(p: Precision, method: Method | None, training: bool) -> None:
-    if method == "qlora" and p.bits_per_weight > 4.6:
-        raise InputError(f"--method qlora contradicts --precision {p.id}: QLoRA keeps the frozen base weights in "
-                         "4-bit (use --precision nf4, or --method lora for a 16-bit base)")
-    if method == "lora" and p.bits_per_weight < 8:
-        raise InputError(f"--method lora with --precision {p.id}: LoRA on a 4-bit base is QLoRA "
-                         "(use --method qlora)")
-    if method == "full" and p.bits_per_weight < 16 and p.compute != "fp8":
-        raise InputError(f"--precision {p.id} cannot be trained in full: weights must be bf16, fp16, fp8 (mixed "
-                         "precision) or fp32 (use --method qlora for a 4-bit base)")
-    if not training and "weights" not in p.uses:
-        raise InputError(f"--precision {p.id}: {p.name} is not a weight storage format (try bf16, fp8, awq, nf4, "
-                         "q4_k_m)")
+    problem = weights_problem(p, method if training else None)
+    if problem is not None:
+        said = f"--method {method} with " if training and method else ""
+        raise InputError(f"{said}--precision {p.id}: {problem}")
 
 
 def _model_answer(req: EstimateRequest) -> dict[str, Any]:
@@ -384,7 +377,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     if not training and int(work["input_tokens"]) > context:
         raise InputError(f"--input-tokens {work['input_tokens']} exceeds the context of {context} tokens (give "
                          "--context)")
-    _defaults(ctx, answers, resolved, req, training, method)
+    _defaults(ctx, answers, resolved, req, training, method, float(work["utilization"]))
     _model_notes(ctx, resolved, arch)
     unit = _unit(acc, par.gpus) if acc is not None else None
     flash = acc is None or acc.flash_attention_2 != "no"
@@ -444,7 +437,7 @@ def _unit(acc: Accelerator, gpus: int) -> Unit:
 
 
 def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequest, training: bool,
-              method: Method | None) -> None:
+              method: Method | None, utilization: float) -> None:
     """The defaults that shaped this estimate, as `key = value` lines."""
     eff = answers.effective()
     if req.precision is None:
@@ -468,9 +461,8 @@ def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequ
             ctx.defaults.append(f"input_tokens = {eff['inference.input_tokens']}")
         if req.output_tokens is None:
             ctx.defaults.append(f"output_tokens = {eff['inference.output_tokens']}")
-    if req.utilization is None:
-        ctx.defaults.append(f"utilization = {eff['deployment.utilization'] or ''}".rstrip(" =")
-                            if eff["deployment.utilization"] else "utilization = 0.5 (owned hardware)")
+    if req.utilization is None:  # the usage profile's figure, the one the owned-hardware cost was computed with
+        ctx.defaults.append(f"utilization = {utilization:.2g} (owned hardware, the usage profile's busy share)")
 
 
 def _model_out(resolved: Resolved, arch: Architecture) -> ModelOut:

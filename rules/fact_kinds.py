@@ -10,9 +10,13 @@ every fact of the golden and expert consultations against these declarations, ty
 `from __future__ import annotations` here: TypedDict sees NotRequired only in evaluated annotations.)
 """
 
+from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
 from gpuadvisor.rules.engine.values import Scalar
+
+Fact = Mapping[str, Any]
+"""A fact as a rule callback receives it (read-only: the engine may hand over the stored fact)."""
 
 
 class _Fact(TypedDict):

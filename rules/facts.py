@@ -22,6 +22,7 @@ from gpuadvisor.rules.fact_kinds import (
     UnitFact,
     field_names,
 )
+from gpuadvisor.rules.sizing.peak import half_precision_tflops
 from gpuadvisor.rules.units import Unit
 
 # Fields every derived fact may carry for explanations.
@@ -39,12 +40,12 @@ FACT_SCHEMAS: dict[str, tuple[str, ...]] = {k: _COMMON + v for k, v in FACT_FIEL
 
 def flagship(a: Accelerator) -> bool:
     """A data-centre part with at least ~700 dense BF16 TFLOPS (H100-class and up): the documents' flagship."""
-    return a.market == "datacenter" and (a.dense_tflops("bf16") or a.dense_tflops("fp16") or 0) >= 700
+    return a.market == "datacenter" and half_precision_tflops(a) >= 700
 
 
 def accelerator_fact(a: Accelerator) -> AcceleratorFact:
     """The scalar view of an accelerator that rules test (the full entry stays in the catalog)."""
-    bf16 = a.dense_tflops("bf16") or a.dense_tflops("fp16") or 0.0
+    bf16 = half_precision_tflops(a)
     return {
         "kind": "accelerator", "ref": f"acc:{a.id}", "key": a.id, "name": a.name, "vendor": a.vendor,
         "market": a.market, "memory_gb": a.memory_gb.value, "bandwidth_gbs": a.memory_bandwidth_gbs.value,

@@ -17,8 +17,7 @@ from typing import Any, NamedTuple
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.rules.answers import Answers, parse_answers
-
-Fact = Mapping[str, Any]
+from gpuadvisor.rules.fact_kinds import Fact
 
 
 class BestPlan(NamedTuple):

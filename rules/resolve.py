@@ -187,13 +187,28 @@ def _weights(answers: Answers, catalog: Catalog, notes: list[str]) -> Precision:
         notes.append(f"precision.weights = {implied} ({why.get(implied, 'default')})")
         return _lookup_precision(catalog, implied, "precision.weights")
     p = _lookup_precision(catalog, answers.precision.weights, "precision.weights")
-    if "weights" not in p.uses:
-        raise InputError(f"precision.weights = {answers.precision.weights!r}: {p.name} is not a weight format")
-    if method == "qlora" and p.bits_per_weight > 4.6:
-        raise InputError(f"finetune.method = \"qlora\" contradicts precision.weights = {answers.precision.weights!r}: "
-                         f"QLoRA keeps the frozen base in 4-bit (nf4); use method \"lora\" for a 16-bit base")
-    if method == "full" and "training" not in p.uses:
-        raise InputError(f"precision.weights = {answers.precision.weights!r}: full training needs a training format "
-                         f"(bf16, fp16, fp32 or fp8), not {p.name}; for adapters on a quantized base use "
-                         f"workload = \"finetune\" with method = \"qlora\"")
+    problem = weights_problem(p, method)
+    if problem is not None:
+        said = f"finetune.method = {method!r} with " if method in ("lora", "qlora") else ""
+        raise InputError(f"{said}precision.weights = {answers.precision.weights!r}: {problem}")
     return p
+
+
+QLORA_MAX_BITS = 4.6
+"""A QLoRA base is 4-bit: NF4 is 4.127 bits per weight with double quantization and 4.5 without; 4.6 admits both
+and no 5-bit or wider format."""
+
+
+def weights_problem(p: Precision, method: str | None) -> str | None:
+    """Why weights in format `p` cannot serve `method` (None or "none": inference; "full", "lora", "qlora"), or None.
+    One rule for the consultation and `gpuadvisor estimate`; each caller names the fields its user typed."""
+    if "weights" not in p.uses:
+        return f"{p.name} is not a weight format (try bf16, fp8, awq, nf4, q4_k_m)"
+    if method == "qlora" and p.bits_per_weight > QLORA_MAX_BITS:
+        return "QLoRA keeps the frozen base weights in 4-bit (nf4); use method lora for a 16-bit base"
+    if method == "lora" and p.bits_per_weight < 8:
+        return "LoRA on a 4-bit base is QLoRA (use method qlora)"
+    if method == "full" and "training" not in p.uses:
+        return (f"full training needs a training format (bf16, fp16, fp32 or fp8), not {p.name}; for adapters on "
+                "a quantized base use workload finetune with method qlora")
+    return None

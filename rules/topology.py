@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision, System
+from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PCIE_GBS_PER_DIRECTION, Device, EngineEfficiency, LinkKind
 
 SCALE_UP_KINDS = frozenset({"nvlink", "infinity-fabric", "roce", "ici", "neuronlink"})
@@ -193,22 +194,6 @@ def module_part(acc: Accelerator) -> bool:
 
 
 # ---- speed-model views: one device, one peak -----------------------------------------------------------------
-
-PEAK_FALLBACKS: dict[str, tuple[str, ...]] = {
-    "fp4": ("fp4", "fp8", "bf16", "fp16"), "fp8": ("fp8", "bf16", "fp16"), "int8": ("int8", "fp16", "bf16"),
-    "bf16": ("bf16", "fp16"), "fp16": ("fp16", "bf16"), "tf32": ("tf32", "fp32"), "fp32": ("fp32",),
-}
-
-
-def peak_tflops(acc: Accelerator, compute: str) -> tuple[float | None, str]:
-    """Dense peak at `compute` precision, falling back to the next format the part has (fp8/fp4/int8 → fp16/bf16;
-    bf16 ↔ fp16; tf32 → fp32). Returns (TFLOPS or None, the precision actually used)."""
-    for name in PEAK_FALLBACKS.get(compute, (compute, "fp16", "bf16")):
-        value = acc.dense_tflops(name)
-        if value:
-            return value, name
-    return None, compute
-
 
 def training_compute(weights: Precision) -> str:
     """The precision training's matmuls run at: FP8 recipes in FP8, FP32 weights in TF32, the rest in BF16."""

@@ -1,6 +1,6 @@
 """`RuleEngine`: one compiled durable-rules ruleset and the consultation loop around it.
 
-Every measured gotcha of the note that bites at run time is handled here:
+Every measured gotcha of the note (docs/durable-rules-gotchas.md) that bites at run time is handled here:
 
 - G16 a `QuietHost` per engine: no background timer threads, every callback runs synchronously on the caller's thread;
 - G6  a unique ruleset name per engine (rulesets can never be removed or replaced in a Host);

@@ -11,6 +11,7 @@ setups are the ones issue 30 found disagreeing (3 of 12 agreed then).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -201,3 +202,30 @@ def test_estimate_agrees_with_recommend_over_the_grid(advisor: Advisor) -> None:
     assert not disagreements, "\n".join(disagreements[:20])
     print(f"grid: {compared} compared, {not_fitting} without a plan on the own GPUs")
     assert compared >= 50 and not_fitting >= 5, (compared, not_fitting)  # both branches are exercised
+
+
+REFUSALS = [  # (method, weights, the reason both paths give)
+    ("qlora", "bf16", "QLoRA keeps the frozen base weights in 4-bit (nf4); use method lora for a 16-bit base"),
+    ("lora", "nf4", "LoRA on a 4-bit base is QLoRA (use method qlora)"),
+    ("full", "awq", "full training needs a training format (bf16, fp16, fp32 or fp8), not"),
+    (None, "tf32", "is not a weight format"),
+]
+
+
+@pytest.mark.parametrize(("method", "weights", "reason"), REFUSALS)
+def test_estimate_and_recommend_refuse_a_format_for_the_same_reason(method: str | None, weights: str,
+                                                                     reason: str) -> None:
+    from gpuadvisor.knowledge.errors import InputError
+    from gpuadvisor.rules.resolve import resolve
+
+    workload = {None: "inference", "full": "training"}.get(method, "finetune")
+    data: dict[str, Any] = {"workload": workload, "model": {"name": "llama-3.1-8b"}, "precision": {"weights": weights}}
+    if workload == "finetune":
+        data["finetune"] = {"method": method}
+    with pytest.raises(InputError, match=re.escape(reason)) as consult_error:
+        resolve(parse_answers(data), CATALOG)
+    assert "precision.weights" in str(consult_error.value)
+    with pytest.raises(InputError, match=re.escape(reason)) as estimate_error:
+        estimate(EstimateRequest(model="llama-3.1-8b", workload=workload, method=method,  # type: ignore[arg-type]
+                                 precision=weights, gpu="nvidia-h100-sxm5"), CATALOG)
+    assert "--precision" in str(estimate_error.value)

@@ -12,7 +12,7 @@ from typing import Any
 from rich.text import Text
 from textual.widget import Widget
 
-COMPUTE_ORDER = ("fp8", "bf16", "fp16", "tf32", "fp32")
+from gpuadvisor.rules.sizing.peak import peak_tflops
 
 
 @dataclass(frozen=True)
@@ -33,15 +33,10 @@ def ridge_for(catalog: Any | None, accelerator_id: str, weights: str) -> Ridge |
     acc = catalog.accelerators.get(accelerator_id)
     if acc is None:
         return None
-    wanted = None
     precision = catalog.precisions.get(weights)
-    if precision is not None:
-        wanted = precision.compute
-    for name in ([wanted] if wanted else []) + [p for p in COMPUTE_ORDER if p != wanted]:
-        tflops = acc.dense_tflops(name)
-        if tflops:
-            return Ridge(tflops, name, acc.memory_bandwidth_gbs.value)
-    return None
+    # the peak the speed model runs this format at (rules.sizing.peak), so the diagram shows the figure used
+    tflops, name = peak_tflops(acc, precision.compute if precision is not None else "bf16")
+    return Ridge(tflops, name, acc.memory_bandwidth_gbs.value) if tflops else None
 
 
 def diagram(bound: str, ridge: Ridge | None, width: int = 56) -> list[str]:
