@@ -18,7 +18,7 @@ from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, Ins
 from gpuadvisor.rules.economics import economics, resale_class
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
-from gpuadvisor.rules.fact_kinds import Fact
+from gpuadvisor.rules.fact_kinds import ConfigFact, Fact, LibrarySupport, MigSlices, SplitFields
 from gpuadvisor.rules.facts import flagship
 from gpuadvisor.rules.planning import (
     Disaggregation,
@@ -338,7 +338,7 @@ class Derivations:
 
     def _conclude_plan(self, ctx: RuleContext, a: Accelerator, u: Unit, shape: str, plan: Plan | NoFit, work: Fact,
                        search: InferenceSearch | TrainingSearch, need_tps: float = 0.0,
-                       split: Mapping[str, Any] | None = None) -> None:
+                       split: SplitFields | None = None) -> None:
         if isinstance(plan, NoFit):
             ctx.conclude({"kind": "ruled_out", "ref": f"out:{shape}", "target": f"acc:{a.id}", "name": a.name,
                           "reason": plan.reason, "rule": ctx.rule.id, "shape": shape, "text": plan.reason})
@@ -539,8 +539,8 @@ class Derivations:
 
 
 def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Plan, work: Fact, *, models: int = 1,
-                need_tps: float = 0.0, split: Mapping[str, Any] | None = None,
-                weights: str | None = None) -> dict[str, Any]:
+                need_tps: float = 0.0, split: SplitFields | None = None,
+                weights: str | None = None) -> ConfigFact:
     """A plan as the `config` fact the rules test: one flattening of `planning.Plan`, for the configuration
     search's rule (H1) and for `gpuadvisor estimate`'s layout alike; `weights` is the format the plan serves in
     when it is not the consultation's (`profile.served_weights`)."""
@@ -600,11 +600,11 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         f"{work['weights_precision']} → {served}",
         "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
                 f"({plan.memory_utilization:.0%}); {perf}",
-        **(split or {}),
+        **(split if split is not None else SplitFields()),
     }
 
 
-def library_support(catalog: Catalog, a: Accelerator, precision_id: str) -> dict[str, Any]:
+def library_support(catalog: Catalog, a: Accelerator, precision_id: str) -> LibrarySupport:
     """Whether the weight format's kernels run on this part (compute capability and software stack, H9)."""
     p = catalog.precisions[precision_id]
     # a compute-capability floor is NVIDIA's numbering: it binds CUDA parts; other stacks are judged by `software`
@@ -753,7 +753,7 @@ def _i(x: Any) -> int | None:
     return None if x is None else int(x)
 
 
-def _mig_slices(a: Accelerator, plan: Plan, models: int) -> dict[str, Any]:
+def _mig_slices(a: Accelerator, plan: Plan, models: int) -> MigSlices:
     """Several models on one GPU: the MIG instance each would get (`mig_slice_gb`) and whether each model, alone in
     its instance with the headroom kept, fits it (`mig_fits`, rule H12)."""
     if a.mig_max_instances is None or plan.tensor_parallel * plan.pipeline_parallel > 1 or models < 2:
@@ -767,7 +767,7 @@ def _mig_slices(a: Accelerator, plan: Plan, models: int) -> dict[str, Any]:
 
 
 
-def _split_fields(split: Disaggregation | str | None) -> dict[str, Any]:
+def _split_fields(split: Disaggregation | str | None) -> SplitFields:
     """The disaggregated layout weighed for a configuration, as `pd_*` fields of its fact (rules PD.split and
     PD.considered read them): nothing when it was not weighed, only the reason when it is not possible."""
     if split is None:

@@ -40,6 +40,7 @@ from gpuadvisor.rules.estimate_result import (
 )
 from gpuadvisor.rules.planning import Plan
 from gpuadvisor.rules.price_age import as_of_label
+from gpuadvisor.rules.pricing import rental_run
 from gpuadvisor.rules.profile import (
     catalog_factors,
     compute_need_fact,
@@ -63,7 +64,7 @@ from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, r
 from gpuadvisor.rules.sizing.units import GB
 from gpuadvisor.rules.topology import device_for, training_compute
 from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
-from gpuadvisor.rules.usage import usage_values
+from gpuadvisor.rules.usage import Usage, usage_profile, usage_values
 from gpuadvisor.rules.user_load import user_load_values
 
 __all__ = ["SCHEMA_VERSION", "EstimateRequest", "EstimateResult", "catalog_factors", "embedding_bytes", "estimate",
@@ -410,7 +411,9 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     else:
         plan = _inference(result, req, catalog, acc, unit, work, arch, params, par, factors, ctx)
     if acc is not None and unit is not None:
-        _costs(result, catalog, acc, par, factors, float(work["utilization"]), ctx)
+        usage = usage_profile(str(work["workload"]), str(work["stage"]), work.get("hours_per_month_given"),
+                              work.get("utilization_given"), usage_values(catalog))
+        _costs(result, catalog, acc, par, factors, usage, ctx)
     if acc is not None and unit is not None and plan is not None:
         _judge(catalog, answers, resolved, acc, unit, plan, work, ctx)
     result.warnings = list(dict.fromkeys(ctx.warnings))
@@ -752,7 +755,11 @@ def _judge(catalog: Catalog, answers: Answers, resolved: Resolved, acc: Accelera
 
 
 def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Parallelism, factors: Factors,
-           utilization: float, ctx: _Ctx) -> None:
+           usage: Usage, ctx: _Ctx) -> None:
+    """Rentals and the cheapest purchase of the layout, priced as a consultation prices them: a run is billed its
+    wall time plus one session's set-up (usage.rented_hours_per_run, pricing.rental_run), owned hardware at the
+    usage profile's busy share."""
+    utilization = usage.utilization
     gpu_hours = result.training_gpu_hours
     tokens_per_s = result.throughput_tokens_per_s
     cheapest_rent: float | None = None
@@ -764,19 +771,22 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
             if offer is None:
                 continue
             c = cloud_cost(offer.usd_per_hour, inst.accelerator_count, par.gpus, gpu_hours=gpu_hours)
+            run = None if gpu_hours is None else rental_run(
+                c.usd_per_hour, usage.rented_hours_per_run(gpu_hours / par.gpus), inst.id).total
             per_m = None
             if tokens_per_s:
                 per_m = c.usd_per_gpu_hour * par.gpus / (tokens_per_s * 3600.0) * 1e6
             result.costs.append(CostOut(
                 instance=inst.id, provider=inst.provider_name, name=inst.instance, pricing=kind,  # type: ignore[arg-type]
                 gpus_per_instance=inst.accelerator_count, instances=c.instances, usd_per_hour=c.usd_per_hour,
-                usd_per_gpu_hour=c.usd_per_gpu_hour, usd_per_run=c.usd_per_run, usd_per_million_tokens=per_m,
+                usd_per_gpu_hour=c.usd_per_gpu_hour, usd_per_run=run, usd_per_million_tokens=per_m,
                 as_of=offer.as_of_text, price_sources=list(offer.sources)))
             if kind == "on-demand":
                 cheapest_rent = c.usd_per_gpu_hour if cheapest_rent is None else min(cheapest_rent, c.usd_per_gpu_hour)
     if result.costs:
-        ctx.notes.append(Note("method.cloud_cost", "Cloud cost: whole instances billed for a run (wall time × "
-                              "instances × hourly price); $ per 1M tokens = GPU-hour price × GPUs ÷ tokens per hour "
+        ctx.notes.append(Note("method.cloud_cost", "Cloud cost: whole instances billed for a run ((wall time + "
+                              f"{usage.session_overhead_hours:g} h of set-up) × instances × hourly price, as a "
+                              "consultation bills it); $ per 1M tokens = GPU-hour price × GPUs ÷ tokens per hour "
                               "× 10^6 (the instance's other GPUs assumed to serve replicas)", source="S9 (002)"))
     bought = _cheapest_purchase(catalog, acc, par.gpus, joined=par.gpus > 1 and (par.dp > 1 or par.pp > 1))
     if bought is None:

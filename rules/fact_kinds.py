@@ -404,7 +404,46 @@ class SpeedModelFact(_Fact):
     name: str
 
 
-class ConfigFact(_Fact):
+class LibrarySupport(TypedDict):
+    """Whether the served weight format's kernels run on the part (H9), and why not."""
+
+    weights_precision: str
+    library: str
+    library_ok: bool
+    library_why: str
+    min_cc: float
+    cc: float
+
+
+class MigSlices(TypedDict):
+    """Whether one model fits a MIG slice of the part (H12)."""
+
+    mig_fits: bool
+    mig_slice_gb: float | None
+    mig_model_gb: NotRequired[float]
+
+
+class SplitFields(TypedDict):
+    """The disaggregated (prefill/decode) layout weighed for a configuration: nothing when it was not weighed,
+    only the reason when it is not possible."""
+
+    pd_offer: NotRequired[bool]
+    pd_reason: NotRequired[str]
+    pd_machines: NotRequired[int]
+    pd_prefill_machines: NotRequired[int]
+    pd_decode_machines: NotRequired[int]
+    pd_prefill_replicas: NotRequired[int]
+    pd_decode_replicas: NotRequired[int]
+    pd_decode_batch: NotRequired[int]
+    pd_ttft_s: NotRequired[float | None]
+    pd_tokens_per_s_per_user: NotRequired[float | None]
+    pd_kv_gb_per_request: NotRequired[float | None]
+    pd_transfer_ms: NotRequired[float | None]
+    pd_network: NotRequired[str]
+    pd_colocated_machines: NotRequired[int]
+
+
+class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     """A hardware configuration the search planned: one flattening of `planning.Plan` with its verdicts."""
 
     accelerator: str
@@ -420,7 +459,7 @@ class ConfigFact(_Fact):
     memory_utilization: float
     fits_single_gpu: bool
     bound: str
-    tokens_per_s: float
+    tokens_per_s: float | None
     tokens_per_s_per_user: float | None
     ttft_s: float | None
     latency_s: float | None
@@ -443,12 +482,6 @@ class ConfigFact(_Fact):
     vendor_allowed: bool
     within_max_gpus: bool
     training_gpu_hours: float | None
-    weights_precision: str
-    library: str
-    library_ok: bool
-    library_why: str
-    min_cc: float
-    cc: float
     capacity_tokens_per_s: float | None
     headroom: float | None
     desk_side: bool
@@ -464,24 +497,7 @@ class ConfigFact(_Fact):
     replicas_for_load: int
     trains: bool
     topology: str
-    mig_fits: bool
-    mig_slice_gb: float | None
-    mig_model_gb: NotRequired[float]
     precision_fallback: str
-    pd_offer: NotRequired[bool]
-    pd_reason: NotRequired[str]
-    pd_machines: NotRequired[int]
-    pd_prefill_machines: NotRequired[int]
-    pd_decode_machines: NotRequired[int]
-    pd_prefill_replicas: NotRequired[int]
-    pd_decode_replicas: NotRequired[int]
-    pd_decode_batch: NotRequired[int]
-    pd_ttft_s: NotRequired[float]
-    pd_tokens_per_s_per_user: NotRequired[float]
-    pd_kv_gb_per_request: NotRequired[float]
-    pd_transfer_ms: NotRequired[float]
-    pd_network: NotRequired[str]
-    pd_colocated_machines: NotRequired[int]
 
 
 class OptionFact(_Fact):
@@ -578,10 +594,10 @@ class OptionFact(_Fact):
     pd_prefill_replicas: NotRequired[int]
     pd_decode_replicas: NotRequired[int]
     pd_decode_batch: NotRequired[int]
-    pd_ttft_s: NotRequired[float]
-    pd_tokens_per_s_per_user: NotRequired[float]
-    pd_kv_gb_per_request: NotRequired[float]
-    pd_transfer_ms: NotRequired[float]
+    pd_ttft_s: NotRequired[float | None]
+    pd_tokens_per_s_per_user: NotRequired[float | None]
+    pd_kv_gb_per_request: NotRequired[float | None]
+    pd_transfer_ms: NotRequired[float | None]
     pd_network: NotRequired[str]
     pd_colocated_machines: NotRequired[int]
     pd_usd_per_month: NotRequired[float]

@@ -229,3 +229,21 @@ def test_estimate_and_recommend_refuse_a_format_for_the_same_reason(method: str 
         estimate(EstimateRequest(model="llama-3.1-8b", workload=workload, method=method,  # type: ignore[arg-type]
                                  precision=weights, gpu="nvidia-h100-sxm5"), CATALOG)
     assert "--precision" in str(estimate_error.value)
+
+
+def test_estimate_prices_a_rented_run_as_recommend_does(advisor: Advisor) -> None:
+    """The cost of one training run on a rented layout: estimate's row for the instance and pricing recommend
+    chose is recommend's figure (wall time plus one session's set-up, whole instances), to the cent per $1,000."""
+    result = advisor.consult(parse_answers({"workload": "training", "model": {"name": "llama-3.2-1b"},
+                                            "training": {"tokens_b": 20}, "deployment": {"where": "cloud"},
+                                            "constraints": {"vendors": ["nvidia"]}}), top=50)
+    rentals = [r for r in [*result.recommendations, *result.runners_up] if r.instance is not None][:6]
+    assert len(rentals) == 6
+    for rec in rentals:
+        assert rec.instance is not None and rec.cost is not None and rec.training_days is not None
+        est = estimate(EstimateRequest(
+            model="llama-3.2-1b", workload="training", gpu=rec.accelerator.id, gpus=rec.count,
+            tp=rec.tensor_parallel, pp=rec.pipeline_parallel, batch=rec.batch_per_replica, tokens=20e9,
+            zero=_zero(rec)), CATALOG)
+        row = next(c for c in est.costs if c.instance == rec.instance.id and c.pricing == rec.instance.pricing)
+        _close(f"{rec.instance.id} {rec.instance.pricing} $ per run", row.usd_per_run, rec.cost.usd_per_run, 1e-3)
