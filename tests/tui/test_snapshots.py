@@ -50,6 +50,22 @@ def _quiet(app: Any) -> bool:
     return not busy
 
 
+async def _steady(pilot: Pilot[None]) -> None:
+    """The findings are listed one frame after the ranking: on a loaded machine the shot could come before the
+    list's height (and so its scroll bar's thumb) settled (seen on results-finetune-80x24). Wait until the list's
+    height is the same over two frames."""
+    if not isinstance(pilot.app.screen, ResultsScreen):
+        return
+    lists = list(pilot.app.screen.query(FindingList))
+    last: list[int] = []
+    for _ in range(50):
+        await pilot.pause(0.02)
+        now = [f.virtual_size.height for f in lists]
+        if now == last and all(now):
+            return
+        last = now
+
+
 def keys(*presses: str, results: bool = False, then_settle: bool = False) -> Drive:
     """A drive: wait for start-up (and the results), press keys, optionally wait for workers again."""
 
@@ -64,6 +80,9 @@ def keys(*presses: str, results: bool = False, then_settle: bool = False) -> Dri
             await wait_until(pilot, lambda: _quiet(pilot.app))
             await pilot.pause()
         pilot.app.clear_notifications()
+        await _steady(pilot)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
 
     return drive
 

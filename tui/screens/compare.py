@@ -154,9 +154,15 @@ parts. **Escape** goes back.
 
 def option_width(screen_width: int, label_width: int, options: int) -> int:
     """Columns each option's cells get: the width left of the labels, the cells' padding (1 a side) and the
-    scroll bar (2) shared out; never under 12 (then the table scrolls sideways, the labels fixed)."""
+    scroll bar (2) shared out; never under 12 (then the table scrolls sideways, the labels fixed), never over
+    OPTION_MAX (a wide terminal keeps the options close enough to read across)."""
     room = screen_width - label_width - 2 * (options + 1) - 2
-    return max(12, room // max(options, 1))
+    return min(OPTION_MAX, max(12, room // max(options, 1)))
+
+
+OPTION_MAX = 52
+"""The widest an option's column gets: an accelerator's full name (`NVIDIA RTX PRO 6000 Blackwell Workstation
+Edition`, 49) in one line."""
 
 
 def shorten(text: str, width: int) -> str:
