@@ -119,7 +119,7 @@ class TrainingAnswer(Section):
     tokens_b: float | None = Field(default=None, ge=1e-6, le=1_000_000, **ask(
         "training tokens, billions, e.g. 2T or 500B (default: 20 per parameter for training, 0.1B for "
         "fine-tuning)", flag="tokens", question="Training tokens",
-        hint="Training compute ≈ 6 × parameters × tokens (000, S8).", unit="billion",
+        hint="Training compute ≈ 6 × parameters × tokens, 4 × for LoRA/QLoRA (000, S8).", unit="billion",
         example="e.g. 2 or 500M (empty: 20 per parameter from scratch, 0.1 fine-tuning)", count=True))
     deadline_days: float = Field(default=30.0, ge=0.01, le=3650, **ask(
         "days the run may take (≥ 15 min)", flag="deadline_days", question="Deadline",
@@ -385,7 +385,7 @@ class CurrentAnswer(Section):
         "observed busy fraction of the GPU you have, 0-1", flag="current_utilization"))
     pc_slots: int = Field(default=0, ge=0, le=8, **ask(
         "free double-width PCIe slots in a desktop you already have, for cards you buy (no new computer needed); "
-        "unset = 2 while learning or prototyping, else 0", flag="pc_slots", question="Free slots in your desktop",
+        "unset = 2 while learning or prototyping, else 0", flag="pc_slots", question="Free desktop PCIe slots",
         hint="A card for a PC you have costs only the card; more cards need a workstation or a server.",
         unit="slots", example="e.g. 1 (empty: 2 while learning or prototyping, else 0)"))
 

@@ -61,6 +61,8 @@ from gpuadvisor.rules.sizing.kvcache import (
     request_kv_tokens,
 )
 from gpuadvisor.rules.sizing.memory import (
+    WeightFormat,
+    embedding_params,
     inference_memory,
     mig_slice_bytes,
     per_model_bytes,
@@ -188,8 +190,7 @@ class Derivations:
         ctx.conclude({"kind": "weights", "ref": "weights", "bytes": round(n_bytes), "gb": _gb(n_bytes),
                       "precision": p.id, "bits": p.bits_per_weight,
                       "gb_4bit": _gb(n_bytes * self.catalog.precisions["awq"].bits_per_weight / p.bits_per_weight),
-                      "text": (f"Weights: {params['total']:,} parameters × {p.bytes_per_weight:g} bytes ({p.name}) = "
-                               f"{n_bytes / GB:,.1f} GB" if experts is None else
+                      "text": (_weights_words(params_of(model), p.name, fmt, n_bytes) if experts is None else
                                f"Weights as published: {experts.params:,} routed-expert parameters × "
                                f"{p.bytes_per_weight:g} bytes ({p.name}) + {params['total'] - experts.params:,} "
                                f"others × {rest_bytes:g} bytes (bf16) = {n_bytes / GB:,.1f} GB")})
@@ -282,13 +283,16 @@ class Derivations:
                  ("gradients", mem.gradients), ("optimizer states", mem.optimizer_states),
                  ("runtime", mem.runtime_overhead)]
         listing = ", ".join(f"{name} {v / GB:,.1f}" for name, v in parts if v > 0)
+        extra_gb = mem.weights / GB - weights_gb
+        adapters = (f"; weights = the {weights_gb:,.1f} GB base + {extra_gb:,.2f} GB of fp32 adapters"
+                    if mode in ("lora", "qlora") and extra_gb >= 0.05 else "")  # adapters sit beside the base
         ctx.conclude({
             "kind": "memory_need", "ref": "memory_need", "mode": mode, "total_gb": round(total, 4),
             "weights_gb": _gb(mem.weights), "kv_cache_gb": _gb(mem.kv_cache), "activations_gb": _gb(mem.activations),
             "gradients_gb": _gb(mem.gradients), "optimizer_gb": _gb(mem.optimizer_states),
             "overhead_gb": _gb(mem.runtime_overhead),
             "ratio_to_weights": round(total / weights_gb, 3) if weights_gb > 0 else 0.0,
-            "text": f"Memory needed on one GPU before any splitting: {total:,.1f} GB ({listing} GB)",
+            "text": f"Memory needed on one GPU before any splitting: {total:,.1f} GB ({listing} GB){adapters}",
         }, attachment={"notes": [n.text for n in mem.notes]})
 
     # --- stratum 3: configurations (H1) ----------------------------------------------------------------------------
@@ -482,7 +486,9 @@ class Derivations:
                                   window_hours=life_h, busy_hours=life_h * util, factors=f, months=months,
                                   resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
-        monthly = cost.total / (cost.months or max(busy_hours / HOURS_PER_MONTH, 1e-9))
+        # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
+        # spreading it over the run's hours priced a 3-hour run as a month at that rate
+        monthly = cost.total / (cost.months or max(busy_hours / HOURS_PER_MONTH, 1.0))
         rent = self.cheapest_rent.get(a.id)
         legacy = system_cost(bill.capex_usd, bill.power_w, utilization=max(util, MIN_UTILIZATION), factors=f,
                              site_kw=site_kw)
@@ -602,6 +608,17 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
                 f"({plan.memory_utilization:.0%}); {perf}",
         **(split if split is not None else SplitFields()),
     }
+
+
+def _weights_words(params: ParameterCount, name: str, fmt: WeightFormat, n_bytes: float) -> str:
+    """The weights' arithmetic as the memory model does it: a quantized checkpoint keeps its embedding tables in
+    16-bit (memory.embedding_bytes), so the total is not simply parameters × the format's bytes."""
+    if fmt.embedding_bytes is None:
+        return (f"Weights: {params.total:,} parameters × {fmt.bytes_per_weight:g} bytes ({name}) = "
+                f"{n_bytes / GB:,.1f} GB")
+    emb = embedding_params(params)
+    return (f"Weights: {params.total - emb:,} parameters × {fmt.bytes_per_weight:g} bytes ({name}) + {emb:,} "
+            f"embedding parameters × {fmt.embedding_bytes:g} bytes (kept in 16-bit) = {n_bytes / GB:,.1f} GB")
 
 
 def library_support(catalog: Catalog, a: Accelerator, precision_id: str) -> LibrarySupport:

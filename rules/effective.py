@@ -54,7 +54,10 @@ def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, A
         eff["training"]["tokens_b"] = tokens
         why = str(work.get("tokens_default") or "default").replace(" (", ", ").rstrip(")")
         used["training.tokens_b"] = (tokens, why)
-    if workload == "inference" and "inference.concurrent_requests" not in given and work.get("concurrency"):
+    if workload == "inference" and "inference.concurrent_requests" not in given and work.get("per_option_batch"):
+        # a request rate was asked: each option batches what the rate needs, so no single figure was assumed
+        used["inference.concurrent_requests"] = ("each option's batch", "as many as the request rate keeps in flight")
+    elif workload == "inference" and "inference.concurrent_requests" not in given and work.get("concurrency"):
         eff["inference"]["concurrent_requests"] = int(work["concurrency"])
         used["inference.concurrent_requests"] = (int(work["concurrency"]), "the batch size")
     if workload == "inference" and work.get("load_from_users") and "inference.requests_per_minute" not in given:

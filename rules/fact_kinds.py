@@ -635,6 +635,16 @@ class RuledOutFact(_Fact):
     shape: str
 
 
+class RemedyFact(_Fact):
+    """What would make the user's own GPUs work when they are ruled out (rule OWN.remedy, rules/owned.py): the
+    levers, each checked by planning on them; `target` is the owned fact's ref, `shape` their unit shape."""
+
+    target: str
+    shape: str
+    rule: str
+    reason: str
+
+
 class RankedFact(_Fact):
     """An option's place in the ranking: its decision cost in dollars."""
 
@@ -671,6 +681,7 @@ FACT_KINDS: dict[str, type[_Fact]] = {
     "option": OptionFact,
     "porting": PortingFact,
     "ruled_out": RuledOutFact,
+    "remedy": RemedyFact,
     "ranked": RankedFact,
 }
 """Every fact kind a rule may test, by the name facts carry in `kind`."""

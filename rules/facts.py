@@ -65,8 +65,21 @@ def accelerator_fact(a: Accelerator) -> AcceleratorFact:
         "software_horizon": (f"{a.software_support.stack}: {a.software_support.horizon()}"
                              if a.software_support is not None else ""),
         "text": f"{a.name}: {a.memory_gb.value:g} GB {a.memory_type}, {a.memory_bandwidth_gbs.value:g} GB/s, "
-                f"{bf16:g} dense BF16 TFLOPS, {a.interconnect}",
+                f"{dense_peaks_text(a)}, {a.interconnect if a.interconnect != 'none' else 'no link between GPUs'}",
     }
+
+
+def dense_peaks_text(a: Accelerator) -> str:
+    """The dense tensor peaks of the precisions the part has, as its datasheet names them: `989 dense BF16, 1,979
+    FP8 TFLOPS`; a part without BF16 (the T4, the V100) shows FP16 (`65 dense FP16 TFLOPS`), never a BF16 figure."""
+    peaks = [(name, a.dense_tflops(key)) for name, key, has in (
+        ("BF16", "bf16", a.bf16_support), ("FP16", "fp16", not a.bf16_support), ("FP8", "fp8", a.fp8_support),
+        ("FP4", "fp4", a.fp4_support))
+        if has]
+    shown = [f"{value:,g} {name}" for name, value in peaks if value]
+    if not shown:
+        return "no published dense tensor peak"
+    return f"{shown[0].replace(' ', ' dense ', 1)}{''.join(', ' + x for x in shown[1:])} TFLOPS"
 
 
 def instance_fact(i: Instance, shape: str) -> InstanceFact:

@@ -456,7 +456,7 @@ class InferenceSearch:
                                                            f"{t.context:,}-token context"))
         meeting = [c for c in candidates if c.meets_tpot and c.meets_ttft and c.meets_latency and c.within_max_gpus
                    and c.meets_failover]
-        c = min(meeting or candidates, key=lambda c: (c.cost, c.gpus, c.tp * c.pp, c.ep))
+        c = min(meeting or candidates, key=lambda c: (c.cost, _gpus_key(unit, c, t.concurrency), c.tp * c.pp, c.ep))
         return self._plan(acc, unit, c, capacity, flash, with_notes)
 
     def disaggregated(self, acc: Accelerator, unit: Unit, plan: Plan) -> Disaggregation | str | None:
@@ -570,8 +570,7 @@ class InferenceSearch:
             batch = max(batch, min(fit, math.ceil(t.concurrency / replicas)))
             c = self._candidate(unit, tp, pp, ep, replicas, batch, fit, throttle, count, machines, load, survives,
                                 mem, speed, device, link)
-            if best is None or (not c.meets_failover, c.cost, c.gpus) < (not best.meets_failover, best.cost,
-                                                                            best.gpus):
+            if best is None or _preferred(unit, c, t.concurrency) < _preferred(unit, best, t.concurrency):
                 best = c
         return best
 
@@ -660,6 +659,19 @@ def plan_inference(acc: Accelerator, arch: Architecture, params: ParameterCount,
     """Cheapest replica layout on `unit` that fits; enough replicas for concurrency and tokens/s; SLA checked.
     (One unit; searching many for the same model, use one `InferenceSearch`.)"""
     return InferenceSearch(arch, params, weights, kv, t, factors).plan(acc, unit)
+
+
+def _gpus_key(unit: Unit, c: _Candidate, concurrency: int) -> tuple[int, int]:
+    """Fewer GPUs first (each costs money), except on a free notebook: there every GPU of the machine that has a
+    request to serve does (Kaggle's T4 x2 runs two replicas for two requests or more), since the second costs
+    nothing and doubles the capacity; a replica with no request of its own is not planned."""
+    busy = min(c.replicas, concurrency) if unit.acquisition == "free" else 0
+    return -busy, c.gpus
+
+
+def _preferred(unit: Unit, c: _Candidate, concurrency: int) -> tuple[bool, float, tuple[int, int]]:
+    """How a layout's machine fills are ranked: failover met first, then cost, then GPUs (`_gpus_key`)."""
+    return not c.meets_failover, c.cost, _gpus_key(unit, c, concurrency)
 
 
 def _settled(candidates: list[_Candidate]) -> bool:
@@ -821,6 +833,15 @@ def _no_fit_reason(acc: Accelerator, unit: Unit, what: str) -> str:
             "required headroom")
 
 
+_Timed = tuple[int, int, Parallelism, TrainingTime, float]
+"""(machines, GPUs, layout, the run's time, its slowdown): a training deployment and how long it takes."""
+
+
+def _costs_nothing_more(unit: Unit) -> bool:
+    """One machine that is there already, whatever share of it is used: a free notebook, your own GPUs."""
+    return unit.single and unit.acquisition in ("free", "own")
+
+
 def _deployable(unit: Unit, n: int, cap: int) -> tuple[int, int] | None:
     """(machines, accelerators): the smallest way to deploy at least `n` accelerators on `unit` for one job (a
     machine at one of its fills, else whole machines joined by the cluster network), within `cap`; None when
@@ -911,34 +932,44 @@ class TrainingSearch:
             found = self._totals[key] = (par, self.memory(par, flash).total)
         return found[1]
 
-    def _fit(self, n: int, node: int, flash: bool, capacity: float) -> Parallelism | None:
-        """The least-communication layout of n GPUs on machines of `node` that fits, or None."""
+    def _fit(self, n: int, node: int, flash: bool, capacity: float, topo: Topology | None = None
+             ) -> Parallelism | None:
+        """The least-communication layout of n GPUs on machines of `node` that fits, or None. With the unit's
+        topology, adapters (LoRA, QLoRA) are never split by tensor parallelism over PCIe (`_runnable`)."""
         layouts = _training_layouts(n, node, self.t.zero_stage)
         limit = capacity * self._free  # MemoryBreakdown.fits: total <= capacity × (1 − headroom)
         # the most sharded layouts bound what n GPUs can do: if neither fits, no layout of n does
         if not any(self._total(p, flash) <= limit for p in _sharded(n, node, self.t.zero_stage)):
             return None
-        return next((par for par in layouts if self._total(par, flash) <= limit), None)
+        return next((par for par in layouts if self._runnable(par, topo) and self._total(par, flash) <= limit), None)
+
+    def _runnable(self, par: Parallelism, topo: Topology | None) -> bool:
+        """Whether a layout is one a practitioner runs: LoRA and QLoRA fine-tuning is data parallel (DDP, FSDP)
+        or, on NVLink-class parts, tensor parallel; tensor parallelism over PCIe moves every layer's activations
+        over the host bus twice a step, and no fine-tuning recipe (PEFT, Unsloth, Axolotl, torchtune) does it."""
+        if topo is None or par.tp <= 1 or self.t.flops_factor == "full":
+            return True
+        return topo.link(par.tp).kind != "pcie"
 
     def _smallest_fit(self, unit: Unit, cap: int, flash: bool, capacity: float
                       ) -> tuple[int, int, Parallelism] | None:
         """(machines, GPUs, layout): the smallest deployment of the unit whose per-GPU memory fits. Memory per GPU
         only falls as the job spreads, so machines are found by doubling, then bisection."""
         for f in unit.fills:
-            if f <= cap and (par := self._fit(f, unit.node, flash, capacity)) is not None:
+            if f <= cap and (par := self._fit(f, unit.node, flash, capacity, unit.topology)) is not None:
                 return 1, f, par
         if not unit.topology.joinable or unit.single:
             return None
         node = unit.node
         lo, hi = 1, 2
-        while (par := self._fit(hi * node, node, flash, capacity)) is None:
+        while (par := self._fit(hi * node, node, flash, capacity, unit.topology)) is None:
             if hi * node * 2 > cap:
                 return None
             lo, hi = hi, hi * 2
         best = (hi, par)
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            found = self._fit(mid * node, node, flash, capacity)
+            found = self._fit(mid * node, node, flash, capacity, unit.topology)
             if found is None:
                 lo = mid
             else:
@@ -952,7 +983,7 @@ class TrainingSearch:
         found = _deployable(unit, n, cap)
         while found is not None:
             machines, count = found
-            par = self._fit(count, unit.node, flash, capacity)
+            par = self._fit(count, unit.node, flash, capacity, unit.topology)
             if par is not None:
                 return machines, count, par
             found = _deployable(unit, count + 1, cap)
@@ -1008,7 +1039,27 @@ class TrainingSearch:
                 break
             machines, n, par = bigger
             tt, slowdown = self._time(acc, unit, machines, n, par, peak, with_notes)
+        if _costs_nothing_more(unit):
+            machines, n, par, tt, slowdown = self._every_gpu(acc, unit, (machines, n, par, tt, slowdown), peak,
+                                                             flash, capacity, cap, with_notes)
         return self._timed_plan(acc, unit, machines, n, par, tt, slowdown, n_mem == 1, flash, with_notes)
+
+    def _every_gpu(self, acc: Accelerator, unit: Unit, found: _Timed, peak: float, flash: bool, capacity: float,
+                   cap: int, with_notes: bool) -> _Timed:
+        """On a machine whose GPUs cost nothing more to use (a free notebook such as Kaggle's T4 x2, your own
+        GPUs), the job takes as many of them as a runnable layout fits (data parallel first: DDP over two T4s
+        halves the run) when that finishes sooner; fewer GPUs are kept when more would not be faster."""
+        best = found
+        for f in unit.fills:
+            if f <= best[1] or f > cap:
+                continue
+            par = self._fit(f, unit.node, flash, capacity, unit.topology)
+            if par is None:
+                continue
+            tt, slowdown = self._time(acc, unit, 1, f, par, peak, with_notes)
+            if tt.days * slowdown < best[3].days * best[4] * (1.0 - 1e-9):
+                best = (1, f, par, tt, slowdown)
+        return best
 
     def _time(self, acc: Accelerator, unit: Unit, machines: int, n: int, par: Parallelism, peak: float,
               with_notes: bool, mfu: float | None = None) -> tuple[TrainingTime, float]:

@@ -19,6 +19,7 @@ from gpuadvisor.rules.serving import engine_efficiency, engine_memory
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import ParameterCount
 from gpuadvisor.rules.sizing.speed import EngineEfficiency
+from gpuadvisor.rules.sizing.units import count_text, flops_text
 from gpuadvisor.rules.usage import usage_profile
 from gpuadvisor.rules.user_load import ANSWER_KEYS as USER_ANSWER_KEYS
 from gpuadvisor.rules.user_load import user_load
@@ -162,8 +163,15 @@ def compute_need_fact(active_params: float, work: Fact) -> ComputeNeedFact:
     src = f" ({work['tokens_default']}, default)" if work["tokens_default"] else ""
     return {"kind": "compute_need", "ref": "compute_need", "flops": flops, "tokens": tokens,
             "factor": factor, "pflop_days": round(flops / 1e15 / 86400, 3),
-            "text": f"Compute = {factor:g} × {active_params:,.0f} active parameters × {tokens:,.3g} tokens"
-                    f"{src} = {flops:.3g} FLOPs ({flops / 1e15 / 86400:,.1f} PFLOP/s-days)"}
+            "text": f"Compute = {factor:g} × {active_params:,.0f} active parameters × {count_text(tokens)} tokens"
+                    f"{src} = {flops_text(flops)} ({pflop_days_text(flops)})"}
+
+
+def pflop_days_text(flops: float) -> str:
+    """`1,180 PFLOP/s-days`, `6.94 PFLOP/s-days`, `0.00694 PFLOP/s-days`: three significant figures, never a
+    small run's `0.0`."""
+    days = flops / 1e15 / 86400
+    return f"{days:,.0f} PFLOP/s-days" if days >= 100 else f"{days:.3g} PFLOP/s-days"
 
 
 def _int_or_none(x: Any) -> int | None:

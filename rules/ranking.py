@@ -45,7 +45,7 @@ from gpuadvisor.rules.result import (
     Warning,
     severity_of,
 )
-from gpuadvisor.rules.sizing.units import usd_text
+from gpuadvisor.rules.sizing.units import billions_text, usd_text
 from gpuadvisor.rules.units import UnitTable, unit_table
 
 RUNNERS_UP = 10
@@ -142,7 +142,9 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     idx.profile_why = idx.explainer.chains(profile_ids)
     idx.explained = frozenset(s.fact for s in idx.profile_why)
     first = ranked[0].cost.total if ranked else 0.0
-    recs = [_recommendation(n + 1, r, idx, catalog, workload, first) for n, r in enumerate(ranked[: top + RUNNERS_UP])]
+    # what the user owns is listed wherever it ranks (issue 29: nothing the user states vanishes)
+    recs = [_recommendation(n + 1, r, idx, catalog, workload, first) for n, r in enumerate(ranked)
+            if n < top + RUNNERS_UP or r.opt.get("acquisition") == "own"]
     shown = {r.option for r in recs}
     # warnings about particular options are listed for the recommended ones; the plan-wide ones always
     shown_targets = {t for r in ranked[:top] for t in idx.targets(r.opt)}
@@ -364,14 +366,9 @@ def fmt_duration(days: float) -> str:
 
 
 def fmt_tokens(tokens_b: float) -> str:
-    """A token count in billions as people write it: '1.5T', '20B', '61M', '61,035' (never '6.1e-05B')."""
-    if tokens_b >= 1000:
-        return f"{tokens_b / 1000:,.4g}T tokens"
-    if tokens_b >= 1:
-        return f"{tokens_b:,.4g}B tokens"
-    if tokens_b >= 0.001:
-        return f"{tokens_b * 1000:,.4g}M tokens"
-    return f"{tokens_b * 1e9:,.0f} tokens"
+    """A token count in billions as people write it: '1.5T tokens', '20B tokens', '61M tokens' (never '6.1e-05B';
+    the units module prints every count)."""
+    return f"{billions_text(tokens_b)} tokens"
 
 
 def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: float | None = None) -> str:
@@ -497,6 +494,8 @@ def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str
                                 reason="; ".join(dict.fromkeys(str(e[1]["reason"]) for e in vetoed[ref])),
                                 rule=str(v["rule"]), heuristic=v.get("heuristic") or None,
                                 why=idx.explainer.chain(vfid, idx.explained))
+    _own_unpriced(out, idx, owned_options)
+    _with_remedies(out, cons, idx)
     for acc_id, facts in no_fit.items():
         if acc_id in out or acc_id in planned or acc_id in survivors_by_acc:
             continue
@@ -512,6 +511,40 @@ def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str
                                           "purchase excluded or not possible (deployment.where, or a cloud-only part)",
                                    rule="ACQUIRE", heuristic=None, why=idx.explainer.chain(cfid, idx.explained))
     return [out[k] for k in sorted(out)]
+
+
+def _own_unpriced(out: dict[str, RuledOut], idx: _Index, owned_options: set[str]) -> None:
+    """Your own GPUs planned but never offered, because a constraint ruled the configuration out before it was
+    priced (C.own-where: rentals only): listed with that constraint."""
+    offered = {str(o["config"]) for _, o in idx.options if o.get("acquisition") == "own"}
+    for ref, (_, cfg) in idx.configs.items():
+        if not str(cfg.get("shape", "")).startswith("own:") or ref in offered:
+            continue
+        vetoes = idx.vetoes.get(ref, [])
+        if vetoes:
+            vfid, v = vetoes[0]
+            out[str(cfg["shape"])] = RuledOut(
+                family=str(cfg["shape"]), name=f"your own {cfg['count']}× {cfg['accelerator_name']}",
+                reason="; ".join(dict.fromkeys(str(x["reason"]) for _, x in vetoes)), rule=str(v["rule"]),
+                heuristic=v.get("heuristic") or None, why=idx.explainer.chain(vfid, idx.explained))
+
+
+def _with_remedies(out: dict[str, RuledOut], cons: Consultation, idx: _Index) -> None:
+    """Each ruled-out entry of your own GPUs with what would make them work (rule OWN.remedy), explained from the
+    remedy fact, whose chain holds the facts that ruled them out."""
+    remedies = {str(f["shape"]): (fid, f) for fid, f in cons.of_kind("remedy")}
+    if not remedies:
+        return
+    shapes = {str(cfg.get("shape")) for _, cfg in idx.configs.values()}
+    for key, entry in list(out.items()):
+        shape = key if key.startswith("own:") else next(
+            (s for s in shapes if s.startswith("own:") and key.endswith(":own")), "")
+        if shape not in remedies:
+            continue
+        fid, fix = remedies[shape]
+        out[key] = entry.model_copy(update={
+            "reason": f"{entry.reason.rstrip('.')}. What would make them work: {fix['reason']}.",
+            "why": idx.explainer.chain(fid, idx.explained)})
 
 
 def _shape_size(table: UnitTable, shape: str) -> tuple[int, int]:

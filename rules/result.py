@@ -10,7 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+"""3: the JSON report writes its why chains once (tui/report/whyjson.py); 2: options ranked by decision_cost."""
 Severity = Literal["risk", "advice", "note"]
 """One vocabulary everywhere (screens, reports, JSON): a risk to the plan, advice on what to do, a note to read."""
 SEVERITY_ORDER: dict[str, int] = {"risk": 0, "advice": 1, "note": 2}

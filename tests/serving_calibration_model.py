@@ -62,7 +62,7 @@ REPORTED = ("sglang-published", "inferencex")
 """Rounds printed beside the others but neither fitted nor a target, published by third parties. `sglang-published`:
 SGLang runs with finite prompt sets, 2024-2025 versions. SGLang has no profile of its own (it carries vLLM's,
 engines.toml), so these rows test that carry-over: dense Llama rows within about 10 % median, DeepSeek-V3/R1 at TP8
-at 256-2,400 prompts 1.8-9.9x slower than predicted. `inferencex`: DeepSeek-R1 on 2026 SGLang and TensorRT-LLM at a
+at 256-2,400 prompts 1.7-10x slower than predicted. `inferencex`: DeepSeek-R1 on 2026 SGLang and TensorRT-LLM at a
 fixed concurrency of 8-128, the dashboard's means as its maintainers quote them."""
 TARGET_ROUND = HELD_OUT[0]
 HELD_OUT_SUSTAINED_SOURCES = {"mlperf-v5.0": ("mlperf-inference-v5.0-llm-results",),

@@ -234,6 +234,53 @@ def routed_bytes_per_step(params: ParameterCount, arch: Architecture, batch: int
     return (touched - matrices) * bytes_per_weight + matrices * experts.bytes_per_weight
 
 
+GEMM_HALF_DEPTH = 500.0
+"""K (the reduction depth) at which a compute-bound GEMM runs at half its deep-K rate: rate ∝ K ÷ (K + K½). Each
+output tile pays a fixed prologue (filling the load pipeline) and epilogue (scaling, writing out) besides its K-loop,
+so shallow GEMMs lose a share of the peak. Least-squares fit to DeepGEMM's dense FP8 GEMMs at M = 4,096 on H800
+(README at 327ec92, the same table `moe_gemm_half_ridge` cites): 775 TFLOPS at K = 512, 1,212 at 1,536, 1,168 at 2,048,
+1,410 at 7,168, 1,520 at 16,384 (N 2,112 left out: 4.1 waves of tiles on 132 SMs, a wave-quantisation loss) give
+K½ = 500 with every point within 6 %. What it explains: a model's narrow GEMMs (8B: hidden 4,096) reach a lower
+share of the peak than a wide one's (405B: 16,384), and tensor parallelism's row-split GEMMs (attention output,
+MLP down) get shallower with tp."""
+
+
+def gemm_depth_factor(arch: Architecture, tp: int = 1, ep: int = 1) -> float:
+    """Time of one token's GEMMs at their depths ÷ their time at infinite depth: Σ w_g (1 + K½ ÷ K_g) ÷ Σ w_g over
+    the GEMMs a token runs through (w_g their parameters; `GEMM_HALF_DEPTH`). K is each matrix's input width: the
+    hidden size for QKV, gate/up, the LM head and MLA's down-projections; heads × head size ÷ tp for the attention
+    output; the MLP width ÷ tp for the down projection (an expert's whole width under expert parallelism); MLA's
+    latent ranks for its up-projections. 1.10 for Llama 3.1 8B at tp 1, 1.05 for a 70B, 1.02 for the 405B."""
+    h, heads = arch.hidden_size, arch.num_attention_heads
+    gemms: list[tuple[float, float]] = []  # (parameters, K)
+    if arch.mla is not None:
+        mla = arch.mla
+        qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+        if mla.q_lora_rank:
+            gemms += [(h * mla.q_lora_rank, h), (mla.q_lora_rank * heads * qk, mla.q_lora_rank)]
+        else:
+            gemms.append((h * heads * qk, h))
+        gemms += [(h * (mla.kv_lora_rank + mla.qk_rope_head_dim), h),
+                  (mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank),
+                  (heads * mla.v_head_dim * h, heads * mla.v_head_dim / tp)]
+    else:
+        q, kv = heads * arch.head_size, arch.kv_heads * arch.head_size
+        gemms += [(h * (q + 2 * kv), h), (q * h, q / tp)]
+    moe = arch.moe
+    if moe is None:
+        gemms += [(2 * h * arch.intermediate_size, h), (arch.intermediate_size * h, arch.intermediate_size / tp)]
+    else:
+        ei = moe.expert_intermediate_size
+        k = moe.experts_per_token
+        gemms += [(k * 2 * h * ei, h), (k * ei * h, ei if ep > 1 else ei / tp)]
+        if moe.num_shared_experts:
+            si = moe.shared_expert_intermediate_size or ei * moe.num_shared_experts
+            gemms += [(2 * h * si, h), (si * h, si / tp)]
+    gemms.append((h * arch.vocab_size / arch.num_hidden_layers, h))  # the LM head, one layer's share
+    weight = sum(w for w, _ in gemms)
+    return sum(w * (1.0 + GEMM_HALF_DEPTH / max(1.0, kk)) for w, kk in gemms) / weight
+
+
 ALLTOALL_BYTES_PER_VALUE = 2.0
 """Hidden-state bytes per value an expert-parallel dispatch or combine moves: 16-bit activations, as the
 tensor-parallel all-reduce (FP8 dispatch, which DeepEP offers, would halve the dispatch half)."""
@@ -401,7 +448,9 @@ class DecodeCurve:
         self._kv_replication = read_replication(self.arch, tp)
         self._mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
         self._kv_den = device.bandwidth_gbs * GB * device.kv_efficiency(factors)
-        self._comp_den = device.flops_per_second(factors)
+        rate = device.flops_per_second(factors)
+        # GEMMs run below the peak by their depth (`gemm_depth_factor`); attention kernels have their own rate
+        self._comp_den = rate / gemm_depth_factor(self.arch, tp, ep) if rate is not None else None
         self._attn_den = device.attention_flops_per_second(factors)
         self._half_tokens = expert_half_tokens(device, self.experts.bytes_per_weight if self.experts else
                                                self.bytes_per_weight, factors)
@@ -698,6 +747,8 @@ class PrefillModel:
         check_expert_parallel(self.arch, tp, ep)
         factors = self.factors
         rate = device.flops_per_second(factors)
+        if rate:
+            rate /= gemm_depth_factor(self.arch, tp, ep)
         ranks = max(tp, ep)
         attn_rate = device.attention_flops_per_second(factors)
         t_attn = self.attention_flops / ranks / attn_rate if attn_rate else 0.0

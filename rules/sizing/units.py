@@ -1,12 +1,16 @@
-"""Units used by every sizing function, and the parser for human counts such as "70B" or "1.5T".
+"""Units used by every sizing function, and the one place numbers are parsed from and printed for people.
 
-GB means 10^9 bytes everywhere (the vendors' convention for HBM/GDDR capacity and bandwidth), never GiB.
+GB means 10^9 bytes everywhere (the vendors' convention for HBM/GDDR capacity and bandwidth), never GiB. Every figure
+a person types may carry a K/M/B/T suffix (`--tokens 1T`, `--capex 2M`, `--dau 50k`), and every count printed for
+people uses the same suffixes (`20M tokens`, `1T tokens`), never scientific notation: `parse_count`,
+`parse_billions` and `parse_amount` read them, `count_text` and `billions_text` write them.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 
 GB = 1e9
 """Bytes in a gigabyte (decimal, as printed on datasheets)."""
@@ -37,6 +41,35 @@ def parse_billions(text: str) -> float:
     return value / 1e9 if suffix or value >= 1e6 else value
 
 
+def parse_amount(text: str) -> float:
+    """A plain figure (dollars, requests a minute, users) written plainly or with a K/M/B/T suffix: "2M" → 2,000,000,
+    "1.5k" → 1,500, "$250,000" → 250,000, "0" → 0. The range is the answers model's to check; raises ValueError
+    naming what was typed when it is not a number."""
+    cleaned = text.strip().removeprefix("$").replace("_", "").replace(",", "")
+    m = _COUNT.match(cleaned)
+    if not m:
+        raise ValueError(f"{text!r} is not a number (use digits, optionally with K, M, B or T: 2M, 250k)")
+    value = float(f"{m[1]}e{m[2] or 0}") * _SUFFIX[m[3].upper()]
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def count_text(value: float) -> str:
+    """A count as people write it, with the suffix `parse_count` reads from a million up: `20M`, `1T`, `7.5B`;
+    below, written out: `61,035`, `950` (never `2e+07`)."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if abs(value) >= scale:
+            return f"{value / scale:,.4g}{suffix}" if value / scale < 1000 else f"{value / scale:,.0f}{suffix}"
+    return f"{value:,.0f}" if float(value).is_integer() or abs(value) >= 1 else f"{value:.3g}"
+
+
+def billions_text(billions: float) -> str:
+    """A count given in billions (the answers' `tokens_b`, `params_b`) printed as `count_text` does: 0.02 → `20M`,
+    1000 → `1T`, 70 → `70B`."""
+    return count_text(billions * 1e9)
+
+
 def _count_and_suffix(text: str) -> tuple[float, str]:
     """`parse_count`'s value and the suffix it was written with ("" for none)."""
     cleaned = text.replace("_", "").replace(",", "")
@@ -54,11 +87,21 @@ def to_gb(n_bytes: float) -> float:
     return n_bytes / GB
 
 
+def fixed(value: float, places: int) -> str:
+    """Rounded half away from zero on the decimal digits a person reads (70.55 → 70.6, where `f"{:.1f}"` gives
+    70.5 because 70.55 is stored as 70.5499...), with thousands separators: the one rounding every printed figure
+    uses."""
+    quantum = Decimal(1).scaleb(-places)
+    return f"{Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP):,}"
+
+
 def usd_text(value: float) -> str:
-    """Dollars as a person reads them, never in scientific notation: `$44,864`, `$3.59`, `$0.738`."""
-    if abs(value) >= 100:
-        return f"${value:,.0f}"
-    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.3f}"
+    """Dollars as a person reads them, never in scientific notation, the same in every screen and report: `$44,864`,
+    `$3.59`, `$0.738`, `$0` (free), `−$560` (a resale credit)."""
+    if value == 0:
+        return "$0"
+    sign, size = ("−" if value < 0 else ""), abs(value)
+    return f"{sign}${fixed(size, 0 if size >= 100 else 2 if size >= 1 else 3)}"
 
 
 FLOP_PREFIXES = ((1e24, "yotta"), (1e21, "zetta"), (1e18, "exa"), (1e15, "peta"), (1e12, "tera"), (1e9, "giga"))

@@ -14,7 +14,8 @@ at their precision are listed, not counted (without a peak the model cannot see 
 External judges (issue 27), read from tests/data/judges and never fitted: MLPerf
 Inference v6.0 Offline rows (targets: median ≤ 10 %, p90 ≤ 25 %, DeepSeek-R1 on Blackwell within 20 %) and NVIDIA
 NIM's latency-under-load tables (closed loops of 1-250 clients: TPOT median ≤ 10 % and TTFT median ≤ 25 % below
-saturation, saturation where the published TTFT jumps), printed apart and labelled "external judge, not fitted".
+saturation, saturation where the published TTFT jumps; each table also prints where its throughput goes flat and
+the model's throughput at its highest concurrency), printed apart and labelled "external judge, not fitted".
 `--holdout` refits the engine profiles without each accelerator family and without each model in turn (a few
 minutes) and prints the error of the rows left out per family (target: none over 25 % median).
 
@@ -54,6 +55,9 @@ LATENCY_TPOT, LATENCY_TTFT = 0.10, 0.25
 HOLDOUT_FAMILY = 0.25
 JUMP = 1.5
 """A published TTFT 'jumps' where it grows more than this many times as fast as the clients (saturation)."""
+FLAT = 1.10
+"""A published throughput is 'flat' from the first concurrency at which it grows less than 10 % over the previous
+row: the deployment's throughput ceiling, whatever sets it (slots, the step, or something outside the engine)."""
 
 
 def main(argv: list[str]) -> int:
@@ -216,6 +220,14 @@ def print_judge_latency(catalog: Catalog) -> None:
                       f"{lat.tokens_per_s * rep.replicas:8.0f} vs {tps:8.0f}{'' if below else '  (saturated)'}")
             print(f"    saturation: published TTFT jumps at {f'c{published_jump}' if published_jump else 'none'}, the "
                   f"model queues from {f'c{model_jump}' if model_jump else f'c{rep.batch + 1} (its slots)'}")
+            flat = next((c for (c, _, _, tps), prev in zip(t["rows"][1:], t["rows"], strict=False)
+                         if tps < prev[3] * FLAT), None)
+            top = t["rows"][-1]
+            last = latency_at_concurrency(rep.curve, rep.prompt_flops, concurrency=int(top[0]), slots=rep.batch,
+                                          input_tokens=rep.input_tokens, output_tokens=rep.output_tokens,
+                                          chunk_tokens=rep.chunk_tokens, clients_in_step=True)
+            print(f"    throughput ceiling: published flat from {f'c{flat}' if flat else 'nowhere'} "
+                  f"({top[3]:,.0f} tokens/s at c{top[0]}), the model {last.tokens_per_s * rep.replicas:,.0f} there")
         med_tpot, _, n = quantiles(tpot_errs)
         med_ttft, _, _ = quantiles(ttft_errs)
         print(f"  [{engine}] below saturation ({n} points): TPOT |error| median {med_tpot:.1%} (≤ {LATENCY_TPOT:.0%}: "

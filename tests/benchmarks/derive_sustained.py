@@ -51,10 +51,12 @@ REFERENCE = {
     "nvidia-h200-nvl": ("nvidia-h200-sxm",),
     "nvidia-l40s": ("nvidia-h100-sxm5", "nvidia-h200-sxm"),
     "nvidia-rtx-pro-6000-blackwell-server": ("nvidia-b200",),
+    "amd-mi300x": ("amd-mi325x",),
 }
 """Card → the full-power modules its rows are paired with (same round, benchmark, scenario and engine). The RTX PRO
 6000 pairs are printed but give the part no general share: its FP8 Mixtral row is matched at s = 1, and only its
-NVFP4 rows fall short, so the field it gets is per precision (PRECISION_REFERENCE)."""
+NVFP4 rows fall short, so the field it gets is per precision (PRECISION_REFERENCE). The MI300X is the MI325X's die
+(CDNA 3, 304 CUs, the same 2.1 GHz peak) at 750 W against 1,000 W: the full-power module is the MI325X."""
 PRECISION_REFERENCE = {
     ("nvidia-rtx-pro-6000-blackwell-server", "nvfp4"): "fp8",
 }

@@ -39,10 +39,19 @@ def test_leaf_mentioned_again_gets_no_pointer() -> None:
     assert shape(walk([s(0, 2), s(1, 4)], "option 2", home)) == [(0, 2, None), (1, 4, None)]
 
 
-def test_repeat_within_one_chain_says_above() -> None:
-    lines = lines_of([s(0, 1), s(1, 2), s(2, 3), s(1, 2, repeated=True)])
-    assert shape(lines) == [(0, 1, None), (1, 2, None), (2, 3, None), (1, 2, "above")]
-    assert why_parts(lines[-1]) == ("fact 2", "explained above")
+def test_repeat_within_one_chain_is_left_out() -> None:
+    # the reader has just read fact 2 and what it rests on: no second line, no "explained above"
+    lines = lines_of([s(0, 1), s(1, 2), s(2, 3), s(1, 2, repeated=True), s(1, 4), s(2, 3)])
+    assert shape(lines) == [(0, 1, None), (1, 2, None), (2, 3, None), (1, 4, None)]
+    assert all("above" not in why_parts(line)[1] for line in lines)
+
+
+def test_fact_of_the_profile_points_to_it() -> None:
+    home: dict[int, str] = {}
+    walk([s(0, 5), s(1, 6)], "the workload profile", home)
+    lines = walk([s(0, 1), s(1, 5, repeated=True)], "finding 1 (W5)", home)
+    assert shape(lines) == [(0, 1, None), (1, 5, "the workload profile")]
+    assert why_parts(lines[1]) == ("fact 5", "see the workload profile")
 
 
 def test_book_over_the_sample_prints_fewer_lines_and_loses_no_fact() -> None:

@@ -1,6 +1,6 @@
-"""Every format carries the whole consultation: header, answers with defaults marked, prices with dates, options with
-their figures, warnings, rule-outs, why chains with sources, assumptions. Figures are those of
-tests/data/sample_result.json, formatted by hand here."""
+"""Every format carries the whole consultation (Markdown and text with --full; the HTML always, folded): header,
+answers with defaults marked, prices with dates, options with their figures, warnings, rule-outs, why chains with
+sources, assumptions. Figures are those of tests/data/sample_result.json, formatted by hand here."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ READABLE = ["md", "html", "text"]
 
 
 def plain(fmt: str) -> str:
-    """The report with markup stripped enough to search for text: tags removed and entities/escapes undone."""
-    out = render(sample(), fmt, today=TODAY)
+    """The whole report with markup stripped enough to search for text: tags removed and entities/escapes undone."""
+    out = render(sample(), fmt, today=TODAY, full=True)
     if fmt == "html":
         out = unescape(re.sub(r"<[^>]+>", " ", out))
     if fmt == "md":
@@ -49,7 +49,7 @@ def test_every_price_date_appears_with_its_price(fmt: str) -> None:
 
 
 def test_price_span_and_dedup() -> None:
-    out = render(sample(), "md", today=TODAY)
+    out = render(sample(), "md", today=TODAY, full=True)
     assert "Prices were read between 2026-06-30 and 2026-10-07." in out
     assert out.count("`runpod-h200`") == 1  # one row per price even though an option also carries it
 
@@ -65,7 +65,7 @@ def test_key_figures_are_formatted(fmt: str) -> None:
     assert "59.9 GB" in text and "74.9%" in text
     for money in ("$3.59", "$1.45", "$1.36", "$0.738", "$145,000", "$0.508", "$31.92", "$2,621"):
         assert money in text, money  # 2,620.7 $/month → $2,621
-    assert "690 tok/s" in text and "43.1 tok/s" in text and "2,400 tok/s" in text
+    assert "690 tokens/s" in text and "43.1 tokens/s" in text and "2,400 tokens/s" in text
     assert "19.0% utilization" in text  # break-even utilization 0.19 of the purchase
 
 
@@ -125,7 +125,7 @@ def test_why_chains_cite_sources(fmt: str) -> None:
     assert "source: meta-llama/Llama-3.1-70B config.json" in text
     # option 2's chain needs the memory profile that option 1's chain already derived: it points there
     assert ("Inference memory = weights + KV cache + overhead (S2) · source: doc-003 §VRAM rule of thumb · "
-            "explained under option 1") in text
+            "see option 1") in text
     assert "Buying beats renting above 19% utilization over 3 years" in text
 
 
@@ -138,7 +138,7 @@ def test_assumptions_and_error_bands(fmt: str) -> None:
 
 
 def test_answers_in_full_with_defaults_marked_markdown() -> None:
-    out = render(sample(), "md", today=TODAY)
+    out = render(sample(), "md", today=TODAY, full=True)
     result = sample()
     rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `([\w.]+)` \|.*$", out, re.M)}
     assert len(rows) == 54  # every effective answer (12 sections flattened), not only the given ones
@@ -155,18 +155,19 @@ def test_defaults_spelled_with_their_value_are_recognised() -> None:
     # the consultation may list defaults as "name = value"; the marking must not depend on the spelling
     result = sample()
     spelled = [f"{key} = {value}" for key, value in [("deployment.pue", 1.3), ("stage", "production")]]
-    out = render(result.model_copy(update={"defaults_applied": spelled}), "md", today=TODAY)
+    out = render(result.model_copy(update={"defaults_applied": spelled}), "md", today=TODAY, full=True)
     assert "| `deployment.pue` | 1.3 | *default* |" in out
     assert "| `stage` | production | *default* |" in out
-    assert "| `framework.name` | pytorch | your answer |" in out  # no longer listed as a default
-    assert "2 answers were not given" in out
+    # neither given nor listed as a default: not an answer this consultation used, and never "your answer"
+    assert "`framework.name`" not in out
+    assert "2 defaults)" in out
 
 
 def test_answers_defaults_marked_html_and_text() -> None:
     html = render(sample(), "html", today=TODAY)
     assert re.search(r"<code>deployment\.pue</code></td>\s*<td>1\.3</td>\s*<td><em>default</em></td>", html)
     assert re.search(r"<code>precision\.weights</code></td>\s*<td>int8</td>\s*<td>your answer</td>", html)
-    text = render(sample(), "text", today=TODAY)
+    text = render(sample(), "text", today=TODAY, full=True)
     assert re.search(r"^deployment\.pue\s+1\.3\s+default$", text, re.M)
     assert re.search(r"^precision\.weights\s+int8\s+you$", text, re.M)
 

@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 
 from gpuadvisor.rules.result import RecommendResult
 from gpuadvisor.tui.report import default_filename, render
+from gpuadvisor.tui.report.jsonfmt import parse_report
 from tests.report import TODAY, sample
 
 SCRIPT = "<script>alert(1)</script>"
@@ -88,7 +89,7 @@ def test_markdown_tables_survive_pipes_and_newlines() -> None:
     result = sample()
     doc: dict[str, Any] = json.loads(result.model_dump_json())
     doc["ruled_out"][0]["reason"] = "a | b\n| c | d |"
-    out = render(RecommendResult.model_validate(doc), "md", today=TODAY)
+    out = render(RecommendResult.model_validate(doc), "md", today=TODAY, full=True)
     row = next(line for line in out.splitlines() if line.startswith("| NVIDIA GeForce RTX 4090"))
     assert row.count(" | ") == 3  # still four cells
     assert "a \\| b \\| c \\| d \\|" in row
@@ -115,5 +116,5 @@ def test_default_filename_of_hostile_model_is_safe() -> None:
 def test_json_keeps_the_text_exactly_and_every_format_renders(fmt: str) -> None:
     out = render(hostile(), fmt, today=TODAY)
     if fmt == "json":
-        assert RecommendResult.model_validate_json(out).profile.model == EVIL
+        assert parse_report(out, "report.json").profile.model == EVIL
     assert out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from tests.report import TODAY, sample
 
 def test_json_is_the_whole_result_plus_the_report_header() -> None:
     out = render(sample(), "json", today=TODAY)
-    back = RecommendResult.model_validate_json(out)
+    back = parse_report(out, "report.json")
     assert back.report is not None
     assert back.report.title == "GPU recommendation: Llama 3.1 70B, inference"
     assert back.report.date == "2026-11-20"
@@ -29,7 +30,8 @@ def test_json_is_the_whole_result_plus_the_report_header() -> None:
 def test_json_matches_the_published_schema_keys() -> None:
     doc = json.loads(render(sample(), "json", today=TODAY))
     schema = RecommendResult.model_json_schema()
-    assert set(doc) == set(schema["properties"])
+    # plus the tables the chains and notes reference (tui/report/whyjson.py)
+    assert set(doc) == set(schema["properties"]) | {"why_facts", "why_rules", "why_sources", "option_notes"}
     assert set(schema["required"]) <= set(doc)
 
 
@@ -98,3 +100,40 @@ def test_missing_and_unreadable_files(tmp_path: Path) -> None:
     (tmp_path / "latin1.json").write_bytes(b"\xff\xfe{")
     with pytest.raises(InputError, match="cannot read report"):
         load_report(tmp_path / "latin1.json")
+
+
+def test_a_report_of_the_previous_format_still_reads() -> None:
+    # tests/data/sample_result.json spells out every step (schema_version 2, before the chains were written once)
+    from tests.report import SAMPLE
+
+    assert parse_report(SAMPLE.read_text(encoding="utf-8"), "old.json") == sample()
+
+
+def test_chains_share_facts_and_sub_trees() -> None:
+    result = sample()
+    first = result.recommendations[0]
+    # option 2 rests on the memory profile (fact 20 and its 6 premises) that option 1's chain derives
+    memory = [s.model_copy(update={"depth": s.depth - 1}) for s in first.why[2:9]]
+    second = result.recommendations[1].model_copy(update={"why": [*result.recommendations[1].why[:2], *memory]})
+    shared = result.model_copy(update={"recommendations": [first, second, *result.recommendations[2:]]})
+    doc = json.loads(render(shared, "json", today=TODAY))
+    assert doc["recommendations"][1]["why"] == [[0, 40], [1, 41], [1, 20, "s"]]  # one step for the sub-tree
+    assert all(isinstance(step, list) for step in doc["recommendations"][0]["why"])
+    assert doc["why_facts"]["21"][1] == "Weights: 70.55 B parameters × 1 byte = 70.55 GB"
+    back = parse_report(json.dumps(doc), "report.json")
+    assert back.model_copy(update={"report": None}) == shared
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d["why_facts"].clear(), "is not in why_facts"),
+    (lambda d: d["recommendations"][0]["why"].insert(0, [0, 99999, "s"]), "no earlier sub-tree to share"),
+    (lambda d: d["recommendations"][0]["why"].insert(0, [0, 1, "x"]), "unknown step mark"),
+    (lambda d: d["recommendations"][0]["why"].insert(0, ["0", 1]), "a step is"),
+    (lambda d: d.update(why_rules=[]), "must be objects"),
+    (lambda d: d["recommendations"][0].update(notes=[999]), "past the end of option_notes"),
+])
+def test_a_broken_chain_table_is_named(change: Any, message: str) -> None:
+    doc = json.loads(render(sample(), "json", today=TODAY))
+    change(doc)
+    with pytest.raises(InputError, match=message):
+        parse_report(json.dumps(doc), "report.json")

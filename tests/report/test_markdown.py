@@ -20,11 +20,14 @@ def github_like() -> MarkdownIt:
 
 
 def test_tables_parse_as_gfm_tables() -> None:
-    out = render(sample(), "md", today=TODAY)
+    out = render(sample(), "md", today=TODAY, full=True)
     html = github_like().render(out)
     # what you asked (1) + ranking + runners-up (2) + memory/speed/cost/what-it-costs per option (4 × 3 = 12)
-    # + ruled out, profile, answers, assumptions, prices (5) = 20
-    assert html.count("<table>") == 20
+    # + ruled out grouped and in full (2), profile (1), answers you set and every answer (2), assumptions, prices (2)
+    assert html.count("<table>") == 22
+    short = github_like().render(render(sample(), "md", today=TODAY))
+    # by default one table of figures per option, the rule-outs grouped, the answers you set, no price table
+    assert short.count("<table>") == 1 + 2 + 3 + 1 + 1 + 1 + 1
     assert "<th>Option</th>" in html
     assert '<td style="text-align:right">$94,345</td>' in html  # the ranked figure right-aligned
 
@@ -38,13 +41,15 @@ def test_headings_outline() -> None:
 
 
 def test_chains_are_collapsible_details_blocks() -> None:
-    out = render(sample(), "md", today=TODAY)
+    out = render(sample(), "md", today=TODAY, full=True)
     result = sample()
-    # one per recommendation, one per warning, one for the rule-outs
-    expected = len(result.recommendations) + len(result.warnings) + 1
+    # one per recommendation, one per warning, one each for the rule-outs, every answer and every price
+    expected = len(result.recommendations) + len(result.warnings) + 3
+    assert "<details>" not in render(sample(), "md", today=TODAY)  # the short report has no chains
     assert out.count("<details>") == out.count("</details>") == expected
     # GitHub renders Markdown inside <details> only after a blank line that ends the HTML block
-    assert len(re.findall(r"<summary>[^<\n]+</summary>\n\n- ", out)) == expected - 1
+    # (the chains' lists: 3 options + 3 findings + 1 in the rule-outs' block, which opens with its table)
+    assert len(re.findall(r"<summary>[^<\n]+</summary>\n\n- ", out)) == expected - 2
     assert "<summary>Why this option? (11 steps)</summary>" in out
     html = github_like().render(out)
     assert html.count("<details>") == expected and "<ul>" in html

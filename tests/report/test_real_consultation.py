@@ -49,7 +49,7 @@ def test_real_report_opens_with_the_headline_and_what_was_asked(result: Recommen
 
 
 def text_of(result: RecommendResult, fmt: str) -> str:
-    out = render(result, fmt, today=TODAY)
+    out = render(result, fmt, today=TODAY, full=True)
     if fmt == "html":
         return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", out)))
     if fmt == "md":
@@ -75,7 +75,7 @@ def test_real_report_carries_the_consultation(result: RecommendResult, fmt: str)
     assert 0 < len(shown) <= 5 < len(result.warnings)  # a handful by default, every one on request
     for w in shown:
         assert w.id in text
-    every = re.sub(r"\s+", " ", render(result, fmt, today=TODAY, all_findings=True))
+    every = re.sub(r"\s+", " ", render(result, fmt, today=TODAY, all_findings=True, full=True))
     for w in result.warnings:
         assert w.id in every
     for o in result.ruled_out:
@@ -86,7 +86,7 @@ def test_real_report_carries_the_consultation(result: RecommendResult, fmt: str)
 
 
 def test_real_report_marks_the_defaults(result: RecommendResult) -> None:
-    out = render(result, "md", today=TODAY)
+    out = render(result, "md", today=TODAY, full=True)
     assert "| `precision.weights` | int8 | your answer |" in out
     assert "| `precision.kv_cache` | fp16 | *default* |" in out  # not given: the default format
     assert "| `deployment.pue` | 1.3 | *default* |" in out

@@ -102,6 +102,10 @@ def test_a_purchase_for_one_run_is_resold_when_the_run_ends(advisor: Advisor) ->
     assert parts["hardware"] + parts.get("network", 0.0) == pytest.approx(capex)
     assert rec.decision_cost.horizon == "one run"
     assert rec.cost.usd_per_run == pytest.approx(rec.decision_cost.usd, abs=0.01)  # parts to the cent
+    # a run shorter than a month spends its whole cost in one month: it is not spread over the run's hours (a
+    # 3-hour run on a bought MI210 read "$1,091,132 a month" that way); a longer run spreads it over its months
+    months = rec.training_days * 24 / 730
+    assert rec.cost.usd_per_month == pytest.approx(rec.decision_cost.usd / max(months, 1.0), rel=1e-4)
 
 
 def test_a_pytorch_team_pays_engineer_weeks_to_move_to_another_stack(advisor: Advisor) -> None:

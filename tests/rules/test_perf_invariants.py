@@ -57,6 +57,7 @@ from gpuadvisor.rules.sizing.speed import (
     allreduce_seconds,
     decode_step,
     expected_distinct_experts,
+    gemm_depth_factor,
     prefill,
     weight_bytes_per_step,
 )
@@ -112,7 +113,8 @@ def reference_step(arch: Architecture, params: ParameterCount, device: Device, *
     if arch.moe is not None:
         gemm += _routed_extra_flops(arch, params, batch, factors, device, bytes_per_weight)
     rate = device.peak_tflops * TFLOPS * factors.compute_efficiency if device.peak_tflops else None
-    t_comp = gemm / tp / rate + attention / tp / rate if rate else 0.0
+    # the GEMMs at their depth (speed.gemm_depth_factor), attention at the plain rate
+    t_comp = gemm / tp / (rate / gemm_depth_factor(arch, tp)) + attention / tp / rate if rate else 0.0
     t_over = layers * factors.step_overhead_per_layer_us * 1e-6
     t_comm = 2 * layers * allreduce_seconds(batch * arch.hidden_size * 2.0, tp, device, factors)
     t_comm += (pp - 1) * (factors.allreduce_latency_nvlink_us if device.link_kind == "nvlink"
@@ -133,7 +135,7 @@ def reference_prefill(arch: Architecture, params: ParameterCount, device: Device
     flops = per_token * tokens + attention + 2.0 * lm_head * batch
     rate = device.peak_tflops * TFLOPS * factors.compute_efficiency if device.peak_tflops else None
     gemm = flops - attention + _routed_extra_flops(arch, params, tokens, factors, device, bytes_per_weight)
-    t_comp = gemm / tp / rate + attention / tp / rate if rate else 0.0
+    t_comp = gemm / tp / (rate / gemm_depth_factor(arch, tp)) + attention / tp / rate if rate else 0.0
     w_bytes = weight_bytes_per_step(params, arch, tokens, bytes_per_weight, None)
     t_mem = w_bytes / tp / (device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency)
     t_over = layers * factors.step_overhead_per_layer_us * 1e-6

@@ -71,18 +71,19 @@ def test_each_runtimes_profile_predicts_its_own_rows_and_not_the_others(catalog:
 
 
 def test_the_held_out_round_stays_within_its_band(catalog: Catalog) -> None:
-    # MLPerf v5.0, never fitted: 14.5 % median, 18.3 % p90 since the throughput stopped falling past the chunk (issue
-    # 27; issue 17's 10 % median had leaned on that fall); p90 still within issue 17's 25 %
+    # MLPerf v5.0, never fitted: issue 17's targets, median ≤ 10 %, p90 ≤ 25 % (9.0 % and 11.2 %: prompts
+    # prefilled whole, GEMMs at their depth, the MI300X's sustained share; 14.5 % and 18.3 % before, when the
+    # thin spread of prompts over every iteration and the depth-blind GEMM rate were fitted)
     errors = [abs(error(predict(r, catalog), r.measured)) for r in OFFLINE if r.held_out]
     assert len(errors) == 9
     median, p90, n = quantiles(errors)
-    assert n == 9 and median <= 0.15 and p90 <= 0.25
+    assert n == 9 and median <= 0.10 and p90 <= 0.25
     assert statistics.median(errors) == median
 
 
 def test_published_sglang_rows_back_the_deepseek_finding(catalog: Catalog) -> None:
     # rule E.mla-moe-open-engines quotes these rows: 2025 SGLang at 256-2,400 prompts measured DeepSeek-V3/R1 at most
-    # 3.4k tokens/s on 8 H200s and 1.1k on 8 MI300Xs, 1.8-9.9x below the model; the same sources' dense Llama rows
+    # 3.4k tokens/s on 8 H200s and 1.1k on 8 MI300Xs, 1.7-10x below the model; the same sources' dense Llama rows
     # are within about 11 %
     reported = [r for r in ROWS if r.round == "sglang-published"]
     assert reported and {r.engine for r in reported} == {"sglang"} and not any(r.fitted for r in reported)
@@ -90,30 +91,31 @@ def test_published_sglang_rows_back_the_deepseek_finding(catalog: Catalog) -> No
     assert max(r.measured for r in deepseek if r.gpu == "nvidia-h200-sxm") < 3_450
     assert max(r.measured for r in deepseek if r.gpu == "amd-mi300x") < 1_100
     ratios = [predict(r, catalog) / r.measured for r in deepseek]
-    assert 1.75 < min(ratios) and max(ratios) < 10.0
+    assert 1.7 < min(ratios) and max(ratios) < 10.1
     dense = [abs(error(predict(r, catalog), r.measured)) for r in reported if r.model != "deepseek-r1"]
     assert len(dense) == 8 and statistics.median(dense) < 0.12
 
 
 def test_current_sglang_at_moderate_concurrency_backs_the_finding_too(catalog: Catalog) -> None:
-    # and 2026 SGLang (InferenceX) at 32-64 requests at once: within about 10 % median on 8 NVIDIA H200/B200/B300,
-    # 21 % either way at most; 17-72 % below on 8 MI325X
+    # and 2026 SGLang (InferenceX) at 32-64 requests at once: within about 8 % median on 8 NVIDIA H200/B200/B300,
+    # 25 % at most; 36-57 % below on 8 MI325X
     rows = [r for r in ROWS if r.round == "inferencex" and r.engine == "sglang"]
     assert rows and all(r.reported and not r.fitted and 32 <= r.batch <= 64 for r in rows)
     nvidia = [error(predict(r, catalog), r.measured) for r in rows if r.gpu.startswith("nvidia-")]
-    assert len(nvidia) == 10 and statistics.median(map(abs, nvidia)) < 0.11 and max(map(abs, nvidia)) < 0.22
+    assert len(nvidia) == 10 and statistics.median(map(abs, nvidia)) < 0.08 and max(map(abs, nvidia)) < 0.26
     amd = [error(predict(r, catalog), r.measured) for r in rows if r.gpu == "amd-mi325x"]
-    assert len(amd) == 2 and 0.15 < min(amd) and max(amd) < 0.75
+    assert len(amd) == 2 and 0.35 < min(amd) and max(amd) < 0.58
 
 
 def test_time_per_output_token_at_the_published_concurrency(catalog: Catalog) -> None:
     # latency under load against published figures: InferenceX's mean TPOT of DeepSeek-R1 on SGLang at 32-64
-    # requests at once, on 8 H200, B200 or B300: within 12 % median, 36 % at most (the TTFT is printed, not held:
-    # bench_serving.py prints both)
+    # requests at once, on 8 H200, B200 or B300: within 5 % median, 14 % at most (12 % and 36 % while prompts were
+    # spread thinly over every iteration: SGLang prefills whole prompts in batches of their own). The TTFT is
+    # printed, not held: bench_serving.py prints both
     rows = [r for r in ROWS if r.round == "inferencex" and r.engine == "sglang" and r.gpu.startswith("nvidia-")]
     errors = [load_latency(r, catalog).tpot_p50_s * 1e3 / r.tpot_ms - 1 for r in rows]
     assert len(errors) == 10
-    assert statistics.median(map(abs, errors)) < 0.12 and max(map(abs, errors)) < 0.36
+    assert statistics.median(map(abs, errors)) < 0.05 and max(map(abs, errors)) < 0.14
 
 
 def test_the_external_judges_stay_out_of_every_fit() -> None:

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from gpuadvisor.knowledge.schema import Architecture
+from gpuadvisor.rules.sizing import speed
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.serving_load import (
@@ -19,7 +20,7 @@ from gpuadvisor.rules.sizing.serving_load import (
     serving_rate,
     wait_quantile,
 )
-from gpuadvisor.rules.sizing.speed import DecodeCurve, Device, EngineEfficiency, PrefillModel
+from gpuadvisor.rules.sizing.speed import DecodeCurve, Device, EngineEfficiency, PrefillModel, gemm_depth_factor
 
 # Llama 2 7B shape: 32 layers, hidden 4096, MHA, vocab 32000 (6,738,415,616 parameters)
 ARCH = Architecture(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
@@ -28,6 +29,13 @@ PARAMS = count_parameters(ARCH)
 # a device with round numbers: 1,000 GB/s, 100 TFLOPS, engine at 100 % of both, no overheads
 EFF = EngineEfficiency("test", 1.0, 1.0, 0.0, compute_efficiency=1.0)
 DEVICE = Device(1000.0, 100.0, efficiency=EFF)
+
+
+@pytest.fixture(autouse=True)
+def _deep_gemms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hand calculations below run every GEMM at the device's full rate: the GEMM-depth loss
+    (`speed.gemm_depth_factor`, checked on its own in test_gemm_depth_factor_by_hand) is left out here."""
+    monkeypatch.setattr(speed, "GEMM_HALF_DEPTH", 0.0)
 
 
 def _curve(context: int) -> DecodeCurve:
@@ -53,9 +61,14 @@ def test_composed_throughput_matches_the_hand_calculation() -> None:
     # 2·s² pairs × 2 FLOPs) + the LM head of the last token, 2 × 131,072,000
     prompt = 2.0 * (matmul - 32000 * 4096) * 512 + 8192 * 32 * 512**2 + 2.0 * 32000 * 4096
     assert prompt_flops == pytest.approx(prompt)
-    # per iteration 64 ÷ 128 requests finish, so half a prompt (256 tokens) is prefilled: 64 + 256 < 8192, one pass
-    t_comp = (decode_flops + prompt * 64 / 128) / 100e12
-    expected = 64 / max(t_mem, t_comp)
+    # per iteration 64 ÷ 128 requests finish: half a prompt (256 tokens) on average, but prompts come whole (one
+    # 512-token chunk, 64 + 512 < 8192), so every other iteration carries a whole prompt (compute-bound:
+    # 8.5 + 68.0 ms) and the others decode alone (memory-bound: 32.5 ms): 54.5 ms on average, not the 42.5 ms of
+    # half a prompt spread over each (the mean of the max is above the max of the mean)
+    t_with = max(t_mem, (decode_flops + prompt) / 100e12)
+    t_alone = max(t_mem, decode_flops / 100e12)
+    expected = 64 / (0.5 * t_with + 0.5 * t_alone)
+    assert expected == pytest.approx(64 / 0.0545, rel=0.01)
     assert rate.passes == 1.0
     assert rate.prompt_tokens_per_iteration == 256.0
     assert rate.tokens_per_s == pytest.approx(expected, rel=1e-9)
@@ -130,11 +143,17 @@ def test_light_load_forms_the_little_batch_and_no_queue() -> None:
     assert load.wait_probability < 1e-6
     # TTFT p50 = ½ an average iteration under way + the iteration that prefills the request's whole 512-token
     # prompt: the batch's decode FLOPs plus one prompt's (an average iteration carries only b × 4 prompt tokens);
-    # latency = TTFT + 127 × TPOT
+    # latency = TTFT + 127 × TPOT, the TPOT an iteration carrying the other requests' prompts, not its own (b − 1 of
+    # the b running sequences' prompts: below the average iteration, which counts all of them)
     own = own_at(load.batch)
     assert own > flops / 100e12 > 4 * step  # no sooner than the prompt alone on an idle replica (72 ms)
     assert load.ttft_p50_s == pytest.approx(0.5 * step + own)
-    assert load.latency_p50_s == pytest.approx(0.5 * step + own + 127 * step)
+    rate = serving_rate(curve, flops, batch=load.batch, input_tokens=512, output_tokens=128, chunk_tokens=8192)
+    alone = max(curve.parts(load.batch).memory, curve.parts(load.batch).compute)
+    f = (load.batch - 1) * 4 / 512  # iterations carrying one of the others' 512-token prompts: (b − 1) × 4 ÷ 512
+    assert load.tpot_p50_s == rate.tpot_seconds == pytest.approx(f * own + (1 - f) * alone, rel=1e-9)
+    assert load.tpot_p50_s < step
+    assert load.latency_p50_s == pytest.approx(0.5 * step + own + 127 * load.tpot_p50_s)
 
 
 def test_overload_is_infinite_wait() -> None:
@@ -176,13 +195,13 @@ def test_closed_loop_queues_beyond_the_slots() -> None:
     each = flops / 100e12
     assert prompt_seconds(curve, flops, rate, 8192, 16) == pytest.approx(each, rel=1e-9)
     rho = rate.requests_per_s * each
-    assert 0.7 < rho < 0.9
+    assert 0.55 < rho < 0.7
     queue = rho * 16 * each / (2 * (1 - rho))
     assert load.bunch == 16
     assert load.ttft_p50_s == pytest.approx(wait + 0.5 * rate.iteration_seconds + own + 7.5 * each + queue)
     # p95: a whole iteration under way, 15 of the 16 ahead, the bunch queue's p95 (3 × its mean)
     assert load.ttft_p95_s == pytest.approx(wait + rate.iteration_seconds + own + 15 * each + 3.0 * queue)
-    assert load.tpot_p50_s == rate.iteration_seconds
+    assert load.tpot_p50_s == rate.tpot_seconds < rate.iteration_seconds
 
 
 def test_a_bunch_is_the_prompts_one_chunk_holds() -> None:
@@ -214,3 +233,27 @@ def test_idle_figures_are_one_prompt_alone_then_batch_one() -> None:
                                   chunk_tokens=8192)
     assert (load.ttft_idle_s, load.tpot_idle_s) == (ttft, tpot)
     assert load.ttft_p50_s > ttft and load.tpot_p50_s > tpot
+
+
+def test_gemm_depth_factor_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Llama 2 7B: QKV (4,096 × 12,288), attention output (4,096 × 4,096), gate and up (2 × 4,096 × 11,008) and the LM
+    # head's share of a layer (4,096 × 32,000 ÷ 32) reduce over K = 4,096; the down projection (11,008 × 4,096) over
+    # K = 11,008. With K½ = 500: (161.38M × (1 + 500/4,096) + 45.09M × (1 + 500/11,008)) ÷ 206.47M = 1.1053
+    monkeypatch.setattr(speed, "GEMM_HALF_DEPTH", 500.0)
+    k4096 = 4096 * 12288 + 4096 * 4096 + 2 * 4096 * 11008 + 4096 * 32000 / 32
+    down = 11008 * 4096
+    expected = (k4096 * (1 + 500 / 4096) + down * (1 + 500 / 11008)) / (k4096 + down)
+    assert gemm_depth_factor(ARCH) == pytest.approx(expected, rel=1e-12) == pytest.approx(1.1053, abs=1e-4)
+    # tensor parallelism splits the attention output's and the down projection's K: shallower, slower
+    k_tp = 4096 * 12288 + 2 * 4096 * 11008 + 4096 * 32000 / 32
+    at_tp2 = (k_tp * (1 + 500 / 4096) + 4096 * 4096 * (1 + 500 / 2048) + down * (1 + 500 / 5504)) / (k4096 + down)
+    assert gemm_depth_factor(ARCH, tp=2) == pytest.approx(at_tp2, rel=1e-12)
+    # a decode step's GEMMs take that much longer at a compute-bound batch; attention does not
+    deep = DecodeCurve(ARCH, PARAMS, DEVICE, bytes_per_weight=2.0, kv_bytes_per_value=2.0, context=576,
+                       factors=Factors())
+    parts = deep.parts(4096)
+    monkeypatch.setattr(speed, "GEMM_HALF_DEPTH", 0.0)
+    flat = DecodeCurve(ARCH, PARAMS, DEVICE, bytes_per_weight=2.0, kv_bytes_per_value=2.0, context=576,
+                       factors=Factors()).parts(4096)
+    assert parts.attention == pytest.approx(flat.attention, rel=1e-12)
+    assert parts.compute - parts.attention == pytest.approx((flat.compute - flat.attention) * expected, rel=1e-9)

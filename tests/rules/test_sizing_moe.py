@@ -19,6 +19,7 @@ from gpuadvisor.rules.sizing.speed import (
     decode_step,
     expert_gemm_efficiency,
     expert_half_tokens,
+    gemm_depth_factor,
     prefill,
     ridge_rows,
     tokens_per_expert,
@@ -48,13 +49,15 @@ def test_the_half_rate_rows_scale_with_the_ridge_point() -> None:
     rtx3090 = Device(936.0, 71.0)
     assert expert_half_tokens(rtx3090, 2.0, DEFAULT_FACTORS) == pytest.approx(0.71 * 50.570, abs=1e-3)
     # so Mixtral's batch-1 decode there stays bound by the weight read: per routed parameter the compute charged is
-    # 2 × (1 + 35.9) ÷ (71e12 × 0.5) = 2.08e-12 s, the read 2 ÷ (936e9 × 0.75) = 2.85e-12 s (ratio 0.73 < 1; the
-    # whole step, attention and dense weights included, 0.64)
+    # 2 × (1 + 35.9) ÷ (71e12 × 0.5) × 1.096 (its GEMMs' depth, K = 4,096 and 14,336: gemm_depth_factor) =
+    # 2.28e-12 s, the read 2 ÷ (936e9 × 0.75) = 2.85e-12 s (ratio 0.80 < 1; the whole step, attention and dense
+    # weights included, 0.71)
     params = count_parameters(MIXTRAL)
     curve = DecodeCurve(MIXTRAL, params, rtx3090, bytes_per_weight=2.0, kv_bytes_per_value=2.0, context=1000)
     step = curve.parts(1)
     assert step.memory > step.compute
-    assert step.compute / step.memory == pytest.approx(0.645, abs=0.005)
+    assert gemm_depth_factor(MIXTRAL) == pytest.approx(1.096, abs=1e-3)
+    assert step.compute / step.memory == pytest.approx(0.707, abs=0.005)
     assert ridge_rows(Device(936.0, None), 2.0, DEFAULT_FACTORS) == 0.0  # no published peak: no compute term
 
 
@@ -85,7 +88,7 @@ def test_compute_bound_moe_step_charges_the_grouped_gemm_rate() -> None:
     # m½ = 0.71 × the ridge 9,000e12 × 0.5 × 0.5 ÷ (2 × 8,000e9 × 0.75) = 0.71 × 187.5 = 133.1 rows; 128 rows
     half = 0.71 * 187.5
     extra = 2.0 * routed * batch * ((128.0 + half) / 128.0 - 1.0)  # (1/ε − 1) more routed FLOPs
-    rate = 9000.0 * TFLOPS * DEFAULT_FACTORS.compute_efficiency
+    rate = 9000.0 * TFLOPS * DEFAULT_FACTORS.compute_efficiency / gemm_depth_factor(DEEPSEEK)  # GEMMs at their depth
     assert big.parts(batch).compute - flat.parts(batch).compute == pytest.approx(extra / rate, rel=1e-6)
     # a dense model is untouched
     llama = CATALOG.models["llama-3.1-8b"].architecture
@@ -213,6 +216,11 @@ def test_deepseek_on_eight_h200_splits_its_experts_and_holds_five_times_the_sequ
     assert ep.breakdown(64, False).kv_cache == 35_136 * 2500 * 8
     plan = search.plan(acc, unit_table(CATALOG).units["inst:aws-p5en.48xlarge"])
     assert isinstance(plan, Plan) and (plan.tensor_parallel, plan.expert_parallel) == (8, 8)
-    # on 80 GB H100s the 98.86 GB of EP 8 weights do not fit: the matrices are split instead
+    # on 80 GB H100s the 98.86 GB of EP 8 weights fit only over two pipeline stages; the matrices split 8 ways
+    # instead (TP 8) would leave each expert's down projection 2,048 ÷ 8 = 256 deep, a GEMM at 256 ÷ 756 of its
+    # rate (gemm_depth_factor 1.56 at TP 8 against 1.23 with the experts whole under EP 8), so EP 8 over two
+    # stages is the plan
     h100 = search.plan(CATALOG.accelerators["nvidia-h100-sxm5"], unit_table(CATALOG).units["inst:aws-p5.48xlarge"])
-    assert isinstance(h100, Plan) and h100.expert_parallel == 1
+    assert isinstance(h100, Plan) and (h100.expert_parallel, h100.pipeline_parallel) == (8, 2)
+    assert gemm_depth_factor(DEEPSEEK, tp=8) == pytest.approx(1.561, abs=1e-3)
+    assert gemm_depth_factor(DEEPSEEK, tp=8, ep=8) == pytest.approx(1.226, abs=1e-3)

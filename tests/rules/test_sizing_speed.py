@@ -15,6 +15,7 @@ from gpuadvisor.rules.sizing.speed import (
     allreduce_seconds,
     decode_step,
     expected_distinct_experts,
+    gemm_depth_factor,
     prefill,
     ridge_point,
     training_time,
@@ -137,11 +138,15 @@ def test_one_gpu_per_replica_beats_tensor_parallel_per_gpu_h6() -> None:
 
 
 def test_prefill_is_compute_bound() -> None:
-    # 2 × 6.61B matmul params × 2048 tokens + attention 32 × 8192 × 2048² ≈ 28.2 TFLOP; A100 at 100%: 90 ms.
+    # 2 × 6.61B matmul params × 2048 tokens + attention 32 × 8192 × 2048² ≈ 28.2 TFLOP; A100 at 100%: 90 ms, the
+    # GEMMs slowed by their depth (gemm_depth_factor: 1.105 for Llama 2 7B's K of 4,096 and 11,008): 97.5 ms
     pre = prefill(LLAMA2_7B, P7, A100, bytes_per_weight=2, prompt_tokens=2048, factors=IDEAL)
-    flops = 2 * (P7.total - 2 * 32000 * 4096) * 2048 + 32 * 8192 * 2048**2 + 2 * 32000 * 4096
+    attention = 32 * 8192 * 2048**2
+    flops = 2 * (P7.total - 2 * 32000 * 4096) * 2048 + attention + 2 * 32000 * 4096
     assert pre.flops == pytest.approx(flops)
-    assert pre.seconds == pytest.approx(flops / 312e12)
+    assert gemm_depth_factor(LLAMA2_7B) == pytest.approx(1.1053, abs=1e-4)
+    assert pre.seconds == pytest.approx(((flops - attention) * gemm_depth_factor(LLAMA2_7B) + attention) / 312e12)
+    assert pre.seconds == pytest.approx(0.0975, abs=1e-4)
     assert pre.bound == "compute"
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor.rules.result import RecommendResult
 from gpuadvisor.tui.cli import main
+from gpuadvisor.tui.report.jsonfmt import parse_report
 
 ANSWERS = """\
 workload = "inference"
@@ -40,7 +40,7 @@ def test_json_output_follows_the_schema_and_the_answers(answers_file: Path,
     code, out, _ = run(capsys, "--answers", str(answers_file), "--format", "json", "--top", "3")
     assert code == 0
     doc = json.loads(out)
-    result = RecommendResult.model_validate(doc)
+    result = parse_report(out, "stdout")  # the chains reference why_facts (tui/report/whyjson.py)
     assert len(result.recommendations) == 3
     first = doc["recommendations"][0]
     for key in ("rank", "accelerator", "count", "nodes", "instance", "purchase", "fits", "memory_gb_per_gpu",
@@ -79,12 +79,12 @@ def test_report_file_is_written_once_and_rerun_from_its_answers(answers_file: Pa
     report = tmp_path / "plan.json"
     code, _, err = run(capsys, "--answers", str(answers_file), "--output", str(report))
     assert code == 0 and "wrote json report" in err
-    saved = RecommendResult.model_validate_json(report.read_text(encoding="utf-8"))
+    saved = parse_report(report.read_text(encoding="utf-8"), "plan.json")
     assert saved.report is not None and saved.report.date
     code, _, err = run(capsys, "--answers", str(answers_file), "--output", str(report))
     assert code == 2 and "already exists" in err and "--force" in err
     code, out, _ = run(capsys, "--answers", str(report), "--format", "json")
-    rerun = RecommendResult.model_validate_json(out)
+    rerun = parse_report(out, "stdout")
     assert [r.option for r in rerun.recommendations] == [r.option for r in saved.recommendations]
     html = tmp_path / "plan.html"
     assert run(capsys, "--answers", str(answers_file), "-o", str(html))[0] == 0
@@ -139,7 +139,7 @@ def test_hours_flag_sets_the_usage_the_month_is_costed_for(capsys: pytest.Captur
     argv = ["recommend", "--model", "llama-3.1-8b", "--stage", "learning", "--hours", "12", "--where", "cloud",
             "--format", "json"]
     assert main(argv) == 0
-    out = RecommendResult.model_validate_json(capsys.readouterr().out)
+    out = parse_report(capsys.readouterr().out, "stdout")
     assert out.answers["deployment"]["hours_per_month"] == 12
     rental = next(r for r in out.recommendations + out.runners_up if r.acquisition == "rent")
     # 12 h in ceil(12 / 3) = 4 sessions of 0.25 h set-up: 13 billed hours

@@ -35,6 +35,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite --output if it exists")
     parser.add_argument("--top", type=int, default=5, metavar="N", help="recommendations to list (default 5)")
     parser.add_argument("--why", action="store_true", help="text format: print the explanation chain of every line")
+    parser.add_argument("--full", action="store_true",
+                        help="text and md: every why-chain, rule-out, answer, assumption and price (by default the "
+                             "report is what a reader reads in five minutes; HTML folds the rest, JSON holds it all)")
     parser.add_argument("--all-findings", action="store_true",
                         help="list every finding, not only the few that matter most (JSON always holds them all)")
     group = parser.add_argument_group("answers as flags (override the answers file)")
@@ -94,7 +97,8 @@ def _name_flags(message: str, args: argparse.Namespace) -> str:
 
 
 def _convert(field: Any, raw: Any) -> Any:
-    """A flag's text as its answer: counts with suffixes (70B), comma-separated lists, numbers; the model validates
+    """A flag's text as its answer: counts in billions with suffixes (`--tokens 1T`), comma-separated lists,
+    numbers with the same suffixes (`--capex 2M`, `--dau 50k`: rules/sizing/units reads both); the model validates
     the rest and names the flag when it fails."""
     if field.kind == "bool" or not isinstance(raw, str):
         return raw
@@ -108,11 +112,17 @@ def _convert(field: Any, raw: Any) -> Any:
         if field.kind == "choice" and raw.isdigit() and int(raw) in field.values:
             return int(raw)  # training.zero_stage: 0-3 or "auto"
         if field.kind in ("int", "float"):
-            number = raw.replace(",", "").replace("_", "")
-            return float(number) if field.kind == "float" else int(number)
+            from gpuadvisor.rules.sizing.units import parse_amount
+
+            value = parse_amount(raw)
+            if field.kind == "int":
+                if not value.is_integer():
+                    raise ValueError(f"{raw!r} is not a whole number")
+                return int(value)
+            return value
         return raw
     except ValueError as exc:
-        raise InputError(f"{field.option}: {exc if field.count else f'{raw!r} is not a number'}") from None
+        raise InputError(f"{field.option}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"gpuadvisor: {detection.summary()}", file=sys.stderr)
     result = consult(answers, top=args.top)
     saving = bool(args.output or args.save)
-    text = render(result, fmt, why=args.why or fmt != "text" or saving, all_findings=args.all_findings)
+    text = render(result, fmt, why=args.why or fmt != "text" or saving, all_findings=args.all_findings,
+                  full=args.full)
     if saving:
         target = args.output or default_filename(result, fmt)
         path = save_report(text, target, force=args.force)

@@ -33,6 +33,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     parser.add_argument("--all-findings", action="store_true",
                         help="list every finding, not only the few that matter most")
+    parser.add_argument("--full", action="store_true",
+                        help="text and md: every why-chain, rule-out, answer, assumption and price")
     parser.set_defaults(command="report")
 
 
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     result = load_report(Path(args.source))
     output: str | None = args.output
     fmt: str = args.format or (format_for_path(output) if output and output != "-" else None) or "md"
-    text = render(result, fmt, all_findings=args.all_findings)
+    text = render(result, fmt, all_findings=args.all_findings, full=args.full)
     if output == "-" or (output is None and fmt != "html"):
         sys.stdout.write(text)
         sys.stdout.flush()

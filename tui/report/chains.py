@@ -2,9 +2,10 @@
 
 A consultation's chains share most of their facts (every warning about an option re-derives that option's memory
 and speed), so printing each chain in full repeats the same derivation dozens of times. The chains are walked in
-order of importance (recommendations, findings in their triaged order, rule-outs): the first time a fact appears
-its whole sub-chain is printed; afterwards the fact's own line is kept, its sub-chain dropped, and the line says
-where the full explanation is.
+order of importance (the workload profile, recommendations, findings in their triaged order, rule-outs): the first
+time a fact appears its whole sub-chain is printed; in a later chain the fact's own line is kept, its sub-chain
+dropped, and the line names the chain that explains it ("see option 1"). A fact met again within the same chain is
+not printed again: the reader has just read it.
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ from gpuadvisor.tui.report.common import findings, one_line
 CITED_ELSEWHERE = {"your answer", "default", "default answers"}
 
 
+PROFILE = "the workload profile"
+"""Where the facts of `profile_why` are explained (the other chains mark them `repeated`)."""
+
+
 @dataclass(frozen=True)
 class ChainLine:
     step: WhyStep
     depth: int
-    see: str | None = None  # where the fact is explained ("above", "option 1", ...), when its sub-chain is not here
+    see: str | None = None  # the chain that explains the fact ("option 1"), when its sub-chain is not here
 
 
 def clamp_depths(steps: Sequence[WhyStep]) -> list[int]:
@@ -36,43 +41,52 @@ def clamp_depths(steps: Sequence[WhyStep]) -> list[int]:
 
 
 def walk(steps: Sequence[WhyStep], label: str, home: dict[int, str]) -> list[ChainLine]:
-    """The lines of one chain; `home` maps fact ids already explained to where, and is updated.
+    """The lines of one chain; `home` maps fact ids already explained to the chain that explains them, and is
+    updated.
 
-    A sub-chain is dropped only when every fact in it is already explained somewhere, so nothing a chain cites is
-    lost even if two chains derive the same fact differently.
+    A fact already printed in this chain is left out with its sub-chain. A fact explained by another chain keeps its
+    line, which names that chain, and drops its sub-chain only when every fact in it is explained somewhere, so
+    nothing a chain cites is lost even if two chains derive the same fact differently.
     """
     depths = clamp_depths(steps)
     out: list[ChainLine] = []
+    here: set[int] = set()
     i = 0
     while i < len(steps):
         step, depth = steps[i], depths[i]
         end = i + 1
         while end < len(steps) and depths[end] > depth:
             end += 1
+        if step.fact in here:
+            i = end
+            continue
         where = home.get(step.fact)
-        if where is not None and all(s.fact in home for s in steps[i + 1:end]):
-            shortened = end > i + 1 or step.repeated
-            out.append(ChainLine(step, depth, ("above" if where == label else where) if shortened else None))
+        if where is not None and where != label and all(s.fact in home for s in steps[i + 1:end]):
+            out.append(ChainLine(step, depth, where if end > i + 1 or step.repeated else None))
+            here.add(step.fact)
             i = end
             continue
         home.setdefault(step.fact, label)
+        here.add(step.fact)
         out.append(ChainLine(step, depth))
         i += 1
     return out
 
 
 def lines_of(steps: Sequence[WhyStep]) -> list[ChainLine]:
-    """One chain on its own (repeats within it shortened)."""
+    """One chain on its own (repeats within it left out)."""
     return walk(steps, "", {})
 
 
 class ChainBook:
-    """The printed lines of every chain of a report, keyed by ("option", i), ("warning", i), ("ruled_out", i)."""
+    """The printed lines of every chain of a report, keyed by ("profile", 0), ("option", i), ("warning", i),
+    ("ruled_out", i)."""
 
     def __init__(self, result: RecommendResult, all_findings: bool = False) -> None:
         """`all_findings`: the report prints every finding (else only those shown by default get chains)."""
         home: dict[int, str] = {}
         self._lines: dict[tuple[str, int], list[ChainLine]] = {}
+        self._lines[("profile", 0)] = walk(result.profile_why, PROFILE, home)
         for i, rec in enumerate(result.recommendations):
             self._lines[("option", i)] = walk(rec.why, f"option {rec.rank}", home)
         for n, (i, w) in enumerate(findings(result, all_findings), start=1):
@@ -98,10 +112,10 @@ def why_parts(line: ChainLine) -> tuple[str, str]:
         origin.append(step.heuristic)
     if step.source:
         origin.append(f"source: {step.source}")
-    if line.see and line.see != "above":
-        origin.append(f"explained under {line.see}")
-    elif line.see or step.repeated:
-        origin.append("explained above")
+    if line.see:
+        origin.append(f"see {line.see}")
+    elif step.repeated:
+        origin.append(f"see {PROFILE}")
     return one_line(step.text), one_line(" · ".join(origin))
 
 

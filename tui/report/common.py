@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from decimal import ROUND_HALF_UP, Decimal
 from importlib import metadata
 from typing import Any
 
@@ -16,49 +15,52 @@ from gpuadvisor.knowledge.sanitize import one_line as _one_line
 from gpuadvisor.rules.ranking import fmt_tokens
 from gpuadvisor.rules.result import (
     SEVERITY_ORDER,
-    Cost,
     PhasePlan,
     Recommendation,
     RecommendResult,
     ReportMeta,
     Warning,
 )
-from gpuadvisor.rules.sizing.units import flops_text
-from gpuadvisor.tui.widgets import format as fmt
-
-NA = "n/a"
+from gpuadvisor.rules.sizing.units import fixed as fixed  # re-exported: the one rounding every report uses
+from gpuadvisor.rules.sizing.units import flops_text, usd_text
+from gpuadvisor.tui.present import (  # the option rows every screen and report shows: one presenter
+    COST_DETAIL_ONLY as COST_DETAIL_ONLY,
+)
+from gpuadvisor.tui.present import MEMORY_PARTS as MEMORY_PARTS
+from gpuadvisor.tui.present import NA as NA
+from gpuadvisor.tui.present import cost_items as cost_items
+from gpuadvisor.tui.present import decision_line as decision_line
+from gpuadvisor.tui.present import decision_rows as decision_rows
+from gpuadvisor.tui.present import hardware as hardware
+from gpuadvisor.tui.present import headline_cost as headline_cost
+from gpuadvisor.tui.present import layout as layout
+from gpuadvisor.tui.present import memory_line as memory_line
+from gpuadvisor.tui.present import memory_parts as memory_parts
+from gpuadvisor.tui.present import pct as pct
+from gpuadvisor.tui.present import purchase_items as purchase_items
+from gpuadvisor.tui.present import signed_usd as signed_usd
+from gpuadvisor.tui.present import speed as speed
+from gpuadvisor.tui.present import speed_items as speed_items
+from gpuadvisor.tui.present import split_short as split_short
+from gpuadvisor.tui.present import split_text as split_text
+from gpuadvisor.tui.present import where as where
 
 
 # --- numbers ---------------------------------------------------------------------------------------------------------
-def fixed(value: float, places: int) -> str:
-    """Rounded half away from zero on the decimal digits a person reads (70.55 → 70.6, where `f"{:.1f}"` gives
-    70.5 because 70.55 is stored as 70.5499...), with thousands separators."""
-    quantum = Decimal(1).scaleb(-places)
-    return f"{Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP):,}"
-
-
 def gb(value: float) -> str:
     """GB (10^9 bytes) with one decimal: `117.7 GB`."""
     return f"{fixed(value, 1)} GB"
 
 
 def usd(value: float) -> str:
-    """Dollars with the precision a reader needs: `$15,000`, `$3.59`, `$0.738`, `$0` (free)."""
-    if value == 0:
-        return "$0"
-    if abs(value) >= 100:
-        return f"${fixed(value, 0)}"
-    if abs(value) >= 1:
-        return f"${fixed(value, 2)}"
-    return f"${fixed(value, 3)}"
+    """Dollars with the precision a reader needs: `$15,000`, `$3.59`, `$0.738`, `$0` (free) — the units module's, as
+    every screen prints them."""
+    return usd_text(value)
 
 
-def pct(fraction: float) -> str:
-    """A 0-1 fraction as a percentage: `83.5%`."""
-    return f"{fixed(fraction * 100, 1)}%"
 
 
-def rate(value: float, unit: str = "tok/s") -> str:
+def rate(value: float, unit: str = "tokens/s") -> str:
     """Throughputs: thousands separated, one decimal below 100."""
     return f"{fixed(value, 0 if value >= 100 else 1)} {unit}"
 
@@ -120,10 +122,25 @@ def default_names(result: RecommendResult) -> set[str]:
     return {entry.split("=", 1)[0].strip() for entry in result.defaults_applied}
 
 
-def answer_rows(result: RecommendResult) -> list[AnswerRow]:
-    """Every effective answer, each marked as given by the user or filled in by a default."""
-    defaults = default_names(result)
-    return [AnswerRow(key, value_text(value), key in defaults) for key, value in flatten(result.answers_effective)]
+def given_names(result: RecommendResult) -> set[str]:
+    """The dotted names of the answers the user set (the `answers` object holds only those)."""
+    return {key for key, _ in flatten(result.answers)}
+
+
+def answer_rows(result: RecommendResult, *, every: bool = False) -> list[AnswerRow]:
+    """The effective answers the consultation used, each marked as set by the user or filled in by a default.
+
+    "Your answer" means the user set it (`answers`); a default is one listed in `defaults_applied`. An answer in
+    neither (the inference section of a fine-tuning job) does not apply to the workload and is left out, unless
+    `every` asks for the whole answers model (then it is marked a default: the user did not set it)."""
+    given, defaults = given_names(result), default_names(result)
+    return [AnswerRow(key, value_text(value), key not in given) for key, value in flatten(result.answers_effective)
+            if every or key in given or key in defaults]
+
+
+def defaults_line(result: RecommendResult) -> str:
+    """The defaults the consultation applied, as one sentence-long list: `training.deadline_days = 30, …`."""
+    return "; ".join(one_line(d) for d in result.defaults_applied if not d.endswith("= not set"))
 
 
 # --- header ----------------------------------------------------------------------------------------------------------
@@ -258,7 +275,8 @@ def summary(result: RecommendResult) -> str:
     """The opening sentence: whether a plan was found and what the workload needs (plain text, not escaped)."""
     p = result.profile
     verdict = "A workable plan was found." if result.feasible else "No option meets every requirement."
-    needs = [f"{gb(p.weights_gb)} of weights"]
+    weights, per_gpu = weights_needed(result)
+    needs = [f"{gb(weights)} of weights" + (" per GPU in the recommended plan" if per_gpu else "")]
     if p.training_memory_gb is not None:
         needs.append(f"{gb(p.training_memory_gb)} in total to train (before sharding)")
     top = result.recommendations[0] if result.recommendations else None
@@ -365,163 +383,12 @@ COST_NOTE = ("Total: what the decision costs over the horizon (one run for train
 """What the Total column means, printed wherever the column is shown."""
 
 
-def decision_rows(rec: Recommendation) -> list[tuple[str, str, str]]:
-    """(part, dollars, how) for each part of the option's decision cost, and the total: one presenter for the
-    table, the detail, the compare screen and every report."""
-    d = rec.decision_cost
-    rows: list[tuple[str, str, str]] = [(p.part, signed_usd(p.usd), f"{p.label} ({p.rule})") for p in d.parts]
-    rows.append(("total", signed_usd(d.usd), d.horizon))
-    return rows
-
-
-def signed_usd(value: float) -> str:
-    """'$1,234', '−$560' (a resale credit), '$0.42'."""
-    return ("−" if value < 0 else "") + usd(abs(value))
-
-
 # --- options ---------------------------------------------------------------------------------------------------------
-def where(rec: Recommendation) -> str:
-    """How the option is obtained: bought, or which instance on which cloud at which price type."""
-    if rec.acquisition == "own":
-        return "your own hardware"
-    if rec.purchase or rec.instance is None:
-        return "buy"
-    inst = rec.instance
-    count = f"{inst.count}× " if inst.count != 1 else ""
-    return f"{count}{inst.label} ({inst.pricing})"
-
-
-def hardware(rec: Recommendation) -> str:
-    return f"{rec.count}× {rec.accelerator.name}"
-
-
-def split_short(rec: Recommendation) -> str:
-    """How one replica is split: `TP 2 × PP 1`, or `EP 8 × PP 1` when the experts are split over its GPUs and
-    attention runs data-parallel."""
-    first = f"EP {rec.expert_parallel}" if rec.expert_parallel > 1 else f"TP {rec.tensor_parallel}"
-    return f"{first} × PP {rec.pipeline_parallel}"
-
-
-def layout(rec: Recommendation) -> str:
-    """Parallelism in words: `TP 2 × PP 1, 4 replicas, 1 node`."""
-    parts = [split_short(rec)]
-    parts.append(f"{rec.replicas} replica{'s' if rec.replicas != 1 else ''}")
-    parts.append(f"{rec.nodes} node{'s' if rec.nodes != 1 else ''}")
-    return ", ".join(parts)
-
-
-def speed(rec: Recommendation) -> str:
-    """The headline speed figure: for serving the option's capacity and its headroom over the demand (the demand
-    itself is the same for every option and is printed once, above the table); days for training."""
-    if rec.training_days is not None:
-        return fmt.duration_days(rec.training_days)
-    if rec.capacity_tokens_per_s is not None:
-        return rate(rec.capacity_tokens_per_s) + (f" ({fmt.headroom(rec.headroom)})" if rec.headroom is not None
-                                                  else "")
-    if rec.tokens_per_s is not None:
-        return rate(rec.tokens_per_s)
-    return NA
-
-
 def speed_header(result: RecommendResult) -> str:
     """The ranking table's speed column: capacity and headroom for serving, run time for training."""
     if workload(result) == "inference":
         return "Capacity (× demand)" if result.profile.required_tokens_per_s else "Capacity"
     return "Time"
-
-
-def speed_items(rec: Recommendation) -> list[tuple[str, str]]:
-    items: list[tuple[str, str]] = [("Bound by", f"memory {rec.bound}" if rec.bound == "bandwidth" else "compute")]
-    if rec.tokens_per_s is not None:
-        items.append(("Throughput (all replicas)", rate(rec.tokens_per_s)))
-    if rec.tokens_per_s_per_user is not None:
-        items.append(("Per user", rate(rec.tokens_per_s_per_user)))
-    if rec.capacity_tokens_per_s is not None:
-        items.append(("Capacity (largest batch)", rate(rec.capacity_tokens_per_s)))
-    if rec.headroom is not None:
-        items.append(("Headroom (capacity ÷ need)", f"{rec.headroom:,.1f}×"))
-    if rec.ttft_s is not None:
-        items.append(("Time to first token", f"{rec.ttft_s:,.2f} s"))
-    if rec.training_days is not None:
-        items.append(("Training time", fmt.duration_days(rec.training_days)))
-    if rec.training_gpu_hours is not None:
-        items.append(("GPU-hours", f"{rec.training_gpu_hours:,.0f}"))
-    split = split_text(rec)
-    if split is not None:
-        items.append(("Disaggregated (PD.split)", split))
-    return items
-
-
-def split_text(rec: Recommendation) -> str | None:
-    """The prefill/decode pools when rule PD.split offers them (a considered-only split stays in the findings)."""
-    d = rec.disaggregated
-    if d is None or not d.offered or d.machines is None:
-        return None
-    cost = f", {usd(d.usd_per_month)}/month" if d.usd_per_month is not None else ""
-    return (f"{d.prefill_machines} prefill + {d.decode_machines} decode = {d.machines} machines "
-            f"(colocated {d.colocated_machines}){cost}")
-
-
-def cost_items(cost: Cost) -> list[tuple[str, str]]:
-    """Every cost figure present, labelled, with the price date last (a price never travels without it)."""
-    items: list[tuple[str, str]] = []
-    if cost.capex_usd is not None:
-        items.append(("Purchase (capex)", usd(cost.capex_usd)))
-    if cost.usd_per_hour is not None:
-        items.append(("Per hour", usd(cost.usd_per_hour)))
-    if cost.usd_per_month is not None:
-        items.append(("Per month", usd(cost.usd_per_month)))
-    if cost.usd_per_run is not None:
-        items.append(("Per run", usd(cost.usd_per_run)))
-    if cost.usd_per_million_tokens is not None:
-        items.append(("Per million tokens", usd(cost.usd_per_million_tokens)))
-    if cost.usage_hours is not None:
-        items.append(("Hours billed", f"{cost.usage_hours:,.1f} h (set-up included)"))
-    items += purchase_items(cost)
-    if cost.break_even_utilization is not None:
-        items.append(("Buying beats renting above", f"{pct(cost.break_even_utilization)} utilization"))
-    if cost.price_kind:
-        items.append(("Price kind", fmt.price_kind_text(cost.price_kind, cost.price_as_of)))
-    age = f" ({cost.price_age_months} months old)" if cost.price_age_months is not None else ""
-    items.append(("Price as of", (cost.price_as_of or "undated") + age))
-    if cost.price_source:
-        items.append(("Price source", cost.price_source))
-    return items
-
-
-def purchase_items(cost: Cost) -> list[tuple[str, str]]:
-    """What a purchase pays beyond its accelerators, what it draws and what it costs over its horizon (the TUI's
-    detail and every report show the same lines)."""
-    items: list[tuple[str, str]] = []
-    if cost.capex_usd is None:
-        return items
-    if cost.capex_beyond_accelerators_usd is not None:
-        fabric = f", fabric {usd(cost.fabric_usd)}" if cost.fabric_usd else ""
-        items.append(("Beyond the accelerators", f"{usd(cost.capex_beyond_accelerators_usd)} (hosts{fabric})"))
-    elif cost.capex_usd:
-        items.append(("Beyond the accelerators", "not split in the published price"))
-    if cost.power_kw is not None:
-        items.append(("Power at load", f"{cost.power_kw:,.1f} kW"))
-    if cost.tco_usd is not None and cost.horizon_years is not None:
-        items.append(("Before resale", f"{usd(cost.tco_usd)} over {cost.horizon_years:g} years "
-                                       "(purchase, power and site; the Total takes the resale off)"))
-    return items
-
-
-def headline_cost(cost: Cost) -> str:
-    """The one cost figure for the ranking table."""
-    parts = []
-    if cost.capex_usd is not None:
-        parts.append(f"{usd(cost.capex_usd)} to buy")
-    if cost.usd_per_hour is not None:
-        parts.append(f"{usd(cost.usd_per_hour)}/h")
-    if cost.usd_per_run is not None:
-        parts.append(f"{usd(cost.usd_per_run)}/run")
-    elif cost.usd_per_month is not None:
-        parts.append(f"{usd(cost.usd_per_month)}/month")
-    if cost.price_kind:
-        parts.append(fmt.price_label(cost.price_kind, cost.price_as_of, cost.price_age_months))
-    return ", ".join(parts) or NA
 
 
 @dataclass(frozen=True)
@@ -613,11 +480,100 @@ def ordinal_rank(rank: int) -> str:
     return f"{rank}{suffix}"
 
 
-MEMORY_PARTS = (
-    ("weights", "Weights"),
-    ("kv_cache", "KV cache"),
-    ("activations", "Activations"),
-    ("gradients", "Gradients"),
-    ("optimizer_states", "Optimizer states"),
-    ("runtime_overhead", "Runtime overhead"),
-)
+# --- what applies to the workload -------------------------------------------------------------------------------------
+SERVING_ASSUMPTIONS = ("allreduce_latency_", "burst_headroom", "compute_efficiency", "dau_", "decode_bandwidth",
+                       "disagg_", "kv_transfer", "prefill_chunk", "port_weeks_serve_", "step_overhead",
+                       "owned_utilization_production")
+"""Assumptions (assumptions.toml ids, by prefix) that only serving reads."""
+TRAINING_ASSUMPTIONS = ("training_", "finetune_", "port_weeks_train_", "spot_uninterrupted")
+"""Assumptions only training and fine-tuning read (`finetune_` only fine-tuning, `training_global_batch` only
+pretraining)."""
+PURCHASE_ASSUMPTIONS = ("resale_", "colocation_", "power_usd", "pue", "hardware_lifetime", "server_accounting",
+                        "consumer_dense_throttle")
+"""Assumptions that cost hardware bought: read only when an option shown is a purchase."""
+PORT_SUFFIX = {"amd": "rocm", "apple": "apple", "google": "tpu", "aws": "neuron", "intel": "gaudi"}
+"""The `port_weeks_*_<stack>` an option of a vendor pays (NVIDIA's CUDA needs no port)."""
+STAGE_ASSUMPTIONS = {"usage_hours_learning": "learning", "usage_hours_prototyping": "prototyping"}
+MOE_ACTIVE_SHARE = 0.8
+"""A model whose active parameters are under this share of its total is a mixture of experts (a dense model's
+"active" count only leaves out its embeddings: 7.5 of 8.03 B for Llama 3.1 8B; Mixtral activates 12.9 of 46.7)."""
+
+
+def is_moe(result: RecommendResult) -> bool:
+    p = result.profile
+    return 0 < p.parameters_active < MOE_ACTIVE_SHARE * p.parameters_total
+
+
+def assumption_applies(assumption_id: str, result: RecommendResult) -> bool:
+    """Whether the options shown read this assumption: no serving or mixture-of-experts figures for a QLoRA job, no
+    training figures for serving, resale and power only when an option shown is bought, the port of a vendor only
+    when one of its options is shown, the usage hours of the stated stage only."""
+    work = workload(result)
+    shown = [*result.recommendations, *result.runners_up]
+    if assumption_id.startswith(SERVING_ASSUMPTIONS):
+        if work != "inference":
+            return False
+    elif assumption_id.startswith(TRAINING_ASSUMPTIONS):
+        if work == "inference" or (assumption_id.startswith("finetune_") and work != "finetune") \
+                or (assumption_id.startswith("training_global_batch") and work != "training"):
+            return False
+    if assumption_id.startswith("moe_"):
+        return is_moe(result)
+    if assumption_id.startswith(PURCHASE_ASSUMPTIONS):
+        bought = [r for r in shown if r.purchase]
+        if not bought:
+            return False
+        if assumption_id.startswith("resale_share_"):
+            classes = {"apple" if r.accelerator.vendor == "apple" else r.accelerator.market for r in bought}
+            return any(f"_{k}_" in assumption_id for k in classes)
+        return True
+    if assumption_id.startswith("port_weeks_") or assumption_id == "ml_engineer_loaded_usd_per_week":
+        stacks = {PORT_SUFFIX[r.accelerator.vendor] for r in shown if r.accelerator.vendor in PORT_SUFFIX}
+        return any(assumption_id.endswith(f"_{s}") for s in stacks) if assumption_id.startswith("port_") \
+            else bool(stacks)
+    stage = STAGE_ASSUMPTIONS.get(assumption_id)
+    return stage is None or result.answers_effective.get("stage") == stage
+
+
+@dataclass(frozen=True)
+class RuledOutGroup:
+    rule: str
+    heuristic: str | None
+    names: list[str]
+    reason: str
+    """The first entry's reason, as an example of the group's."""
+
+
+def ruled_out_groups(result: RecommendResult) -> list[RuledOutGroup]:
+    """The ruled-out options grouped by the rule that ruled them out, largest group first (the short list a reader
+    scans; the full list is behind --full or folded)."""
+    groups: dict[str, RuledOutGroup] = {}
+    for o in result.ruled_out:
+        g = groups.get(o.rule)
+        if g is None:
+            groups[o.rule] = RuledOutGroup(o.rule, o.heuristic, [o.name], o.reason)
+        elif o.name not in g.names:
+            g.names.append(o.name)
+    return sorted(groups.values(), key=lambda g: -len(g.names))
+
+
+def names_text(names: Sequence[str], limit: int = 4) -> str:
+    """`A, B, C, D and 12 more`."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def splits_model(rec: Recommendation) -> bool:
+    """Whether the option's GPUs each hold a part of the weights (tensor, pipeline or expert parallel, ZeRO-3)."""
+    return rec.tensor_parallel * rec.pipeline_parallel * rec.expert_parallel > 1 or rec.zero_stage >= 3
+
+
+def weights_needed(result: RecommendResult) -> tuple[float, bool]:
+    """(GB, per GPU) of the weights the summary and the profile print: the recommended plan's (what its memory
+    breakdown shows, 16-bit embeddings of a 4-bit model included), per GPU when the plan splits the model; the
+    profile's estimate only when there is no plan."""
+    top = result.recommendations[0] if result.recommendations else None
+    if top is None:
+        return result.profile.weights_gb, False
+    return top.memory.weights, splits_model(top)
+

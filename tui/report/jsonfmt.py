@@ -1,7 +1,9 @@
 """The report as JSON (the whole consultation, `RecommendResult`), and reading such a file back.
 
 The JSON report is the master copy: `gpuadvisor report --from FILE` re-renders any format from it, and its `answers`
-object reruns the consultation (`gpuadvisor recommend --answers FILE`).
+object reruns the consultation (`gpuadvisor recommend --answers FILE`). Its why chains reference one table of facts
+and rules and share repeated sub-trees (`whyjson`), which keeps a consultation's file to a few hundred KB; one line
+per field and per list entry, so `grep` and a diff still read it.
 """
 
 from __future__ import annotations
@@ -16,12 +18,27 @@ from gpuadvisor.knowledge.files import REPORT_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.rules.result import SCHEMA_VERSION, RecommendResult
+from gpuadvisor.tui.report.whyjson import FormatError, compact, expand
 
 MAX_ERRORS = 10
 
 
 def to_json(result: RecommendResult) -> str:
-    return result.model_dump_json(indent=2) + "\n"
+    doc = compact(result.model_dump(mode="json"))
+    return "{\n" + ",\n".join(f"{_dumps(key)}: {_block(value)}" for key, value in doc.items()) + "\n}\n"
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _block(value: object) -> str:
+    """A top-level value: a list or object one entry a line (a chain, a fact, an option each on its own line)."""
+    if isinstance(value, list) and value:
+        return "[\n" + ",\n".join(_dumps(v) for v in value) + "\n]"
+    if isinstance(value, dict) and value:
+        return "{\n" + ",\n".join(f"{_dumps(k)}:{_dumps(v)}" for k, v in value.items()) + "\n}"
+    return _dumps(value)
 
 
 def parse_report(text: str, where: str) -> RecommendResult:
@@ -37,7 +54,9 @@ def parse_report(text: str, where: str) -> RecommendResult:
         raise InputError(f"{where}: schema_version {version} was written by a newer gpuadvisor (this one reads "
                          f"{SCHEMA_VERSION}); upgrade gpuadvisor")
     try:
-        return RecommendResult.model_validate(doc)
+        return RecommendResult.model_validate(expand(doc))
+    except FormatError as exc:
+        raise InputError(f"{where}: {exc}") from None
     except ValidationError as exc:
         raise InputError(describe(exc, where)) from None
 

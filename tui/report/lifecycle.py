@@ -41,7 +41,8 @@ def _phase_meta(result: RecommendResult, p: PhaseResult) -> RecommendResult:
                                                                                "generator": meta.generator})})
 
 
-def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False) -> str:
+def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False,
+                       full: bool = False) -> str:
     """The lifecycle in Markdown; each phase's report follows with its headings one level down."""
 
     life = result.lifecycle
@@ -60,7 +61,7 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
     doc.add(*_table(c.FLEET_HEADER, [[md(x) for x in row] for row in c.fleet_rows(result)], right=(0, 2, 3, 4)))
     doc.add(f"*{md(c.FLEET_NOTE)}*", "")
     doc.add(*[f"- {md(n)}" for n in life.notes], "")
-    if life.why:
+    if life.why and (full or for_html):
         doc.details("Why this fleet?", why_list(walk(life.why, "the fleet", {})))
     if result.to_make_feasible:
         doc.add("## To make it feasible", "", *[f"- {md(t)}" for t in result.to_make_feasible], "")
@@ -69,18 +70,20 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
         doc.add("No finding about the phases together; each phase's own findings are in its section.", "")
     for n, (i, w) in enumerate(c.findings(result, True), start=1):
         doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)}", "", md(w.message), "")
-        doc.details(f"Why? ({w.id})", why_list(book.lines("warning", i)))
+        if full or for_html:
+            doc.details(f"Why? ({w.id})", why_list(book.lines("warning", i)))
     if result.defaults_applied:
         doc.add("## Defaults applied to the whole", "", *[f"- {md(d)}" for d in result.defaults_applied], "")
     for p in result.phases:
         doc.add(f"*{md(in_plan(result, p))}*", "")
-        text = to_markdown(_phase_meta(result, p), for_html=for_html, all_findings=all_findings,
+        text = to_markdown(_phase_meta(result, p), for_html=for_html, all_findings=all_findings, full=full,
                            chart_prefix=f"p{p.phase}-")
         doc.add(*[_HEADING.sub(lambda m: "#" + m.group(1) + " ", line) for line in text.splitlines()], "")
     return doc.text()
 
 
-def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False) -> str:
+def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False,
+                   full: bool = False) -> str:
     """The lifecycle as plain text; each phase's report follows in full."""
 
     life = result.lifecycle
@@ -113,6 +116,6 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
         lines += [line for d in result.defaults_applied for line in wrap(f"- {d}")]
         lines.append("")
     for p in result.phases:
-        lines += [*wrap(in_plan(result, p)), "", to_text(_phase_meta(result, p), why=why, all_findings=all_findings),
-                  ""]
+        lines += [*wrap(in_plan(result, p)), "",
+                  to_text(_phase_meta(result, p), why=why, all_findings=all_findings, full=full), ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -101,21 +101,34 @@ def _ranking(doc: _Doc, recs: Sequence[Recommendation], speed: str) -> None:
 
 
 def _warning(doc: _Doc, n: int, w: Warning, chain: Sequence[ChainLine], titles: dict[str, str],
-             all_findings: bool) -> None:
-    doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)}", "", md(w.message), "",
-            f"*Concerns: {md(c.concerns(w, titles))}*", "")
+             all_findings: bool, folded: bool) -> None:
+    doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)}", "", md(w.message), "")
+    if w.options:
+        doc.add(f"*Concerns: {md(c.concerns(w, titles))}*", "")
     if all_findings and w.details:
         doc.add(*[f"- {md(d)}" for d in w.details], "")
-    doc.details(f"Why? ({_steps_label(chain)})", why_list(chain))
+    if folded:
+        doc.details(f"Why? ({_steps_label(chain)})", why_list(chain))
 
 
-def _option(doc: _Doc, r: Recommendation, chain: Sequence[ChainLine]) -> None:
-    m = r.memory
+def _option(doc: _Doc, r: Recommendation, chain: Sequence[ChainLine], folded: bool) -> None:
+    """One option: the full tables side by side when the report carries everything (`folded`: HTML or --full),
+    else one table of the figures a reader compares."""
     doc.add(f"### {r.rank}. {md(r.title)}", "",
             f"{md(c.hardware(r))} · {md(c.layout(r))} · {md(c.where(r))} · "
             f"{'fits' if r.fits else '**does not fit**'} · **{md(c.usd(r.decision_cost.usd))}** "
             f"{md(r.decision_cost.horizon)}", "")
-    rows = [[label, md(c.gb(getattr(m, field)))] for field, label in c.MEMORY_PARTS]
+    if not folded:
+        rows = [["Memory per GPU", md(c.memory_line(r))], *[[k, md(v)] for k, v in c.speed_items(r)],
+                *[[k, md(v)] for k, v in c.cost_items(r.cost) if k not in c.COST_DETAIL_ONLY]]
+        if len(r.decision_cost.parts) > 1:
+            rows.append([f"Total ({md(r.decision_cost.horizon)})", md(c.decision_line(r))])
+        doc.add(*_table(["Figure", "Value"], rows))
+        if r.warnings:
+            doc.add(f"Findings about this option: {md(', '.join(r.warnings))}", "")
+        return
+    m = r.memory
+    rows = [[label, md(c.gb(getattr(m, field)))] for field, label in c.memory_parts(r)]
     rows += [["**Total**", f"**{md(c.gb(m.total))}**"], ["Capacity", md(c.gb(m.capacity))],
              ["Headroom to keep free", md(c.gb(m.headroom_required))], ["Used", md(c.pct(m.utilization))]]
     doc.columns([
@@ -135,26 +148,100 @@ def _option(doc: _Doc, r: Recommendation, chain: Sequence[ChainLine]) -> None:
     doc.details(f"Why this option? ({_steps_label(chain)})", why_list(chain))
 
 
-def _answers(doc: _Doc, result: RecommendResult) -> None:
-    rows = [[_code(row.key), md(row.value),
-             "*default*" if row.default else "your answer"] for row in c.answer_rows(result)]
-    doc.add("## Your answers", "",
-            f"{len(c.default_names(result))} answers were not given and use a default (marked *default*). "
-            "The JSON report embeds the answers: `gpuadvisor recommend --answers report.json` reruns this "
-            "consultation.", "")
-    doc.add(*_table(["Answer", "Value", "Given by"], rows))
+def _ruled_out(doc: _Doc, result: RecommendResult, book: ChainBook, folded: bool) -> None:
+    """The rule-outs grouped by rule (what a reader scans); the whole list with its chains folded or with --full."""
+    doc.add("## Ruled out", "")
+    if not result.ruled_out:
+        doc.add("Nothing was ruled out.", "")
+        return
+    groups = c.ruled_out_groups(result)
+    rows = [[md(f"{g.rule} ({g.heuristic})" if g.heuristic and g.heuristic != g.rule else g.rule),
+             str(len(g.names)), md(c.names_text(g.names)), md(g.reason)] for g in groups]
+    doc.add(*_table(["Rule", "Options", "Which", "For example"], rows, right=(1,)))
+    if not folded:
+        doc.add(f"*{len(result.ruled_out)} options were ruled out; `--full` lists each with its reason and why "
+                "(the HTML report folds them).*", "")
+        return
+    rows = [[md(o.name), _code(o.family),
+             md(o.reason), md(f"{o.rule} ({o.heuristic})" if o.heuristic else o.rule)] for o in result.ruled_out]
+    body = _table(["Option", "Id", "Reason", "Rule"], rows)
+    for i, o in enumerate(result.ruled_out):
+        body += [f"**{md(o.name)}**", "", *why_list(book.lines("ruled_out", i)), ""]
+    doc.details(f"Every option ruled out, and why ({len(result.ruled_out)})", body)
 
 
-def _knowledge(doc: _Doc, result: RecommendResult) -> None:
+def _profile(doc: _Doc, result: RecommendResult, chain: Sequence[ChainLine], folded: bool) -> None:
+    """What the workload needs: only the rows that apply to it (no KV cache for a training job)."""
+    p = result.profile
+    serving = c.workload(result) == "inference"
+    weights, per_gpu = c.weights_needed(result)
+    rows = [["Model", md(p.model)], ["Model source", md(p.model_source)],
+            ["Parameters (total / active)" if c.is_moe(result) else "Parameters",
+             md(f"{c.params(p.parameters_total)} / {c.params(p.parameters_active)}" if c.is_moe(result)
+                else c.params(p.parameters_total))],
+            ["Weights per GPU (recommended plan)" if per_gpu else "Weights", md(c.gb(weights))]]
+    if serving:
+        top = result.recommendations[0] if result.recommendations else None
+        if top is not None and top.memory.kv_cache > 0:  # with a request rate each plan holds its own batch's
+            rows.append(["KV cache per GPU (recommended plan)", md(c.gb(top.memory.kv_cache))])
+        else:
+            rows.append(["KV cache", md(c.gb(p.kv_cache_gb))])
+        rows.append(["KV cache per token", md(f"{p.kv_cache_bytes_per_token:,.0f} bytes")])
+    if p.training_memory_gb is not None:
+        rows.append(["Training memory", md(c.gb(p.training_memory_gb))])
+    if p.required_tokens_per_s is not None:
+        rows.append(["Required throughput", md(c.rate(p.required_tokens_per_s))])
+    if p.training_flops is not None:
+        rows.append(["Training compute", md(flops_text(p.training_flops))])
+    rows.append(["Bound by", "memory bandwidth" if p.bound == "bandwidth" else "compute"])
+    doc.add("## Workload profile", "", *_table(["Item", "Value"], rows))
+    if folded and chain:
+        doc.details(f"How were these derived? ({_steps_label(chain)})", why_list(chain))
+
+
+def _answers(doc: _Doc, result: RecommendResult, folded: bool) -> None:
+    """What you set, the defaults in one line; with everything (`folded`) the whole table, marked, folded."""
+    rows = c.answer_rows(result)
+    doc.add("## Your answers", "")
+    doc.add(*_table(["Answer", "Value"], [[_code(r.key), md(r.value)] for r in rows if not r.default]))
+    defaults = c.defaults_line(result)
+    if defaults:
+        doc.add(f"Defaults used: {md(defaults)}.", "")
+    if folded:
+        doc.details(f"Every answer the consultation used ({len(rows)}, {sum(r.default for r in rows)} defaults)",
+                    ["The JSON report embeds the answers: `gpuadvisor recommend --answers report.json` reruns this "
+                     "consultation.", "",
+                     *_table(["Answer", "Value", "Given by"],
+                             [[_code(r.key), md(r.value), "*default*" if r.default else "your answer"]
+                              for r in rows])])
+
+
+def _assumptions(doc: _Doc, result: RecommendResult, folded: bool) -> None:
+    used = [a for a in result.assumptions if c.assumption_applies(a.id, result)]
+    doc.add("## Assumptions and error bands", "", "The estimates rest on these figures; the error bands say how far "
+            "the real numbers may fall from them.", "")
+    rows = [[md(a.title), md(f"{c.number(a.value)} {a.unit}".strip()), md(a.source)] for a in used]
+    doc.add(*_table(["Assumption", "Value", "Source"], rows, right=(1,)))
+    others = [a for a in result.assumptions if a not in used]
+    if others and folded:
+        rows = [[md(a.title), md(f"{c.number(a.value)} {a.unit}".strip()), md(a.source)] for a in others]
+        doc.details(f"Assumptions this workload does not use ({len(others)})",
+                    _table(["Assumption", "Value", "Source"], rows, right=(1,)))
+
+
+def _knowledge(doc: _Doc, result: RecommendResult, folded: bool) -> None:
     k = result.knowledge
     doc.add("## Knowledge base and prices", "", f"Knowledge base version **{md(k.version)}**.", "")
-    if k.files:
-        doc.add(*[f"- {md(', '.join(f'{key}: {c.value_text(v)}' for key, v in f.items()))}" for f in k.files], "")
     prices = c.price_rows(result)
     dated = sorted(p.as_of for p in prices if p.as_of[:1].isdigit())
     span = f" Prices were read between {md(dated[0])} and {md(dated[-1])}." if dated else ""
     doc.add(f"Every price is a reading on a date; check it before you order.{span}", "")
-    doc.add(*_table(["Price", "Id", "As of"], [[md(p.name), _code(p.key), md(p.as_of)] for p in prices]))
+    if not folded:
+        return
+    body = [*[f"- {md(', '.join(f'{key}: {c.value_text(v)}' for key, v in f.items()))}" for f in k.files], ""] \
+        if k.files else []
+    body += _table(["Price", "Id", "As of"], [[md(p.name), _code(p.key), md(p.as_of)] for p in prices])
+    doc.details(f"Knowledge files and every price used ({len(prices)})", body)
 
 
 def _code(text: str) -> str:
@@ -162,12 +249,16 @@ def _code(text: str) -> str:
     return f"`{text}`" if re.fullmatch(r"[\w.:/-]+", text) else md(text)
 
 
-def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False,
+def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False, full: bool = False,
                 chart_prefix: str = "") -> str:
-    """The whole report. `for_html` swaps `<details>` for containers and adds chart placeholders (named with
-    `chart_prefix`, so several reports can share one page); `all_findings` lists every finding, not only the few
-    shown by default. One workload: a lifecycle ([[phase]] answers) is `lifecycle.lifecycle_markdown`, which
-    reports each phase with this (`report.render` chooses)."""
+    """The whole report. By default what a manager reads in five minutes (headline, what was asked, the options,
+    the findings that matter, each option's figures, the rule-outs grouped); `full` adds every chain, the whole
+    ruled-out list, every answer and price. `for_html` always carries everything, folded into `<details>`
+    (containers the HTML writer turns into elements), and adds chart placeholders (named with `chart_prefix`, so
+    several reports can share one page); `all_findings` lists every finding, not only the few shown by default.
+    One workload: a lifecycle ([[phase]] answers) is `lifecycle.lifecycle_markdown`, which reports each phase with
+    this (`report.render` chooses)."""
+    folded = full or for_html
     meta = c.meta_of(result)
     doc = _Doc(for_html, chart_prefix)
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
@@ -178,7 +269,6 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
     doc.add(f"**{md(c.headline(result))}**", "")
     doc.add("## What you asked", "", *_table(["Requirement", "Value"], [[md(k), md(v)] for k, v in
                                                                        c.requirements(result)]))
-    p = result.profile
     verdict = c.summary(result)
     doc.add(md(verdict) if result.feasible else f"**{md(verdict)}**", "")
     if result.to_make_feasible:
@@ -199,47 +289,19 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
 
     doc.add("## Findings", "", md(c.findings_intro(result, all_findings, "--all-findings")), "")
     for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
-        _warning(doc, n, w, book.lines("warning", i), titles, all_findings)
+        _warning(doc, n, w, book.lines("warning", i), titles, all_findings, folded)
 
     doc.add("## Option details", "")
     doc.chart("memory")
     for i, r in enumerate(result.recommendations):
-        _option(doc, r, book.lines("option", i))
+        _option(doc, r, book.lines("option", i), folded)
 
-    doc.add("## Ruled out", "")
-    if result.ruled_out:
-        rows = [[md(o.name), _code(o.family),
-                 md(o.reason), md(f"{o.rule} ({o.heuristic})" if o.heuristic else o.rule)] for o in result.ruled_out]
-        doc.add(*_table(["Option", "Id", "Reason", "Rule"], rows))
-        body: list[str] = []
-        for i, o in enumerate(result.ruled_out):
-            body += [f"**{md(o.name)}**", "", *why_list(book.lines("ruled_out", i)), ""]
-        doc.details(f"Why were these ruled out? ({len(result.ruled_out)})", body)
-    else:
-        doc.add("Nothing was ruled out.", "")
-
-    doc.add("## Workload profile", "")
-    rows = [["Model", md(p.model)], ["Model source", md(p.model_source)],
-            ["Parameters (total / active)", md(f"{c.params(p.parameters_total)} / {c.params(p.parameters_active)}")],
-            ["Weights", md(c.gb(p.weights_gb))], ["KV cache", md(c.gb(p.kv_cache_gb))],
-            ["KV cache per token", md(f"{p.kv_cache_bytes_per_token:,.0f} bytes")]]
-    if p.training_memory_gb is not None:
-        rows.append(["Training memory", md(c.gb(p.training_memory_gb))])
-    if p.required_tokens_per_s is not None:
-        rows.append(["Required throughput", md(c.rate(p.required_tokens_per_s))])
-    if p.training_flops is not None:
-        rows.append(["Training compute", md(flops_text(p.training_flops))])
-    rows.append(["Bound by", "memory bandwidth" if p.bound == "bandwidth" else "compute"])
-    doc.add(*_table(["Item", "Value"], rows))
-
-    _answers(doc, result)
-
-    doc.add("## Assumptions and error bands", "", "The estimates rest on these figures; the error bands say how far "
-            "the real numbers may fall from them.", "")
-    rows = [[md(a.title), md(f"{c.number(a.value)} {a.unit}".strip()), md(a.source)] for a in result.assumptions]
-    doc.add(*_table(["Assumption", "Value", "Source"], rows, right=(1,)))
-
-    _knowledge(doc, result)
+    _ruled_out(doc, result, book, folded)
+    _profile(doc, result, book.lines("profile", 0), folded)
+    _answers(doc, result, folded)
+    _assumptions(doc, result, folded)
+    _knowledge(doc, result, folded)
+    more = "" if folded else " · `--full` adds every why-chain, rule-out, answer and price"
     doc.add("---", "", f"*{md(meta.generator)} · {result.rules_fired} rules fired · schema version "
-            f"{result.schema_version}*")
+            f"{result.schema_version}{more}*")
     return doc.text()

@@ -8,7 +8,7 @@ escaped here: option titles come from the knowledge base and model names from th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from html import escape
 
 from gpuadvisor.rules.result import LifecycleOut, Recommendation
@@ -82,15 +82,19 @@ def _axis(x0: int, y: int, scale: float, top: float, unit: str, fmt: str = "{:,.
         value = top * i / ticks
         x = x0 + value * scale
         out.append(f'<line x1="{x:.1f}" y1="{y}" x2="{x:.1f}" y2="{y + 4}" stroke="#555"/>')
-        out.append(f'<text x="{x:.1f}" y="{y + 16}" text-anchor="middle" fill="#333">{_e(fmt.format(value))}</text>')
+        anchor = "start" if i == 0 else "middle"  # the first label starts at the axis: centred, it was cut ("$.00")
+        out.append(f'<text x="{x:.1f}" y="{y + 16}" text-anchor="{anchor}" fill="#333">{_e(fmt.format(value))}</text>')
     out.append(f'<text x="{x0 + BAR_W}" y="{y + 30}" text-anchor="end" fill="#333">{_e(unit)}</text>')
     return out
 
 
-def _legend() -> tuple[list[str], int]:
-    """Colour keys with names, wrapped onto as many lines as the width needs; returns the elements and height."""
+def _legend(fields: Collection[str] | None = None) -> tuple[list[str], int]:
+    """Colour keys with names (of `fields` only, when given: no KV cache key for a training job), wrapped onto as
+    many lines as the width needs; returns the elements and height."""
     out, x, y = [], 0, 6
-    for _field, name, short, fill, _ink in SEGMENTS:
+    for field, name, short, fill, _ink in SEGMENTS:
+        if fields is not None and field not in fields:
+            continue
         text = f"{name} ({short})"
         width = 16 + int(6.5 * len(text)) + 18
         if x and x + width > WIDTH:
@@ -107,7 +111,7 @@ def memory_chart(recs: Sequence[Recommendation], chart_id: str = "memory-chart")
         return ""
     top = nice_ceiling(max(max(r.memory.capacity, r.memory.total) for r in recs))
     scale = BAR_W / top
-    legend, legend_h = _legend()
+    legend, legend_h = _legend({f for r in recs for f, _ in c.memory_parts(r)})
     height = legend_h + ROW_H * len(recs) + 44
     out = _open(chart_id, height, "Memory per GPU by option",
                 "Stacked bars of weights, KV cache, activations, gradients, optimizer states and runtime overhead "

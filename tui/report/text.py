@@ -64,7 +64,7 @@ def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[st
     lines = heading(f"{r.rank}. {r.title}", "-")
     lines += wrap(f"{c.hardware(r)} · {c.layout(r)} · {c.where(r)} · {'fits' if r.fits else 'DOES NOT FIT'}")
     lines.append("")
-    rows = [[label, c.gb(getattr(m, field))] for field, label in c.MEMORY_PARTS]
+    rows = [[label, c.gb(getattr(m, field))] for field, label in c.memory_parts(r)]
     rows += [["Total", c.gb(m.total)], ["Capacity", c.gb(m.capacity)],
              ["Headroom to keep free", c.gb(m.headroom_required)], ["Used", c.pct(m.utilization)]]
     lines += table(["Memory per GPU", ""], rows, right=(1,))
@@ -77,10 +77,12 @@ def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[st
     return lines
 
 
-def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False) -> str:
+def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False, full: bool = False) -> str:
     """The report as plain text. `why=False` leaves out the explanation chains (a terminal summary); each line then
     names its rule, and `--why` or the Markdown/HTML reports give the chains. `all_findings` lists every finding,
-    not only the few shown by default. One workload: a lifecycle ([[phase]] answers) is `lifecycle.lifecycle_text`,
+    not only the few shown by default; `full` lists every rule-out, answer, assumption and price (by default the
+    rule-outs are grouped by rule, the answers are those you set, the assumptions those the workload reads). One
+    workload: a lifecycle ([[phase]] answers) is `lifecycle.lifecycle_text`,
     which reports each phase with this (`report.render` chooses)."""
     meta = c.meta_of(result)
     book = ChainBook(result, all_findings)
@@ -113,27 +115,50 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
             lines += [line for d in w.details for line in wrap(f"- {d}", "   ")]
         lines += ["  Why:", *why_lines(book.lines("warning", i)), ""] if why else [""]
 
+    profile = book.lines("profile", 0)
+    if why and profile:
+        lines += heading("How the workload's needs were derived", "-")
+        lines += [*why_lines(profile, ""), ""]
     for i, r in enumerate(result.recommendations):
         lines += _option(r, book.lines("option", i), why)
 
     lines += heading("Ruled out", "-")
-    for i, o in enumerate(result.ruled_out):
-        lines += wrap(f"- {o.name} ({o.family}): {o.reason} [{o.rule}{f', {o.heuristic}' if o.heuristic else ''}]")
-        if why:
-            lines += why_lines(book.lines("ruled_out", i))
+    if full:
+        for i, o in enumerate(result.ruled_out):
+            lines += wrap(f"- {o.name} ({o.family}): {o.reason} [{o.rule}"
+                          f"{f', {o.heuristic}' if o.heuristic else ''}]")
+            if why:
+                lines += why_lines(book.lines("ruled_out", i))
+    else:
+        for g in c.ruled_out_groups(result):
+            lines += wrap(f"- {g.rule}: {len(g.names)} option{'s' if len(g.names) != 1 else ''} "
+                          f"({c.names_text(g.names)}), e.g. {g.reason}")
+        if result.ruled_out:
+            lines += ["", *wrap(f"{len(result.ruled_out)} options were ruled out: --full lists each with its "
+                                "reason.")]
     lines += ["" if result.ruled_out else "Nothing was ruled out.", ""]
 
     lines += heading("Your answers", "-")
-    lines += table(["Answer", "Value", "Given by"],
-                   [[a.key, a.value, "default" if a.default else "you"] for a in c.answer_rows(result)])
+    rows = c.answer_rows(result)
+    if full:
+        lines += table(["Answer", "Value", "Given by"], [[a.key, a.value, "default" if a.default else "you"]
+                                                         for a in rows])
+    else:
+        lines += table(["Answer", "Value"], [[a.key, a.value] for a in rows if not a.default])
+        if c.defaults_line(result):
+            lines += [*wrap(f"Defaults used: {c.defaults_line(result)}."), ""]
     lines += heading("Assumptions and error bands", "-")
-    lines += table(["Assumption", "Value", "Source"],
-                   [[a.title, f"{c.number(a.value)} {a.unit}".strip(), a.source] for a in result.assumptions])
+    for a in result.assumptions:  # one wrapped line each: the titles are sentences, a table ran to 250 columns
+        if full or c.assumption_applies(a.id, result):
+            lines += wrap(f"- {a.title}: {f'{c.number(a.value)} {a.unit}'.strip()} [{a.source}]")
+    lines.append("")
     lines += heading("Knowledge base and prices", "-")
     lines += [f"Knowledge base version {result.knowledge.version}", ""]
-    lines += table(["Price", "Id", "As of"], [[p.name, p.key, p.as_of] for p in c.price_rows(result)])
+    if full:
+        lines += table(["Price", "Id", "As of"], [[p.name, p.key, p.as_of] for p in c.price_rows(result)])
     if not why:
-        lines += ["Explanations: add --why for the chain behind every line, or save the report as md or html.", ""]
+        lines += ["Explanations: add --why for the chain behind every line (--full for every rule-out too), or save "
+                  "the report as html (folded) or md with --full.", ""]
     lines.append(f"{meta.generator} · {result.rules_fired} rules fired · schema version {result.schema_version}")
     return "\n".join(printable(line) for line in lines).rstrip() + "\n"
 

@@ -74,6 +74,20 @@ def _count(text: str) -> str | float:
         return text
 
 
+def _amount(text: str) -> str | float:
+    """A number read as the flags read it ('2M' → 2,000,000, '250k' → 250,000: rules/sizing/units, the one parser);
+    anything else as typed, for the answers model to name as wrong (or to take as it is: an int field's '16')."""
+    from gpuadvisor.rules.sizing.units import parse_amount
+
+    if text[-1:].upper() not in ("K", "M", "B", "T"):
+        return text  # a plain number: the answers model parses and range-checks it (an int stays an int)
+    try:
+        value = parse_amount(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() else value
+
+
 def _put(d: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     for p in parents:
@@ -148,7 +162,7 @@ class AnswerState:
             elif q.kind in TEXT_KINDS:
                 text = number_text(str(value))
                 if text:
-                    _put(data, q.key, _count(text) if q.count else text)
+                    _put(data, q.key, _count(text) if q.count else _amount(text))
             elif q.kind == "text":
                 text = str(value).strip()
                 if text and text.lower() != NONE:
@@ -269,6 +283,15 @@ def _defaults() -> dict[str, Any]:
     from gpuadvisor.rules.answers import Answers
 
     return Answers().flat()
+
+
+def native_weights_of(state: AnswerState, catalog: Any) -> str | None:
+    """The weight format the state's model is published in (gpt-oss: MXFP4), from the knowledge base: what the
+    questionnaire sets when a model is typed, for a state rebuilt from answers (a file, Recent) that lacks it."""
+    models = getattr(catalog, "models", None)
+    name = state.model_id or state.raw.get("model")
+    model = models.get(str(name)) if models is not None and name else None
+    return model.checkpoint_format if model is not None else None
 
 
 def default_value(key: str, raw: Mapping[str, Any] | None = None, native: str | None = None) -> Any:

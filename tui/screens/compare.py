@@ -12,7 +12,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
-from gpuadvisor.tui.report.common import split_short
+from gpuadvisor.tui import present
+from gpuadvisor.tui.present import split_short
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 
@@ -23,7 +24,15 @@ class Metric:
     value: Callable[[Recommendation], float | str | None]
     shown: Callable[[float], str] = fmt.number
     better: str = ""
-    """'low' or 'high' to star the best value; empty for descriptive rows."""
+    """'low' or 'high' to star the best value; empty for descriptive rows (the memory a plan holds per GPU says
+    how it is split, not how good it is)."""
+
+
+def figure_metric(key: str) -> Metric:
+    """A row of the presenter's figure `key`: its short label (with the unit the cells leave out), its figure and
+    which way is better."""
+    spec = present.BY_KEY[key]
+    return Metric(spec.short, spec.value, spec.number, spec.better)
 
 
 def _where(r: Recommendation) -> str:
@@ -40,20 +49,17 @@ METRICS: tuple[Metric, ...] = (
     Metric("GPUs", lambda r: float(r.count), lambda v: f"{v:.0f}"),
     Metric("Layout", lambda r: f"{split_short(r)} × {r.replicas} rep."),
     Metric("Fits", lambda r: fmt.yes_no(r.fits)),
-    Metric("Memory / GPU", lambda r: r.memory_gb_per_gpu, fmt.gb, "low"),
-    Metric("Capacity / GPU", lambda r: r.memory.capacity, fmt.gb),
+    figure_metric("memory"),
+    Metric("GPU memory (GB)", lambda r: r.memory.capacity, lambda v: present.gb_text(v).removesuffix(" GB")),
     Metric("Bound", lambda r: f"{r.bound}-bound"),
-    Metric("Tokens/s", lambda r: r.tokens_per_s, lambda v: fmt.number(v, 0), "high"),
-    Metric("Tokens/s per user", lambda r: r.tokens_per_s_per_user, fmt.number, "high"),
-    Metric("First token", lambda r: r.ttft_s, fmt.seconds, "low"),
-    Metric("Training days", lambda r: r.training_days, fmt.number, "low"),
-    Metric("$/hour", lambda r: r.cost.usd_per_hour, fmt.money, "low"),
-    Metric("$/run", lambda r: r.cost.usd_per_run, fmt.money, "low"),
-    Metric("$/1M tokens", lambda r: r.cost.usd_per_million_tokens, fmt.money, "low"),
-    Metric("$/month", lambda r: r.cost.usd_per_month, fmt.money, "low"),
-    Metric("Purchase", lambda r: r.cost.capex_usd, fmt.money, "low"),
+    *(figure_metric(key) for key in present.SPEED),
+    figure_metric("usd_per_hour"),
+    figure_metric("usd_per_run"),
+    figure_metric("usd_per_million_tokens"),
+    figure_metric("usd_per_month"),
+    figure_metric("capex"),
     Metric("Price as of", lambda r: r.cost.price_as_of),
-    Metric("Total", lambda r: r.decision_cost.usd, fmt.money, "low"),
+    figure_metric("total"),
     Metric("Findings", lambda r: ", ".join(r.warnings) or fmt.DASH),
 )
 
@@ -65,7 +71,7 @@ def _part_usd(part: str) -> Callable[[Recommendation], float | None]:
 def part_metrics(options: list[Recommendation]) -> list[Metric]:
     """One row per part of the total (hardware, power, resale, porting …) that some option has, in first-seen order."""
     names = list(dict.fromkeys(p.part for r in options for p in r.decision_cost.parts))
-    return [Metric(f"  {name}", _part_usd(name), fmt.money, "low") for name in names]
+    return [Metric(f"  {name}", _part_usd(name), present.BY_KEY["total"].number, "low") for name in names]
 
 
 def compare_rows(options: list[Recommendation]) -> list[tuple[str, list[str]]]:
@@ -105,8 +111,8 @@ class CompareScreen(Screen[None]):
 ## Compare
 
 The marked options (Space on the results) or the top three, side by side. ★ marks the best value of a row
-(lowest cost, memory and latency; highest speed). The Total each option is ranked by follows its
-parts. **Escape** goes back.
+(lowest cost, time and latency; highest speed); memory per GPU is not starred: it says how a plan is split,
+not how good it is. The Total each option is ranked by follows its parts. **Escape** goes back.
 """
 
     def __init__(self, options: list[Recommendation], result: RecommendResult, phase: str | None = None) -> None:

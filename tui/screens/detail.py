@@ -14,7 +14,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
-from gpuadvisor.tui.report.common import decision_rows, purchase_items, split_text
+from gpuadvisor.tui import present
+from gpuadvisor.tui.present import decision_rows, split_text
+from gpuadvisor.tui.report.common import assumption_applies
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.memory_chart import MemoryChart
@@ -54,17 +56,10 @@ def title_line(rec: Recommendation, result: RecommendResult) -> Text:
 
 
 def speed_pairs(rec: Recommendation) -> list[tuple[str, str]]:
+    """What bounds the option, its speed figures (the presenter's: the table's capacity, the reports' labels) and
+    its layout."""
     pairs = [("Bound", BOUND_TEXT.get(rec.bound, rec.bound))]
-    if rec.tokens_per_s is not None:
-        pairs.append(("Throughput", f"{fmt.number(rec.tokens_per_s, 0)} tokens/s in total"))
-    if rec.tokens_per_s_per_user is not None:
-        pairs.append(("Per user", f"{fmt.number(rec.tokens_per_s_per_user)} tokens/s"))
-    if rec.ttft_s is not None:
-        pairs.append(("First token", fmt.seconds(rec.ttft_s)))
-    if rec.training_days is not None:
-        pairs.append(("Training time", f"{fmt.number(rec.training_days)} days"))
-    if rec.training_gpu_hours is not None:
-        pairs.append(("GPU-hours", fmt.number(rec.training_gpu_hours, 0)))
+    pairs += [(f.label, f.text) for f in present.figures(rec, present.SPEED)]
     first = (f"expert parallel {rec.expert_parallel} (attention data-parallel)" if rec.expert_parallel > 1
              else f"tensor parallel {rec.tensor_parallel}")
     layout = (f"{rec.count} × {rec.accelerator.name} on {rec.nodes} node{'s' if rec.nodes != 1 else ''}: {first} "
@@ -77,7 +72,7 @@ def speed_pairs(rec: Recommendation) -> list[tuple[str, str]]:
 
 
 def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
-    c = rec.cost
+    """What is rented or bought, then the cost rows every report shows (the presenter's labels and figures)."""
     pairs: list[tuple[str, str]] = []
     if rec.instance is not None:
         i = rec.instance
@@ -87,25 +82,9 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     if rec.acquisition == "own":
         pairs.append(("Hardware", f"yours: {rec.count} × {rec.accelerator.name} (already paid for; power only)"))
     if rec.purchase:
-        pairs.append(("Purchase", f"{fmt.money(c.capex_usd)} ({rec.unit.machines} × {rec.unit.name} holding "
-                                  f"{rec.count} × {rec.accelerator.name})"))
-    for label, value in (("Per hour", c.usd_per_hour), ("Per run", c.usd_per_run),
-                         ("Per 1M tokens", c.usd_per_million_tokens), ("Per month", c.usd_per_month)):
-        if value is not None:
-            pairs.append((label, fmt.money(value)))
-    if c.usage_hours is not None:
-        per = "per run" if c.usd_per_run is not None else "a month"
-        pairs.append(("Hours billed", f"{c.usage_hours:,.1f} h {per} (set-up time included)"))
-    pairs += purchase_items(c)
-    if c.break_even_utilization is not None:
-        pairs.append(("Break-even", f"buying beats renting above {fmt.percent(c.break_even_utilization)} "
-                                    "utilization (002 Q6, H15)"))
-    if c.price_kind or c.price_source:
-        age = f", {c.price_age_months} months old" if c.price_age_months is not None else ""
-        kind = fmt.price_kind_text(c.price_kind, c.price_as_of) if c.price_kind else "price"
-        pairs.append(("Price", f"{kind}, {c.price_as_of or 'undated'}{age} — "
-                               f"{c.price_source or 'source not recorded'}"))
-    return pairs
+        pairs.append(("Bought", f"{rec.unit.machines} × {rec.unit.name} holding {rec.count} × "
+                                f"{rec.accelerator.name}"))
+    return pairs + present.cost_items(rec.cost)
 
 
 def total_text(rec: Recommendation) -> Text:
@@ -119,12 +98,18 @@ def total_text(rec: Recommendation) -> Text:
 
 
 def assumptions_text(result: RecommendResult) -> Text:
+    """The assumptions the workload reads (no serving figures for a fine-tuning job: the reports' choice), then the
+    defaults applied."""
     text = Text()
-    for a in result.assumptions:
+    used = [a for a in result.assumptions if assumption_applies(a.id, result)]
+    for a in used:
         value = f"{a.value:g}" if isinstance(a.value, float) else str(a.value)
         text.append(f"{a.title}: ", style="bold")
         text.append(f"{value} {a.unit}".rstrip())
         text.append(f"  — {a.source}\n", style="dim")
+    if len(used) < len(result.assumptions):
+        text.append(f"({len(result.assumptions) - len(used)} more this workload does not read are in the HTML "
+                    "report)\n", style="dim")
     if result.defaults_applied:
         text.append("\nDefaults applied (answers you did not give): ", style="bold")
         text.append(", ".join(result.defaults_applied) + "\n", style="dim")

@@ -19,7 +19,7 @@ from textual.widgets import Button, Input, Static
 
 from gpuadvisor.tui.messages import PhaseWhatIf, ResultsRequested
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, default_value
+from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, default_value, native_weights_of
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
 from gpuadvisor.tui.screens.questions import QUESTIONS, Question
 from gpuadvisor.tui.widgets.question_field import QuestionField
@@ -77,6 +77,9 @@ the consultation reruns and the results mark the options that moved (Δ column, 
         return [QUESTIONS[k] for k in WHAT_IF_KEYS]
 
     def compose(self) -> ComposeResult:
+        if self.trial.native_weights is None:  # reopened from a file or Recent: the model's own format, not BF16
+            self.trial.native_weights = native_weights_of(self.trial, self.advisor.catalog)
+            self.original.native_weights = self.trial.native_weights
         with Vertical(id="whatif-dialog", classes="dialog"):
             title = "What if…" if self.phase is None else f"What if… in {self.phase.label}"
             yield Static(title, classes="dialog-title", markup=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gpuadvisor.rules.sizing.units import usd_text
+
 SEVERITY_LABEL = {"risk": "⚠ RISK", "advice": "➜ ADVICE", "note": "ℹ NOTE"}
 """Severity is always spelled out in text, so it never depends on colour alone."""
 
@@ -17,16 +19,10 @@ def horizon(words: str) -> str:
     return f"for {words}" if words == "one run" else words
 
 
-def money(usd: float | None, *, cents: bool | None = None) -> str:
-    """`$3.59`, `$2,621`, `$1.2M`; a dash when unknown."""
-    if usd is None:
-        return DASH
-    sign, usd = ("−" if usd < 0 else ""), abs(usd)  # a resale is a negative part: −$6,564, not $-6,564
-    if usd >= 10_000_000:
-        return f"{sign}${usd / 1e6:,.1f}M"
-    if cents or (cents is None and usd < 100):
-        return f"{sign}${usd:,.2f}"
-    return f"{sign}${usd:,.0f}"
+def money(usd: float | None) -> str:
+    """`$3.59`, `$2,621`, `$0.738`, `−$6,564` (a resale); a dash when unknown. The units module prints it, as every
+    report does (narrow cells abbreviate with `short_money`)."""
+    return DASH if usd is None else usd_text(usd)
 
 
 def short_money(usd: float | None) -> str:

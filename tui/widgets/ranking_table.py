@@ -11,6 +11,8 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.sizing.units import fixed
+from gpuadvisor.tui.present import tokens_number
 from gpuadvisor.tui.widgets import format as fmt
 
 MAX_MARKS = 3
@@ -80,7 +82,7 @@ def cells(rec: Recommendation, workload: str, compact: bool = False) -> dict[str
         buy = fmt.short_money(cost.capex_usd) if compact else f"buy {fmt.short_money(cost.capex_usd)}"
     if workload == "inference":  # ranked by the cost of the month at the hours used
         capacity = rec.capacity_tokens_per_s if rec.capacity_tokens_per_s is not None else rec.tokens_per_s
-        speed = fmt.number(capacity, 0)
+        speed = tokens_number(capacity) if capacity is not None else fmt.DASH
         if rec.headroom is not None:
             speed += f" {fmt.headroom(rec.headroom)}" if compact else f" ({fmt.headroom(rec.headroom)})"
         main = fmt.short_money(cost.usd_per_month) if compact else fmt.money(cost.usd_per_month)
@@ -91,7 +93,7 @@ def cells(rec: Recommendation, workload: str, compact: bool = False) -> dict[str
         unit = buy if cost.usd_per_run is not None and buy else fmt.money(cost.usd_per_hour)
     return {
         "rank": str(rec.rank), "count": str(rec.count), "fits": "✔" if rec.fits else "✖",
-        "memory": f"{rec.memory_gb_per_gpu:,.1f}", "speed": speed, "cost": main, "unit": unit,
+        "memory": fixed(rec.memory.total, 1), "speed": speed, "cost": main, "unit": unit,
         "price": (fmt.price_age(cost.price_kind, cost.price_as_of, cost.price_age_months) if compact
                   else fmt.price_label(cost.price_kind, cost.price_as_of, cost.price_age_months)),
         "score": fmt.short_money(rec.decision_cost.usd) if compact else fmt.money(rec.decision_cost.usd),

@@ -52,12 +52,25 @@ def answer_text(q: Question, state: AnswerState, assumed: Mapping[str, str] | No
         shown = "yes" if value else "no"
     elif value is None:
         shown = "—"
+    elif q.count:
+        shown = count_text(value)
     else:
         number = f"{value:g}" if isinstance(value, float) else str(value)
         shown = f"{number} {q.unit}".strip() if q.unit and q.unit not in {"0–1"} else number
     if given:
         return Text(shown)
     return Text(f"{shown}  (default)" if value is not None else "— (none)", style="dim")
+
+
+def count_text(value: object) -> str:
+    """A count in billions as typed (`1T`, `500M`, `0.02`) or stored (2.0) printed with the suffix the units module
+    prints every count with (`1T`, `500M`, `20M`): never `1T billion`."""
+    from gpuadvisor.rules.sizing.units import billions_text, parse_billions
+
+    try:
+        return billions_text(parse_billions(str(value)))
+    except ValueError:
+        return str(value)
 
 
 class ReviewTable(DataTable[Text]):

@@ -22,13 +22,18 @@ KIND_LABEL = {"answer": "your answer", "accelerator": "knowledge base", "model":
               "instance": "knowledge base", "precision": "knowledge base", "assumption": "knowledge base"}
 
 
-def step_label(step: WhyStep) -> Text:
+def step_label(step: WhyStep, above: bool = True) -> Text:
+    """A tree line: what kind of fact (an answer is "your answer" only when you gave it, else "default"), its words,
+    its heuristic; a repeated fact says where it is explained: `above` in this tree, else in the workload profile
+    (the chains of findings and rule-outs mark the profile's facts repeated)."""
     kind = KIND_LABEL.get(step.kind, step.kind)
+    if step.kind == "answer" and step.source != "your answer":
+        kind = "default"
     label = Text.assemble((f"{kind}: ", "dim"), step.text)
     if step.heuristic:
         label.append(f"  [{step.heuristic}]", style="bold")
     if step.repeated:
-        label.append("  (explained above)", style="dim italic")
+        label.append("  (explained above)" if above else "  (from the workload profile)", style="dim italic")
     return label
 
 
@@ -49,11 +54,13 @@ class WhyTree(Tree[WhyStep | None]):
     def on_mount(self) -> None:
         self.root.expand()
         stack: list[tuple[int, TreeNode[WhyStep | None]]] = [(-1, self.root)]
+        seen: set[int] = set()
         for step in self._steps:
             while stack[-1][0] >= step.depth:
                 stack.pop()
             parent = stack[-1][1]
-            node = parent.add(step_label(step), data=step, expand=step.depth < 1)
+            node = parent.add(step_label(step, step.fact in seen), data=step, expand=step.depth < 1)
+            seen.add(step.fact)
             if step.rule and not step.repeated:
                 title = step.rule_title or step.rule
                 kind = f", {step.rule_kind}" if step.rule_kind in ("constraint", "advice") else ""

@@ -1,0 +1,119 @@
+"""Reports sized for a reader (issue 29): the student persona's default Markdown is read in five minutes, its JSON
+holds everything in a few hundred KB, and `--full` (Markdown) or `<details>` (HTML) restore every chain and rule-out.
+
+The persona is examples/student-qlora-8b.toml: a learner fine-tuning Llama 3.1 8B with QLoRA on $20 a month. Before
+this work its Markdown ran to 2,467 lines (1,776 of them "Ruled out"), its JSON to 1.27 MB and the `--why` text said
+"explained above" 21 times.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.rules.answers import load_answers
+from gpuadvisor.rules.consult import consult
+from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.tui.report import render
+from gpuadvisor.tui.report.jsonfmt import parse_report
+from gpuadvisor.tui.report.markdown import md
+from tests.report import TODAY
+
+STUDENT = Path(__file__).resolve().parents[2] / "examples" / "student-qlora-8b.toml"
+MARKDOWN_LINES = 300
+JSON_BYTES = 200_000
+
+
+@pytest.fixture(scope="module")
+def student() -> RecommendResult:
+    return consult(load_answers(STUDENT))
+
+
+def test_default_markdown_is_read_to_the_end(student: RecommendResult) -> None:
+    out = render(student, "md", today=TODAY)
+    assert len(out.splitlines()) <= MARKDOWN_LINES
+    # what a manager reads: headline, what was asked, the options, the findings, each option's figures
+    for heading in ("## What you asked", "## Recommended options", "## Findings", "## Option details",
+                    "## Ruled out"):
+        assert heading in out
+    for r in student.recommendations:
+        assert f"### {r.rank}. " in out
+    # the rule-outs grouped by rule, not one row (and one chain) each
+    assert len(student.ruled_out) > 60
+    assert out.count("| H9.library (H9) |") == 1
+    assert "<details>" not in out and "explained above" not in out
+
+
+def test_full_markdown_restores_everything(student: RecommendResult) -> None:
+    short = render(student, "md", today=TODAY)
+    full = render(student, "md", today=TODAY, full=True)
+    assert len(full.splitlines()) > 5 * len(short.splitlines())
+    for o in student.ruled_out:
+        assert md(o.reason) in full and md(o.name) in full
+    assert full.count("Why this option?") == len(student.recommendations)
+    assert "Every answer the consultation used" in full and "Knowledge files and every price used" in full
+
+
+def test_html_folds_the_rule_outs_and_the_chains(student: RecommendResult) -> None:
+    html = render(student, "html", today=TODAY)
+    summaries = re.findall(r"<summary>([^<]*)</summary>", html)
+    assert f"Every option ruled out, and why ({len(student.ruled_out)})" in summaries
+    assert sum(s.startswith("Why this option?") for s in summaries) == len(student.recommendations)
+    # every rule-out's reason is in the file, inside the folded block
+    folded = html[html.index("Every option ruled out, and why"):]
+    assert "AMD Instinct MI300X" in folded and "</details>" in folded
+
+
+def test_json_holds_everything_within_its_budget(student: RecommendResult) -> None:
+    out = render(student, "json", today=TODAY)
+    assert len(out.encode()) <= JSON_BYTES
+    back = parse_report(out, "student.json")
+    assert back.model_copy(update={"report": None}) == student  # nothing lost: every chain step, every rule-out
+    assert sum(len(o.why) for o in back.ruled_out) > 500
+
+
+def test_sections_that_do_not_apply_are_left_out(student: RecommendResult) -> None:
+    for full in (False, True):
+        out = render(student, "md", today=TODAY, full=full)
+        profile = out[out.index("## Workload profile"):out.index("## Your answers")]
+        assert "KV cache" not in profile  # a fine-tuning job holds no serving KV cache
+        used = out[out.index("## Assumptions and error bands"):]
+        used = used[:used.index("<details>")] if "<details>" in used else used
+        for serving in ("burst", "decode step", "MoE expert GEMM", "Requests (turns) per session",
+                        "prefill-to-decode", "Resale value"):
+            assert serving not in used, serving
+        assert "fine-tuning run" in used  # finetune_global_batch_sequences: this job reads it
+
+
+def test_your_answer_only_for_what_the_user_set(student: RecommendResult) -> None:
+    full = render(student, "md", today=TODAY, full=True)
+    mine = set(re.findall(r"^\| `([\w.]+)` \| [^|]+ \| your answer \|$", full, re.M))
+    assert mine == {"workload", "stage", "model.name", "finetune.method", "training.tokens_b",
+                    "budget.monthly_usd"}
+    # an inference answer of a fine-tuning job is not listed at all (it was "your answer" before)
+    assert "`inference.failover`" not in full
+    assert re.search(r"^\| `training\.optimizer` \| adamw \| \*default\* \|$", full, re.M)
+
+
+def test_why_text_never_says_explained_above(student: RecommendResult) -> None:
+    for full in (False, True):
+        out = render(student, "text", today=TODAY, why=True, full=full)
+        assert "explained above" not in out
+    out = render(student, "text", today=TODAY, why=True)
+    assert "How the workload's needs were derived" in out
+    assert "see the workload profile" in out  # a fact of the profile points to where it is explained
+
+
+def test_json_of_a_lifecycle_round_trips() -> None:
+    answers = Path(__file__).resolve().parents[2] / "examples" / "lifecycle-13b-train-then-serve.toml"
+    from gpuadvisor.rules.lifecycle_answers import load_any, parse_lifecycle
+
+    loaded = load_any(answers)
+    result = consult(parse_lifecycle(loaded.given(), str(answers)))
+    out = render(result, "json", today=TODAY)
+    doc = json.loads(out)
+    assert all("why_facts" in p for p in doc["phases"])  # each phase's fact ids are its own
+    assert parse_report(out, "lifecycle.json").model_copy(update={"report": None}) == result

@@ -1,0 +1,125 @@
+"""Free notebooks planned as the machines they are (issue 29, item 5): Kaggle's "GPU T4 x2" is two T4s, used in data
+parallel where the job allows (QLoRA with DDP, two serving replicas), never tensor parallel over PCIe for adapters,
+and a longer context never comes out faster than a shorter one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpuadvisor.knowledge.loader import load_catalog
+from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.consult import Advisor
+from gpuadvisor.rules.result import Recommendation, RecommendResult
+
+
+@pytest.fixture(scope="module")
+def advisor() -> Advisor:
+    return Advisor(load_catalog(user_dir=None), include_user_packs=False)
+
+
+def _consult(advisor: Advisor, answers: dict[str, Any]) -> RecommendResult:
+    return advisor.consult(parse_answers(answers), top=40)
+
+
+def _free(result: RecommendResult) -> dict[str, Recommendation]:
+    """The free-tier options of a consultation, by tier id."""
+    return {r.option.rsplit(":", 1)[-1]: r for r in (*result.recommendations, *result.runners_up)
+            if r.acquisition == "free"}
+
+
+def _qlora(model: str, context: int) -> dict[str, Any]:
+    return {"workload": "finetune", "stage": "learning", "model": {"name": model}, "finetune": {"method": "qlora"},
+            "precision": {"context_tokens": context}}
+
+
+def test_qlora_on_kaggle_t4x2_is_data_parallel_on_both_t4s(advisor: Advisor) -> None:
+    """Hand calculation, QLoRA on Llama 3.1 8B, the default 0.1B tokens at 4,096 tokens a sequence:
+    FLOPs = 4 × N × D = 4 × 7,504,924,672 (matmul parameters) × 1e8 = 3.0020e18 (forward 2 + activation
+    gradients 2: the frozen base gets no weight gradients). MFU = training_mfu 0.36 × the attention factor
+    1 / (1 + 1.6 × 2 × 32 × 4096 × 4096 / 7.505e9) = 0.8137, over the reference run's 1 / (1 + 1.6 × 2 × 32 × 4096 ×
+    2048 / 6.607e9) = 0.8850: 0.36 × 0.8137 / 0.8850 = 0.3310 (assumptions.toml: training_mfu,
+    training_attention_cost). One T4 (65 dense FP16 TFLOPS, datasheet): 3.0020e18 / (65e12 × 0.3310) = 139,518 s
+    = 38.755 h. DDP on two: each GPU takes half the sequences, and the only synchronisation is the adapters'
+    gradients, which `sizing.speed.sync_slowdown` does not charge ("adapters have almost no gradients"): 41.9M
+    LoRA parameters × 2 B = 84 MB a step over a 15.75 GB/s PCIe 3.0 ×16 link, (2 − 1) / 2 of it, 2.7 ms, against
+    4 × 7.505e9 × 64 sequences × 4,096 tokens ÷ 2 GPUs ÷ (65e12 × 0.331) = 183 s of compute a step, all hidden
+    by the 0.5 overlap. DP efficiency 1.0 (the planner's), so 38.755 h / 2 = 19.377 h."""
+    free = _free(_consult(advisor, _qlora("llama-3.1-8b", 4096)))
+    kaggle, colab = free["kaggle-t4x2"], free["colab-free"]
+    assert (kaggle.count, kaggle.tensor_parallel, kaggle.pipeline_parallel, kaggle.replicas) == (2, 1, 1, 2)
+    assert colab.count == 1
+    attention = 1 / (1 + 1.6 * 2 * 32 * 4096 * 4096 / 7_504_924_672)
+    reference = 1 / (1 + 1.6 * 2 * 32 * 4096 * 2048 / 6.607e9)
+    assert (attention, reference) == (pytest.approx(0.8137, abs=1e-4), pytest.approx(0.8850, abs=1e-4))
+    one_t4_hours = 4 * 7_504_924_672 * 1e8 / (65e12 * 0.36 * attention / reference) / 3600
+    assert one_t4_hours == pytest.approx(38.755, rel=1e-4)
+    assert colab.training_days is not None and kaggle.training_days is not None
+    assert colab.training_days * 24 == pytest.approx(one_t4_hours, rel=2e-4)
+    assert kaggle.training_days * 24 == pytest.approx(one_t4_hours / 2, rel=2e-4)  # 19.38 h, was 38.8 on one T4
+    # the same GPU-hours, and the sessions the quota counts halve
+    assert kaggle.training_gpu_hours == pytest.approx(colab.training_gpu_hours, rel=2e-4)
+    assert kaggle.cost.usage_hours == pytest.approx(one_t4_hours / 2, rel=2e-4)
+
+
+def test_adapters_never_go_tensor_parallel_over_pcie(advisor: Advisor) -> None:
+    """At 8,192 tokens one T4 does not hold a sequence's activations (14.1 GB without FlashAttention, H9): the
+    old plan split the model TP 2 over PCIe, which no fine-tuning recipe runs, and came out faster (23.0 h) than
+    the 4,096-token plan on one T4 (38.8 h). Now no free T4 is offered at 8K, and no option anywhere splits
+    adapters by tensor parallelism over PCIe."""
+    result = _consult(advisor, _qlora("llama-3.1-8b", 8192))
+    assert "kaggle-t4x2" not in _free(result)
+    for r in (*result.recommendations, *result.runners_up):
+        if r.tensor_parallel > 1:
+            assert "PCIe" not in r.unit.topology or "NVLink" in r.unit.topology, r.title
+
+
+@pytest.mark.parametrize("model", ["llama-3.2-1b", "qwen2.5-3b", "llama-3.1-8b"])
+def test_longer_context_is_never_faster(advisor: Advisor, model: str) -> None:
+    """The same tokens at a longer sequence cost more attention FLOPs (and at 8K the 3B model needs its base
+    sharded, FSDP-QLoRA, whose gathers cost time): on every free tier, hours never fall as the context grows."""
+    hours: dict[str, list[float]] = {}
+    for context in (2048, 4096, 8192):
+        for tier, r in _free(_consult(advisor, _qlora(model, context))).items():
+            assert r.training_days is not None
+            hours.setdefault(tier, []).append(r.training_days * 24)
+    assert "kaggle-t4x2" in hours
+    for tier, series in hours.items():
+        assert series == sorted(series), (model, tier, series)
+
+
+def test_kaggle_t4x2_data_parallel_at_8k_when_it_fits(advisor: Advisor) -> None:
+    """Qwen2.5 3B at 8,192 tokens fits two T4s only with its 4-bit base sharded (ZeRO-3 / FSDP-QLoRA): still data
+    parallel (TP 1), and slower than at 4,096 tokens (10.6 h against 8.5 h)."""
+    at_4k = _free(_consult(advisor, _qlora("qwen2.5-3b", 4096)))["kaggle-t4x2"]
+    at_8k = _free(_consult(advisor, _qlora("qwen2.5-3b", 8192)))["kaggle-t4x2"]
+    assert (at_4k.replicas, at_4k.zero_stage, at_8k.replicas, at_8k.tensor_parallel, at_8k.zero_stage) == (
+        2, 0, 2, 1, 3)
+    assert at_8k.training_days is not None and at_4k.training_days is not None
+    assert at_8k.training_days > at_4k.training_days
+
+
+def test_serving_on_kaggle_t4x2_runs_two_replicas(advisor: Advisor) -> None:
+    """Llama 3.1 8B (the learning default: a 4-bit K-quant) fits one T4: Kaggle's two T4s serve two replicas,
+    twice the capacity of Colab's one T4 at the same per-replica figures."""
+    free = _free(_consult(advisor, {"workload": "inference", "stage": "learning", "model": {"name": "llama-3.1-8b"},
+                                    "inference": {"concurrent_requests": 8}}))
+    kaggle, colab = free["kaggle-t4x2"], free["colab-free"]
+    assert (kaggle.count, kaggle.tensor_parallel, kaggle.replicas) == (2, 1, 2)
+    assert (colab.count, colab.replicas) == (1, 1)
+    assert kaggle.capacity_tokens_per_s == pytest.approx(2 * (colab.capacity_tokens_per_s or 0), rel=1e-6)
+    assert (kaggle.batch_per_replica, colab.batch_per_replica) == (4, 8)  # the 8 requests shared by two replicas
+
+
+def test_own_gpus_train_data_parallel_too(advisor: Advisor) -> None:
+    """Your own two RTX 4090s cost only power, the same energy whether one runs twice as long or two run in
+    parallel: the QLoRA run takes both (DDP), in half the time of one."""
+    answers = {**_qlora("llama-3.1-8b", 4096), "current": {"gpu": "nvidia-rtx-4090", "gpu_count": 2}}
+    result = _consult(advisor, answers)
+    own = next(r for r in (*result.recommendations, *result.runners_up) if r.acquisition == "own")
+    assert (own.count, own.tensor_parallel, own.replicas) == (2, 1, 2)
+    single = _consult(advisor, {**answers, "current": {"gpu": "nvidia-rtx-4090", "gpu_count": 1}})
+    one = next(r for r in (*single.recommendations, *single.runners_up) if r.acquisition == "own")
+    assert one.count == 1 and one.training_days is not None and own.training_days is not None
+    assert own.training_days == pytest.approx(one.training_days / 2, rel=2e-3)
