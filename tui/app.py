@@ -1,7 +1,9 @@
 """The gpuadvisor Textual app: welcome → questionnaire → results, with detail, compare, what-if and save.
 
-The app owns the consultation's state (the entries, the last answers and result) and passes it down to screens;
-screens report back with messages or by calling the app's small API (`show_results`, `prefetch`, `apply_what_if`).
+The app owns the consultation's state (the answers, typed and validated where they were entered, the last result,
+the lifecycle being entered) and passes it down to screens; screens report back with messages (tui/messages.py:
+"attributes down, messages up"). A screen showing a lifecycle phase carries it (`PhaseOf`): its what-if replans the
+lifecycle, never a consultation of its own.
 Start-up stays light: the knowledge base and the rules engine are imported and loaded in thread workers after the
 welcome screen is on screen, and every consultation runs in a thread worker so the UI never freezes.
 """
@@ -26,13 +28,22 @@ from gpuadvisor.tui import served as served_mode
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.commands_palette import AdvisorCommands
 from gpuadvisor.tui.messages import (
+    AnswersLoaded,
     CatalogFailed,
     CatalogLoaded,
+    CatalogReloadRequested,
     ConsultationFailed,
     ConsultationReady,
     HardwareDetected,
     LifecycleFailed,
     LifecycleReady,
+    LifecycleRequested,
+    NextPhaseRequested,
+    PhaseDropped,
+    PhaseWhatIf,
+    PrefetchRequested,
+    ResultsRequested,
+    WarmUpRequested,
 )
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import AnswerState
@@ -42,7 +53,7 @@ from gpuadvisor.tui.titles import consultation_title
 if TYPE_CHECKING:
     from gpuadvisor.rules.answers import Answers
     from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
-    from gpuadvisor.rules.result import Recommendation, RecommendResult
+    from gpuadvisor.rules.result import RecommendResult
     from gpuadvisor.tui.screens.results import ResultsScreen
 
 DARK_THEME = "textual-dark"
@@ -157,7 +168,7 @@ class GpuAdvisorApp(App[None]):
         self._theme_ready = True
         if self._initial is not None:
             self.warm_up()
-            self.show_results(self.state)
+            self.show_results(self._initial)
         elif self._initial_lifecycle is not None:
             self.warm_up()
             self._consult_lifecycle(self._initial_lifecycle)
@@ -283,27 +294,72 @@ class GpuAdvisorApp(App[None]):
             if callable(callback):
                 callback()
 
+    # --- messages up: what the screens ask ---------------------------------------------------------------------------
+    @on(WarmUpRequested)
+    def _warm_up_requested(self) -> None:
+        self.warm_up()
+
+    @on(CatalogReloadRequested)
+    def _reload_requested(self) -> None:
+        self.reload_catalog()
+
+    @on(PrefetchRequested)
+    def _prefetch_requested(self, message: PrefetchRequested) -> None:
+        self.prefetch(message.answers)
+
+    @on(ResultsRequested)
+    def _results_requested(self, message: ResultsRequested) -> None:
+        self.show_results(message.answers, message.what_if)
+
+    @on(NextPhaseRequested)
+    def _next_phase_requested(self, message: NextPhaseRequested) -> None:
+        self.and_then(message.state, message.answers, message.workload)
+
+    @on(PhaseDropped)
+    def _phase_dropped(self, message: PhaseDropped) -> None:
+        if self.lifecycle_phases:
+            self.lifecycle_phases.pop()
+        self.state = message.state
+
+    @on(LifecycleRequested)
+    def _lifecycle_requested(self, message: LifecycleRequested) -> None:
+        self.show_lifecycle(message.state, message.answers)
+
+    @on(PhaseWhatIf)
+    def _phase_what_if(self, message: PhaseWhatIf) -> None:
+        from gpuadvisor.tui.screens.results import ResultsScreen
+
+        if (refused := self.refusal(message.lifecycle)) is not None:
+            self.notify(refused, title="Answers to fix", severity="error", timeout=10, markup=False)
+            return
+        screen = next((s for s in reversed(self.screen_stack)
+                       if isinstance(s, ResultsScreen) and s.phase is not None and s.phase.index == message.phase),
+                      None)
+        if screen is not None:
+            screen.waiting(message.what_if)
+        self._consult_lifecycle(message.lifecycle, message.phase, message.what_if)
+
+    @on(AnswersLoaded)
+    def _answers_loaded(self, message: AnswersLoaded) -> None:
+        problem = self._open_loaded(message.answers)
+        if problem:
+            self.notify(problem, title="Cannot open", severity="error", timeout=10, markup=False)
+
     # --- consultations ----------------------------------------------------------------------------------------------
-    def prefetch(self, state: AnswerState) -> None:
-        """Start the consultation for valid entries before they are confirmed (so results appear at once)."""
-        answers, _ = state.validate()
-        if answers is None or self.refusal(answers) is not None:
+    def prefetch(self, answers: Answers) -> None:
+        """Start the consultation of valid answers before they are confirmed (so results appear at once)."""
+        if self.refusal(answers) is not None:
             return
         key = answers_key(answers)
         if key not in self._cache and self._consult_running != key:
             self._start(answers, key, None)
 
-    def cached_result(self, state: AnswerState) -> RecommendResult | None:
-        """The result of these entries if a consultation (a prefetch) already finished, else None."""
-        answers, _ = state.validate()
+    def cached_result(self, answers: Answers | None) -> RecommendResult | None:
+        """The result of these answers if a consultation (a prefetch) already finished, else None."""
         return self._cache.get(answers_key(answers)) if answers is not None else None
 
-    def show_results(self, state: AnswerState, what_if: str | None = None) -> None:
-        """Show the results of these entries: at once when known, else after the worker reports."""
-        answers, errors = state.validate()
-        if answers is None:
-            self.notify("; ".join(errors.values()), title="Answers to fix", severity="error", markup=False)
-            return
+    def show_results(self, answers: Answers, what_if: str | None = None) -> None:
+        """Show the results of these (validated) answers: at once when known, else after the worker reports."""
         if (refused := self.refusal(answers)) is not None:
             self.notify(refused, title="Answers to fix", severity="error", timeout=10, markup=False)
             return
@@ -375,38 +431,33 @@ class GpuAdvisorApp(App[None]):
         self.previous = self.result if what_if else None
         self.what_if = what_if
         self.answers, self.result = answers, result
+        self._record(answers, consultation_title(answers, result))
+        self._results_screen().show(result, answers, self.previous, what_if)
+        self._notify_screens("recent_changed")
+
+    def _record(self, answers: Answers | LifecycleAnswers, title: str) -> None:
+        """Add the consultation to the recent list (a lifecycle as a whole: a phase is never listed on its own)."""
         try:
-            settings.record_consultation(answers.to_toml(), consultation_title(answers, result))
+            settings.record_consultation(answers.to_toml(), title)
         except OSError as exc:
             self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning",
                         markup=False)
-        self._results_screen().show(result, self.previous, what_if)
-        self._notify_screens("recent_changed")
-
-    def apply_what_if(self, changes: dict[str, object], note: str) -> str | None:
-        """Rerun with changed entries; returns the validation problem instead when the change is invalid."""
-        trial = self.state.copy()
-        trial.raw.update(changes)
-        answers, errors = trial.validate()
-        if answers is None:
-            return "; ".join(errors.values())
-        self.state.raw.update(changes)
-        self.show_results(self.state, what_if=note)
-        return None
 
     # --- lifecycles: "and then?" --------------------------------------------------------------------------------
-    SHARED_PREFIXES = ("stage", "budget.", "deployment.", "constraints.", "framework.", "current.")
-    """Entries a later phase starts from (the lifecycle's shared answers), with the model the phase trains."""
-
     def and_then(self, state: AnswerState, answers: Answers, workload: str) -> None:
         """The phase just reviewed is kept; the questionnaire opens again for the next one (serve or fine-tune the
-        model it trains), starting from the shared answers and that model."""
+        model it trains), starting from the shared answers (rules.lifecycle_answers.SHARED_SECTIONS: one list of
+        them) and that model."""
+        from gpuadvisor.rules.lifecycle_answers import SHARED_SECTIONS
         from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
+
+        def shared(key: str) -> bool:  # the lifecycle's shared answers: `stage`, and the keys of its shared tables
+            return key.split(".")[0] in SHARED_SECTIONS
 
         self.lifecycle_phases.append((answers.given(), state.model_from))
         nxt = AnswerState(detected=dict(state.detected))
-        nxt.raw = {k: v for k, v in state.raw.items() if k.startswith(self.SHARED_PREFIXES) or k == "model"}
-        nxt.extra = {k: v for k, v in state.extra.items() if k.startswith(self.SHARED_PREFIXES)}
+        nxt.raw = {k: v for k, v in state.raw.items() if shared(k) or k == "model"}
+        nxt.extra = {k: v for k, v in state.extra.items() if shared(k)}
         nxt.model_from = len(self.lifecycle_phases)
         nxt.raw["workload"] = workload
         nxt.model_id, nxt.native_weights = state.model_id, state.native_weights
@@ -446,47 +497,57 @@ class GpuAdvisorApp(App[None]):
         self._consult_lifecycle(lifecycle)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="engine", description="Lifecycle")
-    def _consult_lifecycle(self, lifecycle: Any) -> None:
+    def _consult_lifecycle(self, lifecycle: Any, phase: int | None = None, what_if: str | None = None) -> None:
         from gpuadvisor.rules.consult import get_advisor
 
         try:
             result = get_advisor(self.get_catalog()).consult_lifecycle(lifecycle)
         except Exception as exc:  # an engine bug must not take the UI down: say what happened instead
-            self.post_message(LifecycleFailed(f"the lifecycle consultation failed: {exc}"))
+            self.post_message(LifecycleFailed(f"the lifecycle consultation failed: {exc}", phase))
             return
-        self.post_message(LifecycleReady(lifecycle, result))
+        self.post_message(LifecycleReady(lifecycle, result, phase, what_if))
 
     @on(LifecycleReady)
     def _lifecycle_ready(self, message: LifecycleReady) -> None:
+        from gpuadvisor.knowledge.sanitize import clean_strings
         from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
+        from gpuadvisor.tui.screens.phase import PhaseOf
+        from gpuadvisor.tui.screens.results import ResultsScreen
 
-        self.lifecycle_result = message.result
-        try:
-            settings.record_consultation(message.lifecycle.to_toml(), consultation_title(message.lifecycle))
-        except OSError as exc:
-            self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning")
-        self.push_screen(LifecycleScreen(message.result, message.lifecycle))
+        result = clean_strings(message.result)
+        self.lifecycle_result = result
+        self._record(message.lifecycle, consultation_title(message.lifecycle))
+        below = next((s for s in reversed(self.screen_stack) if isinstance(s, LifecycleScreen)), None)
+        if message.phase is None or below is None:
+            self.push_screen(LifecycleScreen(result, message.lifecycle))
+        else:  # a what-if on a phase: the lifecycle below and the phase on top both show the replan
+            below.replan(result, message.lifecycle, f"phase {message.phase}: {message.what_if}")
+            screen = next((s for s in reversed(self.screen_stack)
+                           if isinstance(s, ResultsScreen) and s.phase is not None), None)
+            if screen is not None and screen.phase is not None:
+                before = screen.phase.phase_result
+                phase = PhaseOf(message.lifecycle, result, message.phase)
+                screen.show(phase.phase_result, phase.answers, before, message.what_if, phase=phase)
         self._notify_screens("recent_changed")
 
     @on(LifecycleFailed)
     def _lifecycle_failed(self, message: LifecycleFailed) -> None:
-        self.notify(message.error, title="The consultation failed", severity="error", timeout=10)
-
-    def show_phase(self, phase: RecommendResult) -> None:
-        """One phase's own results, in the usual results screen on top of the lifecycle."""
-        from gpuadvisor.rules.answers import parse_answers
         from gpuadvisor.tui.screens.results import ResultsScreen
 
-        self.answers, self.result, self.previous, self.what_if = parse_answers(phase.answers), phase, None, None
-        screen = ResultsScreen()
-        self.push_screen(screen)
-        screen.show(phase, None, None)
+        if message.phase is not None:
+            screen = next((s for s in reversed(self.screen_stack)
+                           if isinstance(s, ResultsScreen) and s.phase is not None), None)
+            if screen is not None:
+                screen.failed(message.error)
+        self.notify(message.error, title="The consultation failed", severity="error", timeout=10, markup=False)
 
     # --- screens ----------------------------------------------------------------------------------------------------
     def _find_results(self) -> ResultsScreen | None:
+        """The results screen of the single consultation (a lifecycle phase's is never replaced by one)."""
         from gpuadvisor.tui.screens.results import ResultsScreen
 
-        return next((s for s in reversed(self.screen_stack) if isinstance(s, ResultsScreen)), None)
+        return next((s for s in reversed(self.screen_stack) if isinstance(s, ResultsScreen) and s.phase is None),
+                    None)
 
     def _pop_to(self, screen: Screen[Any]) -> None:
         while self.screen is not screen and len(self.screen_stack) > 1:
@@ -504,48 +565,34 @@ class GpuAdvisorApp(App[None]):
             self._pop_to(screen)
         return screen
 
-    def _require_result(self) -> RecommendResult | None:
-        if self.result is None:
-            self.notify("Run a consultation first (n: new consultation).", severity="warning")
-        return self.result
-
     def refusal(self, answers: Answers | LifecycleAnswers) -> str | None:
         """Served mode: why these answers cannot run in the shared app (a server path, detection on the server)."""
         return served_mode.refusal(answers) if self.served is not None else None
 
     def open_answers(self, path: Path) -> str | None:
-        """Load an answers file (TOML or a JSON report) and show its results; the problem text on failure. In served
-        mode only the session's own recent consultations come here (the open dialog uses `open_shared` and
-        `open_pasted`)."""
-        from gpuadvisor.knowledge.errors import AdvisorError
-        from gpuadvisor.rules.lifecycle_answers import load_any
+        """Load an answers file (TOML or a JSON report) and show its results; the problem text on failure."""
+        from gpuadvisor.tui.screens.open_answers import read_path
 
-        try:
-            loaded = load_any(path)
-        except AdvisorError as exc:
-            return str(exc)
-        return self._open_loaded(loaded)
+        return self._open_read(read_path, path)
 
     def open_shared(self, name: str) -> str | None:
         """Served mode: open an answers file by its name in the operator's shared folder (`--data-dir`), confined
         to it; the problem text on failure."""
-        from gpuadvisor.knowledge.errors import AdvisorError
+        from gpuadvisor.tui.screens.open_answers import read_shared
 
-        if self.served is None or self.served.data_dir is None:
-            return "no shared folder: paste the answers instead"
-        try:
-            path = served_mode.confined(self.served.data_dir, name)
-        except AdvisorError as exc:
-            return str(exc)
-        return self.open_answers(path)
+        return self._open_read(read_shared, name)
 
     def open_pasted(self, text: str) -> str | None:
         """Open answers pasted as text (TOML, or a JSON report); the problem text on failure."""
+        from gpuadvisor.tui.screens.open_answers import read_pasted
+
+        return self._open_read(read_pasted, text)
+
+    def _open_read(self, read: Callable[[Any], Answers | LifecycleAnswers], source: Any) -> str | None:
         from gpuadvisor.knowledge.errors import AdvisorError
-        from gpuadvisor.knowledge.paths import user_data_dir
 
         try:
-            loaded = served_mode.parse_pasted(text, user_data_dir() / "scratch")
+            loaded = read(source)
         except AdvisorError as exc:
             return str(exc)
         return self._open_loaded(loaded)
@@ -555,6 +602,7 @@ class GpuAdvisorApp(App[None]):
 
         if (refused := self.refusal(loaded)) is not None:
             return refused
+        self.lifecycle_phases = []
         if isinstance(loaded, LifecycleAnswers):  # several phases: planned as one, shown on the lifecycle screen
             self._pop_to(self.screen_stack[0])
             self._consult_lifecycle(loaded)
@@ -564,7 +612,7 @@ class GpuAdvisorApp(App[None]):
         self._detect_into_state = False
         self.result = None
         self._pop_to(self.screen_stack[0])
-        self.show_results(self.state)
+        self.show_results(answers)
         return None
 
     # --- actions (keys, buttons and the command palette) ------------------------------------------------------------
@@ -587,6 +635,7 @@ class GpuAdvisorApp(App[None]):
         if raw is None:
             self.notify("No unsaved answers to resume.", title="Resume")
             return
+        self.lifecycle_phases = []
         self.state = AnswerState(raw=dict(raw), detected=dict(self._detected))
         self._detect_into_state = True
         self.result = self.previous = self.answers = None
@@ -594,43 +643,53 @@ class GpuAdvisorApp(App[None]):
         self.push_screen(QuestionnaireScreen(self.state, start="review"))
 
     def action_edit_answers(self) -> None:
-        """Back to the questionnaire's review with the current entries (what-if changes included)."""
+        """Back to the questionnaire's review with the answers of the results shown (what-if changes included): the
+        form is derived from them, unless it already holds exactly these answers (then it keeps the text as typed)."""
         from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 
         screen = next((s for s in self.screen_stack if isinstance(s, QuestionnaireScreen)), None)
+        if self.answers is not None and self.state.validate()[0] != self.answers:
+            self.state = AnswerState.from_answers(self.answers, self._detected if self._detect_into_state else None)
         if screen is None:
             self._pop_to(self.screen_stack[0])
             self.push_screen(QuestionnaireScreen(self.state, start="review"))
             return
         self._pop_to(screen)
-        screen.state = self.state
-        self.call_later(screen.show_step, "review")
+        self.call_later(screen.edit, self.state)
 
     def action_open_answers(self) -> None:
         from gpuadvisor.tui.screens.open_answers import open_answers_screen
 
         self.push_screen(open_answers_screen())
 
-    def action_save(self) -> None:
-        from gpuadvisor.tui.screens.save import save_screen
+    def _on_results(self, action: str) -> None:
+        """Run a results action (save, compare, explain, what-if) on the results on top: a lifecycle phase's, the
+        lifecycle's (save) or the single consultation's."""
+        from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
+        from gpuadvisor.tui.screens.results import ResultsScreen
 
-        if (result := self._require_result()) is not None and self.answers is not None:
-            self.push_screen(save_screen(result, self.answers, self.today))
-
-    def _results_action(self, action: str) -> None:
-        if self._require_result() is None:
+        screen = next((s for s in reversed(self.screen_stack)
+                       if isinstance(s, ResultsScreen | LifecycleScreen) and s.result is not None), None)
+        if screen is None:
+            self.notify("Run a consultation first (n: new consultation).", severity="warning")
             return
-        screen = self._results_screen()
+        if isinstance(screen, LifecycleScreen) and action != "save":
+            self.notify("Open a phase's results first (1-9).", severity="warning")
+            return
+        self._pop_to(screen)
         self.call_later(screen.run_action, action)
 
+    def action_save(self) -> None:
+        self._on_results("save")
+
     def action_compare(self) -> None:
-        self._results_action("compare")
+        self._on_results("compare")
 
     def action_explain(self) -> None:
-        self._results_action("explain")
+        self._on_results("explain")
 
     def action_what_if(self) -> None:
-        self._results_action("what_if")
+        self._on_results("what_if")
 
     def action_help(self) -> None:
         from gpuadvisor.tui.screens.help import HelpScreen
@@ -640,9 +699,3 @@ class GpuAdvisorApp(App[None]):
 
     def action_toggle_theme(self) -> None:
         self.theme = DARK_THEME if self.theme == LIGHT_THEME else LIGHT_THEME
-
-    def explain(self, rec: Recommendation) -> None:
-        from gpuadvisor.tui.screens.detail import DetailScreen
-
-        if self.result is not None:
-            self.push_screen(DetailScreen(rec, self.result, self.catalog))

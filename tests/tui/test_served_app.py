@@ -17,6 +17,7 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.tui import served
 from gpuadvisor.tui.app import GpuAdvisorApp
+from gpuadvisor.tui.messages import ResultsRequested
 from gpuadvisor.tui.report import render
 from gpuadvisor.tui.screens.open_answers import OpenAnswersScreen, SharedFolderSuggester
 from gpuadvisor.tui.screens.results import ResultsScreen
@@ -180,7 +181,9 @@ async def test_the_model_field_reads_no_server_path(catalog: Catalog, server: Pa
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         app.state.raw["model"] = str(config)
-        app.show_results(app.state)
+        answers, errors = app.state.validate()
+        assert answers is not None and answers.model.config == str(config), errors
+        app.post_message(ResultsRequested(answers))  # what Get results sends: refused in served mode
         await pilot.pause()
         assert app.result is None and not isinstance(app.screen, ResultsScreen)
 

@@ -1,4 +1,5 @@
-"""Snapshots of every screen at 80×24 (the floor) and 140×40 (wide), on real consultations.
+"""Snapshots of every screen at 80×24 (the floor) and 140×40 (wide), on real consultations; results, compare, the
+lifecycle timeline and a lifecycle phase also at 100×30 and 200×50 (test_layout).
 
 Deterministic: fixed theme and date, no cursor blink (conftest), state in a temporary directory, no clock on screen,
 notifications cleared before the shot. The results come from the shipped knowledge base, so a change to its data
@@ -49,6 +50,22 @@ def _quiet(app: Any) -> bool:
     return not busy
 
 
+async def _steady(pilot: Pilot[None]) -> None:
+    """The findings are listed one frame after the ranking: on a loaded machine the shot could come before the
+    list's height (and so its scroll bar's thumb) settled (seen on results-finetune-80x24). Wait until the list's
+    height is the same over two frames."""
+    if not isinstance(pilot.app.screen, ResultsScreen):
+        return
+    lists = list(pilot.app.screen.query(FindingList))
+    last: list[int] = []
+    for _ in range(50):
+        await pilot.pause(0.02)
+        now = [f.virtual_size.height for f in lists]
+        if now == last and all(now):
+            return
+        last = now
+
+
 def keys(*presses: str, results: bool = False, then_settle: bool = False) -> Drive:
     """A drive: wait for start-up (and the results), press keys, optionally wait for workers again."""
 
@@ -63,6 +80,9 @@ def keys(*presses: str, results: bool = False, then_settle: bool = False) -> Dri
             await wait_until(pilot, lambda: _quiet(pilot.app))
             await pilot.pause()
         pilot.app.clear_notifications()
+        await _steady(pilot)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
 
     return drive
 
@@ -142,3 +162,46 @@ def test_light_theme(name: str, snap_compare: Any, catalog: Catalog, tmp_path: P
     answers = parse_answers(given) if given is not None else None
     assert snap_compare(make_app(catalog, answers, theme="textual-light"), terminal_size=SIZES["80x24"],
                         run_before=drive)
+
+
+# --- layout at the three sizes a person uses (issue 29): results, compare, the lifecycle timeline and a phase -----
+LAYOUT_SIZES = {"80x24": (80, 24), "100x30": (100, 30), "200x50": (200, 50)}
+LIFECYCLE_FILE = Path(__file__).resolve().parents[2] / "examples" / "lifecycle-13b-train-then-serve.toml"
+
+
+def _lifecycle(*presses: str) -> Drive:
+    async def drive(pilot: Pilot[None]) -> None:
+        from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
+
+        await settle(pilot)
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, LifecycleScreen), tries=1500)
+        await pilot.press(*presses)
+        await pilot.pause()
+        pilot.app.clear_notifications()
+
+    return drive
+
+
+LAYOUT: dict[str, tuple[dict[str, Any] | None, Drive]] = {
+    "results": SCENARIOS["results"],
+    "compare": SCENARIOS["compare"],
+    "lifecycle": (None, _lifecycle()),
+    "lifecycle-phase": (None, _lifecycle("2")),
+    "lifecycle-phase-compare": (None, _lifecycle("2", "c")),
+}
+COVERED = {("results", "80x24"), ("results", "200x50"), ("compare", "80x24")}
+"""Taken by test_screen (80x24) and test_wide_screen (200x50) already."""
+
+
+@pytest.mark.parametrize(("name", "size"), [(n, s) for n in LAYOUT for s in LAYOUT_SIZES if (n, s) not in COVERED],
+                         ids=[f"{n}-{s}" for n in LAYOUT for s in LAYOUT_SIZES if (n, s) not in COVERED])
+def test_layout(name: str, size: str, snap_compare: Any, catalog: Catalog, tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compare fits three options with its labels fixed, the findings panel lists four at 100x30, the timeline's
+    Cost column is whole; a lifecycle phase (opened with 2) says which it is."""
+    from gpuadvisor.rules.lifecycle_answers import load_any
+
+    monkeypatch.chdir(tmp_path)
+    given, drive = LAYOUT[name]
+    answers: Any = load_any(LIFECYCLE_FILE) if name.startswith("lifecycle") else parse_answers(given or {})
+    assert snap_compare(make_app(catalog, answers), terminal_size=LAYOUT_SIZES[size], run_before=drive)

@@ -128,6 +128,13 @@ class AnswerState:
         return AnswerState(dict(self.raw), dict(self.extra), self.model_id, dict(self.detected),
                            native_weights=self.native_weights, model_from=self.model_from)
 
+    def with_model_format(self, catalog: Any) -> AnswerState:
+        """Set the model's own weight format (gpt-oss: MXFP4) from the knowledge base, which the precision's
+        default depends on; returns self."""
+        model = catalog.models.get(self.model_id or str(self.raw.get("model", ""))) if catalog is not None else None
+        self.native_weights = model.checkpoint_format if model is not None else None
+        return self
+
     def uses_detection(self) -> bool:
         """The current-GPU entry is empty and detection found a GPU: the detected answers apply."""
         entry = str(self.raw.get("current.gpu") or "").strip()
@@ -182,11 +189,17 @@ class AnswerState:
 
     # --- answers -> raw -----------------------------------------------------------------------------------------
     @classmethod
-    def from_answers(cls, answers: Answers) -> AnswerState:
+    def from_answers(cls, answers: Answers, detected: Mapping[str, Any] | None = None) -> AnswerState:
         """Entries that reproduce `answers` exactly: asked keys go to raw (numbers as text); given answers that no
-        question covers, or whose question the skip logic would not ask, are also carried through in `extra`."""
-        state = cls()
+        question covers, or whose question the skip logic would not ask, are also carried through in `extra`.
+        `detected` (this machine's GPUs as `current.*` answers): when the answers' current GPU is exactly what was
+        detected, it stays the detected default (an empty entry), as it was entered."""
+        state = cls(detected=dict(detected or {}))
         given = answers.given()
+        current = given.get("current", {})
+        found = {k.removeprefix("current."): v for k, v in state.detected.items()}
+        if "gpu_name" in found and current and all(found.get(k) == v for k, v in current.items()):
+            given.pop("current")
         model = given.pop("model", {})
         if "name" in model:
             state.raw["model"] = str(model["name"])

@@ -115,23 +115,68 @@ The marked options (Space on the results) or the top three, side by side. ★ ma
 not how good it is. The Total each option is ranked by follows its parts. **Escape** goes back.
 """
 
-    def __init__(self, options: list[Recommendation], result: RecommendResult) -> None:
+    def __init__(self, options: list[Recommendation], result: RecommendResult, phase: str | None = None) -> None:
+        """`phase`: the lifecycle phase the options belong to (`Phase 2 of 2 (serve)`), None for one consultation."""
         super().__init__()
         self.options = options
         self.result = result
+        self.phase = phase
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(f"Comparing {len(self.options)} options (★ best of a row)", id="compare-title")
-        yield DataTable[Text](id="compare", cursor_type="row", zebra_stripes=True)
+        where = f"{self.phase} of the lifecycle · " if self.phase else ""
+        yield Static(f"{where}Comparing {len(self.options)} options (★ best of a row)", id="compare-title",
+                     markup=False)
+        yield DataTable[Text](id="compare", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self._fill()
+        self.query_one("#compare", DataTable).focus()
+
+    def on_resize(self) -> None:
+        self._fill()
+
+    def _fill(self) -> None:
+        """The options' columns share the width left of the row labels (which stay put when scrolling sideways):
+        long names wrap in their cell, and the header names each option in a line."""
         table = self.query_one("#compare", DataTable)
-        table.add_column("", key="metric")
+        rows = compare_rows(self.options)
+        label_width = max((len(label) for label, _ in rows), default=0)
+        width = option_width(self.app.size.width, label_width, len(self.options))
+        row = table.cursor_row
+        table.clear(columns=True)
+        table.add_column("", key="metric", width=label_width)
         for r in self.options:
-            table.add_column(Text(f"#{r.rank} {r.accelerator.name}", style="bold"), key=r.option)
-        for label, cells in compare_rows(self.options):
+            table.add_column(Text(shorten(f"#{r.rank} {_brandless(r.accelerator.name)}", width), style="bold"),
+                             key=r.option,
+                             width=width)
+        for label, cells in rows:
             table.add_row(Text(label, style="bold"), *(Text(c, style="bold" if c.startswith("★") else "")
-                                                       for c in cells))
-        table.focus()
+                                                       for c in cells), height=None)
+        if row:
+            table.move_cursor(row=row)
+
+
+def option_width(screen_width: int, label_width: int, options: int) -> int:
+    """Columns each option's cells get: the width left of the labels, the cells' padding (1 a side) and the
+    scroll bar (2) shared out; never under 12 (then the table scrolls sideways, the labels fixed), never over
+    OPTION_MAX (a wide terminal keeps the options close enough to read across)."""
+    room = screen_width - label_width - 2 * (options + 1) - 2
+    return min(OPTION_MAX, max(12, room // max(options, 1)))
+
+
+OPTION_MAX = 52
+"""The widest an option's column gets: an accelerator's full name (`NVIDIA RTX PRO 6000 Blackwell Workstation
+Edition`, 49) in one line."""
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` in at most `width` columns, `…` marking a cut."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def _brandless(name: str) -> str:
+    """`NVIDIA RTX PRO 6000 …` → `RTX PRO 6000 …` for the column header (the Accelerator row names it whole)."""
+    first, _, rest = name.partition(" ")
+    return rest if rest and first in ("NVIDIA", "AMD", "Intel", "Google", "Apple", "AWS") else name

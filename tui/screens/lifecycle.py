@@ -1,6 +1,10 @@
 """The results of a lifecycle (several phases under one budget): the phases as a timeline with the cost of each, the
 whole plan's total and the budget left, the fleet chosen and the findings about how the phases interact. A phase's
-own results open in the usual results screen (keys 1-9)."""
+own results open in the usual results screen (keys 1-9), which knows it shows a phase of this lifecycle: its what-if
+replans the lifecycle, and Escape comes back here.
+
+The timeline puts each phase's cost before what it runs on (a long machine title), and the cost's parts last, so the
+total stays on screen at 80 columns."""
 
 from __future__ import annotations
 
@@ -17,6 +21,34 @@ from gpuadvisor.rules.result import RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.screens import STYLES
 
+TIMELINE_COLUMNS = ("Phase", "When", "Cost", "How", "On")
+"""The report's timeline (`common.TIMELINE_HEADER`) for a terminal: the workload under the phase's name, the cost's
+parts under its total, and the long machine title last, wrapped in the width left."""
+
+
+def timeline_cells(result: RecommendResult) -> list[list[str]]:
+    """The report's timeline rows in TIMELINE_COLUMNS order, each cell's lines apart (a cell wraps on screen)."""
+    out = []
+    for phase, workload, when, how, on, cost in c.timeline_rows(result):
+        total, _, parts = cost.partition(" (")
+        lines = [total, *(p for p in parts.removesuffix(")").split(", ") if p)]
+        name = phase.partition(" ")[2]
+        out.append([phase if workload.startswith(name) else f"{phase}\n{workload}", when, "\n".join(lines), how, on])
+    return out
+
+
+def timeline_widths(cells: list[list[str]], screen_width: int) -> list[int]:
+    """Column widths: Phase and When as wide as their first line (at most 14 and 15: the rest wraps), Cost as its
+    widest line (a part: `−$32,980 resale`), How as its word, On the width left (at least 16), so the table fits
+    80 columns."""
+    def widest(i: int, first_only: bool = False) -> int:
+        lines = [ln for row in cells for ln in (row[i].split("\n")[:1] if first_only else row[i].split("\n"))]
+        return max([len(TIMELINE_COLUMNS[i])] + [len(ln) for ln in lines])
+
+    widths = [min(widest(0, True), 14), min(widest(1, True), 15), min(widest(2), 18), widest(3)]
+    padding = 2 * len(TIMELINE_COLUMNS) + 4  # a cell's padding, the screen's and the scroll bar
+    return [*widths, max(16, screen_width - sum(widths) - padding)]
+
 
 class LifecycleScreen(Screen[None]):
     """Timeline, totals, fleet and lifecycle findings; 1-9 opens a phase's own results."""
@@ -24,7 +56,8 @@ class LifecycleScreen(Screen[None]):
     CSS_PATH = STYLES / "lifecycle.tcss"
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="lifecycle.back", tooltip="Back to the questionnaire"),
+        Binding("escape", "app.pop_screen", "Back", id="lifecycle.back",
+                tooltip="Back to the questionnaire, or to the start when the lifecycle was opened from a file"),
         Binding("s", "save", "Save", id="lifecycle.save", tooltip="Save the report (Markdown, HTML, JSON) or the "
                                                                    "answers file with its [[phase]] tables"),
         *[Binding(str(n), f"phase({n})", f"Phase {n}", show=n <= 3, id=f"lifecycle.phase{n}",
@@ -37,20 +70,24 @@ The phases of one plan under one budget: when each runs, on what (rented, bought
 and what it costs; the total over the horizon and the budget left; the fleet chosen among the ways weighed; and the
 findings about how the phases interact (L1-L4).
 
-- **1-9** open a phase's own results (its ranking, findings and WHY chains).
+- **1-9** open a phase's own results (its ranking, findings and WHY chains). There, **w** (what-if) changes the
+  phase within this lifecycle and plans the whole again; **Escape** comes back here.
 - **s** saves the report (Markdown, HTML with the timeline chart, JSON) or the answers file.
 - **Escape** goes back.
 """
 
     def __init__(self, result: RecommendResult, lifecycle: Any = None) -> None:
-        """`lifecycle`: the LifecycleAnswers planned (for saving the answers file)."""
+        """`lifecycle`: the LifecycleAnswers planned (a phase's what-if changes it; saving writes it)."""
         super().__init__()
         self.result = result
         self.lifecycle = lifecycle
+        self.note = ""
+        """What a what-if on a phase changed, shown above the timeline."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="lifecycle-headline")
+        yield Static(id="lifecycle-banner", markup=False)
         yield DataTable(id="timeline", cursor_type="row", zebra_stripes=True)
         yield Static(id="lifecycle-totals")
         with VerticalScroll(id="lifecycle-body"):
@@ -59,12 +96,34 @@ findings about how the phases interact (L1-L4).
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self._show_plan()
+        self.query_one("#timeline", DataTable).focus()
+
+    def replan(self, result: RecommendResult, lifecycle: Any, note: str) -> None:
+        """A what-if on a phase planned the lifecycle again: show the new plan and what changed."""
+        self.result, self.lifecycle, self.note = result, lifecycle, note
+        if self.is_mounted:
+            self._show_plan()
+
+    def on_resize(self) -> None:
+        self._fill_timeline()
+
+    def _fill_timeline(self) -> None:
+        table = self.query_one("#timeline", DataTable)
+        cells = timeline_cells(self.result)
+        table.clear(columns=True)
+        for name, width in zip(TIMELINE_COLUMNS, timeline_widths(cells, self.app.size.width), strict=True):
+            table.add_column(name, width=width)
+        for row in cells:
+            table.add_row(*(Text(cell, style="bold" if i == 2 else "") for i, cell in enumerate(row)), height=None)
+
+    def _show_plan(self) -> None:
         r = self.result
         self.query_one("#lifecycle-headline", Static).update(c.headline(r))
-        table = self.query_one("#timeline", DataTable)
-        table.add_columns(*c.TIMELINE_HEADER)
-        for row in c.timeline_rows(r):
-            table.add_row(*row)
+        banner = self.query_one("#lifecycle-banner", Static)
+        banner.update(f"What-if: {self.note}" if self.note else "")
+        banner.display = bool(self.note)
+        self._fill_timeline()
         self.query_one("#lifecycle-totals", Static).update(c.lifecycle_totals(r))
         life = r.lifecycle
         fleet = Text.assemble(("Fleet: ", "bold"), life.description if life else "")
@@ -81,7 +140,6 @@ findings about how the phases interact (L1-L4).
         lines.append("\n" + "  ".join(f"{p.phase}: {p.name}" for p in r.phases)
                      + " — press the number for a phase's own results", style="italic")
         self.query_one("#lifecycle-findings", Static).update(lines)
-        table.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "phase":
@@ -95,7 +153,9 @@ findings about how the phases interact (L1-L4).
             self.app.push_screen(save_screen(self.result, self.lifecycle, getattr(self.app, "today", None)))
 
     def action_phase(self, n: int) -> None:
-        phase: Any = self.result.phases[n - 1]
-        show = getattr(self.app, "show_phase", None)
-        if callable(show):
-            show(phase)
+        """Phase n's own results, in a results screen that knows it shows a phase of this lifecycle."""
+        from gpuadvisor.tui.screens.phase import PhaseOf
+        from gpuadvisor.tui.screens.results import ResultsScreen
+
+        if self.lifecycle is not None and n <= len(self.result.phases):
+            self.app.push_screen(ResultsScreen(PhaseOf(self.lifecycle, self.result, n)))

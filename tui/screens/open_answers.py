@@ -8,6 +8,7 @@ only that folder.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -18,8 +19,47 @@ from textual.suggester import Suggester
 from textual.widgets import Button, Input, Static, TextArea
 
 from gpuadvisor.tui import served as served_mode
+from gpuadvisor.tui.messages import AnswersLoaded
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
+
+if TYPE_CHECKING:
+    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
+
+
+# --- reading and validating, once, at the edge (AdvisorError names the file, field and line) ---------------------
+def read_path(path: Path) -> Answers | LifecycleAnswers:
+    """An answers file (TOML), a JSON report or a lifecycle file, validated; refused in served mode when it names a
+    path on the server."""
+    from gpuadvisor.rules.lifecycle_answers import load_any
+
+    return _allowed(load_any(path))
+
+
+def read_shared(name: str) -> Answers | LifecycleAnswers:
+    """Served mode: an answers file by its name in the operator's shared folder (`--data-dir`), confined to it."""
+    from gpuadvisor.knowledge.errors import InputError
+
+    served = served_mode.current()
+    if served is None or served.data_dir is None:
+        raise InputError("no shared folder: paste the answers instead")
+    return read_path(served_mode.confined(served.data_dir, name))
+
+
+def read_pasted(text: str) -> Answers | LifecycleAnswers:
+    """Answers pasted as text (TOML, or a JSON report), validated."""
+    from gpuadvisor.knowledge.paths import user_data_dir
+
+    return _allowed(served_mode.parse_pasted(text, user_data_dir() / "scratch"))
+
+
+def _allowed(loaded: Answers | LifecycleAnswers) -> Answers | LifecycleAnswers:
+    from gpuadvisor.knowledge.errors import InputError
+
+    if served_mode.current() is not None and (refused := served_mode.refusal(loaded)) is not None:
+        raise InputError(refused)
+    return loaded
 
 
 class PathSuggester(Suggester):
@@ -103,21 +143,27 @@ Type the path of an answers file (TOML) or a gpuadvisor JSON report (→ complet
     @on(Input.Submitted, "#open-path")
     @on(Button.Pressed, "#open")
     def action_open(self) -> None:
+        """Read and validate the answers here (problems stay in the dialog); the app gets them typed."""
+        from gpuadvisor.knowledge.errors import AdvisorError
+
         error = self.query_one("#open-error", Static)
         typed = self.query_one("#open-path", Input).value.strip() if self.query("#open-path") else ""
-        if self.served is None:
-            if not typed:
-                error.update("✖ give the path of an answers file")
-                return
-            problem = self.advisor.open_answers(Path(typed).expanduser())
-        else:
-            pasted = self.query_one("#open-paste", TextArea).text
-            if typed and pasted.strip():
-                error.update("✖ give a name or paste answers, not both")
-                return
-            problem = self.advisor.open_shared(typed) if typed else self.advisor.open_pasted(pasted)
-        if problem:
-            error.update(f"✖ {problem}")
+        try:
+            if self.served is None:
+                if not typed:
+                    error.update("✖ give the path of an answers file")
+                    return
+                loaded = read_path(Path(typed).expanduser())
+            else:
+                pasted = self.query_one("#open-paste", TextArea).text
+                if typed and pasted.strip():
+                    error.update("✖ give a name or paste answers, not both")
+                    return
+                loaded = read_shared(typed) if typed else read_pasted(pasted)
+        except AdvisorError as exc:
+            error.update(f"✖ {exc}")
+            return
+        self.app.post_message(AnswersLoaded(loaded))
 
 
 class ServedOpenAnswersScreen(OpenAnswersScreen):

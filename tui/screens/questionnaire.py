@@ -17,6 +17,13 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Static
 
 from gpuadvisor.tui.draft import save_draft
+from gpuadvisor.tui.messages import (
+    LifecycleRequested,
+    NextPhaseRequested,
+    PhaseDropped,
+    PrefetchRequested,
+    ResultsRequested,
+)
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, default_value, detected_hint
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
@@ -26,7 +33,7 @@ from gpuadvisor.tui.widgets.question_field import QuestionField
 from gpuadvisor.tui.widgets.review import ReviewTable
 
 if TYPE_CHECKING:
-    pass
+    from gpuadvisor.rules.answers import Answers
 
 MODEL_REQUIRED = "give a model: a knowledge-base name (llama-3.1-8b), a size in billions (70) or a path to config.json"
 
@@ -87,6 +94,8 @@ default shown in grey. Each answer is checked as you type and a problem is named
         self.phase = phase
         self.step_id = start or "workload"
         self.errors: dict[str, str] = {}
+        self.answers: Answers | None = None
+        """The entries validated (None while some is wrong): what the app is sent, typed."""
         self.lookup = ModelLookup()
         self._shown_keys: list[str] = []
 
@@ -105,6 +114,13 @@ default shown in grey. Each answer is checked as you type and a problem is named
     async def on_mount(self) -> None:
         self._relookup()
         await self.show_step(self.step_id)
+
+    async def edit(self, state: AnswerState) -> None:
+        """Back from the results to the review, the form holding `state` (derived from the answers shown there)."""
+        if state is not self.state:
+            self.state = state
+            self._relookup()
+        await self.show_step("review")
 
     # --- steps ------------------------------------------------------------------------------------------------------
     @property
@@ -129,17 +145,18 @@ default shown in grey. Each answer is checked as you type and a problem is named
         await fields.remove_children()
         if step.review:
             self._shown_keys = []
-            cached = self.advisor.cached_result(self.state)
+            cached = self.advisor.cached_result(self.answers)
             await fields.mount(ReviewTable(self.state, cached.defaults_applied if cached else None, id="review"))
             if self._trains():
                 await fields.mount(Static(Text.assemble(
                     ("And then? ", "bold"), "Ctrl+E plans what the model this run trains does next — serve it or "
                     "fine-tune it — as the next phase of one consultation (one budget; one fleet or a split). "
-                    "Get results: this run alone" + (", with the earlier phases." if self.advisor.lifecycle_phases
-                                                     else ".")), id="and-then-hint"))
+                    "Get results: this run alone" + (", with the earlier phases." if self.phase else ".")),
+                    id="and-then-hint"))
             self.query_one("#review", ReviewTable).focus()
             self._render_errors()
-            self.advisor.prefetch(self.state)
+            if self.answers is not None:
+                self.app.post_message(PrefetchRequested(self.answers))
             return
         visible = step.visible(self.state.raw)
         self._shown_keys = [q.key for q in visible]
@@ -167,7 +184,7 @@ default shown in grey. Each answer is checked as you type and a problem is named
 
     # --- validation -------------------------------------------------------------------------------------------------
     def _validate(self) -> None:
-        _, self.errors = self.state.validate()
+        self.answers, self.errors = self.state.validate()
         if self.lookup.error:
             self.errors.setdefault("model", self.lookup.error)
 
@@ -293,11 +310,11 @@ default shown in grey. Each answer is checked as you type and a problem is named
             if q.kind == "radio":
                 self.state.raw.setdefault(q.key, default_value(q.key, self.state.raw, self.state.native_weights))
         if step.review:
-            answers, _ = self.state.validate()
-            if answers is not None and self.advisor.lifecycle_phases:
-                self.advisor.show_lifecycle(self.state, answers)  # the earlier phases and this one, as one plan
+            answers = self.answers
+            if answers is not None and self.phase:  # the earlier phases and this one, as one plan
+                self.app.post_message(LifecycleRequested(self.state, answers))
             elif answers is not None:
-                self.advisor.show_results(self.state)
+                self.app.post_message(ResultsRequested(answers))
             return
         steps = self.steps
         index = next(i for i, s in enumerate(steps) if s.id == step.id)
@@ -323,19 +340,17 @@ default shown in grey. Each answer is checked as you type and a problem is named
 
         def chosen(workload: str | None) -> None:
             if workload:
-                self.advisor.and_then(self.state, answers, workload)
+                self.app.post_message(NextPhaseRequested(self.state, answers, workload))
 
-        self.app.push_screen(AndThenScreen(len(self.advisor.lifecycle_phases) + 1, what), chosen)
+        self.app.push_screen(AndThenScreen(self.phase or 1, what), chosen)
 
     async def action_back(self) -> None:
         steps = self.steps
         index = next(i for i, s in enumerate(steps) if s.id == self.step_id)
         if index == 0:
-            if self.phase and self.advisor.lifecycle_phases:  # back from phase N to phase N-1's review
-                self.advisor.lifecycle_phases.pop()
             self.app.pop_screen()
             below = self.app.screen
-            if isinstance(below, QuestionnaireScreen):
-                self.advisor.state = below.state
+            if self.phase and isinstance(below, QuestionnaireScreen):  # back from phase N to phase N-1's review
+                self.app.post_message(PhaseDropped(below.state))
             return
         await self.show_step(steps[index - 1].id)

@@ -32,7 +32,9 @@ from gpuadvisor.tui.widgets.findings import (
 from gpuadvisor.tui.widgets.ranking_table import RankingTable, dropped
 
 if TYPE_CHECKING:
+    from gpuadvisor.rules.answers import Answers
     from gpuadvisor.rules.result import RecommendResult
+    from gpuadvisor.tui.screens.phase import PhaseOf
 
 
 PANEL_MIN = 48
@@ -84,9 +86,10 @@ class ResultsScreen(AdvisorScreenMixin, Screen[None]):
         Binding("space", "mark", "Mark", id="results.mark", tooltip="Mark the option for comparison (up to 3)"),
         Binding("c", "compare", "Compare", id="results.compare", tooltip="Marked options (or the top 3) side by side"),
         Binding("w", "what_if", "What-if", id="results.what_if", tooltip="Change an answer and see the ranking move"),
-        Binding("s", "app.save", "Save", id="results.save", tooltip="Save a report or the answers"),
-        Binding("e", "app.edit_answers", "Edit", id="results.edit", tooltip="Back to the answers (review step)"),
-        Binding("escape", "app.edit_answers", "Edit", show=False, id="results.back"),
+        Binding("s", "save", "Save", id="results.save", tooltip="Save a report or the answers"),
+        Binding("e", "edit", "Edit", id="results.edit", tooltip="Back to the answers (review step)"),
+        Binding("escape", "back", "Back", show=False, id="results.back",
+                tooltip="Back to the answers, or to the lifecycle from one of its phases"),
         Binding("n", "app.new_consultation", "New", show=False, id="results.new",
                 tooltip="Start a new consultation"),
         Binding("f", "all_findings", "All findings", show=False, id="results.findings",
@@ -109,11 +112,18 @@ the few that matter first, the options that were ruled out and why, and the assu
 - **w** what-if: change precision, budget, context, GPU count or cloud/on-prem and see what moves (Δ column).
 - **s** saves a report (Markdown, HTML, JSON) or the answers (TOML), **e** / **Escape** edits the answers,
   **n** starts a new consultation, **Tab** moves between the table and the panel.
+
+A phase of a lifecycle (opened with 1-9 on the lifecycle screen) says so above the headline. There, what-if changes
+the phase within the lifecycle (the budget is the lifecycle's, shared by every phase) and plans the whole again;
+**s** saves the lifecycle's report or answers file; **Escape** goes back to the lifecycle.
 """
 
-    def __init__(self) -> None:
+    def __init__(self, phase: PhaseOf | None = None) -> None:
+        """`phase`: the lifecycle phase this screen shows (None: a single consultation, set by the app)."""
         super().__init__()
-        self.result: RecommendResult | None = None
+        self.phase = phase
+        self.answers: Answers | None = phase.answers if phase is not None else None
+        self.result: RecommendResult | None = phase.phase_result if phase is not None else None
         self.previous: RecommendResult | None = None
         self.what_if: str | None = None
         self.all_findings = False
@@ -121,6 +131,7 @@ the few that matter first, the options that were ruled out and why, and the assu
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield Static(id="results-phase", markup=False)
         yield Static(id="results-headline", markup=False)  # data (model names): text, never markup
         yield Static(id="results-asked", markup=False)
         yield Static(id="results-banner", markup=False)
@@ -155,8 +166,13 @@ the few that matter first, the options that were ruled out and why, and the assu
             self.query_one("#results-body").loading = False
             self._banner(f"✖ The consultation failed: {error}", error=True)
 
-    def show(self, result: RecommendResult, previous: RecommendResult | None, what_if: str | None) -> None:
-        self.result, self.previous, self.what_if = result, previous, what_if
+    def show(self, result: RecommendResult, answers: Answers, previous: RecommendResult | None = None,
+             what_if: str | None = None, *, phase: PhaseOf | None = None) -> None:
+        """Show a result and the answers it ran on; `previous` and `what_if` after a what-if; `phase` when a
+        what-if replanned the lifecycle this screen's phase belongs to."""
+        self.result, self.answers, self.previous, self.what_if = result, answers, previous, what_if
+        if phase is not None:
+            self.phase = phase
         if self.is_mounted:
             self._render_result()
 
@@ -174,6 +190,12 @@ the few that matter first, the options that were ruled out and why, and the assu
         from gpuadvisor.tui.report.common import headline
 
         self.query_one("#results-headline", Static).update(headline(result))
+        phase = self.query_one("#results-phase", Static)
+        phase.set_class(self.phase is not None, "-shown")
+        if self.phase is not None:
+            plan = self.phase.in_plan
+            phase.update(f"{self.phase.label} of the lifecycle" + (f", planned {plan}" if plan else "")
+                         + " · the figures below: the phase alone · Esc: back to the lifecycle")
         self.query_one("#results-asked", Static).update(asked_line(result))
         theme = self.app.current_theme
         table = self.query_one("#ranking", RankingTable)
@@ -265,10 +287,27 @@ the few that matter first, the options that were ruled out and why, and the assu
             self.notify("No explanation chain for this entry.", severity="information")
 
     # --- actions ----------------------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "edit" and self.phase is not None:
+            return False  # a phase's answers are edited in its lifecycle (what-if), not in a new questionnaire
+        return True
+
+    async def action_back(self) -> None:
+        """A phase goes back to its lifecycle; a single consultation to its answers."""
+        if self.phase is not None:
+            self.dismiss()
+        else:
+            await self.app.run_action("edit_answers")
+
+    async def action_edit(self) -> None:
+        await self.app.run_action("edit_answers")
+
     def action_explain(self) -> None:
+        from gpuadvisor.tui.screens.detail import DetailScreen
+
         rec = self.query_one("#ranking", RankingTable).selected
-        if rec is not None:
-            self.advisor.explain(rec)
+        if rec is not None and self.result is not None:
+            self.app.push_screen(DetailScreen(rec, self.result, self.advisor.catalog))
 
     def action_mark(self) -> None:
         problem = self.query_one("#ranking", RankingTable).toggle_mark()
@@ -284,10 +323,25 @@ the few that matter first, the options that were ruled out and why, and the assu
         if len(options) < 2:
             self.notify("Only one option: nothing to compare it with.", severity="warning")
             return
-        self.app.push_screen(CompareScreen(options, self.result))
+        self.app.push_screen(CompareScreen(options, self.result,
+                                           self.phase.label if self.phase is not None else None))
 
     def action_what_if(self) -> None:
+        from gpuadvisor.tui.screens.answers_state import AnswerState
         from gpuadvisor.tui.screens.whatif import WhatIfScreen
 
-        if self.result is not None:
-            self.app.push_screen(WhatIfScreen(self.advisor.state))
+        if self.result is None or self.answers is None:
+            return
+        state = AnswerState.from_answers(self.answers).with_model_format(self.advisor.catalog)
+        self.app.push_screen(WhatIfScreen(state, self.answers, self.phase))
+
+    def action_save(self) -> None:
+        """A single consultation's report or answers; from a phase, the lifecycle's (the phase is one of its parts,
+        and its answers file reopens the whole)."""
+        from gpuadvisor.tui.screens.save import save_screen
+
+        today = self.advisor.today
+        if self.phase is not None:
+            self.app.push_screen(save_screen(self.phase.result, self.phase.lifecycle, today))
+        elif self.result is not None and self.answers is not None:
+            self.app.push_screen(save_screen(self.result, self.answers, today))

@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.draft import load_draft
+from gpuadvisor.tui.messages import AnswersLoaded, CatalogReloadRequested, WarmUpRequested
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ and explains each result down to the source documents.
         self.query_one("#new", Button).focus()
         # Background work starts once the welcome screen has been on screen a moment: the first paint must not share
         # the interpreter with CSS parsing or the knowledge-base loader's thread.
-        self.set_timer(0.3, self.advisor.warm_up)
+        self.set_timer(0.3, lambda: self.app.post_message(WarmUpRequested()))
 
     def recent_changed(self) -> None:
         """Refill the recent list from the data directory."""
@@ -153,26 +154,32 @@ and explains each result down to the source documents.
             self.catalog_ready()
             return
         self.notify("\n".join(lines[:2]), title="Prices refreshed", timeout=8, markup=False)
-        self.advisor.reload_catalog()  # catalog_ready follows when the new prices are loaded
+        self.app.post_message(CatalogReloadRequested())  # catalog_ready follows when the new prices are loaded
 
     @on(Button.Pressed, "#new")
-    def _new(self) -> None:
-        self.advisor.action_new_consultation()
+    async def _new(self) -> None:
+        await self.run_action("app.new_consultation")
 
     @on(Button.Pressed, "#resume")
-    def _resume(self) -> None:
-        self.advisor.action_resume_draft()
+    async def _resume(self) -> None:
+        await self.run_action("app.resume_draft")
 
     @on(Button.Pressed, "#open")
-    def _open(self) -> None:
-        self.advisor.action_open_answers()
+    async def _open(self) -> None:
+        await self.run_action("app.open_answers")
 
     @on(OptionList.OptionSelected, "#recent")
     def _reopen(self, event: OptionList.OptionSelected) -> None:
+        from gpuadvisor.knowledge.errors import AdvisorError
+        from gpuadvisor.tui.screens.open_answers import read_path
+
         if event.option.id:
-            problem = self.advisor.open_answers(Path(event.option.id))
-            if problem:
-                self.notify(problem, title="Cannot reopen", severity="error", markup=False)
+            try:
+                loaded = read_path(Path(event.option.id))
+            except AdvisorError as exc:
+                self.notify(str(exc), title="Cannot reopen", severity="error", markup=False)
+                return
+            self.app.post_message(AnswersLoaded(loaded))
 
 
 def price_status(catalog: Any, today: Any = None) -> str:

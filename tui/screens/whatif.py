@@ -1,7 +1,9 @@
 """What-if: change a few answers from the results and rerun; the results screen marks what moved.
 
-The fields are the questionnaire's own (`QuestionField` on the same specs), validated the same way, on a copy of
-the entries: nothing changes until Apply succeeds.
+The fields are the questionnaire's own (`QuestionField` on the same specs), validated the same way, on entries
+derived from the answers the results ran on: nothing changes until Apply succeeds. Apply sends the app the changed
+answers, typed: for a single consultation the new `Answers`; for a lifecycle phase the lifecycle with the change
+(the budget in its shared table, the rest in the phase's own), which is planned again as a whole.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from gpuadvisor.tui.messages import PhaseWhatIf, ResultsRequested
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, default_value, native_weights_of
 from gpuadvisor.tui.screens.base import AdvisorScreenMixin
@@ -22,7 +25,8 @@ from gpuadvisor.tui.screens.questions import QUESTIONS, Question
 from gpuadvisor.tui.widgets.question_field import QuestionField
 
 if TYPE_CHECKING:
-    pass
+    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.tui.screens.phase import PhaseOf
 
 WHAT_IF_KEYS = ("precision.weights", "precision.context_tokens", "budget.hourly_usd", "budget.capex_usd",
                 "constraints.max_gpus", "deployment.where")
@@ -59,11 +63,14 @@ Change precision, context, budget, GPU count or cloud/on-prem and press **Ctrl+N
 the consultation reruns and the results mark the options that moved (Δ column, bold rows). **Escape** cancels.
 """
 
-    def __init__(self, state: AnswerState) -> None:
+    def __init__(self, state: AnswerState, answers: Answers, phase: PhaseOf | None = None) -> None:
+        """`state`: entries derived from `answers`, the answers the results ran on; `phase`: the lifecycle phase
+        they belong to (None: a single consultation)."""
         super().__init__()
         self.original = state
         self.trial = state.copy()
-
+        self.answers = answers
+        self.phase = phase
 
     @property
     def questions(self) -> list[Question]:
@@ -74,7 +81,11 @@ the consultation reruns and the results mark the options that moved (Δ column, 
             self.trial.native_weights = native_weights_of(self.trial, self.advisor.catalog)
             self.original.native_weights = self.trial.native_weights
         with Vertical(id="whatif-dialog", classes="dialog"):
-            yield Static("What if…", classes="dialog-title")
+            title = "What if…" if self.phase is None else f"What if… in {self.phase.label}"
+            yield Static(title, classes="dialog-title", markup=False)
+            if self.phase is not None:
+                yield Static("The lifecycle is planned again with the change; its budget is shared by every phase.",
+                             classes="dialog-text", id="whatif-phase")
             with VerticalScroll(id="whatif-fields"):
                 for q in self.questions:
                     why = q.why_for(self.trial.raw, self.advisor.catalog)
@@ -124,10 +135,23 @@ the consultation reruns and the results mark the options that moved (Δ column, 
         if not keys:
             error.update("Nothing changed yet: edit a field first.")
             return
-        note = change_note(self.original, self.trial, keys)
-        problem = self.advisor.apply_what_if({k: self.trial.raw[k] for k in keys}, note)
-        if problem:
-            error.update(f"✖ {problem}")
+        answers, errors = self.trial.validate()
+        if answers is None:
+            error.update("✖ " + "; ".join(errors.values()))
             return
+        note = change_note(self.original, self.trial, keys)
+        if self.phase is None:
+            self.app.post_message(ResultsRequested(answers, note))
+        else:
+            from gpuadvisor.knowledge.errors import AdvisorError
+            from gpuadvisor.tui.screens.phase import changed_answers, with_changes
+
+            try:
+                lifecycle = with_changes(self.phase.lifecycle, self.phase.index,
+                                         changed_answers(self.answers, answers, keys))
+            except AdvisorError as exc:
+                error.update(f"✖ {exc}")
+                return
+            self.app.post_message(PhaseWhatIf(lifecycle, self.phase.index, note))
         if self.is_attached and self.app.screen is self:
             self.dismiss()
