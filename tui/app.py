@@ -46,7 +46,6 @@ from gpuadvisor.tui.messages import (
     WarmUpRequested,
 )
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.screens.answers_state import AnswerState
 from gpuadvisor.tui.screens.welcome import WelcomeScreen
 from gpuadvisor.tui.titles import consultation_title
 
@@ -54,6 +53,7 @@ if TYPE_CHECKING:
     from gpuadvisor.rules.answers import Answers
     from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
     from gpuadvisor.rules.result import RecommendResult
+    from gpuadvisor.tui.screens.answers_state import AnswerState
     from gpuadvisor.tui.screens.results import ResultsScreen
 
 DARK_THEME = "textual-dark"
@@ -95,6 +95,13 @@ def answers_key(answers: Answers) -> str:
     return json.dumps(answers.model_dump(mode="json"), sort_keys=True)
 
 
+def _answer_state() -> type[AnswerState]:
+    """The form-state class, imported when first needed (see GpuAdvisorApp.state)."""
+    from gpuadvisor.tui.screens.answers_state import AnswerState
+
+    return AnswerState
+
+
 class GpuAdvisorApp(App[None]):
     """Guided GPU hardware consultation."""
 
@@ -129,7 +136,9 @@ class GpuAdvisorApp(App[None]):
         self._initial_lifecycle = answers if lifecycle else None
         """A lifecycle file given at start (`gpuadvisor --answers FILE` with [[phase]] tables): planned at once."""
         single = None if lifecycle else cast("Answers | None", answers)
-        self.state = AnswerState.from_answers(single) if single is not None else AnswerState()
+        self._state: AnswerState | None = None
+        if single is not None:
+            self.state = _answer_state().from_answers(single)
         self._initial = single
         self._wanted_theme = theme
         self._consult_fn = consult_fn or _engine_consult
@@ -444,6 +453,18 @@ class GpuAdvisorApp(App[None]):
                         markup=False)
 
     # --- lifecycles: "and then?" --------------------------------------------------------------------------------
+    @property
+    def state(self) -> AnswerState:
+        """The questionnaire's answers. Built on first use: the form's model (rules.answers, through the questions)
+        costs about a tenth of a second to import, which the first screen need not pay (issue 30)."""
+        if self._state is None:
+            self._state = _answer_state()()
+        return self._state
+
+    @state.setter
+    def state(self, value: AnswerState) -> None:
+        self._state = value
+
     def and_then(self, state: AnswerState, answers: Answers, workload: str) -> None:
         """The phase just reviewed is kept; the questionnaire opens again for the next one (serve or fine-tune the
         model it trains), starting from the shared answers (rules.lifecycle_answers.SHARED_SECTIONS: one list of
@@ -455,7 +476,7 @@ class GpuAdvisorApp(App[None]):
             return key.split(".")[0] in SHARED_SECTIONS
 
         self.lifecycle_phases.append((answers.given(), state.model_from))
-        nxt = AnswerState(detected=dict(state.detected))
+        nxt = _answer_state()(detected=dict(state.detected))
         nxt.raw = {k: v for k, v in state.raw.items() if shared(k) or k == "model"}
         nxt.extra = {k: v for k, v in state.extra.items() if shared(k)}
         nxt.model_from = len(self.lifecycle_phases)
@@ -608,7 +629,7 @@ class GpuAdvisorApp(App[None]):
             self._consult_lifecycle(loaded)
             return None
         answers = loaded
-        self.state = AnswerState.from_answers(answers)
+        self.state = _answer_state().from_answers(answers)
         self._detect_into_state = False
         self.result = None
         self._pop_to(self.screen_stack[0])
@@ -620,7 +641,7 @@ class GpuAdvisorApp(App[None]):
         from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 
         self.lifecycle_phases = []
-        self.state = AnswerState(detected=dict(self._detected))
+        self.state = _answer_state()(detected=dict(self._detected))
         self._detect_into_state = True
         self.result = self.previous = self.answers = None
         self._pop_to(self.screen_stack[0])
@@ -636,7 +657,7 @@ class GpuAdvisorApp(App[None]):
             self.notify("No unsaved answers to resume.", title="Resume")
             return
         self.lifecycle_phases = []
-        self.state = AnswerState(raw=dict(raw), detected=dict(self._detected))
+        self.state = _answer_state()(raw=dict(raw), detected=dict(self._detected))
         self._detect_into_state = True
         self.result = self.previous = self.answers = None
         self._pop_to(self.screen_stack[0])
@@ -649,7 +670,7 @@ class GpuAdvisorApp(App[None]):
 
         screen = next((s for s in self.screen_stack if isinstance(s, QuestionnaireScreen)), None)
         if self.answers is not None and self.state.validate()[0] != self.answers:
-            self.state = AnswerState.from_answers(self.answers, self._detected if self._detect_into_state else None)
+            self.state = _answer_state().from_answers(self.answers, self._detected if self._detect_into_state else None)
         if screen is None:
             self._pop_to(self.screen_stack[0])
             self.push_screen(QuestionnaireScreen(self.state, start="review"))

@@ -39,7 +39,10 @@ SUBCOMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
+    """The whole command line; `only` names the one subcommand whose arguments are registered ("*": all, None:
+    none, for launching the TUI). Registering a subcommand imports its module — `recommend`'s flags come from the
+    answers model — so the TUI's start and one command's run do not pay for the others'."""
     parser = argparse.ArgumentParser(
         prog="gpuadvisor",
         description="Decide what GPU hardware to buy or rent. Without a subcommand, opens the interactive advisor.",
@@ -54,9 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--served-data-dir", default=None, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
-        module = importlib.import_module(f"gpuadvisor.tui.commands.{name}")
-        module.register(sub.add_parser(name, help=help_text, description=help_text))
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if only in ("*", name):
+            importlib.import_module(f"gpuadvisor.tui.commands.{name}").register(sub_parser)
     return parser
+
+
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The subcommand the arguments name, if any (the first argument that is one)."""
+    return next((a for a in argv if a in SUBCOMMANDS), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -108,7 +117,7 @@ def _exit_interrupted() -> NoReturn:
 
 
 def _run(argv: Sequence[str], saved: tuple[object, object]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(only=_named_command(argv)).parse_args(argv)
     if args.command is None:
         from gpuadvisor.tui.launch import launch  # Textual is imported only here
 

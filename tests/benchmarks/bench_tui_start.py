@@ -61,8 +61,9 @@ GpuAdvisorApp(theme="textual-dark").run(headless=True, auto_pilot=ready)
 """
 
 COMMAND = """
-from gpuadvisor.tui.cli import build_parser
-build_parser().parse_args([])
+from gpuadvisor.tui.cli import _named_command, build_parser
+argv = []
+build_parser(only=_named_command(argv)).parse_args(argv)  # as tui.cli._run parses `gpuadvisor` with no command
 """ + ADVISOR
 
 
