@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.rules.answers import Answers, parse_answers
 from gpuadvisor.rules.fact_kinds import Fact
+from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS
 
 
 class BestPlan(NamedTuple):
@@ -141,10 +142,13 @@ def _deadline(cfg: Fact, answers: Answers, cost: float) -> list[Suggestion]:
     days = float(cfg.get("training_days") or 0)
     if days <= 0:
         return []
-    out = [Suggestion(f"Extend training.deadline_days to {math.ceil(days)} (now "
+    # a plan must leave the schedule margin free (planning: deadline × (1 − margin)), so the deadline that lets
+    # this one through is its days ÷ (1 − margin); the re-plan in `checked` confirms it (an overlay may change it)
+    deadline = math.ceil(days / (1.0 - DEFAULT_FACTORS.training_schedule_margin) - 1e-9)
+    out = [Suggestion(f"Extend training.deadline_days to {deadline} (now "
                       f"{answers.training.deadline_days:g}): {cfg.get('count')}× {cfg.get('accelerator_name')} need "
-                      f"{days:,.1f} days.",
-                      {"training": {"deadline_days": float(math.ceil(days))}}, cost, relax=days)]
+                      f"{days:,.1f} days and a {DEFAULT_FACTORS.training_schedule_margin:.0%} schedule margin.",
+                      {"training": {"deadline_days": float(deadline)}}, cost, relax=days)]
     cap = answers.constraints.max_gpus
     if cap is not None:
         need = math.ceil(int(cfg.get("count", 1)) * days / answers.training.deadline_days)
@@ -193,8 +197,15 @@ def candidates(options: Iterable[tuple[Fact, Fact, set[str]]], answers: Answers,
                                   "qualify under the GeForce licence.", {"deployment": {"desk_side": True}}, cost))
     memory_bound = no_fit or any("C.max-gpus" in rules for _, _, rules in options)
     if memory_bound and weights_bits >= 8:
-        out.append(Suggestion("Quantize the weights (precision.weights = \"int4\"): 4-bit weights need about a "
-                              "quarter of 16-bit memory.", {"precision": {"weights": "int4"}}, math.inf))
+        # a smaller format is a lever only where the weights may be stored in one: serving, or adapters on a
+        # 4-bit base; full training keeps 16-bit weights (resolve.weights_problem)
+        if answers.workload == "inference":
+            out.append(Suggestion("Quantize the weights (precision.weights = \"int4\"): 4-bit weights need about a "
+                                  "quarter of 16-bit memory.", {"precision": {"weights": "int4"}}, math.inf))
+        elif answers.method == "lora":
+            out.append(Suggestion("Fine-tune on a 4-bit base (finetune.method = \"qlora\"): the frozen weights "
+                                  "take about a quarter of their 16-bit memory.", {"finetune": {"method": "qlora"}},
+                                  math.inf))
     return out
 
 
@@ -231,7 +242,10 @@ def checked(suggestions: list[Suggestion], answers: Answers, replan: Replan) -> 
             if changed is None:
                 continue
             checks += 1
-            plan = replan(changed)
+            try:
+                plan = replan(changed)
+            except InputError:  # a change the answers take but the consultation refuses is no way out
+                continue
             if plan is not None:
                 tight = _tightened(lever, plan, answers, replan) if checks < MAX_CHECKS else None
                 if tight is not None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -254,3 +256,16 @@ def test_gpt_oss_serves_its_published_mxfp4_checkpoint_by_default(advisor: Advis
     assert r.profile.kv_cache_gb == pytest.approx(2048 * (18 * 700 + 18 * 128) / 1e9, rel=1e-3)
     chosen = advisor.consult(parse_answers({**answers, "precision": {"context_tokens": 32768, "weights": "bf16"}}))
     assert chosen.profile.weights_gb == pytest.approx(2 * 116_829_156_672 / 1e9, rel=1e-3)
+
+
+def test_a_capped_training_run_is_told_the_deadline_that_works(advisor: Advisor) -> None:
+    """Full training of a 13B model on at most 8 GPUs in the default 30 days: no format change is offered (full
+    training keeps 16-bit weights; it used to fail with 'full training needs a training format, not INT4'), and
+    the deadline offered includes the 5 % schedule margin the planner keeps free, so its re-plan succeeds."""
+    r = advisor.consult(parse_answers({"workload": "training", "stage": "production", "model": {"params_b": 13},
+                                       "constraints": {"max_gpus": 8}, "budget": {"capex_usd": 2_000_000}}))
+    assert not r.feasible
+    assert not any("Quantize" in tip for tip in r.to_make_feasible)
+    tip = next(t for t in r.to_make_feasible if t.startswith("Extend training.deadline_days to "))
+    deadline, days = (float(x) for x in re.findall(r"deadline_days to (\d+) .*? need ([\d.]+) days", tip)[0])
+    assert deadline == math.ceil(days / 0.95) and "Then: " in tip
