@@ -62,7 +62,7 @@ async def _steady(pilot: Pilot[None]) -> None:
         await pilot.pause(0.02)
         now = [f.virtual_size.height for f in lists]
         if now == last and all(now):
-            return
+            break
         last = now
 
 
