@@ -500,7 +500,7 @@ class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     precision_fallback: str
 
 
-class OptionFact(_Fact):
+class OptionFact(_Fact, SplitFields):
     """A priced way to acquire a configuration (rent, reserve, buy, own, free) with its decision cost."""
 
     config: str
@@ -586,20 +586,6 @@ class OptionFact(_Fact):
     pc_fits: NotRequired[bool]
     pc_slots: NotRequired[int]
     site_usd: NotRequired[float]
-    pd_offer: NotRequired[bool]
-    pd_reason: NotRequired[str]
-    pd_machines: NotRequired[int]
-    pd_prefill_machines: NotRequired[int]
-    pd_decode_machines: NotRequired[int]
-    pd_prefill_replicas: NotRequired[int]
-    pd_decode_replicas: NotRequired[int]
-    pd_decode_batch: NotRequired[int]
-    pd_ttft_s: NotRequired[float | None]
-    pd_tokens_per_s_per_user: NotRequired[float | None]
-    pd_kv_gb_per_request: NotRequired[float | None]
-    pd_transfer_ms: NotRequired[float | None]
-    pd_network: NotRequired[str]
-    pd_colocated_machines: NotRequired[int]
     pd_usd_per_month: NotRequired[float]
     pd_capex_usd: NotRequired[float]
     decision_usd: float
