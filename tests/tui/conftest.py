@@ -15,6 +15,8 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.hardware_probe import Detection
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.tui.app import GpuAdvisorApp
+from gpuadvisor.tui.screens.results import ResultsScreen
+from gpuadvisor.tui.screens.save import SaveScreen
 
 TODAY = date(2026, 1, 15)
 """Report names and headers carry a date: fixed so snapshots and file names are reproducible."""
@@ -65,3 +67,13 @@ async def wait_until(pilot: Pilot[None], predicate: Callable[[], bool], tries: i
 
 
 Step = Callable[[Pilot[None]], Awaitable[None]]
+
+
+async def open_save(pilot: Pilot[None]) -> SaveScreen:
+    """Wait for the results, press `s`, and return the save dialog it opens."""
+    await settle(pilot)
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ResultsScreen) and pilot.app.screen.result is not None)
+    await pilot.press("s")
+    screen = pilot.app.screen
+    assert isinstance(screen, SaveScreen)
+    return screen

@@ -16,18 +16,9 @@ from gpuadvisor.tui.screens.confirm import ConfirmScreen
 from gpuadvisor.tui.screens.results import ResultsScreen
 from gpuadvisor.tui.screens.save import SaveScreen
 
-from .conftest import TODAY, make_app, settle, wait_until
+from .conftest import TODAY, make_app, open_save, settle, wait_until
 
 GIVEN: dict[str, Any] = {"workload": "inference", "model": {"name": "llama-3.1-8b"}, "budget": {"hourly_usd": 20.0}}
-
-
-async def open_save(pilot: Pilot[None]) -> SaveScreen:
-    await settle(pilot)
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ResultsScreen) and pilot.app.screen.result is not None)
-    await pilot.press("s")
-    screen = pilot.app.screen
-    assert isinstance(screen, SaveScreen)
-    return screen
 
 
 async def type_path(pilot: Pilot[None], screen: SaveScreen, path: Path) -> None:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input, Static, TextArea
 
 from gpuadvisor.knowledge.catalog import Catalog
@@ -21,9 +20,8 @@ from gpuadvisor.tui.messages import ResultsRequested
 from gpuadvisor.tui.report import render
 from gpuadvisor.tui.screens.open_answers import OpenAnswersScreen, SharedFolderSuggester
 from gpuadvisor.tui.screens.results import ResultsScreen
-from gpuadvisor.tui.screens.save import SaveScreen
 
-from .conftest import TODAY, make_app, settle, wait_until
+from .conftest import TODAY, make_app, open_save, settle, wait_until
 
 GIVEN: dict[str, Any] = {"workload": "inference", "model": {"name": "llama-3.1-8b"}, "budget": {"hourly_usd": 20.0}}
 SECRET = "S3CRET-7f3a9"
@@ -67,15 +65,6 @@ def _files(root: Path) -> dict[str, bytes]:
             and not p.is_symlink()}
 
 
-async def _save_dialog(pilot: Pilot[None]) -> SaveScreen:
-    await settle(pilot)
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ResultsScreen) and pilot.app.screen.result is not None)
-    await pilot.press("s")
-    screen = pilot.app.screen
-    assert isinstance(screen, SaveScreen)
-    return screen
-
-
 @pytest.mark.parametrize(("typed", "name"), [("{outside}/sub/../evil.md", "evil.md"),
                                              ("{outside}/victim.conf", "victim.conf.md"),
                                              ("../../evil.md", "evil.md"), ("\x1b]52;c;aGk=\x07x.md", "52-c-aGk-x.md")])
@@ -87,7 +76,7 @@ async def test_a_visitor_saving_writes_nothing_on_the_server(catalog: Catalog, s
     cwd = set(os.listdir("."))
     app = make_app(catalog, parse_answers(GIVEN))
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await _save_dialog(pilot)
+        screen = await open_save(pilot)
         assert "sent to your browser" in str(screen.query_one(".dialog-text", Static).render())
         await pilot.press("tab")
         path = screen.query_one("#save-path", Input)
@@ -209,7 +198,7 @@ async def test_a_session_outside_a_browser_writes_no_download(catalog: Catalog, 
     try:
         app = make_app(catalog, parse_answers(GIVEN))
         async with app.run_test(size=(100, 30)) as pilot:
-            screen = await _save_dialog(pilot)
+            screen = await open_save(pilot)
             await pilot.press("ctrl+s")
             await pilot.pause()
             assert "downloads need the browser" in str(screen.query_one("#save-error", Static).render())
