@@ -233,8 +233,8 @@ class Derivations:
         # serving decodes the requests in flight together (continuous batching): the batch is the concurrency
         batch = int(work["concurrency"]) if work["workload"] == "inference" else int(work["batch"])
         value = 2.0 * batch / (float(weights["bits"]) / 8.0)
-        ridges = sorted(half_precision_tflops(a) * 1e3 / a.memory_bandwidth_gbs.value
-                        for a in self.catalog.accelerators.values() if half_precision_tflops(a))
+        ridges = sorted(tflops * 1e3 / a.memory_bandwidth_gbs.value
+                        for a in self.catalog.accelerators.values() if (tflops := half_precision_tflops(a)))
         low = ridges[len(ridges) // 10] if ridges else 100.0
         bound = "bandwidth" if value < low else "compute"
         per_option = bool(work.get("per_option_batch"))
