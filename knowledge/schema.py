@@ -938,6 +938,11 @@ class EngineProfile(Strict):
     """Per sequence of the batch per decode step (host work: scheduling, sampling); `low` is the optimistic
     end."""
     compute_efficiency: Band | None = None
+    gemm_ramp_us: Band | None = None
+    """Fixed time of each weight GEMM kernel of a weight-bound (small-batch) step beyond its bytes at the streaming
+    rate (µs; rules/sizing/speed.py `weight_gemm_kernels`); `low` is the optimistic end. Not fitted: measured by
+    GEMM microbenchmarks, and set only on profiles fitted on compute-bound rows, whose per-layer overhead cannot
+    hold it."""
     rows: int = Field(default=0, ge=0)
     """Published measurements the values were fitted to (0 = carried over from a related family)."""
     sources: list[str] = Field(min_length=1)

@@ -76,10 +76,13 @@ class EngineEfficiency:
     """Cost per sequence of the batch per decode step (µs): the host's scheduling, sampling and detokenising of
     each sequence, which grows with the batch but not with the layers; what makes large batches slower than their
     bytes and FLOPs, and what separates TensorRT-LLM's PyTorch backend from its C++ executor (engines.toml)."""
+    gemm_ramp_us: float = 0.0
+    """Fixed time of each weight GEMM kernel of a weight-bound step beyond its bytes at the streaming rate (µs;
+    `weight_gemm_kernels`); 0 where the profile's fitted per-layer overhead already holds it (engines.toml)."""
 
     def __post_init__(self) -> None:
-        if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(self.overhead_per_layer_us,
-                                                                           self.overhead_per_sequence_us) < 0:
+        if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(
+                self.overhead_per_layer_us, self.overhead_per_sequence_us, self.gemm_ramp_us) < 0:
             raise ValueError("engine efficiencies must be positive")
 
 
@@ -281,6 +284,22 @@ def gemm_depth_factor(arch: Architecture, tp: int = 1, ep: int = 1) -> float:
     return sum(w * (1.0 + GEMM_HALF_DEPTH / max(1.0, kk)) for w, kk in gemms) / weight
 
 
+def weight_gemm_kernels(arch: Architecture, dense_layers: int, moe_layers: int) -> int:
+    """Weight-reading GEMM kernels of one forward pass, as the engines fuse them: per layer the attention's
+    projections (fused QKV and the output: 2; MLA: the query's down and up projections, the latent's down
+    projection, its absorbed up-projection and the output: 5, 4 without a query low rank), per dense layer the fused
+    gate-up and the down projection (2), per MoE layer the router and the grouped experts' two GEMMs (3) plus a
+    shared expert's two; and the LM head (1). Each pays `EngineEfficiency.gemm_ramp_us` when the step is bound by its
+    weight read: Llama 3.1 8B 129 kernels, a Llama 70B 321."""
+    if arch.mla is not None:
+        attention = 5 if arch.mla.q_lora_rank else 4
+    else:
+        attention = 2
+    moe = arch.moe
+    per_moe = 3 + (2 if moe is not None and moe.num_shared_experts else 0)
+    return arch.num_hidden_layers * attention + dense_layers * 2 + moe_layers * per_moe + 1
+
+
 ALLTOALL_BYTES_PER_VALUE = 2.0
 """Hidden-state bytes per value an expert-parallel dispatch or combine moves: 16-bit activations, as the
 tensor-parallel all-reduce (FP8 dispatch, which DeepEP offers, would halve the dispatch half)."""
@@ -408,7 +427,7 @@ class DecodeCurve:
                  "embedding_bytes", "factors", "experts", "_attended", "_dense_weight_bytes", "_kv_per_token",
                  "_layers", "_matmul", "_qkv", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead",
                  "_two_layers", "_hidden", "_ar_latency", "_ar_coef", "_link_den", "_pp_comm", "_cache", "_seconds",
-                 "_routed", "_dense_layers", "_moe_layers", "_ranks", "_half_tokens", "_kv_replication",
+                 "_routed", "_dense_layers", "_moe_layers", "_ranks", "_half_tokens", "_kv_replication", "_ramp",
                  "_groups", "_attn_per_token", "_prefill_qk_v", "_attn_den")
 
     def __init__(self, arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
@@ -455,6 +474,10 @@ class DecodeCurve:
         self._half_tokens = expert_half_tokens(device, self.experts.bytes_per_weight if self.experts else
                                                self.bytes_per_weight, factors)
         self._overhead = self._layers * device.overhead_per_layer_us(factors) * 1e-6
+        # a weight-bound step's GEMMs each pay a fixed ramp beyond their bytes (pipeline fill, last wave, epilogue):
+        # part of the weights' read, so it is hidden once the step is compute-bound and paid again by every pass
+        ramp = device.efficiency.gemm_ramp_us if device.efficiency else 0.0
+        self._ramp = weight_gemm_kernels(self.arch, self._dense_layers, self._moe_layers) * ramp * 1e-6
         self._seq_overhead = device.efficiency.overhead_per_sequence_us * 1e-6 if device.efficiency else 0.0
         # attention data-parallel groups: each rank group schedules, samples and detokenises its own sequences (one
         # executor per group: TensorRT-LLM's enable_attention_dp, SGLang's and vLLM's DP attention), so the
@@ -519,7 +542,7 @@ class DecodeCurve:
             kv_read = kv_bytes * self._kv_replication
             bytes_gpu, flops_gpu = rest / tp + (routed + kv_read) / ep, flops / ep
             t_kv = kv_read / ep / self._kv_den
-            t_mem = (rest / tp + routed / ep) / self._mem_den + t_kv
+            t_mem = (rest / tp + routed / ep) / self._mem_den + self._ramp + t_kv
             group_tokens = batch * tp / ep
             allreduce = 0.0 if tp <= 1 else \
                 self._ar_latency + self._ar_coef * (group_tokens * self._hidden * 2.0) / self._link_den
@@ -531,9 +554,9 @@ class DecodeCurve:
             bytes_gpu, flops_gpu = (w_bytes + kv_read) / tp, flops / tp
             t_kv = kv_read / tp / self._kv_den
             if self._kv_den == self._mem_den:
-                t_mem = bytes_gpu / self._mem_den
+                t_mem = bytes_gpu / self._mem_den + self._ramp
             else:
-                t_mem = w_bytes / tp / self._mem_den + t_kv
+                t_mem = w_bytes / tp / self._mem_den + self._ramp + t_kv
             if self._routed:
                 t_comp = self._flop_seconds(flops - attn_flops, batch)
             else:

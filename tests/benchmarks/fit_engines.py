@@ -15,6 +15,7 @@ usage: python tests/benchmarks/fit_engines.py [--write]
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from collections import defaultdict
@@ -38,6 +39,15 @@ SOURCES = {"trtllm-perf-overview": "eng-trtllm-perf-overview", "mlperf-v5.1": "e
            "trtllm-v061": "eng-trtllm-perf", "vllm-2192": "eng-vllm-pr2192", "oracle-mi300x-405b": "eng-oracle-mi300x",
            "mlx-1029": "eng-mlx-1029", "mlx-1069": "eng-mlx-1069"}
 
+
+GEMM_RAMP_US = {("tensorrt-llm-engine", "nvidia-hopper-hbm"): (4.40, 1.64, 5.39)}
+"""Profiles whose weight GEMMs pay a fixed ramp at small batch (`EngineEfficiency.gemm_ramp_us`: value, optimistic,
+pessimistic µs), not fitted: least squares t = t0 + bytes ÷ rate over vLLM's FP8 GEMMs on H100 at batch 1, 16 and 64
+(eng-vllm-pr49363: two shapes of 66 and 231 MB; t0 = 4.40 µs at 93 % of the bandwidth; each batch alone 3.87-5.39,
+BF16 1.64-4.23). Set only where the profile is fitted on compute-bound rows (MLPerf, static batches of 48 and more):
+a profile fitted on batch-1 rows (llama.cpp, MLX, vLLM's decode rows) has the ramp inside its per-layer overhead and
+weight rate already."""
+GEMM_RAMP_SOURCE = "eng-vllm-pr49363"
 
 BOUNDS = {"bw": (0.3, 0.95), "kv": (0.05, 1.0), "over": (2.0, 250.0), "seq": (0.0, 200.0), "comp": (0.1, 0.75)}
 """Physically plausible ranges the fit stays in: no engine reads weights above 95 % of the datasheet bandwidth,
@@ -160,7 +170,7 @@ def fit(catalog: object, factors: object, inputs: dict[str, float],
 
     fitted: Fitted = {}
     for _ in range(ROUNDS):
-        fit_groups(groups, fitted, loss, eff, steps)
+        fit_groups(groups, fitted, loss, eff, steps, ramps=GEMM_RAMP_US)
         inputs.update(fit_inputs(catalog, factors, fitted, inputs))
     return fitted
 
@@ -177,12 +187,18 @@ def efficiency_for(fitted: Fitted, acc: object, engine: str) -> EngineEfficiency
 def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
                fitted: dict[tuple[str, str], tuple[EngineEfficiency, list[Row | serving.Row]]],
                loss: Callable[[list[Row | serving.Row], EngineEfficiency], float],
-               eff: Callable[[str, Sequence[float], bool], EngineEfficiency], steps: float = 1.0) -> None:
+               eff: Callable[[str, Sequence[float], bool], EngineEfficiency], steps: float = 1.0,
+               ramps: dict[tuple[str, str], tuple[float, float, float]] | None = None) -> None:
     """Fit every (engine, family) group: pooled first ('any'), then the rest, so small groups can borrow the
-    pooled KV ratio and overhead."""
+    pooled KV ratio and overhead; a group with a GEMM ramp (`GEMM_RAMP_US`) is fitted with it in place."""
     fitted.clear()
     for (engine, key) in sorted(groups, key=lambda g: (g[0], g[1] != "any", g[1])):
         group = groups[(engine, key)]
+        ramp = (ramps or {}).get((engine, key), (0.0,))[0]
+
+        def ramped(g: list[Row | serving.Row], e: EngineEfficiency, r: float = ramp) -> float:
+            return loss(g, dataclasses.replace(e, gemm_ramp_us=r) if r else e)
+
         pooled = fitted.get((engine, "any"))
         batched = sum(isinstance(r, serving.Row) or r.measures == "generation_tokens_per_s" for r in group) >= 3
         # only small-batch rows separate the weights' read rate from the KV cache's; without them, one rate
@@ -192,10 +208,11 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
                       ) -> EngineEfficiency:
                 return eff(en, v, b) if sep else eff(en, [v[0], _to_kv(v[0]), *v[1:]], b)
 
-            x = nelder_mead(lambda v, g=group, t=trial: loss(g, t(v)),
+            x = nelder_mead(lambda v, g=group, t=trial, f=ramped: f(g, t(v)),
                             ([0.0, 0.0, -3.0] if separable else [0.0, -3.0]) + ([-3.0, 0.0] if batched else []),
                             steps=round(1200 * steps))
-            x = nelder_mead(lambda v, g=group, t=trial: loss(g, t(v)), x, steps=round(600 * steps))  # L1 has kinks
+            # L1 has kinks: a second start
+            x = nelder_mead(lambda v, g=group, t=trial, f=ramped: f(g, t(v)), x, steps=round(600 * steps))
             best = trial(x)
         else:
             # a small group: its own weight rate (and, with large-batch rows, its own compute efficiency: a
@@ -211,10 +228,10 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
                                         bounded(v[1], *BOUNDS["comp"]) if oc else b.compute_efficiency,
                                         overhead_per_sequence_us=b.overhead_per_sequence_us)
 
-            x = nelder_mead(lambda v, g=group, s=small: loss(g, s(v)), [0.0, 0.0] if own_comp else [0.0],
+            x = nelder_mead(lambda v, g=group, s=small, f=ramped: f(g, s(v)), [0.0, 0.0] if own_comp else [0.0],
                             steps=round(400 * steps))
             best = small(x)
-        fitted[(engine, key)] = (best, group)
+        fitted[(engine, key)] = (dataclasses.replace(best, gemm_ramp_us=ramp) if ramp else best, group)
 
 
 def render(catalog: object, factors: object,
@@ -236,7 +253,8 @@ def render(catalog: object, factors: object,
         if len(group) < MIN_ROWS_OWN_BAND:
             lo_s = min(lo_s, pooled_band[engine][0], 1.0 - MIN_SMALL_BAND)
             hi_s = max(hi_s, pooled_band[engine][1], 1.0 + MIN_SMALL_BAND)
-        srcs = sorted({SOURCES[r.source] for r in group})
+        srcs = sorted({SOURCES[r.source] for r in group}
+                      | ({GEMM_RAMP_SOURCE} if (engine, key) in GEMM_RAMP_US else set()))
         gpus = sorted({r.gpu for r in group})
         blocks.append(
             f'[[engine_profile]]\nid = "{engine}@{key}"\nengine = "{engine}"\nfamily = "{key}"\n'
@@ -247,6 +265,8 @@ def render(catalog: object, factors: object,
                if best.overhead_per_sequence_us else "")
             + (f"compute_efficiency = {_band(best.compute_efficiency, lo_s, hi_s)}\n"
                if best.compute_efficiency is not None else "")
+            + ("gemm_ramp_us = {{ value = {:.2f}, low = {:.2f}, high = {:.2f} }}\n".format(*GEMM_RAMP_US[(engine, key)])
+               if (engine, key) in GEMM_RAMP_US else "")
             +
             f"rows = {len(group)}\nsources = {srcs!r}\n".replace("'", '"')
             + f'notes = "Fitted to {len(group)} published rows on {", ".join(gpus)}"\n')
