@@ -185,8 +185,11 @@ def print_judge_latency(catalog: Catalog) -> None:
     closed loop of N clients (AIPerf), so the model's `latency_at_concurrency` at N is what it is held to; below
     saturation (no client waiting for a batch slot, in the model and in the table's TTFT) TPOT and TTFT are compared,
     and the saturation point is the first concurrency at which the model queues against the one at which the
-    published TTFT jumps (grows more than 1.5 times as fast as the clients from the previous row). NIM runs
-    TensorRT-LLM engines (tensorrt-llm-engine); the PyTorch backend's profile is printed beside it."""
+    published TTFT jumps (grows more than 1.5 times as fast as the clients from the previous row; the same test is
+    applied to the model's TTFT). NIM runs TensorRT-LLM engines (tensorrt-llm-engine), which is what is judged; the
+    PyTorch backend's profile (tensorrt-llm) is printed beside it for reference, not as a target: it is another
+    runtime, fitted to trtllm-bench's large-batch rows only, its per-layer overhead (229 µs, near the fit's bound)
+    standing for a per-step host cost that no low-batch row pins."""
     tables = judge_latency_tables()
     if not tables:
         print("External judge, not fitted: no tests/data/judges/nim_latency.toml")
@@ -202,7 +205,8 @@ def print_judge_latency(catalog: Catalog) -> None:
             rep = replica(Row(raw), catalog)
             published_jump = next((c for (c, ttft, _, _), prev in zip(t["rows"][1:], t["rows"], strict=False)
                                    if ttft / prev[1] > JUMP * c / prev[0]), None)
-            model_jump = None
+            model_jump = model_ttft_jump = None
+            previous: tuple[float, float] | None = None  # the model's (clients, TTFT) at the previous row
             print(f"  [{engine}] {t['id']} (slots {rep.batch})")
             for c, ttft, itl, tps in t["rows"]:
                 lat = latency_at_concurrency(rep.curve, rep.prompt_flops, concurrency=int(c), slots=rep.batch,
@@ -212,6 +216,11 @@ def print_judge_latency(catalog: Catalog) -> None:
                 below = not lat.saturated and (published_jump is None or c < published_jump)
                 if lat.saturated and model_jump is None:
                     model_jump = c
+                # the published jump's test applied to the model's own TTFT series
+                if previous is not None and model_ttft_jump is None and \
+                        lat.ttft_p50_s / previous[1] > JUMP * c / previous[0]:
+                    model_ttft_jump = c
+                previous = (c, lat.ttft_p50_s)
                 if below:
                     tpot_errs.append(e_tpot)
                     ttft_errs.append(e_ttft)
@@ -219,7 +228,8 @@ def print_judge_latency(catalog: Catalog) -> None:
                       f"{lat.tpot_p50_s * 1e3:6.2f} vs {itl:6.2f} {e_tpot:>+7.1%}   tokens/s "
                       f"{lat.tokens_per_s * rep.replicas:8.0f} vs {tps:8.0f}{'' if below else '  (saturated)'}")
             print(f"    saturation: published TTFT jumps at {f'c{published_jump}' if published_jump else 'none'}, the "
-                  f"model queues from {f'c{model_jump}' if model_jump else f'c{rep.batch + 1} (its slots)'}")
+                  f"model's at {f'c{model_ttft_jump}' if model_ttft_jump else 'none'}; the model queues from "
+                  f"{f'c{model_jump}' if model_jump else f'c{rep.batch + 1} (its slots)'}")
             flat = next((c for (c, _, _, tps), prev in zip(t["rows"][1:], t["rows"], strict=False)
                          if tps < prev[3] * FLAT), None)
             top = t["rows"][-1]
@@ -230,9 +240,11 @@ def print_judge_latency(catalog: Catalog) -> None:
                   f"({top[3]:,.0f} tokens/s at c{top[0]}), the model {last.tokens_per_s * rep.replicas:,.0f} there")
         med_tpot, _, n = quantiles(tpot_errs)
         med_ttft, _, _ = quantiles(ttft_errs)
+        judged = engine in {str(t["engine"]) for t in tables}
         print(f"  [{engine}] below saturation ({n} points): TPOT |error| median {med_tpot:.1%} (≤ {LATENCY_TPOT:.0%}: "
               f"{'met' if med_tpot <= LATENCY_TPOT else 'MISSED'}), TTFT |error| median {med_ttft:.1%} "
-              f"(≤ {LATENCY_TTFT:.0%}: {'met' if med_ttft <= LATENCY_TTFT else 'MISSED'})")
+              f"(≤ {LATENCY_TTFT:.0%}: {'met' if med_ttft <= LATENCY_TTFT else 'MISSED'})"
+              + ("" if judged else "  (not the tables' runtime: printed for reference, not a target)"))
     print()
 
 

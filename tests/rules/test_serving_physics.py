@@ -48,6 +48,8 @@ CONFIGS = {
     "8b-b200": ("llama-3.1-8b", "nvidia-b200", "nvfp4", "tensorrt-llm-engine", 871, 128, 1, 1),
     # 70B FP8 TP2 on H100 with 5,000-token prompts (NIM's shape)
     "70b-h100": ("llama-3.3-70b", "nvidia-h100-sxm5", "fp8", "tensorrt-llm", 5000, 500, 2, 1),
+    # Llama 3.1 8B FP8 on one H100 at NIM's 200/200, TensorRT engines: the profile with the weight GEMMs' ramp
+    "8b-h100-engine": ("llama-3.1-8b", "nvidia-h100-sxm5", "fp8", "tensorrt-llm-engine", 200, 200, 1, 1),
     # DeepSeek-R1 FP4 on 8 B200, attention data-parallel, experts EP 8, MLPerf's 804/3,886
     "r1-b200": ("deepseek-v3", "nvidia-b200", "nvfp4", "tensorrt-llm", 804, 3886, 1, 8),
     # Mixtral on MI300X, vLLM
