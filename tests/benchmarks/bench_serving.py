@@ -237,7 +237,8 @@ def print_judge_latency(catalog: Catalog) -> None:
                                           input_tokens=rep.input_tokens, output_tokens=rep.output_tokens,
                                           chunk_tokens=rep.chunk_tokens, clients_in_step=True)
             print(f"    throughput ceiling: published flat from {f'c{flat}' if flat else 'nowhere'} "
-                  f"({top[3]:,.0f} tokens/s at c{top[0]}), the model {last.tokens_per_s * rep.replicas:,.0f} there")
+                  f"({top[3]:,.0f} tokens/s at c{top[0]}, {top[3] / rep.output_tokens:,.1f} requests/s), the model "
+                  f"{last.tokens_per_s * rep.replicas:,.0f} there")
         med_tpot, _, n = quantiles(tpot_errs)
         med_ttft, _, _ = quantiles(ttft_errs)
         judged = engine in {str(t["engine"]) for t in tables}
