@@ -344,3 +344,17 @@ def test_expert_parallel_setup_names_its_attention_groups(capsys: pytest.Capture
     out = capsys.readouterr().out
     assert "EP 8: experts split over 8 GPUs, attention in 8 data-parallel groups of 1 GPU" in out
     assert "attention in 8 data-parallel group(s) of 1 GPU(s)" in out  # the method note says the same
+
+
+def test_cost_tables_read_as_a_person_reads_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """The as-of column holds the date; a source's note on it goes under the table instead of widening every row.
+    Money is printed as everywhere else (units.usd_text), and the KV line names the tokens it holds."""
+    assert main(["estimate", "--model", "llama-3.1-8b", "--gpu", "nvidia-h100-sxm5", "--batch", "16"]) == 0
+    out = capsys.readouterr().out
+    nebius = next(line for line in out.splitlines() if line.strip().startswith("Nebius") and "on-demand" in line)
+    assert nebius.rstrip().endswith("2026-10-01") and "nebius.com" not in nebius
+    assert "as of 2026-10-01 (effective date printed on nebius.com/prices" in out
+    # 131,072 B/token × (500 prompt + 200 output tokens) × 16 sequences = 1.468 GB
+    assert "1.47 GB for 700 tokens a sequence × 16 sequences" in out
+    busy = next(line for line in out.splitlines() if "per busy hour" in line)
+    assert busy.split()[3].count(".") == 1 and len(busy.split()[3].split(".")[1]) == 2  # $23.28, not $23.281

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.sanitize import shorten
-from gpuadvisor.rules.sizing.units import flops_text
+from gpuadvisor.knowledge.schema import as_of_label
+from gpuadvisor.rules.sizing.units import flops_text, usd_text
 
 if TYPE_CHECKING:
     from gpuadvisor.rules.estimate import EstimateRequest, EstimateResult
@@ -243,8 +244,9 @@ def render_text(r: EstimateResult) -> str:
         rows.append(("engine", s.engine + (f" (calibrated profile {s.engine_profile})" if s.engine_profile
                                            else " (no calibrated profile: engine-blind assumptions)")))
     if r.kv_cache_bytes_per_token is not None:
-        rows.append(("KV cache", f"{r.kv_cache_bytes_per_token:,.0f} bytes/token, {_n(r.kv_cache_gb)} GB for "
-                                 f"batch × context"))
+        held = (f"{r.kv_cache_tokens_per_sequence:,} tokens a sequence × {s.batch * s.data_parallel:,} sequences"
+                if r.kv_cache_tokens_per_sequence is not None else "every sequence in flight")
+        rows.append(("KV cache", f"{r.kv_cache_bytes_per_token:,.0f} bytes/token, {_n(r.kv_cache_gb)} GB for {held}"))
     out += _table(rows, indent="") + ["", "Memory per GPU (GB = 10^9 bytes)"]
     m = r.memory_gb
     items = [("weights", m.weights), ("KV cache", m.kv_cache), ("activations", m.activations),
@@ -317,16 +319,18 @@ def _costs(r: EstimateResult) -> list[str]:
                   "$/run" if training else "$/1M tokens", "as of"]
         rows = [[c.provider, c.name, c.pricing, str(c.instances), f"{c.usd_per_hour:,.2f}",
                  f"{c.usd_per_gpu_hour:,.2f}", _money(c.usd_per_run if training else c.usd_per_million_tokens),
-                 c.as_of] for c in r.costs]
+                 as_of_label(c.as_of)] for c in r.costs]
         out += ["", "Cloud cost"] + _grid(header, rows)
+        # a date the source qualifies keeps its note, under the table rather than stretching a column
+        out += [f"  {c.provider} {c.name}: as of {c.as_of}" for c in r.costs if c.as_of != as_of_label(c.as_of)]
     if r.owned is not None:
         o = r.owned
         each = f"${o.price_usd_each:,.0f} per GPU, " if o.price_usd_each is not None else ""
         beyond = (f" (${o.capex_beyond_accelerators_usd:,.0f} of it host and fabric)"
                   if o.capex_beyond_accelerators_usd else "")
         rows2 = [("bought as", f"{o.machines} × {o.system} ({o.accelerators_paid} GPUs, {o.power_kw:,.1f} kW)"),
-                 ("price", f"{each}${o.capex_usd:,.0f} in total{beyond} (as of {o.price_as_of})"),
-                 ("per busy hour", f"${o.usd_per_busy_hour:,.3f} at {o.utilization:.0%} utilization")]
+                 ("price", f"{each}${o.capex_usd:,.0f} in total{beyond} ({_dated(o.price_as_of)})"),
+                 ("per busy hour", f"{usd_text(o.usd_per_busy_hour)} at {o.utilization:.0%} utilization")]
         if o.usd_per_million_tokens is not None:
             rows2.append(("per 1M tokens", _money(o.usd_per_million_tokens)))
         if o.usd_per_run is not None:
@@ -339,6 +343,8 @@ def _costs(r: EstimateResult) -> list[str]:
 
 
 def _money(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"${v:,.0f}" if v >= 100 else f"${v:,.3f}"
+    return "-" if v is None else usd_text(v)
+
+
+def _dated(as_of: str) -> str:
+    return "price undated" if as_of == "undated" else f"as of {as_of}"
