@@ -218,7 +218,7 @@ def test_prefill_model_is_the_reference_formula_to_the_bit(catalog: Catalog, nam
 def test_split_shares_exactly_the_model_constants() -> None:
     split_only = {"device", "tp", "pp", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead", "_ar_latency",
                   "_ar_coef", "_link_den", "_pp_comm", "ep", "_ranks", "_half_tokens", "_kv_replication",
-                  "_cache", "_seconds", "_groups", "_attn_den"}
+                  "_cache", "_seconds", "_groups", "_attn_den", "_ramp"}
     assert set(_MODEL_SLOTS) | split_only == set(DecodeCurve.__slots__)
     assert not set(_MODEL_SLOTS) & split_only
 
