@@ -6,8 +6,11 @@ weight once (an MoE only the experts its tokens touch) and each sequence's KV ca
 weight per token, so its arithmetic intensity is ≈ B FLOP/byte at 16-bit: batch-1 decode is bandwidth-bound
 (002: ≈1 FLOP/byte vs the A100's ≈156) and serving turns compute-bound only at large batches (H4).
 
-    decode step = max(bytes ÷ (bandwidth × η_bw), FLOPs ÷ (peak × η_c × s)) + layers × per-layer overhead + TP comm
-                  (s: the share of the datasheet peak a power-limited card sustains, `Device.sustained`)
+    decode step = max(bytes ÷ (bandwidth × η_bw) + kernels × ramp, FLOPs ÷ (peak × η_c × s))
+                  + layers × per-layer overhead + TP comm
+                  (s: the share of the datasheet peak a power-limited card sustains, `Device.sustained`; ramp: the
+                  fixed time of each weight GEMM kernel bound by its read, `weight_gemm_kernels`, set on the engine
+                  profiles fitted on compute-bound rows only)
     TP comm     = 2 all-reduces per layer of B × hidden × 2 bytes: latency + 2(tp−1)/tp × bytes ÷ link bandwidth
                   (per direction: NVLink 4 = 450 GB/s, PCIe 4.0 x16 ≈ 31.5 GB/s)
     prefill     = 2 × active params × prompt tokens + causal attention 2·L·a·d·s² per sequence, compute-bound
