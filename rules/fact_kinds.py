@@ -475,6 +475,7 @@ class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     ecc: bool
     software_stack: str
     flash_attention_2: str
+    fused_attention: bool
     throttled: bool
     mig: int
     memory_gb: float
