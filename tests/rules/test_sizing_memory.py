@@ -12,8 +12,8 @@ from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.memory import (
     MemoryBreakdown,
     Parallelism,
-    inference_memory,
     fused_attention,
+    inference_memory,
     layer_activation_bytes,
     lora_parameters,
     split_weight_format,

@@ -186,6 +186,19 @@ def run(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------------------------------------------
 
 
+def _ms(seconds: float | None) -> str:
+    """A latency as a person reads it: `9.46 ms`, `1.25 s`."""
+    if seconds is None:
+        return "-"
+    return f"{_n(seconds * 1000)} ms" if seconds < 1 else f"{_n(seconds)} s"
+
+
+def _under_load(r: EstimateResult) -> str:
+    """The load a latency is measured under: the batch as closed-loop clients, all replicas."""
+    clients = r.setup.batch * r.setup.data_parallel
+    return f" at {clients:,} request{'s' if clients != 1 else ''} in flight"
+
+
 def _n(value: float | None, digits: int = 3) -> str:
     """A number with sensible precision: 1,234 / 56.7 / 0.123."""
     if value is None:
@@ -280,7 +293,8 @@ def _speed(r: EstimateResult) -> list[str]:
                      + (f" (range {_n(rng.low)}-{_n(rng.high)})" if rng else "")
                      + f", {_n(r.decode_tokens_per_s_per_sequence)} per sequence, ceiling "
                        f"{_n(r.bandwidth_bound_tokens_per_s)} at full bandwidth"))
-        rows.append(("time per token", f"{_n((r.tpot_s or 0) * 1000)} ms"))
+        rows.append(("time per token", f"{_ms(r.tpot_s)}{_under_load(r)}"
+                     + (f" ({_ms(r.tpot_idle_s)} alone on the replica)" if r.tpot_idle_s is not None else "")))
         if r.throughput_tokens_per_s is not None:
             rows.append(("throughput with prompts", f"{_n(r.throughput_tokens_per_s)} tokens/s (every prompt "
                          f"processed, {r.throughput_output_tokens} output tokens per request)"))
@@ -290,8 +304,9 @@ def _speed(r: EstimateResult) -> list[str]:
     if r.ttft_s is not None:
         rng2 = r.ttft_s_range
         rows.append(("prefill", f"{_n(r.prefill_tokens_per_s)} tokens/s"))
-        rows.append(("time to first token", f"{_n(r.ttft_s)} s" + (f" (range {_n(rng2.low)}-{_n(rng2.high)})"
-                                                                      if rng2 else "")))
+        rows.append(("time to first token", f"{_ms(r.ttft_s)} p95{_under_load(r)}"
+                     + (f" (range {_ms(rng2.low)}-{_ms(rng2.high)})" if rng2 else "")
+                     + (f"; {_ms(r.ttft_idle_s)} alone" if r.ttft_idle_s is not None else "")))
     if r.training_gpu_hours is not None:
         rng3 = r.training_gpu_hours_range
         if r.training_flops is not None:
