@@ -329,9 +329,14 @@ def latency_at_rate(curve: DecodeCurve, prompt_flops: float, *, arrival_rate: fl
     if arrival_rate <= 0 or slots < 1:
         raise ValueError("arrival rate and slots must be positive")
 
+    rates: dict[int, ServingRate] = {}  # the search, the settled batch and its p95 ask for the same batches again
+
     def rate_at(b: int) -> ServingRate:
-        return serving_rate(curve, prompt_flops, batch=b, input_tokens=input_tokens, output_tokens=output_tokens,
-                            chunk_tokens=chunk_tokens)
+        found = rates.get(b)
+        if found is None:
+            found = rates[b] = serving_rate(curve, prompt_flops, batch=b, input_tokens=input_tokens,
+                                            output_tokens=output_tokens, chunk_tokens=chunk_tokens)
+        return found
 
     def service(b: int) -> float:
         r = rate_at(b)
