@@ -100,6 +100,10 @@ class Device:
     attention_tflops: float | None = None
     """Dense peak the attention kernels' math runs at when it differs from `peak_tflops`: 4-bit weights still attend
     in FP8 (FlashMLA, TensorRT-LLM's FP8 FMHA and the FP8 KV cache they read); None = `peak_tflops`."""
+    attention_sustained: float | None = None
+    """Share of `attention_tflops` the part sustains when it is another precision's peak: the FP8 attention of a
+    4-bit model runs at FP8's sustained share, not FP4's (a GB300 reaches a smaller share of its FP4 peak than of its
+    FP8 one, accelerators.toml); None = `sustained`."""
 
     def __post_init__(self) -> None:
         if self.bandwidth_gbs <= 0:
@@ -108,7 +112,7 @@ class Device:
             raise ValueError("peak TFLOPS must be positive")
         if self.attention_tflops is not None and self.attention_tflops <= 0:
             raise ValueError("attention TFLOPS must be positive")
-        if not 0 < self.sustained <= 1:
+        if not 0 < self.sustained <= 1 or not 0 < (self.attention_sustained or 1.0) <= 1:
             raise ValueError("the sustained share of the peak must be in (0, 1]")
 
     def flops_per_second(self, factors: Factors) -> float | None:
@@ -119,12 +123,14 @@ class Device:
         return self.peak_tflops * TFLOPS * self.compute_efficiency(factors) * self.sustained
 
     def attention_flops_per_second(self, factors: Factors) -> float | None:
-        """FLOP/s the attention kernels reach: `attention_tflops` (else the peak) × compute efficiency × the
-        sustained share (None without a published peak)."""
+        """FLOP/s the attention kernels reach: `attention_tflops` (else the peak) × compute efficiency × its
+        sustained share (`attention_sustained`, else `sustained`; None without a published peak)."""
         if not self.peak_tflops:
             return None
-        peak = self.attention_tflops or self.peak_tflops
-        return peak * TFLOPS * self.compute_efficiency(factors) * self.sustained
+        if self.attention_tflops:
+            share = self.attention_sustained if self.attention_sustained is not None else self.sustained
+            return self.attention_tflops * TFLOPS * self.compute_efficiency(factors) * share
+        return self.peak_tflops * TFLOPS * self.compute_efficiency(factors) * self.sustained
 
     def weight_efficiency(self, factors: Factors) -> float:
         return self.efficiency.bandwidth_efficiency if self.efficiency else factors.decode_bandwidth_efficiency

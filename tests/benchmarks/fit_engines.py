@@ -232,7 +232,7 @@ def render(catalog: object, factors: object,
         if ident in seen and "-" not in key and key != "any":
             continue  # a vendor key with the same rows as a more specific family adds nothing
         seen.add(ident)
-        lo_s, hi_s = band(group, best, predict_any)
+        lo_s, hi_s = band(group + served_unfitted(catalog, fitted, engine, key, group), best, predict_any)
         if len(group) < MIN_ROWS_OWN_BAND:
             lo_s = min(lo_s, pooled_band[engine][0], 1.0 - MIN_SMALL_BAND)
             hi_s = max(hi_s, pooled_band[engine][1], 1.0 + MIN_SMALL_BAND)
@@ -261,6 +261,24 @@ def render(catalog: object, factors: object,
     return "\n".join(blocks)
 
 
+def served_unfitted(catalog: object, fitted: Fitted, engine: str, key: str,
+                    group: list[Row | serving.Row]) -> list[Row | serving.Row]:
+    """Checked rows of `engine` that the profile `key` serves but the fit does not use (a TensorRT-LLM engine's
+    first-token rows): the band must bracket them too, since tests/rules/test_calibration.py holds every checked
+    row to the band of the profile it is predicted with."""
+    seen = {id(r) for r in group}
+    out: list[Row | serving.Row] = []
+    for r in CHECKED:
+        if r.get("engine") != engine or r.kind == "training" or id(r) in seen:
+            continue
+        keys = [k for k in family_keys(catalog.accelerators[r.gpu]) if (engine, k) in fitted]  # type: ignore[attr-defined]
+        if keys and keys[0] == key:
+            out.append(r)
+    return out
+
+
+TIME_MEASURES = ("ttft_s",)
+"""Measures that are times (smaller with a faster engine), bracketed as rates by `band`."""
 ROUNDS = 2
 """Profile fit ↔ dataset-input inference rounds (the second settles both)."""
 MAX_BATCH_FOR_SPLIT = 4
@@ -335,20 +353,25 @@ def _band(value: float, low_scale: float, high_scale: float, digits: int = 4, cl
 
 def band(group: list[Row | serving.Row], best: EngineEfficiency,
          predict_any: Callable[[Row | serving.Row, EngineEfficiency], float]) -> tuple[float, float]:
-    """(low, high) multipliers of the efficiencies (overheads divided) that bracket every row of the group."""
+    """(low, high) multipliers of the efficiencies (overheads divided) that bracket every row of the group (a row
+    that measures a time, a first-token latency, is bracketed as its rate)."""
+    def rate(r: Row | serving.Row, e: EngineEfficiency) -> float:
+        found = predict_any(r, e)
+        return 1.0 / found if r.get("measures") in TIME_MEASURES else found
+
     lo, hi = 1.0, 1.0
     for _ in range(30):
         ok = True
         for r in group:
             slow = scaled(best, lo)
             fast = scaled(best, hi)
-            a = predict_any(r, slow)
-            b = predict_any(r, fast)
-            if a > r.measured * 0.999:
-                lo *= min(0.99, r.measured / a * 0.995)
+            a, b = rate(r, slow), rate(r, fast)
+            measured = 1.0 / r.measured if r.get("measures") in TIME_MEASURES else r.measured
+            if a > measured * 0.999:
+                lo *= min(0.99, measured / a * 0.995)
                 ok = False
-            if b < r.measured * 1.001:
-                hi *= max(1.01, r.measured / b * 1.005)
+            if b < measured * 1.001:
+                hi *= max(1.01, measured / b * 1.005)
                 ok = False
         if ok:
             break
