@@ -938,6 +938,9 @@ class EngineProfile(Strict):
     """Per sequence of the batch per decode step (host work: scheduling, sampling); `low` is the optimistic
     end."""
     compute_efficiency: Band | None = None
+    overhead_per_moe_layer_us: Band | None = None
+    """Per MoE layer per pass, beyond `overhead_per_layer_us` (an engine's fused-MoE path on a vendor's parts that
+    its dense rows do not show); `low` is the optimistic end."""
     rows: int = Field(default=0, ge=0)
     """Published measurements the values were fitted to (0 = carried over from a related family)."""
     sources: list[str] = Field(min_length=1)

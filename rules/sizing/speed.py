@@ -76,10 +76,15 @@ class EngineEfficiency:
     """Cost per sequence of the batch per decode step (µs): the host's scheduling, sampling and detokenising of
     each sequence, which grows with the batch but not with the layers; what makes large batches slower than their
     bytes and FLOPs, and what separates TensorRT-LLM's PyTorch backend from its C++ executor (engines.toml)."""
+    overhead_per_moe_layer_us: float = 0.0
+    """Cost per MoE layer per pass (µs) beyond `overhead_per_layer_us`: the routing, token sorting and quantising
+    kernels a fused-MoE path launches around its grouped GEMMs (and an MLA model's extra attention kernels), which
+    the dense rows a profile is fitted on do not run. 0 where the profile's per-layer figure already carries it;
+    SGLang on ROCm (engines.toml): fitted to InferenceX's MI325X DeepSeek-R1 runs at 4-16 requests."""
 
     def __post_init__(self) -> None:
-        if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(self.overhead_per_layer_us,
-                                                                           self.overhead_per_sequence_us) < 0:
+        if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(
+                self.overhead_per_layer_us, self.overhead_per_sequence_us, self.overhead_per_moe_layer_us) < 0:
             raise ValueError("engine efficiencies must be positive")
 
 
@@ -144,6 +149,11 @@ class Device:
     def compute_efficiency(self, factors: Factors) -> float:
         found = self.efficiency.compute_efficiency if self.efficiency else None
         return found if found is not None else factors.compute_efficiency
+
+    def overhead_seconds(self, layers: int, moe_layers: int, factors: Factors) -> float:
+        """Per-pass fixed cost of `layers` layers of which `moe_layers` are MoE layers (s)."""
+        moe = self.efficiency.overhead_per_moe_layer_us if self.efficiency else 0.0
+        return (layers * self.overhead_per_layer_us(factors) + moe_layers * moe) * 1e-6
 
 
 def ridge_point(peak_tflops: float, bandwidth_gbs: float) -> float:
@@ -460,7 +470,7 @@ class DecodeCurve:
         self._attn_den = device.attention_flops_per_second(factors)
         self._half_tokens = expert_half_tokens(device, self.experts.bytes_per_weight if self.experts else
                                                self.bytes_per_weight, factors)
-        self._overhead = self._layers * device.overhead_per_layer_us(factors) * 1e-6
+        self._overhead = device.overhead_seconds(self._layers, self._moe_layers, factors)
         self._seq_overhead = device.efficiency.overhead_per_sequence_us * 1e-6 if device.efficiency else 0.0
         # attention data-parallel groups: each rank group schedules, samples and detokenises its own sequences (one
         # executor per group: TensorRT-LLM's enable_attention_dp, SGLang's and vLLM's DP attention), so the
@@ -769,7 +779,7 @@ class PrefillModel:
         else:
             t_mem = self.w_bytes / tp / mem_den
             t_comm = 2 * self.layers * allreduce_seconds(self.message, tp, device, factors)
-        t_over = self.layers * device.overhead_per_layer_us(factors) * 1e-6
+        t_over = device.overhead_seconds(self.layers, self.moe_layers, factors)
         t_comp += t_attn
         return t_comp, t_mem, max(t_comp, t_mem) + t_over + t_comm
 
