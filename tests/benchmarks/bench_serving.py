@@ -64,7 +64,9 @@ def main(argv: list[str]) -> int:
     catalog = load_catalog(user_dir=None)
     groups: dict[str, dict[str, list[float]]] = {"in-sample": defaultdict(list), "held-out": defaultdict(list),
                                                  "older software, not a target": defaultdict(list),
-                                                 "reported (third parties), not fitted": defaultdict(list)}
+                                                 "reported (third parties), not fitted": defaultdict(list),
+                                                 "reported (third parties), fitted to SGLang's AMD MoE cost only":
+                                                     defaultdict(list)}
     server: list[float] = []
     target_families: dict[str, list[float]] = defaultdict(list)
     strict: list[float] = []  # held-out rows on parts whose sustained share was not derived from their round
@@ -356,9 +358,11 @@ def print_amd_moe(catalog: Catalog) -> None:
 
 
 def group_of(row: Row) -> str:
-    """Which of the four error groups a row is counted in."""
+    """Which of the error groups a row is counted in."""
     if row.held_out:
         return "held-out"
+    if row.moe_profile_fit:
+        return "reported (third parties), fitted to SGLang's AMD MoE cost only"
     if row.reported:
         return "reported (third parties), not fitted"
     return "older software, not a target" if row.older_software else "in-sample"
