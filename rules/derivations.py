@@ -63,6 +63,7 @@ from gpuadvisor.rules.sizing.kvcache import (
 from gpuadvisor.rules.sizing.memory import (
     WeightFormat,
     embedding_params,
+    fused_attention,
     inference_memory,
     mig_slice_bytes,
     per_model_bytes,
@@ -596,7 +597,8 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         "scale_up_kind": topo.scale_up.kind, "unit_kind": u.kind, "topology": topo.describe(),
         "scale_out_kind": topo.scale_out.kind if topo.scale_out is not None else "none",
         "market": a.market, "vendor": a.vendor, "ecc": a.ecc, "trains": a.trains,
-        "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2, "throttled": plan.throttled,
+        "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2,
+        "fused_attention": fused_attention(a), "throttled": plan.throttled,
         "mig": int(a.mig_max_instances.value) if a.mig_max_instances else 0, "memory_gb": a.memory_gb.value,
         **_mig_slices(a, plan, models),
         "flagship": flagship(a),

@@ -57,7 +57,13 @@ from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
-from gpuadvisor.rules.sizing.memory import MemoryBreakdown, Parallelism, embedding_bytes, lora_parameters
+from gpuadvisor.rules.sizing.memory import (
+    MemoryBreakdown,
+    Parallelism,
+    embedding_bytes,
+    fused_attention,
+    lora_parameters,
+)
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
 from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
@@ -381,7 +387,7 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     _defaults(ctx, answers, resolved, req, training, method, float(work["utilization"]))
     _model_notes(ctx, resolved, arch)
     unit = _unit(acc, par.gpus) if acc is not None else None
-    flash = acc is None or acc.flash_attention_2 != "no"
+    flash = acc is None or fused_attention(acc)
 
     result = EstimateResult(
         model=_model_out(resolved, arch),

@@ -241,6 +241,7 @@ class WorkloadFact(_Fact):
     desk_side: bool
     failover: bool
     production_stated: bool
+    stage_stated: bool
     pc_slots: int
     site_usd_per_kw_month: float | None
     daily_active_users: NotRequired[int]
@@ -474,6 +475,7 @@ class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     ecc: bool
     software_stack: str
     flash_attention_2: str
+    fused_attention: bool
     throttled: bool
     mig: int
     memory_gb: float

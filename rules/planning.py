@@ -35,6 +35,7 @@ from gpuadvisor.rules.sizing.memory import (
     MemoryBreakdown,
     Parallelism,
     WeightFormat,
+    fused_attention,
     training_memory,
     weight_format,
 )
@@ -207,10 +208,6 @@ class NoFit:
 
     accelerator: str
     reason: str
-
-
-def _flash(acc: Accelerator) -> bool:
-    return acc.flash_attention_2 in {"yes", "not-listed"} or acc.software_stack not in {"cuda", "rocm"}
 
 
 def _replica_layouts(unit: Unit, limit: int) -> list[tuple[int, int]]:
@@ -412,7 +409,7 @@ class InferenceSearch:
         unit = unit or bare_unit(acc)
         t = self.t
         capacity = acc.memory_gb.value * GB
-        flash = _flash(acc)
+        flash = fused_attention(acc)
         # searched beyond a user's maximum too, so a plan that needs more can say how many (C.max-gpus)
         search_limit = max(t.max_gpus or 0, SERVING_SPAN * unit.node, unit.topology.scale_up.domain)
         candidates: list[_Candidate] = []
@@ -491,7 +488,7 @@ class InferenceSearch:
                         f"prompt and its KV transfer, beyond the {t.ttft_max_s:g} s time-to-first-token target")
             return (f"the prefill pool would need more than {MAX_POOL_REPLICAS:,} replicas at "
                     f"{rate:,.0f} requests/s")
-        mem = self.memory(tp, pp, _flash(acc), self.memory_factors(acc), ep)
+        mem = self.memory(tp, pp, fused_attention(acc), self.memory_factors(acc), ep)
         fit = _largest_fitting_batch(mem, acc.memory_gb.value * GB, MAX_BATCH_PER_REPLICA, self._saturation)
         b = decode_batch(speed.seconds, fit if device.peak_tflops is not None else 1, t.min_tokens_per_s_per_user,
                          pre.ttft_p95_s, t.output_tokens, t.latency_p95_s)
@@ -601,7 +598,7 @@ class InferenceSearch:
         sequences — with the figures a search would give it (`gpuadvisor estimate`: the pipeline fixed to one
         accelerator and layout). It may not fit (`Plan.fits`); its speeds and latencies are reported anyway."""
         capacity = acc.memory_gb.value * GB
-        flash = _flash(acc)
+        flash = fused_attention(acc)
         link = unit.topology.link(max(tp, ep))
         engine_memory = self.memory_factors(acc)
         mem = self.memory(tp, pp, flash, engine_memory, ep)
@@ -1007,7 +1004,7 @@ class TrainingSearch:
         if not peak:
             return NoFit(acc.id, f"{acc.name}: no published dense training throughput to size the run with")
         capacity = acc.memory_gb.value * GB
-        flash = _flash(acc)
+        flash = fused_attention(acc)
         cap = t.max_gpus if t.max_gpus is not None else NO_CAP
         search_cap = NO_CAP  # searched beyond a user's maximum too, so a plan can say how many it needs
         method = t.flops_factor
@@ -1102,7 +1099,7 @@ class TrainingSearch:
         """The plan of a layout as given (`par` over its GPUs on machines of `unit`), with the figures a search
         would give it (`gpuadvisor estimate`), and the run's time (None when the part publishes no training
         rate); `mfu` overrides the scale-aware utilization."""
-        flash = _flash(acc)
+        flash = fused_attention(acc)
         n = par.gpus
         machines = 1 if unit.single else max(1, math.ceil(n / unit.node))
         fits_single = self.memory(replace(par, tp=1, pp=1, dp=1, zero=0), flash).fits(acc.memory_gb.value * GB)

@@ -84,6 +84,7 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "spot_given": given("deployment.spot"), "desk_side": bool(a("deployment.desk_side")),
         "pc_slots": int(a("current.pc_slots")),
         "production_stated": given("stage") and a("stage") == "production",
+        "stage_stated": given("stage"),
         "failover": bool(a("inference.failover")) if workload == "inference" else False,
         "pue": float(a("deployment.pue")), "power_usd_per_kwh": float(a("deployment.power_usd_per_kwh")),
         "lifetime_years": float(a("deployment.lifetime_years")), "max_gpus": a("constraints.max_gpus"),

@@ -120,3 +120,13 @@ def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
+
+
+def terminal_columns() -> int | None:
+    """The width of the terminal standard output writes to (COLUMNS, when set, wins: `shutil.get_terminal_size`);
+    None for a file or a pipe, whose reader wants each table row on one line."""
+    import shutil
+
+    if not sys.stdout.isatty():
+        return None
+    return max(40, shutil.get_terminal_size().columns)

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gpuadvisor.knowledge.schema import Architecture, Precision
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
 from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence, kv_cache, per_gpu_share
 from gpuadvisor.rules.sizing.params import ParameterCount, moe_layer_split
@@ -290,6 +290,25 @@ def _attention_widths(arch: Architecture) -> tuple[int, int, int]:
         return qk, qk + heads * m.v_head_dim, heads * m.v_head_dim
     hd = arch.head_size
     return heads * hd, 2 * arch.kv_heads * hd, heads * hd
+
+
+MEM_EFFICIENT_SDPA_MIN_CC = 5.0
+"""PyTorch's memory-efficient attention kernel (scaled_dot_product_attention's xformers/CUTLASS backend) runs on
+CUDA compute capability 5.0 and up (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp,
+check_mem_efficient_hardware_support: sm50-sm90, newer parts have FlashAttention)."""
+
+
+def fused_attention(acc: Accelerator) -> bool:
+    """Whether attention runs fused — no s × s score matrix kept per head, so activations hold no s² term. Yes
+    with FlashAttention-2; on CUDA parts without it (T4, V100, P100) PyTorch's default SDPA picks its
+    memory-efficient kernel, also O(s); off CUDA and ROCm the stacks bring their own fused kernels (XLA, Neuron,
+    Metal, llama.cpp). ROCm without FlashAttention-2 (RDNA3, the W7900) computes attention unfused: its
+    memory-efficient kernel is experimental there and off unless TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL is set
+    (same file). The one place this is decided: estimate and the planner both ask it."""
+    if acc.flash_attention_2 in {"yes", "not-listed"} or acc.software_stack not in {"cuda", "rocm"}:
+        return True
+    cc = acc.cc
+    return acc.software_stack == "cuda" and cc is not None and cc >= MEM_EFFICIENT_SDPA_MIN_CC
 
 
 def layer_activation_bytes(arch: Architecture, seq: int, batch: int, flash_attention: bool = True) -> float:

@@ -12,6 +12,7 @@ from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.memory import (
     MemoryBreakdown,
     Parallelism,
+    fused_attention,
     inference_memory,
     layer_activation_bytes,
     lora_parameters,
@@ -289,3 +290,23 @@ def test_mig_instances_for_models_hosted_together() -> None:
     assert mig_slice_bytes(80e9, 7, 5) == pytest.approx(10e9)
     assert mig_slice_bytes(80e9, 7, 8) is None  # more models than instances
     assert mig_slice_bytes(48e9, 0, 2) is None  # no MIG (L40S)
+
+
+@pytest.mark.parametrize(("part", "fused"), [
+    ("nvidia-h100-sxm5", True),       # FlashAttention-2
+    ("nvidia-b200", True),            # not on FA2's list, FA3/cuDNN kernels: fused
+    ("nvidia-t4", True),              # no FA2, CUDA 7.5: PyTorch's memory-efficient SDPA kernel (sm50 and up)
+    ("nvidia-v100-sxm2", True),       # 7.0, likewise
+    ("nvidia-p100", True),            # 6.0, likewise
+    ("amd-radeon-pro-w7900", False),  # ROCm RDNA3: the memory-efficient kernel is experimental, off by default
+    ("google-tpu-v5e", True),         # XLA's own fused attention
+    ("apple-m2-ultra", True),         # Metal / llama.cpp / MLX kernels
+])
+def test_fused_attention_by_part(part: str, fused: bool) -> None:
+    assert fused_attention(CATALOG.accelerators[part]) is fused
+
+
+def test_unfused_attention_adds_the_score_matrix() -> None:
+    """Llama 2 7B, one 4,096-token sequence: the unfused layer keeps 2 B × 32 heads × 4,096² of scores more."""
+    gap = layer_activation_bytes(LLAMA2_7B, 4096, 1, flash_attention=False) - layer_activation_bytes(LLAMA2_7B, 4096, 1)
+    assert gap == 2 * 32 * 4096 * 4096

@@ -168,6 +168,9 @@ async def test_compare_escape_and_save_stay_with_the_phase(catalog: Catalog) -> 
         await pilot.pause()
         assert isinstance(app.screen, SaveScreen)
         assert app.screen.answers is life.lifecycle and app.screen.result is life.result
+        # ... and the dialog says so: the phase on screen is one part of what is written
+        assert str(app.screen.query_one("#save-scope", Static).render()).startswith(
+            "Phase 2 is one of the lifecycle's 2 phases: the whole lifecycle is saved")
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen

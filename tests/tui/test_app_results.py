@@ -157,6 +157,10 @@ async def test_what_if_reruns_and_marks_what_moved(catalog: Catalog) -> None:
         assert banner.startswith("What-if: precision.context_tokens 8192 → 32768")
         for option, move in table.moved.items():
             assert table.get_row(option)[-1].plain.strip() == move
+        # the recent list tells the what-if from the consultation it came from
+        titles = [r.title for r in settings.load_recent()]
+        assert titles[0].endswith(" · what-if: precision.context_tokens 8192 → 32768")
+        assert titles[1] == titles[0].split(" · what-if: ")[0]
 
 
 async def test_what_if_rejects_an_invalid_change(catalog: Catalog) -> None:

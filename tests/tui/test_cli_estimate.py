@@ -344,3 +344,34 @@ def test_expert_parallel_setup_names_its_attention_groups(capsys: pytest.Capture
     out = capsys.readouterr().out
     assert "EP 8: experts split over 8 GPUs, attention in 8 data-parallel groups of 1 GPU" in out
     assert "attention in 8 data-parallel group(s) of 1 GPU(s)" in out  # the method note says the same
+
+
+def test_cost_tables_read_as_a_person_reads_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """The as-of column holds the date; a source's note on it goes under the table instead of widening every row.
+    Money is printed as everywhere else (units.usd_text), and the KV line names the tokens it holds."""
+    assert main(["estimate", "--model", "llama-3.1-8b", "--gpu", "nvidia-h100-sxm5", "--batch", "16"]) == 0
+    out = capsys.readouterr().out
+    nebius = next(line for line in out.splitlines() if line.strip().startswith("Nebius") and "on-demand" in line)
+    assert nebius.rstrip().endswith("2026-10-01") and "nebius.com" not in nebius
+    assert "as of 2026-10-01 (effective date printed on nebius.com/prices" in out
+    # 131,072 B/token × (500 prompt + 200 output tokens) × 16 sequences = 1.468 GB
+    assert "1.47 GB for 700 tokens a sequence × 16 sequences" in out
+    busy = next(line for line in out.splitlines() if "per busy hour" in line)
+    assert busy.split()[3].count(".") == 1 and len(busy.split()[3].split(".")[1]) == 2  # $23.28, not $23.281
+
+
+def test_latencies_name_the_load_they_are_under(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--batch N` is N requests in flight: the text gives the loaded figures the JSON gives (tpot_s, ttft_s) with
+    the load named, and the idle ones beside them (tpot_idle_s, ttft_idle_s), in milliseconds."""
+    args = ["--model", "llama-3.1-8b", "--gpu", "nvidia-h100-sxm5", "--precision", "fp8", "--batch", "150",
+            "--input-tokens", "200", "--output-tokens", "200"]
+    data = run_json(capsys, *args)
+    assert data["tpot_s"] > data["tpot_idle_s"] and data["ttft_s"] > data["ttft_idle_s"]
+    assert main(["estimate", *args]) == 0
+    lines = {line.split("  ")[1].strip(): line for line in capsys.readouterr().out.splitlines()
+             if line.startswith("  time ")}
+    tpot, ttft = lines["time per token"], lines["time to first token"]
+    tpot_ms, idle_ms = data["tpot_s"] * 1000, data["tpot_idle_s"] * 1000
+    assert f"{tpot_ms:.3g} ms at 150 requests in flight ({idle_ms:.3g} ms alone" in tpot
+    assert f"{data['ttft_s'] * 1000:.3g} ms p95 at 150 requests in flight" in ttft
+    assert ttft.endswith(f"; {data['ttft_idle_s'] * 1000:.3g} ms alone")

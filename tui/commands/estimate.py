@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.sanitize import shorten
-from gpuadvisor.rules.sizing.units import flops_text
+from gpuadvisor.knowledge.schema import as_of_label
+from gpuadvisor.rules.sizing.units import flops_text, usd_text
 
 if TYPE_CHECKING:
     from gpuadvisor.rules.estimate import EstimateRequest, EstimateResult
@@ -185,6 +186,19 @@ def run(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------------------------------------------
 
 
+def _ms(seconds: float | None) -> str:
+    """A latency as a person reads it: `9.46 ms`, `1.25 s`."""
+    if seconds is None:
+        return "-"
+    return f"{_n(seconds * 1000)} ms" if seconds < 1 else f"{_n(seconds)} s"
+
+
+def _under_load(r: EstimateResult) -> str:
+    """The load a latency is measured under: the batch as closed-loop clients, all replicas."""
+    clients = r.setup.batch * r.setup.data_parallel
+    return f" at {clients:,} request{'s' if clients != 1 else ''} in flight"
+
+
 def _n(value: float | None, digits: int = 3) -> str:
     """A number with sensible precision: 1,234 / 56.7 / 0.123."""
     if value is None:
@@ -243,8 +257,9 @@ def render_text(r: EstimateResult) -> str:
         rows.append(("engine", s.engine + (f" (calibrated profile {s.engine_profile})" if s.engine_profile
                                            else " (no calibrated profile: engine-blind assumptions)")))
     if r.kv_cache_bytes_per_token is not None:
-        rows.append(("KV cache", f"{r.kv_cache_bytes_per_token:,.0f} bytes/token, {_n(r.kv_cache_gb)} GB for "
-                                 f"batch × context"))
+        held = (f"{r.kv_cache_tokens_per_sequence:,} tokens a sequence × {s.batch * s.data_parallel:,} sequences"
+                if r.kv_cache_tokens_per_sequence is not None else "every sequence in flight")
+        rows.append(("KV cache", f"{r.kv_cache_bytes_per_token:,.0f} bytes/token, {_n(r.kv_cache_gb)} GB for {held}"))
     out += _table(rows, indent="") + ["", "Memory per GPU (GB = 10^9 bytes)"]
     m = r.memory_gb
     items = [("weights", m.weights), ("KV cache", m.kv_cache), ("activations", m.activations),
@@ -278,7 +293,8 @@ def _speed(r: EstimateResult) -> list[str]:
                      + (f" (range {_n(rng.low)}-{_n(rng.high)})" if rng else "")
                      + f", {_n(r.decode_tokens_per_s_per_sequence)} per sequence, ceiling "
                        f"{_n(r.bandwidth_bound_tokens_per_s)} at full bandwidth"))
-        rows.append(("time per token", f"{_n((r.tpot_s or 0) * 1000)} ms"))
+        rows.append(("time per token", f"{_ms(r.tpot_s)}{_under_load(r)}"
+                     + (f" ({_ms(r.tpot_idle_s)} alone on the replica)" if r.tpot_idle_s is not None else "")))
         if r.throughput_tokens_per_s is not None:
             rows.append(("throughput with prompts", f"{_n(r.throughput_tokens_per_s)} tokens/s (every prompt "
                          f"processed, {r.throughput_output_tokens} output tokens per request)"))
@@ -288,8 +304,9 @@ def _speed(r: EstimateResult) -> list[str]:
     if r.ttft_s is not None:
         rng2 = r.ttft_s_range
         rows.append(("prefill", f"{_n(r.prefill_tokens_per_s)} tokens/s"))
-        rows.append(("time to first token", f"{_n(r.ttft_s)} s" + (f" (range {_n(rng2.low)}-{_n(rng2.high)})"
-                                                                      if rng2 else "")))
+        rows.append(("time to first token", f"{_ms(r.ttft_s)} p95{_under_load(r)}"
+                     + (f" (range {_ms(rng2.low)}-{_ms(rng2.high)})" if rng2 else "")
+                     + (f"; {_ms(r.ttft_idle_s)} alone" if r.ttft_idle_s is not None else "")))
     if r.training_gpu_hours is not None:
         rng3 = r.training_gpu_hours_range
         if r.training_flops is not None:
@@ -317,16 +334,18 @@ def _costs(r: EstimateResult) -> list[str]:
                   "$/run" if training else "$/1M tokens", "as of"]
         rows = [[c.provider, c.name, c.pricing, str(c.instances), f"{c.usd_per_hour:,.2f}",
                  f"{c.usd_per_gpu_hour:,.2f}", _money(c.usd_per_run if training else c.usd_per_million_tokens),
-                 c.as_of] for c in r.costs]
+                 as_of_label(c.as_of)] for c in r.costs]
         out += ["", "Cloud cost"] + _grid(header, rows)
+        # a date the source qualifies keeps its note, under the table rather than stretching a column
+        out += [f"  {c.provider} {c.name}: as of {c.as_of}" for c in r.costs if c.as_of != as_of_label(c.as_of)]
     if r.owned is not None:
         o = r.owned
         each = f"${o.price_usd_each:,.0f} per GPU, " if o.price_usd_each is not None else ""
         beyond = (f" (${o.capex_beyond_accelerators_usd:,.0f} of it host and fabric)"
                   if o.capex_beyond_accelerators_usd else "")
         rows2 = [("bought as", f"{o.machines} × {o.system} ({o.accelerators_paid} GPUs, {o.power_kw:,.1f} kW)"),
-                 ("price", f"{each}${o.capex_usd:,.0f} in total{beyond} (as of {o.price_as_of})"),
-                 ("per busy hour", f"${o.usd_per_busy_hour:,.3f} at {o.utilization:.0%} utilization")]
+                 ("price", f"{each}${o.capex_usd:,.0f} in total{beyond} ({_dated(o.price_as_of)})"),
+                 ("per busy hour", f"{usd_text(o.usd_per_busy_hour)} at {o.utilization:.0%} utilization")]
         if o.usd_per_million_tokens is not None:
             rows2.append(("per 1M tokens", _money(o.usd_per_million_tokens)))
         if o.usd_per_run is not None:
@@ -339,6 +358,8 @@ def _costs(r: EstimateResult) -> list[str]:
 
 
 def _money(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"${v:,.0f}" if v >= 100 else f"${v:,.3f}"
+    return "-" if v is None else usd_text(v)
+
+
+def _dated(as_of: str) -> str:
+    return "price undated" if as_of == "undated" else f"as of {as_of}"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.tui import streams
 
 MAX_TOP = 100
 """Most recommendations `--top` lists: a ranking longer than this is not read (and a huge value would print every
@@ -153,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     result = consult(answers, top=args.top)
     saving = bool(args.output or args.save)
     text = render(result, fmt, why=args.why or fmt != "text" or saving, all_findings=args.all_findings,
-                  full=args.full)
+                  full=args.full, columns=None if saving else streams.terminal_columns())
     if saving:
         target = args.output or default_filename(result, fmt)
         path = save_report(text, target, force=args.force)

@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from gpuadvisor.tui import streams
+
 FORMAT_NAMES = "md, html, json or text"
 
 
@@ -45,8 +47,10 @@ def run(args: argparse.Namespace) -> int:
     result = load_report(Path(args.source))
     output: str | None = args.output
     fmt: str = args.format or (format_for_path(output) if output and output != "-" else None) or "md"
-    text = render(result, fmt, all_findings=args.all_findings, full=args.full)
-    if output == "-" or (output is None and fmt != "html"):
+    to_stdout = output == "-" or (output is None and fmt != "html")
+    text = render(result, fmt, all_findings=args.all_findings, full=args.full,
+                  columns=streams.terminal_columns() if to_stdout else None)
+    if to_stdout:
         sys.stdout.write(text)
         sys.stdout.flush()
         return 0

@@ -54,12 +54,13 @@ def format_for_path(path: str) -> str | None:
 
 
 def render(result: RecommendResult, fmt: str, *, today: date | None = None, why: bool = True,
-           all_findings: bool = False, full: bool = False) -> str:
+           all_findings: bool = False, full: bool = False, columns: int | None = None) -> str:
     """The report in `fmt` (text, md, html, json). A result without a report header gets one dated `today`.
     `why=False` drops the explanation chains from the text format; `full` gives Markdown and text everything (every
     chain, rule-out, answer and price: by default they are what a reader reads in five minutes; the HTML folds the
     rest into `<details>` and the JSON holds it all); `all_findings` lists every finding instead of the few shown by
-    default (JSON always holds them all)."""
+    default (JSON always holds them all). `columns`: the terminal's width, which text tables then fit (None: a file
+    or a pipe, one line a row)."""
     fmt = normalize_format(fmt)
     result = with_meta(result, today)
     if fmt == "json":
@@ -74,11 +75,11 @@ def render(result: RecommendResult, fmt: str, *, today: date | None = None, why:
         from gpuadvisor.tui.report.lifecycle import lifecycle_markdown, lifecycle_text
 
         return (lifecycle_markdown(result, all_findings=all_findings, full=full) if fmt == "md"
-                else lifecycle_text(result, why=why, all_findings=all_findings, full=full))
+                else lifecycle_text(result, why=why, all_findings=all_findings, full=full, columns=columns))
     if fmt == "md":
         from gpuadvisor.tui.report.markdown import to_markdown
 
         return to_markdown(result, all_findings=all_findings, full=full)
     from gpuadvisor.tui.report.text import to_text
 
-    return to_text(result, why=why, all_findings=all_findings, full=full)
+    return to_text(result, why=why, all_findings=all_findings, full=full, columns=columns)

@@ -330,7 +330,10 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     eff = result.answers_effective
     p = result.profile
     work = workload(result)
-    out = [("Workload", f"{WORKLOAD_LABEL.get(work, work)}, {eff.get('stage', '')}"),
+    # an unstated stage is not shown as "production": the production service level applies only when stated
+    stage = str(eff.get("stage", "")) if _given(result, "stage") is not None else \
+        "stage not given (no production service level imposed)" if work == "inference" else ""
+    out = [("Workload", ", ".join(filter(None, [WORKLOAD_LABEL.get(work, work), stage]))),
            ("Model", f"{p.model}, {str(_effective(result, 'precision.weights') or '').upper()}"
                      f", context {int(_effective(result, 'precision.context_tokens') or 0):,} tokens")]
     def g(key: str) -> Any:

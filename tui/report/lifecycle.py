@@ -83,7 +83,7 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
 
 
 def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False,
-                   full: bool = False) -> str:
+                   full: bool = False, columns: int | None = None) -> str:
     """The lifecycle as plain text; each phase's report follows in full."""
 
     life = result.lifecycle
@@ -94,10 +94,10 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
     lines += [f"{meta.date} · {meta.generator} · knowledge base {result.knowledge.version}", ""]
     lines += [*wrap(c.headline(result)), ""]
     lines += heading("Timeline", "-")
-    lines += table(c.TIMELINE_HEADER, c.timeline_rows(result))
+    lines += table(c.TIMELINE_HEADER, c.timeline_rows(result), columns=columns)
     lines += [*wrap(c.lifecycle_totals(result)), ""]
     lines += heading("Fleet", "-")
-    lines += table(c.FLEET_HEADER, c.fleet_rows(result), right=(0, 2, 3, 4))
+    lines += table(c.FLEET_HEADER, c.fleet_rows(result), right=(0, 2, 3, 4), columns=columns)
     lines += [*wrap(c.FLEET_NOTE), ""]
     for note in life.notes:
         lines += wrap(f"- {note}")
@@ -117,5 +117,5 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
         lines.append("")
     for p in result.phases:
         lines += [*wrap(in_plan(result, p)), "",
-                  to_text(_phase_meta(result, p), why=why, all_findings=all_findings, full=full), ""]
+                  to_text(_phase_meta(result, p), why=why, all_findings=all_findings, full=full, columns=columns), ""]
     return "\n".join(lines).rstrip() + "\n"

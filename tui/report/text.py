@@ -13,21 +13,47 @@ from gpuadvisor.tui.report.chains import ChainBook, ChainLine, why_parts
 WIDTH = 100
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
-    """Columns padded to their widest cell; `right` lists the columns to right-align (numbers)."""
+MIN_COLUMN = 12
+"""Narrowest a wrapped text column gets: a GPU name or a price still reads on two or three lines."""
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = (),
+          columns: int | None = None) -> list[str]:
+    """Columns padded to their widest cell; `right` lists the columns to right-align (numbers). Given the
+    terminal's `columns`, a wider table wraps its widest columns (a long option title, a cost's arithmetic) onto
+    continuation lines; without (a file, a pipe) every row stays one line, for grep and diff."""
     cells = [[c.one_line(x) for x in header], *[[c.one_line(x) for x in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    if columns is not None:
+        widths = _fit(widths, columns)
 
-    def line(row: Sequence[str]) -> str:
-        return "  ".join(cell.rjust(w) if i in right else cell.ljust(w)
-                         for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+    def lines(row: Sequence[str]) -> list[str]:
+        parts = [textwrap.wrap(cell, w, break_on_hyphens=False) or [""] if len(cell) > w else [cell]
+                 for cell, w in zip(row, widths, strict=True)]
+        return ["  ".join((part[k] if k < len(part) else "").rjust(w) if i in right else
+                          (part[k] if k < len(part) else "").ljust(w)
+                          for i, (part, w) in enumerate(zip(parts, widths, strict=True))).rstrip()
+                for k in range(max(len(p) for p in parts))]
 
-    return [line(cells[0]), "  ".join("-" * w for w in widths), *[line(r) for r in cells[1:]], ""]
+    return [*lines(cells[0]), "  ".join("-" * w for w in widths), *[x for r in cells[1:] for x in lines(r)], ""]
+
+
+def _fit(widths: list[int], width: int) -> list[int]:
+    """Column widths within `width` (two spaces between columns): the widest column gives up a character at a time,
+    down to MIN_COLUMN (short figures are never the widest, so they keep theirs)."""
+    out = list(widths)
+    while sum(out) + 2 * (len(out) - 1) > width:
+        widest = max(range(len(out)), key=lambda i: out[i])
+        if out[widest] <= MIN_COLUMN:
+            break
+        out[widest] -= 1
+    return out
 
 
 def heading(text: str, underline: str = "=") -> list[str]:
-    text = c.one_line(text)
-    return [text, underline * len(text), ""]
+    """A title over its rule, wrapped at WIDTH like the prose (an option's full title can be longer)."""
+    lines = textwrap.wrap(c.one_line(text), WIDTH, break_on_hyphens=False) or [""]
+    return [*lines, underline * max(len(line) for line in lines), ""]
 
 
 def wrap(text: str, indent: str = "") -> list[str]:
@@ -53,13 +79,13 @@ def why_lines(chain: Sequence[ChainLine], indent: str = "    ") -> list[str]:
     return lines
 
 
-def _ranking(recs: Sequence[Recommendation], speed: str) -> list[str]:
+def _ranking(recs: Sequence[Recommendation], speed: str, columns: int | None) -> list[str]:
     rows = [[str(r.rank), r.title, f"{c.gb(r.memory.total)}/{c.fixed(r.memory.capacity, 0)} GB", c.speed(r),
              c.headline_cost(r.cost), c.usd(r.decision_cost.usd)] for r in recs]
-    return table(["#", "Option", "Memory/GPU", speed, "Cost", "Total"], rows, right=(0, 3, 5))
+    return table(["#", "Option", "Memory/GPU", speed, "Cost", "Total"], rows, right=(0, 3, 5), columns=columns)
 
 
-def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[str]:
+def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool, columns: int | None) -> list[str]:
     m = r.memory
     lines = heading(f"{r.rank}. {r.title}", "-")
     lines += wrap(f"{c.hardware(r)} · {c.layout(r)} · {c.where(r)} · {'fits' if r.fits else 'DOES NOT FIT'}")
@@ -67,17 +93,18 @@ def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool) -> list[st
     rows = [[label, c.gb(getattr(m, field))] for field, label in c.memory_parts(r)]
     rows += [["Total", c.gb(m.total)], ["Capacity", c.gb(m.capacity)],
              ["Headroom to keep free", c.gb(m.headroom_required)], ["Used", c.pct(m.utilization)]]
-    lines += table(["Memory per GPU", ""], rows, right=(1,))
-    lines += table(["Speed", ""], c.speed_items(r), right=(1,))
-    lines += table(["Cost", ""], c.cost_items(r.cost), right=(1,))
+    lines += table(["Memory per GPU", ""], rows, right=(1,), columns=columns)
+    lines += table(["Speed", ""], c.speed_items(r), right=(1,), columns=columns)
+    lines += table(["Cost", ""], c.cost_items(r.cost), right=(1,), columns=columns)
     rows = [[part, dollars, how] for part, dollars, how in c.decision_rows(r)]
-    lines += table([f"What it costs ({r.decision_cost.horizon})", "USD", "How"], rows, right=(1,))
+    lines += table([f"What it costs ({r.decision_cost.horizon})", "USD", "How"], rows, right=(1,), columns=columns)
     if why:
         lines += ["  Why:", *why_lines(chain), ""]
     return lines
 
 
-def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False, full: bool = False) -> str:
+def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False, full: bool = False,
+            columns: int | None = None) -> str:
     """The report as plain text. `why=False` leaves out the explanation chains (a terminal summary); each line then
     names its rule, and `--why` or the Markdown/HTML reports give the chains. `all_findings` lists every finding,
     not only the few shown by default; `full` lists every rule-out, answer, assumption and price (by default the
@@ -91,7 +118,7 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     lines += [f"{meta.date} · {meta.generator} · knowledge base {result.knowledge.version}", ""]
     lines += [*wrap(c.headline(result)), ""]
     lines += heading("What you asked", "-")
-    lines += table(["", ""], c.requirements(result))[2:]
+    lines += table(["", ""], c.requirements(result), columns=columns)[2:]
     verdict = c.summary(result)
     lines += wrap(verdict if result.feasible else f"NOT FEASIBLE. {verdict}")
     lines.append("")
@@ -99,9 +126,10 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
 
     lines += heading("Recommended options", "-")
     speed = c.speed_header(result)
-    lines += _ranking(result.recommendations, speed) if result.recommendations else ["No option was recommended.", ""]
+    lines += (_ranking(result.recommendations, speed, columns) if result.recommendations
+              else ["No option was recommended.", ""])
     if result.runners_up:
-        lines += ["Runners-up:", "", *_ranking(result.runners_up, speed)]
+        lines += ["Runners-up:", "", *_ranking(result.runners_up, speed, columns)]
     if result.recommendations or result.runners_up:
         lines += [*wrap(c.COST_NOTE), ""]
 
@@ -120,7 +148,7 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
         lines += heading("How the workload's needs were derived", "-")
         lines += [*why_lines(profile, ""), ""]
     for i, r in enumerate(result.recommendations):
-        lines += _option(r, book.lines("option", i), why)
+        lines += _option(r, book.lines("option", i), why, columns)
 
     lines += heading("Ruled out", "-")
     if full:
@@ -141,10 +169,10 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     lines += heading("Your answers", "-")
     rows = c.answer_rows(result)
     if full:
-        lines += table(["Answer", "Value", "Given by"], [[a.key, a.value, "default" if a.default else "you"]
-                                                         for a in rows])
+        lines += table(["Answer", "Value", "Given by"],
+                       [[a.key, a.value, "default" if a.default else "you"] for a in rows], columns=columns)
     else:
-        lines += table(["Answer", "Value"], [[a.key, a.value] for a in rows if not a.default])
+        lines += table(["Answer", "Value"], [[a.key, a.value] for a in rows if not a.default], columns=columns)
         if c.defaults_line(result):
             lines += [*wrap(f"Defaults used: {c.defaults_line(result)}."), ""]
     lines += heading("Assumptions and error bands", "-")
@@ -155,10 +183,11 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     lines += heading("Knowledge base and prices", "-")
     lines += [f"Knowledge base version {result.knowledge.version}", ""]
     if full:
-        lines += table(["Price", "Id", "As of"], [[p.name, p.key, p.as_of] for p in c.price_rows(result)])
+        lines += table(["Price", "Id", "As of"], [[p.name, p.key, p.as_of] for p in c.price_rows(result)],
+                       columns=columns)
     if not why:
-        lines += ["Explanations: add --why for the chain behind every line (--full for every rule-out too), or save "
-                  "the report as html (folded) or md with --full.", ""]
+        lines += [*wrap("Explanations: add --why for the chain behind every line (--full for every rule-out too), or "
+                        "save the report as html (folded) or md with --full."), ""]
     lines.append(f"{meta.generator} · {result.rules_fired} rules fired · schema version {result.schema_version}")
     return "\n".join(printable(line) for line in lines).rstrip() + "\n"
 

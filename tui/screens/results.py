@@ -69,7 +69,8 @@ def legend(result: RecommendResult, compact: bool) -> str:
     horizon = first.horizon if first is not None else ("one run" if workload != "inference" else "over the horizon")
     if compact:
         speed = ("Tok/s: capacity" + (" ×demand" if demand else "")) if workload == "inference" else "Time: one run"
-        return f"{speed} · $/h or buy price · Total: {fmt.horizon(horizon)}, cheapest first"
+        # one line at 80 columns (78 characters inside the padding): ranked by Total says cheapest first
+        return f"{speed} · $/h or buy price · ranked by Total {fmt.horizon(horizon)}"
     speed = ("Tok/s: the most the option serves" + (" (× the demand)" if demand else "")
              if workload == "inference" else "Time: one run, wall clock")
     return f"{speed} · Total: all the option costs {fmt.horizon(horizon)}, cheapest first"
@@ -342,6 +343,6 @@ the phase within the lifecycle (the budget is the lifecycle's, shared by every p
 
         today = self.advisor.today
         if self.phase is not None:
-            self.app.push_screen(save_screen(self.phase.result, self.phase.lifecycle, today))
+            self.app.push_screen(save_screen(self.phase.result, self.phase.lifecycle, today, self.phase.index))
         elif self.result is not None and self.answers is not None:
             self.app.push_screen(save_screen(self.result, self.answers, today))

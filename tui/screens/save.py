@@ -64,8 +64,11 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
 **Ctrl+S** or the Save button. An existing file is only replaced after you confirm. **Escape** cancels.
 """
 
-    def __init__(self, result: RecommendResult, answers: Answers | LifecycleAnswers, today: date | None = None) -> None:
+    def __init__(self, result: RecommendResult, answers: Answers | LifecycleAnswers, today: date | None = None,
+                 phase: int | None = None) -> None:
         super().__init__()
+        self.phase = phase
+        """The lifecycle phase the user was looking at, if any: the dialog says the whole lifecycle is saved."""
         self.served = served_mode.current()
         self.result = result
         self.answers = answers
@@ -76,6 +79,9 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
     def compose(self) -> ComposeResult:
         with Vertical(id="save-dialog", classes="dialog"):
             yield Static("Save", classes="dialog-title")
+            scope = self.scope()
+            if scope:
+                yield Static(scope, id="save-scope", classes="dialog-text")
             yield RadioSet(*(ChoiceButton(label, value=i == 0) for i, (_, label) in enumerate(FORMATS)),
                            id="save-format")
             served = self.served is not None
@@ -86,6 +92,16 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Download (ctrl+s)" if served else "Save (ctrl+s)", id="save", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
+
+    def scope(self) -> str:
+        """What is saved, when it is more than the screen shows: a phase is one part of its lifecycle."""
+        phases = len(self.result.phases)
+        if not phases:
+            return ""
+        if self.phase is not None:
+            return (f"Phase {self.phase} is one of the lifecycle's {phases} phases: the whole lifecycle is saved "
+                    "(its report covers every phase, its answers reopen them all).")
+        return f"The whole lifecycle is saved: its {phases} phases, in one report or one answers file."
 
     def on_mount(self) -> None:
         self.query_one("#save-format", RadioSet).focus()
@@ -195,7 +211,8 @@ button: the file goes to your browser as a download (nothing is written on the s
 """
 
 
-def save_screen(result: RecommendResult, answers: Answers | LifecycleAnswers, today: date | None = None) -> SaveScreen:
+def save_screen(result: RecommendResult, answers: Answers | LifecycleAnswers, today: date | None = None,
+                phase: int | None = None) -> SaveScreen:
     """The Save dialog for this process: the browser's in served mode, else the terminal's."""
     cls = ServedSaveScreen if served_mode.current() is not None else SaveScreen
-    return cls(result, answers, today)
+    return cls(result, answers, today, phase)
