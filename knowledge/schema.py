@@ -943,6 +943,9 @@ class EngineProfile(Strict):
     rate (µs; rules/sizing/speed.py `weight_gemm_kernels`); `low` is the optimistic end. Not fitted: measured by
     GEMM microbenchmarks, and set only on profiles fitted on compute-bound rows, whose per-layer overhead cannot
     hold it."""
+    overhead_per_moe_layer_us: Band | None = None
+    """Per MoE layer per pass, beyond `overhead_per_layer_us` (an engine's fused-MoE path on a vendor's parts that
+    its dense rows do not show); `low` is the optimistic end."""
     rows: int = Field(default=0, ge=0)
     """Published measurements the values were fitted to (0 = carried over from a related family)."""
     sources: list[str] = Field(min_length=1)

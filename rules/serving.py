@@ -101,16 +101,18 @@ def efficiency_of(profile: EngineProfile, which: Which = "value") -> EngineEffic
     """A profile's figures at its value or at one end of its band (bandwidth low + overhead high = slow)."""
     bw, kv, over, comp = (profile.bandwidth_efficiency, profile.kv_efficiency, profile.overhead_per_layer_us,
                           profile.compute_efficiency)
-    seq, ramp = profile.overhead_per_sequence_us, profile.gemm_ramp_us
+    seq, ramp, moe = profile.overhead_per_sequence_us, profile.gemm_ramp_us, profile.overhead_per_moe_layer_us
     if which == "value":
         return EngineEfficiency(profile.engine, bw.value, kv.value, over.value, comp.value if comp else None,
-                                profile.id, seq.value if seq else 0.0, ramp.value if ramp else 0.0)
+                                profile.id, seq.value if seq else 0.0, gemm_ramp_us=ramp.value if ramp else 0.0,
+                                overhead_per_moe_layer_us=moe.value if moe else 0.0)
     slow = which == "slow"
     return EngineEfficiency(profile.engine, bw.low if slow else bw.high, kv.low if slow else kv.high,
                             over.high if slow else over.low,
                             None if comp is None else (comp.low if slow else comp.high), profile.id,
                             0.0 if seq is None else (seq.high if slow else seq.low),
-                            0.0 if ramp is None else (ramp.high if slow else ramp.low))
+                            gemm_ramp_us=0.0 if ramp is None else (ramp.high if slow else ramp.low),
+                            overhead_per_moe_layer_us=0.0 if moe is None else (moe.high if slow else moe.low))
 
 
 def efficiency_bounds(catalog: Catalog, acc: Accelerator, requested: str | None = None

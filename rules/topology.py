@@ -228,5 +228,5 @@ def device_for(acc: Accelerator, compute: str, link: Link | None = None,
     # 4-bit weights attend in FP8 (the FP8 KV cache and FP8 attention kernels): the attention math runs at FP8's peak
     attention = peak_tflops(acc, "fp8")[0] if peak_tflops(acc, compute)[1] == "fp4" else None
     return Device(acc.memory_bandwidth_gbs.value, peak, gbs, kind, efficiency, acc.sustained_share(compute),
-                  attention_tflops=attention)
+                  attention_tflops=attention, attention_sustained=acc.sustained_share("fp8") if attention else None)
 

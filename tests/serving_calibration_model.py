@@ -116,6 +116,12 @@ class Row:
         return str(self.raw["round"]).startswith(JUDGE_ROUNDS)
 
     @property
+    def moe_profile_fit(self) -> bool:
+        """A row SGLang's ROCm MoE profile is fitted to (`overhead_per_moe_layer_us`, fit_engines.py); it stays a
+        reported row for everything else."""
+        return bool(self.raw.get("moe_profile_fit"))
+
+    @property
     def fitted(self) -> bool:
         """A row the engine profiles and dataset inputs are fitted on."""
         return not self.held_out and not self.older_software and not self.reported and not self.judge
@@ -199,10 +205,10 @@ def predict(row: Row, catalog: Catalog, factors: Factors | None = None,
     return r.replicas * rate.tokens_per_s
 
 
-def load_latency(row: Row, catalog: Catalog) -> LoadLatency:
+def load_latency(row: Row, catalog: Catalog, efficiency: EngineEfficiency | None | str = "profile") -> LoadLatency:
     """TTFT and TPOT of a row run at a fixed client concurrency (its `batch`): a closed loop with every slot busy,
-    its clients started together as a benchmark's are."""
-    r = replica(row, catalog)
+    its clients started together as a benchmark's are (`efficiency` overrides the engine profile, for the fitter)."""
+    r = replica(row, catalog, efficiency=efficiency)
     return latency_at_concurrency(r.curve, r.prompt_flops, concurrency=r.batch, slots=r.batch,
                                   input_tokens=r.input_tokens, output_tokens=r.output_tokens,
                                   chunk_tokens=r.chunk_tokens, clients_in_step=True)

@@ -82,10 +82,16 @@ class EngineEfficiency:
     gemm_ramp_us: float = 0.0
     """Fixed time of each weight GEMM kernel of a weight-bound step beyond its bytes at the streaming rate (µs;
     `weight_gemm_kernels`); 0 where the profile's fitted per-layer overhead already holds it (engines.toml)."""
+    overhead_per_moe_layer_us: float = 0.0
+    """Cost per MoE layer per pass (µs) beyond `overhead_per_layer_us`: the routing, token sorting and quantising
+    kernels a fused-MoE path launches around its grouped GEMMs (and an MLA model's extra attention kernels), which
+    the dense rows a profile is fitted on do not run. 0 where the profile's per-layer figure already carries it;
+    SGLang on ROCm (engines.toml): fitted to InferenceX's MI325X DeepSeek-R1 runs at 4-16 requests."""
 
     def __post_init__(self) -> None:
         if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(
-                self.overhead_per_layer_us, self.overhead_per_sequence_us, self.gemm_ramp_us) < 0:
+                self.overhead_per_layer_us, self.overhead_per_sequence_us, self.gemm_ramp_us,
+                self.overhead_per_moe_layer_us) < 0:
             raise ValueError("engine efficiencies must be positive")
 
 
@@ -106,6 +112,10 @@ class Device:
     attention_tflops: float | None = None
     """Dense peak the attention kernels' math runs at when it differs from `peak_tflops`: 4-bit weights still attend
     in FP8 (FlashMLA, TensorRT-LLM's FP8 FMHA and the FP8 KV cache they read); None = `peak_tflops`."""
+    attention_sustained: float | None = None
+    """Share of `attention_tflops` the part sustains when it is another precision's peak: the FP8 attention of a
+    4-bit model runs at FP8's sustained share, not FP4's (a GB300 reaches a smaller share of its FP4 peak than of its
+    FP8 one, accelerators.toml); None = `sustained`."""
 
     def __post_init__(self) -> None:
         if self.bandwidth_gbs <= 0:
@@ -114,7 +124,7 @@ class Device:
             raise ValueError("peak TFLOPS must be positive")
         if self.attention_tflops is not None and self.attention_tflops <= 0:
             raise ValueError("attention TFLOPS must be positive")
-        if not 0 < self.sustained <= 1:
+        if not 0 < self.sustained <= 1 or not 0 < (self.attention_sustained or 1.0) <= 1:
             raise ValueError("the sustained share of the peak must be in (0, 1]")
 
     def flops_per_second(self, factors: Factors) -> float | None:
@@ -125,12 +135,14 @@ class Device:
         return self.peak_tflops * TFLOPS * self.compute_efficiency(factors) * self.sustained
 
     def attention_flops_per_second(self, factors: Factors) -> float | None:
-        """FLOP/s the attention kernels reach: `attention_tflops` (else the peak) × compute efficiency × the
-        sustained share (None without a published peak)."""
+        """FLOP/s the attention kernels reach: `attention_tflops` (else the peak) × compute efficiency × its
+        sustained share (`attention_sustained`, else `sustained`; None without a published peak)."""
         if not self.peak_tflops:
             return None
-        peak = self.attention_tflops or self.peak_tflops
-        return peak * TFLOPS * self.compute_efficiency(factors) * self.sustained
+        if self.attention_tflops:
+            share = self.attention_sustained if self.attention_sustained is not None else self.sustained
+            return self.attention_tflops * TFLOPS * self.compute_efficiency(factors) * share
+        return self.peak_tflops * TFLOPS * self.compute_efficiency(factors) * self.sustained
 
     def weight_efficiency(self, factors: Factors) -> float:
         return self.efficiency.bandwidth_efficiency if self.efficiency else factors.decode_bandwidth_efficiency
@@ -144,6 +156,11 @@ class Device:
     def compute_efficiency(self, factors: Factors) -> float:
         found = self.efficiency.compute_efficiency if self.efficiency else None
         return found if found is not None else factors.compute_efficiency
+
+    def overhead_seconds(self, layers: int, moe_layers: int, factors: Factors) -> float:
+        """Per-pass fixed cost of `layers` layers of which `moe_layers` are MoE layers (s)."""
+        moe = self.efficiency.overhead_per_moe_layer_us if self.efficiency else 0.0
+        return (layers * self.overhead_per_layer_us(factors) + moe_layers * moe) * 1e-6
 
 
 def ridge_point(peak_tflops: float, bandwidth_gbs: float) -> float:
@@ -476,7 +493,7 @@ class DecodeCurve:
         self._attn_den = device.attention_flops_per_second(factors)
         self._half_tokens = expert_half_tokens(device, self.experts.bytes_per_weight if self.experts else
                                                self.bytes_per_weight, factors)
-        self._overhead = self._layers * device.overhead_per_layer_us(factors) * 1e-6
+        self._overhead = device.overhead_seconds(self._layers, self._moe_layers, factors)
         # a weight-bound step's GEMMs each pay a fixed ramp beyond their bytes (pipeline fill, last wave, epilogue):
         # part of the weights' read, so it is hidden once the step is compute-bound and paid again by every pass
         ramp = device.efficiency.gemm_ramp_us if device.efficiency else 0.0
@@ -789,7 +806,7 @@ class PrefillModel:
         else:
             t_mem = self.w_bytes / tp / mem_den
             t_comm = 2 * self.layers * allreduce_seconds(self.message, tp, device, factors)
-        t_over = self.layers * device.overhead_per_layer_us(factors) * 1e-6
+        t_over = device.overhead_seconds(self.layers, self.moe_layers, factors)
         t_comp += t_attn
         return t_comp, t_mem, max(t_comp, t_mem) + t_over + t_comm
 

@@ -64,7 +64,9 @@ def main(argv: list[str]) -> int:
     catalog = load_catalog(user_dir=None)
     groups: dict[str, dict[str, list[float]]] = {"in-sample": defaultdict(list), "held-out": defaultdict(list),
                                                  "older software, not a target": defaultdict(list),
-                                                 "reported (third parties), not fitted": defaultdict(list)}
+                                                 "reported (third parties), not fitted": defaultdict(list),
+                                                 "reported (third parties), fitted to SGLang's AMD MoE cost only":
+                                                     defaultdict(list)}
     server: list[float] = []
     target_families: dict[str, list[float]] = defaultdict(list)
     strict: list[float] = []  # held-out rows on parts whose sustained share was not derived from their round
@@ -117,6 +119,7 @@ def main(argv: list[str]) -> int:
         print_round_gap(catalog, rnd)
     print_moe_rows(catalog)
     print_latency_rows(catalog)
+    print_amd_moe(catalog)
     failed = False
     med, p90, n = quantiles(groups["held-out"][f"source {TARGET_ROUND}"])
     print(f"held-out ({TARGET_ROUND}), every row: {n} rows, median {med:.1%}, p90 {p90:.1%}")
@@ -332,10 +335,47 @@ def print_latency_rows(catalog: object) -> None:
     print()
 
 
+def print_amd_moe(catalog: Catalog) -> None:
+    """SGLang's ROCm MoE profile (engines.toml `overhead_per_moe_layer_us`): the rows it was fitted to
+    (`moe_profile_fit`), the InferenceX rows of the same table it was not (32 and 64 requests: held out) and SGLang's
+    older published MI300X DeepSeek runs, each against the profile without the MoE term (the vLLM carry-over) and
+    with it: throughput, and TPOT where published."""
+    import dataclasses
+
+    from gpuadvisor.rules.serving import engine_efficiency
+
+    print("SGLang MoE on AMD (overhead_per_moe_layer_us; throughput and TPOT, without the term → with it):")
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in ROWS:
+        if r.engine != "sglang" or not r.gpu.startswith("amd-") or ARCHS[r.model].moe is None:
+            continue
+        eff = engine_efficiency(catalog, catalog.accelerators[r.gpu], r.engine)
+        assert eff is not None
+        bare = dataclasses.replace(eff, overhead_per_moe_layer_us=0.0)
+        before, after = error(predict(r, catalog, efficiency=bare), r.measured), error(predict(r, catalog), r.measured)
+        where = "fitted" if r.moe_profile_fit else ("held out" if r.raw["round"] == "inferencex" else
+                                                     "older SGLang, reported")
+        line = f"  {where:<22} {r.label[:66]:<66} c{r.get('batch') or '-':<4} tokens/s {before:>+7.1%} → {after:>+7.1%}"
+        if r.get("tpot_ms"):
+            t0 = load_latency(r, catalog, efficiency=bare).tpot_p50_s * 1e3 / r.tpot_ms - 1
+            t1 = load_latency(r, catalog).tpot_p50_s * 1e3 / r.tpot_ms - 1
+            line += f"   TPOT {t0:>+7.1%} → {t1:>+7.1%}"
+            groups[f"{where} TPOT"].append((t0, t1))
+        groups[f"{where} tokens/s"].append((before, after))
+        print(line)
+    for name, pairs in sorted(groups.items()):
+        m0, _, n = quantiles([a for a, _ in pairs])
+        m1, _, _ = quantiles([b for _, b in pairs])
+        print(f"  {name:<40} {n:>3} rows, |error| median {m0:.1%} → {m1:.1%}")
+    print()
+
+
 def group_of(row: Row) -> str:
-    """Which of the four error groups a row is counted in."""
+    """Which of the error groups a row is counted in."""
     if row.held_out:
         return "held-out"
+    if row.moe_profile_fit:
+        return "reported (third parties), fitted to SGLang's AMD MoE cost only"
     if row.reported:
         return "reported (third parties), not fitted"
     return "older software, not a target" if row.older_software else "in-sample"

@@ -16,11 +16,13 @@ usage: python tests/benchmarks/fit_engines.py [--write]
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -115,7 +117,8 @@ def main(argv: Sequence[str]) -> int:
     factors = catalog_factors(catalog)
     inputs = {k: float(v["input"]) for k, v in serving.CAL["dataset"].items()}
     fitted = fit(catalog, factors, inputs)
-    text = render(catalog, factors, fitted, lambda r, e: predict_any(catalog, factors, inputs, r, e))
+    moe = fit_moe_overhead(catalog, fitted)
+    text = render(catalog, factors, fitted, lambda r, e: predict_any(catalog, factors, inputs, r, e), moe)
     print(text)
     print("\n# dataset inputs inferred: " + ", ".join(f"{k} = {v:g}" for k, v in sorted(inputs.items())))
     if "--write" in argv:
@@ -234,10 +237,80 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
         fitted[(engine, key)] = (dataclasses.replace(best, gemm_ramp_us=ramp) if ramp else best, group)
 
 
+MOE_ENGINE = "sglang"
+"""The open engine whose ROCm MoE path has rows of its own (InferenceX's MI325X DeepSeek-R1 runs)."""
+MOE_OVERHEAD_BOUNDS = (0.0, 1000.0)
+"""µs per MoE layer the fit searches (a dense layer's launch-class cost is 2-250 µs, BOUNDS["over"])."""
+
+
+class MoeFit(NamedTuple):
+    """`overhead_per_moe_layer_us` of SGLang on one AMD family, its band (the spread of the rows' own best values)
+    and the rows it was fitted to."""
+
+    value: float
+    low: float
+    high: float
+    rows: list[serving.Row]
+
+
+def moe_rows(catalog: object, key: str) -> list[serving.Row]:
+    """The rows flagged `moe_profile_fit` whose part belongs to family `key`."""
+    return [r for r in serving.ROWS if r.moe_profile_fit and r.engine == MOE_ENGINE
+            and key in family_keys(catalog.accelerators[r.gpu])]  # type: ignore[attr-defined]
+
+
+def moe_loss(catalog: object, rows: list[serving.Row], base: EngineEfficiency, value: float) -> float:
+    """Σ |log error| of throughput and time per output token of `rows` with `value` µs per MoE layer."""
+    e = dataclasses.replace(base, overhead_per_moe_layer_us=value)
+    total = 0.0
+    for r in rows:
+        total += abs(math.log(serving.predict(r, catalog, efficiency=e) / r.measured))  # type: ignore[arg-type]
+        lat = serving.load_latency(r, catalog, efficiency=e)  # type: ignore[arg-type]
+        total += abs(math.log(lat.tpot_p50_s * 1e3 / r.tpot_ms))
+    return total
+
+
+def golden_min(f: Callable[[float], float], lo: float, hi: float, steps: int = 40) -> float:
+    """Minimum of a unimodal f on [lo, hi] (golden-section search)."""
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = lo, hi
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(steps):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = f(d)
+    return (a + b) / 2.0
+
+
+def fit_moe_overhead(catalog: object, fitted: Fitted) -> dict[str, MoeFit]:
+    """SGLang's per-MoE-layer cost on each AMD family with `moe_profile_fit` rows, on top of the vLLM profile the
+    SGLang profile carries over (fitted on dense and Mixtral rows, where the DeepSeek path's MLA and routing kernels
+    do not run): the value minimising the rows' throughput and TPOT |log error|, banded by the rows' own best
+    values."""
+    out: dict[str, MoeFit] = {}
+    for (engine, key) in sorted(fitted):
+        rows = moe_rows(catalog, key)
+        if engine != "vllm" or not key.startswith("amd") or not rows:
+            continue
+        base = fitted[(engine, key)][0]
+        value = golden_min(lambda v, rs=rows, b=base: moe_loss(catalog, rs, b, v), *MOE_OVERHEAD_BOUNDS)
+        each = [golden_min(lambda v, r=r, b=base: moe_loss(catalog, [r], b, v), *MOE_OVERHEAD_BOUNDS) for r in rows]
+        out[key] = MoeFit(value, min(min(each), value), max(max(each), value), rows)
+    return out
+
+
 def render(catalog: object, factors: object,
            fitted: dict[tuple[str, str], tuple[EngineEfficiency, list[Row | serving.Row]]],
-           predict_any: Callable[[Row | serving.Row, EngineEfficiency], float]) -> str:
-    """The [[engine_profile]] tables of the fitted groups, with their bands."""
+           predict_any: Callable[[Row | serving.Row, EngineEfficiency], float],
+           moe: dict[str, MoeFit] | None = None) -> str:
+    """The [[engine_profile]] tables of the fitted groups, with their bands (SGLang's AMD profiles with the
+    per-MoE-layer cost of `moe`)."""
     blocks = []
     seen: set[tuple[str, frozenset[int]]] = set()
     order = sorted(fitted.items(), key=lambda kv: (kv[0][0], kv[0][1].count("-") == 0, -kv[0][1].count("-"),
@@ -249,7 +322,7 @@ def render(catalog: object, factors: object,
         if ident in seen and "-" not in key and key != "any":
             continue  # a vendor key with the same rows as a more specific family adds nothing
         seen.add(ident)
-        lo_s, hi_s = band(group, best, predict_any)
+        lo_s, hi_s = band(group + served_unfitted(catalog, fitted, engine, key, group), best, predict_any)
         if len(group) < MIN_ROWS_OWN_BAND:
             lo_s = min(lo_s, pooled_band[engine][0], 1.0 - MIN_SMALL_BAND)
             hi_s = max(hi_s, pooled_band[engine][1], 1.0 + MIN_SMALL_BAND)
@@ -275,12 +348,41 @@ def render(catalog: object, factors: object,
     for block in [b for b in blocks if 'engine = "vllm"' in b]:
         copy = block.replace('id = "vllm@', 'id = "sglang@').replace('engine = "vllm"', 'engine = "sglang"')
         head, sources = copy.split("rows = ")[0], copy.split("sources = ")[1].split("\n")[0]
-        copy = (f"{head}rows = 0\nsources = {sources}\nnotes = \"Carried over from the vLLM profile of this "
-                "family (same class of kernels: CUDA graphs, FlashInfer/paged attention); no SGLang rows\"\n")
+        key = copy.split('family = "')[1].split('"')[0]
+        found = (moe or {}).get(key)
+        if found is None:
+            copy = (f"{head}rows = 0\nsources = {sources}\nnotes = \"Carried over from the vLLM profile of this "
+                    "family (same class of kernels: CUDA graphs, FlashInfer/paged attention); no SGLang rows\"\n")
+        else:
+            srcs = sorted({*json.loads(sources), "eng-inferencex-pr3318"})
+            gpus = sorted({r.gpu for r in found.rows})
+            copy = (f"{head}overhead_per_moe_layer_us = {{ value = {found.value:.2f}, low = {found.low:.2f}, "
+                    f"high = {found.high:.2f} }}\nrows = {len(found.rows)}\nsources = {srcs!r}\n".replace("'", '"')
+                    + f"notes = \"The vLLM profile of this family, plus SGLang's per-MoE-layer cost fitted to "
+                    f"{len(found.rows)} DeepSeek-R1 rows on {', '.join(gpus)} (InferenceX, 4-16 requests, throughput "
+                    "and time per output token; its 32 and 64 request rows held out)\"\n")
         blocks.append(copy)
     return "\n".join(blocks)
 
 
+def served_unfitted(catalog: object, fitted: Fitted, engine: str, key: str,
+                    group: list[Row | serving.Row]) -> list[Row | serving.Row]:
+    """Checked rows of `engine` that the profile `key` serves but the fit does not use (a TensorRT-LLM engine's
+    first-token rows): the band must bracket them too, since tests/rules/test_calibration.py holds every checked
+    row to the band of the profile it is predicted with."""
+    seen = {id(r) for r in group}
+    out: list[Row | serving.Row] = []
+    for r in CHECKED:
+        if r.get("engine") != engine or r.kind == "training" or id(r) in seen:
+            continue
+        keys = [k for k in family_keys(catalog.accelerators[r.gpu]) if (engine, k) in fitted]  # type: ignore[attr-defined]
+        if keys and keys[0] == key:
+            out.append(r)
+    return out
+
+
+TIME_MEASURES = ("ttft_s",)
+"""Measures that are times (smaller with a faster engine), bracketed as rates by `band`."""
 ROUNDS = 2
 """Profile fit ↔ dataset-input inference rounds (the second settles both)."""
 MAX_BATCH_FOR_SPLIT = 4
@@ -355,20 +457,25 @@ def _band(value: float, low_scale: float, high_scale: float, digits: int = 4, cl
 
 def band(group: list[Row | serving.Row], best: EngineEfficiency,
          predict_any: Callable[[Row | serving.Row, EngineEfficiency], float]) -> tuple[float, float]:
-    """(low, high) multipliers of the efficiencies (overheads divided) that bracket every row of the group."""
+    """(low, high) multipliers of the efficiencies (overheads divided) that bracket every row of the group (a row
+    that measures a time, a first-token latency, is bracketed as its rate)."""
+    def rate(r: Row | serving.Row, e: EngineEfficiency) -> float:
+        found = predict_any(r, e)
+        return 1.0 / found if r.get("measures") in TIME_MEASURES else found
+
     lo, hi = 1.0, 1.0
     for _ in range(30):
         ok = True
         for r in group:
             slow = scaled(best, lo)
             fast = scaled(best, hi)
-            a = predict_any(r, slow)
-            b = predict_any(r, fast)
-            if a > r.measured * 0.999:
-                lo *= min(0.99, r.measured / a * 0.995)
+            a, b = rate(r, slow), rate(r, fast)
+            measured = 1.0 / r.measured if r.get("measures") in TIME_MEASURES else r.measured
+            if a > measured * 0.999:
+                lo *= min(0.99, measured / a * 0.995)
                 ok = False
-            if b < r.measured * 1.001:
-                hi *= max(1.01, r.measured / b * 1.005)
+            if b < measured * 1.001:
+                hi *= max(1.01, measured / b * 1.005)
                 ok = False
         if ok:
             break

@@ -239,3 +239,52 @@ def test_fine_grained_moe_reads_nearly_every_expert_at_modest_batch() -> None:
     assert expected_distinct_experts(128, 8, 1) == pytest.approx(8)
     assert expected_distinct_experts(128, 8, 64) == pytest.approx(125.94, abs=0.01)
     assert expected_distinct_experts(128, 8, 1024) == pytest.approx(128, abs=1e-9)
+
+
+def test_blackwell_runs_its_gemms_below_the_datasheet_rate() -> None:
+    # accelerators.toml (issue 27, the family hold-out): a B200 FP8 GEMM reaches 2,544.7 of 4,500 TFLOPS = 0.566 of
+    # its datasheet (vLLM PR #19566, Llama 3.1 8B N=6144 K=4096, M=16,384), an NVFP4 one 3,904.3 of 9,000 = 0.434
+    # (vLLM PR #20578), where a Hopper GEMM of that depth reaches 0.705 (DeepGEMM H800, 1,520 TFLOPS at K=16,384
+    # scaled by K/(K+500) to K=4,096: 1,396 of 1,979): s = 0.566/0.705 = 0.80 and 0.434/0.705 = 0.615. The FP8
+    # attention of a 4-bit model keeps FP8's share.
+    cat = load_catalog(user_dir=None)
+    b200 = cat.accelerators["nvidia-b200"]
+    assert 2544.7 / 4500 / (1520 * 16884 / 16384 * 4096 / 4596 / 1979) == pytest.approx(0.80, abs=0.005)
+    assert 3904.3 / 9000 / (1520 * 16884 / 16384 * 4096 / 4596 / 1979) == pytest.approx(0.615, abs=0.0005)
+    fp4 = device_for(b200, "fp4")
+    assert (fp4.peak_tflops, fp4.sustained, fp4.attention_tflops, fp4.attention_sustained) == (9000, 0.615, 4500, 0.80)
+    f = Factors(compute_efficiency=0.5)
+    assert fp4.flops_per_second(f) == pytest.approx(9000e12 * 0.5 * 0.615)
+    assert fp4.attention_flops_per_second(f) == pytest.approx(4500e12 * 0.5 * 0.80)
+    assert device_for(b200, "fp8").sustained == 0.80 and device_for(b200, "fp8").attention_sustained is None
+    for part in ("nvidia-gb200-per-gpu", "nvidia-b300", "nvidia-gb300-per-gpu"):  # carried over, marked approximate
+        acc = cat.accelerators[part]
+        assert acc.sustained_share("fp4") == 0.615 and acc.sustained_share("fp8") == 0.80
+        assert acc.sustained_compute_ratio_by_precision["fp4"].approximate
+    with pytest.raises(ValueError):
+        Device(bandwidth_gbs=8000, peak_tflops=9000, attention_tflops=4500, attention_sustained=1.5)
+
+
+def test_moe_layer_overhead_is_paid_per_moe_layer_per_pass() -> None:
+    # EngineEfficiency.overhead_per_moe_layer_us (SGLang's ROCm MoE profile): a fixed cost per MoE layer, on top of
+    # the per-layer one, in the decode step and the prefill. Mixtral: 32 layers, all MoE; at 30 µs a layer and
+    # 100 µs an MoE layer the fixed part of a step is 32 × 30 + 32 × 100 = 4,160 µs; a dense model pays none of it.
+    from gpuadvisor.rules.sizing.speed import DecodeCurve, EngineEfficiency
+
+    pm = count_parameters(MIXTRAL)
+    plain = EngineEfficiency("sglang", 0.8, 0.8, 30.0)
+    moe = EngineEfficiency("sglang", 0.8, 0.8, 30.0, overhead_per_moe_layer_us=100.0)
+    dev = Device(bandwidth_gbs=5300, peak_tflops=1307, link_gbs_per_direction=64, link_kind="other")
+    curves = [DecodeCurve(MIXTRAL, pm, Device(**{**dev.__dict__, "efficiency": e}), bytes_per_weight=1,
+                          kv_bytes_per_value=1, context=1024) for e in (plain, moe)]
+    assert curves[0].parts(8).per_layer == pytest.approx(32 * 30e-6)
+    assert curves[1].parts(8).per_layer == pytest.approx(32 * 30e-6 + 32 * 100e-6)
+    assert curves[1].seconds(8) - curves[0].seconds(8) == pytest.approx(3.2e-3)
+    pre = [prefill(MIXTRAL, pm, Device(**{**dev.__dict__, "efficiency": e}), bytes_per_weight=1, prompt_tokens=512)
+           for e in (plain, moe)]
+    assert pre[1].seconds - pre[0].seconds == pytest.approx(3.2e-3)
+    dense = [decode_step(LLAMA3_8B, P8, Device(**{**dev.__dict__, "efficiency": e}), bytes_per_weight=1,
+                         kv_bytes_per_value=1, context=1024) for e in (plain, moe)]
+    assert dense[0].step_seconds == dense[1].step_seconds
+    with pytest.raises(ValueError):
+        EngineEfficiency("sglang", 0.8, 0.8, 30.0, overhead_per_moe_layer_us=-1.0)
