@@ -22,4 +22,23 @@ def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendRes
     model = answers.model
     name = model.name or (f"{model.params_b:g}B" if model.params_b else Path(model.config or "?").parent.name)
     weights = result.answers_effective.get("precision", {}).get("weights") if result is not None else None
-    return f"{answers.workload} · {name} · {weights or answers.precision.weights}"
+    return " · ".join([answers.workload, name, str(weights or answers.precision.weights), *_given_targets(answers)])
+
+
+def _given_targets(answers: Answers) -> list[str]:
+    """The answers that tell two consultations of one model apart, when given: the load or the training tokens,
+    the context, where it runs."""
+    out: list[str] = []
+    inf, training = answers.inference, answers.training
+    if answers.workload == "inference":
+        if inf.requests_per_minute is not None:
+            out.append(f"{inf.requests_per_minute:,g} req/min")
+        elif inf.concurrent_requests is not None:
+            out.append(f"{inf.concurrent_requests:,} in flight")
+    elif "tokens_b" in training.model_fields_set and training.tokens_b is not None:
+        out.append(f"{training.tokens_b:g}B tokens")
+    if "context_tokens" in answers.precision.model_fields_set:
+        out.append(f"context {answers.precision.context_tokens:,}")
+    if answers.deployment.where != "either":
+        out.append(answers.deployment.where.replace("_", "-"))
+    return out

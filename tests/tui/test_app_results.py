@@ -159,8 +159,8 @@ async def test_what_if_reruns_and_marks_what_moved(catalog: Catalog) -> None:
             assert table.get_row(option)[-1].plain.strip() == move
         # the recent list tells the what-if from the consultation it came from
         titles = [r.title for r in settings.load_recent()]
-        assert titles[0].endswith(" · what-if: precision.context_tokens 8192 → 32768")
-        assert titles[1] == titles[0].split(" · what-if: ")[0]
+        assert titles[0].endswith(" · context 32,768 · what-if: precision.context_tokens 8192 → 32768")
+        assert titles[1].endswith(" · context 8,192") and titles[0] != titles[1]
 
 
 async def test_what_if_rejects_an_invalid_change(catalog: Catalog) -> None:
