@@ -118,7 +118,7 @@ async def test_student_fine_tunes_with_qlora_and_saves_markdown(catalog: Catalog
         text = target.read_text(encoding="utf-8")
         assert text == render(result, "md", today=TODAY)
         assert "Llama 3.1 8B" in text and result.recommendations[0].accelerator.name in text
-        assert settings.load_recent()[0].title == "finetune · llama-3.1-8b · nf4"
+        assert settings.load_recent()[0].title == "finetune · llama-3.1-8b · nf4 · 0.05B tokens · cloud"
 
 
 async def test_startup_engineer_serves_70b_tries_a_what_if_and_saves_html(catalog: Catalog, tmp_path: Path) -> None:
