@@ -13,7 +13,7 @@ from typing import Literal
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.engine_names import canonical_engine
-from gpuadvisor.knowledge.schema import Accelerator, EngineProfile
+from gpuadvisor.knowledge.schema import Accelerator, Band, EngineProfile
 from gpuadvisor.rules.sizing.speed import EngineEfficiency
 
 _ARCH_WORDS = ("blackwell", "hopper", "ada", "ampere", "turing", "volta", "pascal", "cdna 3", "cdna 2", "rdna")
@@ -98,21 +98,26 @@ def engine_efficiency(catalog: Catalog, acc: Accelerator, requested: str | None 
 
 
 def efficiency_of(profile: EngineProfile, which: Which = "value") -> EngineEfficiency:
-    """A profile's figures at its value or at one end of its band (bandwidth low + overhead high = slow)."""
-    bw, kv, over, comp = (profile.bandwidth_efficiency, profile.kv_efficiency, profile.overhead_per_layer_us,
-                          profile.compute_efficiency)
-    seq, ramp, moe = profile.overhead_per_sequence_us, profile.gemm_ramp_us, profile.overhead_per_moe_layer_us
+    """A profile's figures at its value or at one end of its band: slow is a rate's low end (bandwidth, compute)
+    and a cost's high end (the overheads, the GEMM ramp); fast the other way round."""
+    def rate(band: Band) -> float:
+        return _at(band, which, cost=False)
+
+    def cost(band: Band | None) -> float:
+        return 0.0 if band is None else _at(band, which, cost=True)
+
+    comp = profile.compute_efficiency
+    return EngineEfficiency(profile.engine, rate(profile.bandwidth_efficiency), rate(profile.kv_efficiency),
+                            cost(profile.overhead_per_layer_us), None if comp is None else rate(comp), profile.id,
+                            cost(profile.overhead_per_sequence_us), gemm_ramp_us=cost(profile.gemm_ramp_us),
+                            overhead_per_moe_layer_us=cost(profile.overhead_per_moe_layer_us))
+
+
+def _at(band: Band, which: Which, *, cost: bool) -> float:
+    """The band's value, or its slow or fast end (a cost is slow at its high end, a rate at its low one)."""
     if which == "value":
-        return EngineEfficiency(profile.engine, bw.value, kv.value, over.value, comp.value if comp else None,
-                                profile.id, seq.value if seq else 0.0, gemm_ramp_us=ramp.value if ramp else 0.0,
-                                overhead_per_moe_layer_us=moe.value if moe else 0.0)
-    slow = which == "slow"
-    return EngineEfficiency(profile.engine, bw.low if slow else bw.high, kv.low if slow else kv.high,
-                            over.high if slow else over.low,
-                            None if comp is None else (comp.low if slow else comp.high), profile.id,
-                            0.0 if seq is None else (seq.high if slow else seq.low),
-                            gemm_ramp_us=0.0 if ramp is None else (ramp.high if slow else ramp.low),
-                            overhead_per_moe_layer_us=0.0 if moe is None else (moe.high if slow else moe.low))
+        return band.value
+    return band.high if (which == "slow") == cost else band.low
 
 
 def efficiency_bounds(catalog: Catalog, acc: Accelerator, requested: str | None = None
