@@ -193,9 +193,14 @@ def _ms(seconds: float | None) -> str:
     return f"{_n(seconds * 1000)} ms" if seconds < 1 else f"{_n(seconds)} s"
 
 
+def _in_flight(r: EstimateResult) -> int:
+    """Sequences in flight over all replicas: the batch of each, as closed-loop clients."""
+    return r.setup.batch * r.setup.data_parallel
+
+
 def _under_load(r: EstimateResult) -> str:
-    """The load a latency is measured under: the batch as closed-loop clients, all replicas."""
-    clients = r.setup.batch * r.setup.data_parallel
+    """The load a latency is measured under."""
+    clients = _in_flight(r)
     return f" at {clients:,} request{'s' if clients != 1 else ''} in flight"
 
 
@@ -257,7 +262,7 @@ def render_text(r: EstimateResult) -> str:
         rows.append(("engine", s.engine + (f" (calibrated profile {s.engine_profile})" if s.engine_profile
                                            else " (no calibrated profile: engine-blind assumptions)")))
     if r.kv_cache_bytes_per_token is not None:
-        held = (f"{r.kv_cache_tokens_per_sequence:,} tokens a sequence × {s.batch * s.data_parallel:,} sequences"
+        held = (f"{r.kv_cache_tokens_per_sequence:,} tokens a sequence × {_in_flight(r):,} sequences"
                 if r.kv_cache_tokens_per_sequence is not None else "every sequence in flight")
         rows.append(("KV cache", f"{r.kv_cache_bytes_per_token:,.0f} bytes/token, {_n(r.kv_cache_gb)} GB for {held}"))
     out += _table(rows, indent="") + ["", "Memory per GPU (GB = 10^9 bytes)"]

@@ -27,13 +27,16 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[
     if columns is not None:
         widths = _fit(widths, columns)
 
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(cell.rjust(w) if i in right else cell.ljust(w)
+                         for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+
     def lines(row: Sequence[str]) -> list[str]:
+        """The row, its over-wide cells wrapped: continuation lines carry blanks in the other columns."""
         parts = [textwrap.wrap(cell, w, break_on_hyphens=False) or [""] if len(cell) > w else [cell]
                  for cell, w in zip(row, widths, strict=True)]
-        return ["  ".join((part[k] if k < len(part) else "").rjust(w) if i in right else
-                          (part[k] if k < len(part) else "").ljust(w)
-                          for i, (part, w) in enumerate(zip(parts, widths, strict=True))).rstrip()
-                for k in range(max(len(p) for p in parts))]
+        height = max(len(p) for p in parts)
+        return [line([p[k] if k < len(p) else "" for p in parts]) for k in range(height)]
 
     return [*lines(cells[0]), "  ".join("-" * w for w in widths), *[x for r in cells[1:] for x in lines(r)], ""]
 
