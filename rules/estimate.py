@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
+from gpuadvisor.knowledge.lookup import natural_key
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.answers import Answers, parse_answers
 from gpuadvisor.rules.estimate_result import (
@@ -791,6 +792,8 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
                 as_of=offer.as_of_text, price_sources=list(offer.sources)))
             if kind == "on-demand":
                 cheapest_rent = c.usd_per_gpu_hour if cheapest_rent is None else min(cheapest_rent, c.usd_per_gpu_hour)
+    # cheapest first: the offer a reader is looking for heads the table (then provider, and sizes read as numbers)
+    result.costs.sort(key=lambda c: (round(c.usd_per_gpu_hour, 3), c.provider, natural_key(c.name), c.pricing))
     if result.costs:
         ctx.notes.append(Note("method.cloud_cost", "Cloud cost: whole instances billed for a run ((wall time + "
                               f"{usage.session_overhead_hours:g} h of set-up) × instances × hourly price, as a "
