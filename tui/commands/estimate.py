@@ -281,6 +281,13 @@ def render_text(r: EstimateResult) -> str:
         mem_rows.append(("capacity", f"{m.capacity:9.2f} GB   ({m.usable:.2f} GB usable)"))
         mem_rows.append(("fits", f"{'yes' if r.fits else 'NO':>9}"))
     out += _table(mem_rows)
+    if r.fit_options:
+        out += ["", "To make it fit (each change on its own, sized again)"]
+        out += _table([(o.flags, f"{o.total_gb:.1f} of {o.usable_gb:.1f} GB usable: {o.change}")
+                       for o in r.fit_options])
+    elif r.fits is False:
+        out += ["", "No single change makes it fit (ZeRO-3, a wider split, more GPUs, a smaller format were tried): "
+                    "`gpuadvisor recommend` plans the whole setup."]
     out += _speed(r)
     out += _costs(r)
     for title, lines in (("Warnings", r.warnings), ("Defaults used", r.defaults_applied)):
