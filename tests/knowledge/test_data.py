@@ -98,6 +98,17 @@ def test_cloud_only_parts_cannot_be_bought(shipped: Catalog) -> None:
     assert all(not shipped.accelerators[i].purchasable for i in cloud_only)
 
 
+def test_every_part_that_can_be_bought_draws_power(shipped: Catalog) -> None:
+    # a purchase is costed with its power and server-room space: a part without a TDP (and no whole-system rating,
+    # as a Mac Studio's) was priced as if its cards drew nothing, and ranked first for it (RTX PRO 6000 Server).
+    # Left out: Apple laptops and the M4 Max Mac Studio, appliances with no published wall rating (a few hundred
+    # watts at most), and the CPU-only machines
+    bought = [a for a in shipped.accelerators.values() if a.purchasable and a.market != "cloud-only"]
+    rated = {s.accelerator for s in shipped.systems.values() if s.system_power_w is not None}
+    silent = [a.id for a in bought if a.tdp_w is None and a.id not in rated and a.vendor not in ("apple", "other")]
+    assert silent == []
+
+
 def test_purchase_prices(shipped: Catalog) -> None:
     a = shipped.accelerators
     msrp = a["nvidia-rtx-4090"].purchase_price_usd
