@@ -121,24 +121,26 @@ def test_cost_chart_bars_to_scale() -> None:
     ranked = [*result.recommendations, *result.runners_up]
     svg = ET.fromstring(cost_chart(ranked))
     title = svg.find(f"{SVG}title")
-    # inference options are ranked by the month of use, so the chart shows that figure
-    assert title is not None and title.text == "Cost per month at your hours by option"
+    # the chart shows the figure the options are ranked by: the decision's cost over the horizon (Total)
+    assert title is not None and title.text == "Total over 36 months by option"
     bars = [el for el in svg.iter(f"{SVG}rect")]
     widths = [float(b.get("width", "nan")) for b in bars]
-    # $ a month 2,620.7 : 992.8 : 502.1 : 23,301.6
-    assert widths[1] / widths[0] == pytest.approx(992.8 / 2620.7, abs=0.002)
-    assert widths[3] / widths[0] == pytest.approx(23301.6 / 2620.7, rel=1e-3)  # widths are rounded to 0.1 px
+    # Totals $94,345.2 : $35,740.8 : $107,716.8 : $838,857.6
+    assert widths[1] / widths[0] == pytest.approx(35740.8 / 94345.2, abs=0.002)
+    assert widths[3] / widths[0] == pytest.approx(838857.6 / 94345.2, rel=1e-3)  # widths are rounded to 0.1 px
     texts = [t.text for t in svg.iter(f"{SVG}text")]
-    assert "$2,621 (on-demand)" in texts and "$993 (spot)" in texts and "$5,474 (buy)" in texts
+    assert "$94,345 (on-demand)" in texts and "$35,741 (spot)" in texts and "$107,717 (buy)" in texts
+    # each bar's tooltip gives the total's parts
+    tips = [t.text or "" for t in svg.iter(f"{SVG}title")][1:]
+    assert tips[2].startswith(f"{ranked[2].title}: $107,717 = hardware ")
 
 
-def test_cost_chart_uses_the_figure_most_options_share() -> None:
+def test_a_training_chart_is_per_run() -> None:
     result = sample()
-    no_month = [r.model_copy(update={"cost": r.cost.model_copy(update={"usd_per_month": None})})
-                for r in result.recommendations]
-    svg = ET.fromstring(cost_chart(no_month))
-    title = svg.find(f"{SVG}title")
-    assert title is not None and title.text == "Cost per million tokens by option"  # all three have it
+    run = [r.model_copy(update={"decision_cost": r.decision_cost.model_copy(update={"horizon": "one run"})})
+           for r in result.recommendations]
+    title = ET.fromstring(cost_chart(run)).find(f"{SVG}title")
+    assert title is not None and title.text == "Total for one run by option"
 
 
 def test_charts_absent_without_options() -> None:

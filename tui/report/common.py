@@ -394,29 +394,10 @@ def speed_header(result: RecommendResult) -> str:
     return "Time"
 
 
-@dataclass(frozen=True)
-class CostMetric:
-    field: str
-    label: str
-
-
-COST_METRICS = (
-    CostMetric("usd_per_run", "Cost of the training run"),
-    CostMetric("usd_per_month", "Cost per month at your hours"),
-    CostMetric("usd_per_million_tokens", "Cost per million tokens"),
-    CostMetric("usd_per_hour", "Cost per hour"),
-)
-"""In the order options are ranked by: a training run, else the month of use (serving and interactive work)."""
-
-
-def comparable_cost(recs: Sequence[Recommendation]) -> CostMetric | None:
-    """The cost figure most options share (first in COST_METRICS on ties): the one worth charting side by side."""
-    best: tuple[int, CostMetric] | None = None
-    for metric in COST_METRICS:
-        have = sum(getattr(r.cost, metric.field) is not None for r in recs)
-        if have and (best is None or have > best[0]):
-            best = (have, metric)
-    return best[1] if best else None
+def total_label(recs: Sequence[Recommendation]) -> str:
+    """What the ranked figure is, for a chart's title: `Total over 36 months`, `Total for one run`."""
+    words = recs[0].decision_cost.horizon if recs else ""
+    return f"Total {'for one run' if words == 'one run' else words}".strip()
 
 
 @dataclass(frozen=True)

@@ -81,12 +81,12 @@ def converter() -> MarkdownIt:
 def charts_of(result: RecommendResult, prefix: str = "") -> dict[str, tuple[str, str]]:
     """The charts one result's Markdown refers to, by placeholder name (`prefix` + memory | cost)."""
     ranked = [*result.recommendations, *result.runners_up]
-    metric = c.comparable_cost(ranked)
     return {
         f"{prefix}memory": (memory_chart(result.recommendations, f"{prefix}memory-chart"),
                             "Memory per GPU of each recommended option, in GB."),
         f"{prefix}cost": (cost_chart(ranked, f"{prefix}cost-chart"),
-                          f"{metric.label} of each ranked option, in US dollars." if metric else ""),
+                          f"{c.total_label(ranked)} of each ranked option, in US dollars: the figure they are ranked "
+                          "by." if ranked else ""),
     }
 
 

@@ -154,33 +154,31 @@ def memory_chart(recs: Sequence[Recommendation], chart_id: str = "memory-chart")
 
 
 def cost_chart(recs: Sequence[Recommendation], chart_id: str = "cost-chart") -> str:
-    """Horizontal bars of the cost figure the options share (per million tokens, per run, per month or per hour)."""
-    metric = c.comparable_cost(recs)
-    if metric is None:
+    """Horizontal bars of the figure the options are ranked by — what each decision costs over the horizon (the
+    Total column) — each bar's tooltip its parts (hardware, power, site, network, less resale; or the rental)."""
+    if not recs:
         return ""
-    values = [getattr(r.cost, metric.field) for r in recs]
-    top = nice_ceiling(max(v for v in values if v is not None))
+    label = c.total_label(recs)
+    values = [r.decision_cost.usd for r in recs]
+    top = nice_ceiling(max(max(values), 1.0))
     scale = BAR_W / top
     height = ROW_H * len(recs) + 54
-    out = _open(chart_id, height, f"{metric.label} by option",
-                f"{metric.label} in US dollars for each ranked option; shorter is cheaper.")
+    out = _open(chart_id, height, f"{label} by option",
+                f"{label} in US dollars for each ranked option, the figure they are ranked by; shorter is cheaper.")
     x0 = X0
     for i, (r, value) in enumerate(zip(recs, values, strict=True)):
         y = 8 + i * ROW_H + LABEL_H
         fill = "#2f6f4f" if not r.purchase else "#4a6fa5"
         pricing = "buy" if r.purchase else (r.instance.pricing if r.instance else "")
-        out.append(f'<g class="row"><title>{_e(f"{r.title}: {c.usd(value) if value is not None else c.NA}")}</title>')
+        out.append(f'<g class="row"><title>{_e(f"{r.title}: {c.decision_line(r)}")}</title>')
         out.append(_label(x0, y, f"{r.rank}. {r.title}"))
-        if value is None:
-            out.append(f'<text x="{x0 + 4}" y="{y + BAR_H / 2 + 4:.1f}" fill="#555">{c.NA}</text>')
-        else:
-            w = max(value * scale, 1.0)
-            out.append(f'<rect x="{x0}" y="{y}" width="{w:.1f}" height="{BAR_H}" fill="{fill}"/>')
-            out.append(f'<text x="{x0 + w + 6:.1f}" y="{y + BAR_H / 2 + 4:.1f}" fill="#222">'
-                       f"{_e(f'{c.usd(value)} ({pricing})' if pricing else c.usd(value))}</text>")
+        w = max(value * scale, 1.0)
+        out.append(f'<rect x="{x0}" y="{y}" width="{w:.1f}" height="{BAR_H}" fill="{fill}"/>')
+        out.append(f'<text x="{x0 + w + 6:.1f}" y="{y + BAR_H / 2 + 4:.1f}" fill="#222">'
+                   f"{_e(f'{c.usd(value)} ({pricing})' if pricing else c.usd(value))}</text>")
         out.append("</g>")
     money = "${:,.2f}" if top < 10 else "${:,.0f}"
-    out += _axis(x0, 8 + ROW_H * len(recs) + 4, scale, top, f"{metric.label}, USD", money)
+    out += _axis(x0, 8 + ROW_H * len(recs) + 4, scale, top, f"{label}, USD", money)
     out.append("</svg>")
     return "\n".join(out)
 
