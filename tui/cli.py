@@ -24,6 +24,7 @@ from gpuadvisor.knowledge.errors import (
 )
 from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.tui import streams
+from gpuadvisor.tui.version import generator
 
 MAX_LINES = 12
 """Lines of one error message (a few problems, then a count: see `errors.bounded`)."""
@@ -53,6 +54,8 @@ def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
     parser.add_argument("--answers", metavar="FILE", help="open the TUI with these answers, straight at the results")
     parser.add_argument("--theme", default=None, help="TUI theme (textual-dark, textual-light, ...)")
     parser.add_argument("--debug", action="store_true", help="on an error, show the traceback too")
+    parser.add_argument("--version", action="version", version=generator(),
+                        help="print the version (every report also names its knowledge base's)")
     # `gpuadvisor serve` starts each browser session with these (tui/served.py); not for the terminal
     parser.add_argument("--served", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--served-data-dir", default=None, help=argparse.SUPPRESS)

@@ -164,3 +164,12 @@ def test_top_is_bounded(capsys: pytest.CaptureFixture[str], top: str, ok: bool) 
         assert code == 0 and len(json.loads(out)["recommendations"]) <= int(top)
     else:
         assert code == 2 and f"--top: must be from 1 to 100 (got {int(top):,})" in err
+
+
+def test_version_flag_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"gpuadvisor {metadata.version('gpuadvisor')}\n"

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from importlib import metadata
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import one_line as _one_line
@@ -44,6 +43,7 @@ from gpuadvisor.tui.present import speed_items as speed_items
 from gpuadvisor.tui.present import split_short as split_short
 from gpuadvisor.tui.present import split_text as split_text
 from gpuadvisor.tui.present import where as where
+from gpuadvisor.tui.version import generator as generator
 
 
 # --- numbers ---------------------------------------------------------------------------------------------------------
@@ -249,11 +249,6 @@ FLEET_NOTE = ("Each phase offers its best-ranked rentals and purchases; a later 
               "resale of what it bought at the horizon's end); the budget is checked against what it pays out.")
 
 
-def generator() -> str:
-    try:
-        return f"gpuadvisor {metadata.version('gpuadvisor')}"
-    except metadata.PackageNotFoundError:  # running from a source tree without an install
-        return "gpuadvisor"
 
 
 def with_meta(result: RecommendResult, today: date | None = None, title: str | None = None) -> RecommendResult:
