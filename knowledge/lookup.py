@@ -27,6 +27,16 @@ def normalize(text: str) -> str:
     return _FOLD.sub("", text.casefold())
 
 
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+
+
+def natural_key(text: str) -> tuple[str | float, ...]:
+    """Sort key reading the numbers in a name as numbers: qwen2.5-3b before qwen2.5-14b, B200 before B1000 (a
+    plain sort puts 14B before 3B); text and numbers alternate, so keys always compare."""
+    parts = _NUMBER.split(text.casefold())
+    return tuple(float(x) if i % 2 else x for i, x in enumerate(parts))
+
+
 def _tokens(text: str) -> set[str]:
     return {t.strip(".") for t in _TOKEN.findall(text.casefold()) if t.strip(".")}
 
@@ -51,7 +61,7 @@ def find(what: str, entries: Mapping[str, T], names: Callable[[T], Iterable[str]
     if len(exact) == 1:
         return entries[exact[0]]
     if exact:
-        raise AmbiguousNameError(what, query, [(key, display(entries[key])) for key in sorted(exact)])
+        raise AmbiguousNameError(what, query, [(key, display(entries[key])) for key in sorted(exact, key=natural_key)])
     by_name = {normalize(n): key for key, ns in labels.items() for n in ns}
     close = get_close_matches(nq, list(by_name), n=8, cutoff=0.6)
     suggestions = list(dict.fromkeys(by_name[c] for c in close))[:5]

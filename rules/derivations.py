@@ -29,6 +29,7 @@ from gpuadvisor.rules.planning import (
 )
 from gpuadvisor.rules.price_age import age_months, as_of_label
 from gpuadvisor.rules.pricing import (
+    COMMITMENTS,
     PART_ORDER,
     DecisionCost,
     Ownership,
@@ -80,8 +81,6 @@ from gpuadvisor.rules.user_load import user_load_values
 
 MIN_UTILIZATION = 1e-4
 """Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
-COMMITMENTS = {"reserved-1y": 12.0, "reserved-3y": 36.0}
-"""Committed rental price kinds and their terms in months (1- and 3-year reservations, savings plans, CUDs)."""
 LARGE_CLUSTER_GPUS = 1000
 """From this size a training cluster is a procurement project of its own (reserved capacity, a fabric)."""
 

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
+from gpuadvisor.knowledge.lookup import natural_key
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.answers import Answers, parse_answers
 from gpuadvisor.rules.estimate_result import (
@@ -27,6 +28,7 @@ from gpuadvisor.rules.estimate_result import (
     CostOut,
     ErrorBand,
     EstimateResult,
+    FitOption,
     MemoryOut,
     Method,
     ModelOut,
@@ -38,6 +40,7 @@ from gpuadvisor.rules.estimate_result import (
     SetupOut,
     Workload,
 )
+from gpuadvisor.rules.fit_hints import fit_changes
 from gpuadvisor.rules.planning import Plan
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import rental_run
@@ -330,8 +333,9 @@ def _resolved(answers: Answers, catalog: Catalog, model_flag: str) -> Resolved:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
-    """Size one configuration; raises InputError (naming the flag) for bad or contradictory input."""
+def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True) -> EstimateResult:
+    """Size one configuration; raises InputError (naming the flag) for bad or contradictory input. When it does not
+    fit its GPUs, `fit_options` lists the changes that would (each one estimate more, rules/fit_hints.py)."""
     from gpuadvisor.knowledge.lookup import find_accelerator
 
     ctx = _Ctx()
@@ -425,6 +429,11 @@ def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
     result.warnings = list(dict.fromkeys(ctx.warnings))
     result.defaults_applied = ctx.defaults
     result.assumptions = _assumptions(ctx.notes, catalog)
+    if fit_options:
+        result.fit_options = [
+            FitOption(flags=change.flags, change=change.what, total_gb=other.memory_gb.total,
+                      usable_gb=other.memory_gb.usable or 0.0)
+            for change, other in fit_changes(req, result, lambda r: estimate(r, catalog, fit_options=False))]
     return result
 
 
@@ -791,6 +800,8 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
                 as_of=offer.as_of_text, price_sources=list(offer.sources)))
             if kind == "on-demand":
                 cheapest_rent = c.usd_per_gpu_hour if cheapest_rent is None else min(cheapest_rent, c.usd_per_gpu_hour)
+    # cheapest first: the offer a reader is looking for heads the table (then provider, and sizes read as numbers)
+    result.costs.sort(key=lambda c: (round(c.usd_per_gpu_hour, 3), c.provider, natural_key(c.name), c.pricing))
     if result.costs:
         ctx.notes.append(Note("method.cloud_cost", "Cloud cost: whole instances billed for a run ((wall time + "
                               f"{usage.session_overhead_hours:g} h of set-up) × instances × hourly price, as a "

@@ -170,6 +170,15 @@ class AssumptionUsed(Out):
     source: str
 
 
+class FitOption(Out):
+    """One change that makes a configuration that does not fit its GPUs fit (rules/fit_hints.py)."""
+
+    flags: str = Field(description="the flags to add or change, e.g. '--zero 3' or '--gpus 2 --tp 2'")
+    change: str = Field(description="what the change does")
+    total_gb: float = Field(description="memory per GPU with the change, GB")
+    usable_gb: float = Field(description="usable memory per GPU (capacity less the headroom kept free), GB")
+
+
 class EstimateResult(Out):
     """`gpuadvisor estimate --json`. GB = 10^9 bytes; speeds in tokens per second; prices in USD with their date."""
 
@@ -185,6 +194,9 @@ class EstimateResult(Out):
                                       "replicas, each holding kv_cache_tokens_per_sequence), all GPUs, GB")
     memory_gb: MemoryOut = Field(description="per GPU, GB (10^9 bytes)")
     fits: bool | None = Field(default=None, description="total ≤ capacity × (1 − headroom); null without --gpu")
+    fit_options: list[FitOption] = Field(default_factory=list, description=(
+        "when it does not fit: the first changes that make it fit, least disruptive first, each sized by the same "
+        "estimate"))
     bound: Literal["bandwidth", "compute"] | None = Field(default=None, description="what limits a decode step")
     arithmetic_intensity: float | None = Field(default=None, description="decode step FLOP/byte")
     ridge_point: float | None = Field(default=None, description="GPU dense peak ÷ bandwidth, FLOP/byte")

@@ -33,6 +33,7 @@ from gpuadvisor.rules.engine import Consultation, InputFact
 from gpuadvisor.rules.explain import Explainer
 from gpuadvisor.rules.fleet_search import Held, Pick, SearchResult, Step, Use, fits, search
 from gpuadvisor.rules.lifecycle_answers import DAYS_PER_MONTH, LifecycleAnswers, Phase
+from gpuadvisor.rules.pricing import COMMITMENTS, rental_commitment
 from gpuadvisor.rules.result import (
     FleetPlan,
     LifecycleOut,
@@ -87,6 +88,10 @@ class Candidate:
     """Busy share while the phase runs (serving: deployment.utilization as the phase used it)."""
     desk_side: bool = False
     note: str = ""
+    usd_per_hour: float | None = None
+    term_months: float | None = None
+    """rent only: a reservation's term (pricing.COMMITMENTS): every month of every term it starts is paid, however
+    short the phase (the lifecycle's horizon can end inside a term)."""
     resale: Callable[[float], float] | None = field(default=None, compare=False, repr=False)
     """buy only: what the purchase sells for after so many years (`economics.resale_usd`)."""
 
@@ -124,7 +129,8 @@ def _candidate(r: Recommendation, result: RecommendResult, econ: Economics | Non
         usd_per_run=r.cost.usd_per_run, usd_per_month=r.cost.usd_per_month, training_days=r.training_days,
         capex_usd=float(r.cost.capex_usd or 0.0), power_kw=float(r.cost.power_kw or 0.0),
         break_even=r.cost.break_even_utilization, utilization=util,
-        desk_side=r.unit.kind in DESK_SIDE_KINDS, resale=resale)
+        desk_side=r.unit.kind in DESK_SIDE_KINDS, resale=resale, usd_per_hour=r.cost.usd_per_hour,
+        term_months=COMMITMENTS.get(r.instance.pricing) if r.instance is not None else None)
 
 
 def _pick(result: RecommendResult, acquisitions: Sequence[str], n: int = CANDIDATES_PER_KIND,
@@ -297,7 +303,12 @@ def _phase_plan(slot: _Slot, pick: Pick, end_prev: float, horizon: float, coloca
         metric = cand.usd_per_run if per_run else cand.usd_per_month
         if metric is None:
             return None
-        cost = float(metric) * (float(runs or 1.0) if per_run else months)
+        if cand.term_months is not None and cand.usd_per_hour is not None and not per_run:
+            # the phase's own consultation spread its terms over its horizon; the lifecycle pays the terms its
+            # months start (a 3-year reservation for a 24-month phase is 36 months paid)
+            cost = rental_commitment(cand.usd_per_hour, cand.term_months, months, cand.title).total
+        else:
+            cost = float(metric) * (float(runs or 1.0) if per_run else months)
         note = cand.note
     return PhasePlan(
         phase=ph.index, name=ph.name, workload=ph.answers.workload,

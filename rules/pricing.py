@@ -74,6 +74,10 @@ def rental_serving(usd_per_hour: float, billed_hours_per_month: float, months: f
                        f"months"),))
 
 
+COMMITMENTS = {"reserved-1y": 12.0, "reserved-3y": 36.0}
+"""Committed rental price kinds and their terms in months (1- and 3-year reservations, savings plans, CUDs)."""
+
+
 def rental_commitment(usd_per_hour: float, term_months: float, months: float, what: str) -> DecisionCost:
     """A 1- or 3-year commitment: every hour of every term is paid, used or not, for as many terms as the horizon
     needs."""

@@ -440,9 +440,7 @@ class GpuAdvisorApp(App[None]):
         self.previous = self.result if what_if else None
         self.what_if = what_if
         self.answers, self.result = answers, result
-        # a what-if keeps its change in the title: two what-ifs of one consultation are two distinct recent entries
-        title = consultation_title(answers, result) + (f" · what-if: {what_if}" if what_if else "")
-        self._record(answers, title)
+        self._record(answers, consultation_title(answers, result, what_if))
         self._results_screen().show(result, answers, self.previous, what_if)
         self._notify_screens("recent_changed")
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from gpuadvisor.rules.result import Cost, Recommendation
+from gpuadvisor.rules.result import Cost, MemoryBreakdown, Recommendation
 from gpuadvisor.rules.sizing.units import fixed, usd_text
 from gpuadvisor.tui.widgets import format as fmt
 
@@ -277,7 +277,12 @@ MEMORY_PARTS = (
 def memory_parts(rec: Recommendation) -> list[tuple[str, str]]:
     """(field, label) of the memory parts the option holds: no KV cache row for training, no gradients or optimizer
     states for serving (a part under 0.05 GB prints as 0.0 and says nothing)."""
-    return [(f, label) for f, label in MEMORY_PARTS if f == "weights" or getattr(rec.memory, f) >= 0.05]
+    return [(f, label) for f, label in MEMORY_PARTS if holds(rec.memory, f)]
+
+
+def holds(memory: MemoryBreakdown, part: str) -> bool:
+    """Whether a memory part is worth a row: the weights always, another part from 0.05 GB (what prints as 0.1)."""
+    return part == "weights" or getattr(memory, part) >= 0.05
 
 
 def memory_line(rec: Recommendation) -> str:

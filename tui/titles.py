@@ -11,9 +11,12 @@ if TYPE_CHECKING:
     from gpuadvisor.rules.result import RecommendResult
 
 
-def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendResult | None = None) -> str:
+def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendResult | None = None,
+                       what_if: str | None = None) -> str:
     """One line naming a consultation (recent list, report titles): workload, model, precision — the precision the
-    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known; a lifecycle's phases."""
+    consultation used (`result`: QLoRA's NF4, a model's native format) when it is known; a lifecycle's phases; a
+    what-if's change (two what-ifs of one consultation are two distinct entries, and what is saved from one is
+    listed under the same name as its consultation)."""
     from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers  # imported when first needed (light start-up)
 
     if isinstance(answers, LifecycleAnswers):
@@ -22,7 +25,8 @@ def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendRes
     model = answers.model
     name = model.name or (f"{model.params_b:g}B" if model.params_b else Path(model.config or "?").parent.name)
     weights = result.answers_effective.get("precision", {}).get("weights") if result is not None else None
-    return " · ".join([answers.workload, name, str(weights or answers.precision.weights), *_given_targets(answers)])
+    parts = [answers.workload, name, str(weights or answers.precision.weights), *_given_targets(answers)]
+    return " · ".join(parts + ([f"what-if: {what_if}"] if what_if else []))
 
 
 def _given_targets(answers: Answers) -> list[str]:

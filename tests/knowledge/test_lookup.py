@@ -6,7 +6,14 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AmbiguousNameError, UnknownNameError
-from gpuadvisor.knowledge.lookup import find_accelerator, find_instance, find_model, find_precision, normalize
+from gpuadvisor.knowledge.lookup import (
+    find_accelerator,
+    find_instance,
+    find_model,
+    find_precision,
+    natural_key,
+    normalize,
+)
 
 
 def test_normalize() -> None:
@@ -45,6 +52,16 @@ def test_ambiguous_by_tokens(shipped: Catalog) -> None:
     with pytest.raises(AmbiguousNameError) as info:
         find_accelerator(shipped, "A100 80GB")
     assert [c for c, _ in info.value.candidates] == ["nvidia-a100-pcie-80gb", "nvidia-a100-sxm-80gb"]
+
+
+def test_candidates_are_in_natural_order(shipped: Catalog) -> None:
+    # sizes read as numbers: a plain sort put Qwen2.5 14B before 3B and left 7B off a six-line list
+    with pytest.raises(AmbiguousNameError) as info:
+        find_model(shipped, "qwen2.5")
+    assert [c for c, _ in info.value.candidates] == [
+        "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b"]
+    assert sorted(["b1000", "b200", "a100"], key=natural_key) == ["a100", "b200", "b1000"]
+    assert natural_key("qwen2.5-3b") < natural_key("qwen2.5-14b") < natural_key("qwen3-0.6b")
 
 
 def test_typo_suggests(shipped: Catalog) -> None:

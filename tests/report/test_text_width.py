@@ -7,7 +7,7 @@ import re
 import pytest
 
 from gpuadvisor.tui.report import render
-from gpuadvisor.tui.report.text import MIN_COLUMN, table
+from gpuadvisor.tui.report.text import MIN_COLUMN, WIDTH, table
 from tests.report import TODAY, sample
 
 TITLE = "Buy 2 × 2U 4-GPU PCIe server (1 of 4 slots filled, 2 GPUs) — NVIDIA RTX PRO 6000 Blackwell Server Edition"
@@ -34,11 +34,22 @@ def test_a_table_that_cannot_fit_stops_at_the_narrowest_column() -> None:
     assert lines[1] == "  ".join(["-" * MIN_COLUMN] * 3)
 
 
-@pytest.mark.parametrize("columns", [80, 100, 140])
+@pytest.mark.parametrize("columns", [72, 80, 100, 140])
 def test_a_whole_report_fits_the_terminal(columns: int) -> None:
     text = render(sample(), "text", today=TODAY, full=True, columns=columns)
-    assert max(len(line) for line in text.splitlines()) <= max(columns, 100)  # prose wraps at 100 anyway
+    # tables fit the terminal, prose and headings wrap at its width (at most WIDTH): the terminal folds no line
+    assert max(len(line) for line in text.splitlines()) <= columns
     assert "$94,345" in text and "$838,858" in text  # figures are never split
+
+
+def test_prose_wraps_at_the_terminal_width_and_at_width_in_a_file() -> None:
+    narrow = render(sample(), "text", today=TODAY, columns=72)
+    wide = render(sample(), "text", today=TODAY)
+    headline = wide.split("\n\n")[2]  # title and rule, the date line, then the headline paragraph
+    assert max(len(line) for line in headline.splitlines()) <= WIDTH
+    assert max(len(line) for line in headline.splitlines()) > 72
+    assert max(len(line) for line in narrow.splitlines()) <= 72
+    assert narrow.split("\n\n")[2].split() == headline.split()  # the same words, broken at another width
 
 
 def test_a_file_keeps_each_option_on_one_line() -> None:

@@ -85,6 +85,22 @@ def test_rent_throughout_by_hand() -> None:
     assert costed.capex == 0
 
 
+def test_a_reservation_is_paid_for_every_term_the_phase_starts_by_hand() -> None:
+    # serving rented on a 3-year reservation at $1.1082/h, the horizon (and the phase) 24 months: the reservation
+    # is 36 months × 730 h × $1.1082 = $29,123.50, not the 24 months' $19,415.66 its own consultation's monthly
+    # figure ($808.99, the 36 months spread over its 36-month horizon) gave; a 1-year one at $1.5718/h is two
+    # terms, 24 × 730 × $1.5718 = $27,537.94: the cheaper for this horizon
+    lc = parse_lifecycle({"phase": [{**SERVE, "model": {"params_b": 8}}]}, "f.toml")
+    three = _cand("rent", usd_per_month=808.99, usd_per_hour=1.1082, term_months=36.0)
+    one = _cand("rent", usd_per_month=1147.38, usd_per_hour=1.5718, term_months=12.0)
+    for cand, want in ((three, 29_123.50), (one, 27_537.94)):
+        costed = cost_fleet([_Slot(lc.phases[0], None, [cand], [])], [("rent", 0, 0)], 24.0, 184.06)  # type: ignore[arg-type]
+        assert costed is not None and costed.total == pytest.approx(want, abs=0.05)
+    on_demand = _cand("rent", usd_per_month=1153.40)  # no term: the months used
+    costed = cost_fleet([_Slot(lc.phases[0], None, [on_demand], [])], [("rent", 0, 0)], 24.0, 184.06)  # type: ignore[arg-type]
+    assert costed is not None and costed.total == pytest.approx(24 * 1153.40, abs=0.05)
+
+
 def test_one_fleet_bought_for_training_and_reused_by_hand() -> None:
     # buy at month 0: $300,000; power of the 12-day run: 10 kW × 1.3 PUE × $0.12/kWh × 288 h = $449.28;
     # site rent 10 kW × $184.06/kW-month × 36 months = $66,261.60 (held to the end of the horizon);

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -13,7 +14,7 @@ from gpuadvisor.tui.screens.welcome import WelcomeScreen
 from gpuadvisor.tui.widgets.question_field import QuestionField
 from gpuadvisor.tui.widgets.review import ReviewTable
 
-from .conftest import make_app, settle
+from .conftest import make_app, settle, wait_until
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
 
@@ -122,7 +123,7 @@ async def test_model_is_required_and_looked_up(catalog: Catalog) -> None:
         for _ in range(6):
             await pilot.press("backspace")
         await pilot.press(*"llama 3.1")  # several models match: pick one from the list
-        assert "matches several models" in error_text(pilot, "model")
+        assert re.fullmatch(r"✖ 'llama 3\.1' matches \d+ models: pick one below", error_text(pilot, "model"))
         matches = field(pilot, "model").query_one("#model-matches")
         assert matches.display and matches.has_class("-shown")
         await pilot.press("down", "down", "enter")  # into the list, second match, pick it
@@ -199,6 +200,40 @@ async def test_review_lists_answers_and_edits_a_step(catalog: Catalog) -> None:
         table.move_cursor(row=[str(r.key.value) for r in table.ordered_rows].index("precision:precision.batch_size"))
         await pilot.press("enter")
         assert wizard(pilot).step_id == "precision"
+
+
+async def test_review_wraps_a_long_answer_within_the_screen(catalog: Catalog) -> None:
+    # a default's reason ran off a 100-column screen (the answer column was as wide as its longest cell)
+    app = make_app(catalog)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start(pilot)
+        await pilot.press("ctrl+n", *"qwen2.5 7b", "ctrl+n")
+        for _ in range(4):
+            await pilot.press("ctrl+n")
+        assert wizard(pilot).step.review
+        table = wizard(pilot).query_one(ReviewTable)
+        await wait_until(pilot, lambda: bool(table.assumed))  # the prefetched consultation's assumed values
+        widths = [c.get_render_width(table) for c in table.columns.values()]
+        assert sum(widths) <= 100 - 2
+        longest = max(table.ordered_rows, key=lambda r: len(table.get_row(r.key)[2].plain))
+        assert len(table.get_row(longest.key)[2].plain) > widths[2] and longest.height > 1
+
+
+async def test_a_quick_next_past_a_radio_question_does_not_crash(catalog: Catalog) -> None:
+    # the radio's keyboard highlight is set after a refresh; a Next typed before it had removed the step's buttons
+    # and RadioSet.pressed_index raised ValueError, ending the app
+    from textual.widgets import RadioSet
+
+    app = make_app(catalog)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(pilot)
+        radio_field = next(f for f in wizard(pilot).query(QuestionField) if f.question.kind == "radio")
+        radio = radio_field.query_one(RadioSet)
+        assert radio.pressed_button is not None
+        await radio.remove_children()
+        radio_field._highlight_pressed()  # what the pending callback then did
+        await pilot.press("ctrl+n", *"llama-3.1-8b", "ctrl+n", "ctrl+n", *"600", "ctrl+n", "ctrl+n")
+        assert wizard(pilot).step_id in {"budget", "deployment"}
 
 
 def test_loaded_answers_are_kept_even_where_no_question_is_asked() -> None:

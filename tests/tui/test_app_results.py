@@ -52,6 +52,10 @@ async def test_detail_shows_the_selected_option_and_its_why_tree(catalog: Catalo
         second = screen.result.recommendations[1]
         assert detail.rec == second
         assert str(detail.query_one("#detail-title", Static).render()).startswith(f"#2 {second.title}")
+        # the memory chart lists what a served model holds: no gradient or optimizer-state rows of 0.0 GB
+        chart = str(detail.query_one("#memory-chart").render())
+        assert "Weights" in chart and "Runtime overhead" in chart
+        assert "Gradients" not in chart and "Optimizer states" not in chart
         await pilot.press("y")
         assert detail.query_one("#detail-tabs", TabbedContent).active == "tab-why"
         tree = detail.query_one("#why-tree", WhyTree)

@@ -94,6 +94,29 @@ async def test_answers_file_reopens_the_same_consultation(catalog: Catalog, tmp_
         assert again.result.model_dump() == first.model_dump()
 
 
+async def test_answers_saved_from_a_what_if_are_listed_under_its_title(catalog: Catalog, tmp_path: Path) -> None:
+    # the recent list names a saved answers file as it names the consultation on screen: a what-if's change included
+    target = tmp_path / "what-if.toml"
+    app = make_app(catalog, parse_answers(GIVEN))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_save(pilot)
+        await pilot.press("escape")
+        before = app.result
+        await pilot.press("w", "tab", *["backspace"] * 4, *"32768", "ctrl+n")  # the what-if: context 4,096 → 32,768
+        await settle(pilot)
+        await wait_until(pilot, lambda: app.result is not before)
+        recorded = settings.load_recent()[0].title
+        screen = await open_save(pilot)
+        await pilot.press("down", "down", "down", "enter")  # answers (TOML)
+        await type_path(pilot, screen, target)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    saved = settings.load_recent()[0]
+    assert saved.path == str(target.resolve())
+    assert recorded.endswith(" · context 32,768 · what-if: precision.context_tokens 4096 → 32768")
+    assert saved.title == recorded
+
+
 async def test_write_error_is_shown_in_the_dialog(catalog: Catalog, tmp_path: Path) -> None:
     app = make_app(catalog, parse_answers(GIVEN))
     async with app.run_test(size=(100, 30)) as pilot:

@@ -71,6 +71,27 @@ def test_json_inference_fields(capsys: pytest.CaptureFixture[str]) -> None:
     assert {"precision = bf16", "kv_precision = fp16"} <= set(d["defaults_applied"])
 
 
+def test_cloud_offers_cheapest_first(capsys: pytest.CaptureFixture[str]) -> None:
+    # the L4's offers: the cheapest GPU-hour heads the table (to the tenth of a cent); ties by provider, then sizes
+    # as numbers (g2-standard-24 before 48 before 96)
+    d = run_json(capsys, "--model", "qwen2.5-7b", "--gpu", "l4", "--batch", "32")
+    keys = [(round(c["usd_per_gpu_hour"], 3), c["provider"], c["name"]) for c in d["costs"]]
+    assert len(keys) > 5 and [k[0] for k in keys] == sorted(k[0] for k in keys)
+    spot_g2 = [k[2] for k in keys if k[1] == "Google Cloud" and k[0] == 0.399]  # $0.80 / 2 GPUs, $1.60 / 4, …
+    assert spot_g2 == ["g2-standard-24", "g2-standard-48", "g2-standard-96"]
+    out = main(["estimate", "--model", "qwen2.5-7b", "--gpu", "l4"]), capsys.readouterr().out
+    assert "7.62B total, 7.07B multiplied per token" in out[1]
+
+
+def test_format_json_is_json(capsys: pytest.CaptureFixture[str]) -> None:
+    # `--format json` as `recommend` spells it prints what --json prints; asking for both text and JSON is refused
+    assert main(["estimate", "--model", "qwen2.5-7b", "--gpu", "l4", "--format", "json"]) == 0
+    as_format = json.loads(capsys.readouterr().out)
+    assert as_format == run_json(capsys, "--model", "qwen2.5-7b", "--gpu", "l4")
+    assert main(["estimate", "--model", "qwen2.5-7b", "--gpu", "l4", "--json", "--format", "text"]) == 2
+    assert "--json and --format text: give one" in capsys.readouterr().err
+
+
 def test_ambiguous_gpu_lists_candidates(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "--model", "llama-3.1-8b", "--gpu", "H100"]) == 2
     err = capsys.readouterr().err

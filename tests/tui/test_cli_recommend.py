@@ -105,6 +105,7 @@ def test_infeasible_consultation_exits_3_and_says_what_to_change(capsys: pytest.
     (["--model", "llama 70b"], "ambiguous"),
     (["--precision", "fp33"], "closest: fp32"),
     (["--format", "pdf"], "--format"),
+    (["--json", "--format", "md"], "--json and --format md: give one"),
     (["--top", "0"], "--top"),
     (["--answers", "/nonexistent/answers.toml"], "no such answers file"),
 ])
@@ -113,6 +114,15 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, capsys:
     assert code == 2 and out == ""
     assert err.startswith("gpuadvisor: error: ") and message in err
     assert "Traceback" not in err
+
+
+def test_json_flag_is_format_json(capsys: pytest.CaptureFixture[str]) -> None:
+    # `estimate --json` and `recommend --json` both print JSON: the same report as --format json
+    args = ("--model", "llama-3.1-8b", "--workload", "inference")
+    code, as_flag, _ = run(capsys, *args, "--json")
+    code2, as_format, _ = run(capsys, *args, "--format", "json")
+    assert code == code2 == 0
+    assert json.loads(as_flag) == json.loads(as_format)
 
 
 def test_schema_commands_print_json_schemas(capsys: pytest.CaptureFixture[str]) -> None:

@@ -87,6 +87,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                                                       "tensorrt-llm-engine (built engines), mlx")
     parser.add_argument("--json", action="store_true", help="print the EstimateResult as JSON "
                                                             "(see `gpuadvisor schema estimate`)")
+    parser.add_argument("--format", metavar="FORMAT", choices=("text", "json"), default=None,
+                        help="text (default) or json, as `recommend --format` (json = --json)")
     parser.set_defaults(command="estimate")
     # argparse takes "-5B" for an option and answers with a usage dump; let negative sizes reach our validation,
     # which names the flag ("--params: '-5B' must be greater than zero").
@@ -172,9 +174,11 @@ def run(args: argparse.Namespace) -> int:
     from gpuadvisor.knowledge.loader import load_catalog
     from gpuadvisor.rules.estimate import estimate
 
+    if args.json and args.format == "text":
+        raise InputError("--json and --format text: give one")
     request = request_from(args)
     result = estimate(request, load_catalog())
-    if args.json:
+    if args.json or args.format == "json":
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:
         sys.stdout.write(render_text(result))
@@ -249,7 +253,7 @@ def render_text(r: EstimateResult) -> str:
              f"{s.data_parallel}" + ep + (f", ZeRO-{s.zero_stage}" if s.zero_stage else "")
     rows = [
         ("model", f"{r.model.name} ({r.model.source}): {r.model.description}"),
-        ("parameters", f"{_count(r.parameters.total)} total, {_count(r.parameters.active)} active"
+        ("parameters", f"{_count(r.parameters.total)} total, {_count(r.parameters.active)} multiplied per token"
          + (f", {_count(r.parameters.trainable)} trained" if r.parameters.trainable else "")),
         ("precision", f"weights {r.precision.weights} ({r.precision.weights_bits:g} bits/weight)"
          + (f", KV cache {r.precision.kv_cache}" if r.precision.kv_cache else "")
@@ -277,6 +281,13 @@ def render_text(r: EstimateResult) -> str:
         mem_rows.append(("capacity", f"{m.capacity:9.2f} GB   ({m.usable:.2f} GB usable)"))
         mem_rows.append(("fits", f"{'yes' if r.fits else 'NO':>9}"))
     out += _table(mem_rows)
+    if r.fit_options:
+        out += ["", "To make it fit (each change on its own, sized again)"]
+        out += _table([(o.flags, f"{o.total_gb:.1f} of {o.usable_gb:.1f} GB usable: {o.change}")
+                       for o in r.fit_options])
+    elif r.fits is False:
+        out += ["", "No single change makes it fit (ZeRO-3, a wider split, more GPUs, a smaller format were tried): "
+                    "`gpuadvisor recommend` plans the whole setup."]
     out += _speed(r)
     out += _costs(r)
     for title, lines in (("Warnings", r.warnings), ("Defaults used", r.defaults_applied)):

@@ -30,6 +30,7 @@ def answer_flags() -> list[Any]:
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", metavar="FILE", help="answers TOML file (or a saved JSON report)")
     parser.add_argument("--format", default=None, help="text (default), json, md or html")
+    parser.add_argument("--json", action="store_true", help="the same as --format json (as `estimate --json`)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report here (atomically)")
     parser.add_argument("--save", action="store_true",
                         help="write the report to gpuadvisor-<workload>-<model>-<date>.<ext> in this directory")
@@ -134,14 +135,17 @@ def run(args: argparse.Namespace) -> int:
 
     if not 1 <= args.top <= MAX_TOP:
         raise InputError(f"--top: must be from 1 to {MAX_TOP} (got {args.top:,})")
-    fmt_name = args.format or (format_for_path(args.output) if args.output else None) or "text"
+    if args.json and args.format not in (None, "json"):
+        raise InputError(f"--json and --format {args.format}: give one")
+    fmt_name = ("json" if args.json else args.format) or (format_for_path(args.output) if args.output else None) \
+        or "text"
     try:
         fmt = normalize_format(fmt_name)
     except ValueError as exc:
         raise InputError(f"--format: {exc}") from None
     if args.save and args.output:
         raise InputError("--save and --output: give one (--save picks the default name in this directory)")
-    if args.save and not args.format:
+    if args.save and not args.format and not args.json:
         fmt = "md"
     answers = answers_from(args)
     if not isinstance(answers, LifecycleAnswers) and wants_detection(answers):

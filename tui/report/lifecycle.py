@@ -10,7 +10,7 @@ from gpuadvisor.rules.result import PhaseResult, RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, walk
 from gpuadvisor.tui.report.markdown import _Doc, _table, md, to_markdown, why_list
-from gpuadvisor.tui.report.text import feasibility_lines, heading, table, to_text, why_lines, wrap
+from gpuadvisor.tui.report.text import Page, feasibility_lines, to_text, why_lines
 
 _HEADING = re.compile(r"^(#{1,5}) ")
 
@@ -88,34 +88,35 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
 
     life = result.lifecycle
     assert life is not None
+    page = Page(columns)
     meta = c.meta_of(result)
     book = ChainBook(result, all_findings)
-    lines = heading(meta.title)
+    lines = page.heading(meta.title)
     lines += [f"{meta.date} · {meta.generator} · knowledge base {result.knowledge.version}", ""]
-    lines += [*wrap(c.headline(result)), ""]
-    lines += heading("Timeline", "-")
-    lines += table(c.TIMELINE_HEADER, c.timeline_rows(result), columns=columns)
-    lines += [*wrap(c.lifecycle_totals(result)), ""]
-    lines += heading("Fleet", "-")
-    lines += table(c.FLEET_HEADER, c.fleet_rows(result), right=(0, 2, 3, 4), columns=columns)
-    lines += [*wrap(c.FLEET_NOTE), ""]
+    lines += [*page.wrap(c.headline(result)), ""]
+    lines += page.heading("Timeline", "-")
+    lines += page.table(c.TIMELINE_HEADER, c.timeline_rows(result))
+    lines += [*page.wrap(c.lifecycle_totals(result)), ""]
+    lines += page.heading("Fleet", "-")
+    lines += page.table(c.FLEET_HEADER, c.fleet_rows(result), right=(0, 2, 3, 4))
+    lines += [*page.wrap(c.FLEET_NOTE), ""]
     for note in life.notes:
-        lines += wrap(f"- {note}")
+        lines += page.wrap(f"- {note}")
     lines.append("")
     if why and life.why:
-        lines += ["  Why this fleet:", *why_lines(walk(life.why, "the fleet", {})), ""]
-    lines += feasibility_lines(result)
-    lines += heading("How the phases interact", "-")
+        lines += ["  Why this fleet:", *why_lines(walk(life.why, "the fleet", {}), page), ""]
+    lines += feasibility_lines(result, page)
+    lines += page.heading("How the phases interact", "-")
     if not result.warnings:
         lines += ["No finding about the phases together; each phase's own findings are in its section.", ""]
     for n, (i, w) in enumerate(c.findings(result, True), start=1):
-        lines += wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
-        lines += ["  Why:", *why_lines(book.lines("warning", i)), ""] if why else [""]
+        lines += page.wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
+        lines += ["  Why:", *why_lines(book.lines("warning", i), page), ""] if why else [""]
     if result.defaults_applied:
-        lines += heading("Defaults applied to the whole", "-")
-        lines += [line for d in result.defaults_applied for line in wrap(f"- {d}")]
+        lines += page.heading("Defaults applied to the whole", "-")
+        lines += [line for d in result.defaults_applied for line in page.wrap(f"- {d}")]
         lines.append("")
     for p in result.phases:
-        lines += [*wrap(in_plan(result, p)), "",
+        lines += [*page.wrap(in_plan(result, p)), "",
                   to_text(_phase_meta(result, p), why=why, all_findings=all_findings, full=full, columns=columns), ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gpuadvisor.knowledge.sanitize import safe_text
 from gpuadvisor.rules.result import Recommendation, RecommendResult
@@ -11,7 +12,9 @@ from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, why_parts
 
 WIDTH = 100
-
+"""Widest a prose line or heading gets: a file, a pipe or a wide terminal (a narrower terminal: its width)."""
+MIN_PROSE = 40
+"""Narrowest prose is wrapped at, however narrow the terminal: below it a sentence is more breaks than words."""
 
 MIN_COLUMN = 12
 """Narrowest a wrapped text column gets: a GPU name or a price still reads on two or three lines."""
@@ -53,56 +56,69 @@ def _fit(widths: list[int], width: int) -> list[int]:
     return out
 
 
-def heading(text: str, underline: str = "=") -> list[str]:
-    """A title over its rule, wrapped at WIDTH like the prose (an option's full title can be longer)."""
-    lines = textwrap.wrap(c.one_line(text), WIDTH, break_on_hyphens=False) or [""]
-    return [*lines, underline * max(len(line) for line in lines), ""]
+@dataclass(frozen=True)
+class Page:
+    """Where the text goes: given the terminal's `columns`, prose and headings wrap at its width (at most WIDTH) and
+    tables fit it; without (a file, a pipe) prose wraps at WIDTH and every table row stays one line, for grep."""
+
+    columns: int | None = None
+
+    @property
+    def width(self) -> int:
+        return WIDTH if self.columns is None else max(MIN_PROSE, min(WIDTH, self.columns))
+
+    def heading(self, text: str, underline: str = "=") -> list[str]:
+        """A title over its rule, wrapped like the prose (an option's full title can be longer)."""
+        lines = textwrap.wrap(c.one_line(text), self.width, break_on_hyphens=False) or [""]
+        return [*lines, underline * max(len(line) for line in lines), ""]
+
+    def wrap(self, text: str, indent: str = "") -> list[str]:
+        return textwrap.wrap(c.one_line(text), self.width, initial_indent=indent, subsequent_indent=indent + "  ",
+                             break_on_hyphens=False, break_long_words=False) or [indent]
+
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
+        return table(header, rows, right, self.columns)
 
 
-def wrap(text: str, indent: str = "") -> list[str]:
-    return textwrap.wrap(c.one_line(text), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
-                         break_on_hyphens=False, break_long_words=False) or [indent]
-
-
-def feasibility_lines(result: RecommendResult) -> list[str]:
+def feasibility_lines(result: RecommendResult, page: Page) -> list[str]:
     """The "To make it feasible" section, when the consultation has suggestions."""
     if not result.to_make_feasible:
         return []
-    lines = heading("To make it feasible", "-")
+    lines = page.heading("To make it feasible", "-")
     for item in result.to_make_feasible:
-        lines += wrap(f"- {item}")
+        lines += page.wrap(f"- {item}")
     return [*lines, ""]
 
 
-def why_lines(chain: Sequence[ChainLine], indent: str = "    ") -> list[str]:
+def why_lines(chain: Sequence[ChainLine], page: Page, indent: str = "    ") -> list[str]:
     lines: list[str] = []
     for line in chain:
         what, origin = why_parts(line)
-        lines += wrap(f"- {what}" + (f" [{origin}]" if origin else ""), indent + "  " * line.depth)
+        lines += page.wrap(f"- {what}" + (f" [{origin}]" if origin else ""), indent + "  " * line.depth)
     return lines
 
 
-def _ranking(recs: Sequence[Recommendation], speed: str, columns: int | None) -> list[str]:
+def _ranking(recs: Sequence[Recommendation], speed: str, page: Page) -> list[str]:
     rows = [[str(r.rank), r.title, f"{c.gb(r.memory.total)}/{c.fixed(r.memory.capacity, 0)} GB", c.speed(r),
              c.headline_cost(r.cost), c.usd(r.decision_cost.usd)] for r in recs]
-    return table(["#", "Option", "Memory/GPU", speed, "Cost", "Total"], rows, right=(0, 3, 5), columns=columns)
+    return page.table(["#", "Option", "Memory/GPU", speed, "Cost", "Total"], rows, right=(0, 3, 5))
 
 
-def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool, columns: int | None) -> list[str]:
+def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool, page: Page) -> list[str]:
     m = r.memory
-    lines = heading(f"{r.rank}. {r.title}", "-")
-    lines += wrap(f"{c.hardware(r)} · {c.layout(r)} · {c.where(r)} · {'fits' if r.fits else 'DOES NOT FIT'}")
+    lines = page.heading(f"{r.rank}. {r.title}", "-")
+    lines += page.wrap(f"{c.hardware(r)} · {c.layout(r)} · {c.where(r)} · {'fits' if r.fits else 'DOES NOT FIT'}")
     lines.append("")
     rows = [[label, c.gb(getattr(m, field))] for field, label in c.memory_parts(r)]
     rows += [["Total", c.gb(m.total)], ["Capacity", c.gb(m.capacity)],
              ["Headroom to keep free", c.gb(m.headroom_required)], ["Used", c.pct(m.utilization)]]
-    lines += table(["Memory per GPU", ""], rows, right=(1,), columns=columns)
-    lines += table(["Speed", ""], c.speed_items(r), right=(1,), columns=columns)
-    lines += table(["Cost", ""], c.cost_items(r.cost), right=(1,), columns=columns)
+    lines += page.table(["Memory per GPU", ""], rows, right=(1,))
+    lines += page.table(["Speed", ""], c.speed_items(r), right=(1,))
+    lines += page.table(["Cost", ""], c.cost_items(r.cost), right=(1,))
     rows = [[part, dollars, how] for part, dollars, how in c.decision_rows(r)]
-    lines += table([f"What it costs ({r.decision_cost.horizon})", "USD", "How"], rows, right=(1,), columns=columns)
+    lines += page.table([f"What it costs ({r.decision_cost.horizon})", "USD", "How"], rows, right=(1,))
     if why:
-        lines += ["  Why:", *why_lines(chain), ""]
+        lines += ["  Why:", *why_lines(chain, page), ""]
     return lines
 
 
@@ -114,83 +130,83 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     rule-outs are grouped by rule, the answers are those you set, the assumptions those the workload reads). One
     workload: a lifecycle ([[phase]] answers) is `lifecycle.lifecycle_text`,
     which reports each phase with this (`report.render` chooses)."""
+    page = Page(columns)
     meta = c.meta_of(result)
     book = ChainBook(result, all_findings)
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
-    lines = heading(meta.title)
+    lines = page.heading(meta.title)
     lines += [f"{meta.date} · {meta.generator} · knowledge base {result.knowledge.version}", ""]
-    lines += [*wrap(c.headline(result)), ""]
-    lines += heading("What you asked", "-")
-    lines += table(["", ""], c.requirements(result), columns=columns)[2:]
+    lines += [*page.wrap(c.headline(result)), ""]
+    lines += page.heading("What you asked", "-")
+    lines += page.table(["", ""], c.requirements(result))[2:]
     verdict = c.summary(result)
-    lines += wrap(verdict if result.feasible else f"NOT FEASIBLE. {verdict}")
+    lines += page.wrap(verdict if result.feasible else f"NOT FEASIBLE. {verdict}")
     lines.append("")
-    lines += feasibility_lines(result)
+    lines += feasibility_lines(result, page)
 
-    lines += heading("Recommended options", "-")
+    lines += page.heading("Recommended options", "-")
     speed = c.speed_header(result)
-    lines += (_ranking(result.recommendations, speed, columns) if result.recommendations
+    lines += (_ranking(result.recommendations, speed, page) if result.recommendations
               else ["No option was recommended.", ""])
     if result.runners_up:
-        lines += ["Runners-up:", "", *_ranking(result.runners_up, speed, columns)]
+        lines += ["Runners-up:", "", *_ranking(result.runners_up, speed, page)]
     if result.recommendations or result.runners_up:
-        lines += [*wrap(c.COST_NOTE), ""]
+        lines += [*page.wrap(c.COST_NOTE), ""]
 
-    lines += heading("Findings", "-")
-    lines += [*wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]
+    lines += page.heading("Findings", "-")
+    lines += [*page.wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]
     for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
-        lines += wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
+        lines += page.wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
         if w.options:
-            lines += wrap(f"Concerns: {c.concerns(w, titles)}", "   ")
+            lines += page.wrap(f"Concerns: {c.concerns(w, titles)}", "   ")
         if all_findings:
-            lines += [line for d in w.details for line in wrap(f"- {d}", "   ")]
-        lines += ["  Why:", *why_lines(book.lines("warning", i)), ""] if why else [""]
+            lines += [line for d in w.details for line in page.wrap(f"- {d}", "   ")]
+        lines += ["  Why:", *why_lines(book.lines("warning", i), page), ""] if why else [""]
 
     profile = book.lines("profile", 0)
     if why and profile:
-        lines += heading("How the workload's needs were derived", "-")
-        lines += [*why_lines(profile, ""), ""]
+        lines += page.heading("How the workload's needs were derived", "-")
+        lines += [*why_lines(profile, page, ""), ""]
     for i, r in enumerate(result.recommendations):
-        lines += _option(r, book.lines("option", i), why, columns)
+        lines += _option(r, book.lines("option", i), why, page)
 
-    lines += heading("Ruled out", "-")
+    lines += page.heading("Ruled out", "-")
     if full:
         for i, o in enumerate(result.ruled_out):
-            lines += wrap(f"- {o.name} ({o.family}): {o.reason} [{o.rule}"
-                          f"{f', {o.heuristic}' if o.heuristic else ''}]")
+            lines += page.wrap(f"- {o.name} ({o.family}): {o.reason} [{o.rule}"
+                               f"{f', {o.heuristic}' if o.heuristic else ''}]")
             if why:
-                lines += why_lines(book.lines("ruled_out", i))
+                lines += why_lines(book.lines("ruled_out", i), page)
     else:
         for g in c.ruled_out_groups(result):
-            lines += wrap(f"- {g.rule}: {len(g.names)} option{'s' if len(g.names) != 1 else ''} "
-                          f"({c.names_text(g.names)}), e.g. {g.reason}")
+            lines += page.wrap(f"- {g.rule}: {len(g.names)} option{'s' if len(g.names) != 1 else ''} "
+                               f"({c.names_text(g.names)}), e.g. {g.reason}")
         if result.ruled_out:
-            lines += ["", *wrap(f"{len(result.ruled_out)} options were ruled out: --full lists each with its "
-                                "reason.")]
+            lines += ["", *page.wrap(f"{len(result.ruled_out)} options were ruled out: --full lists each with "
+                                     "its reason.")]
     lines += ["" if result.ruled_out else "Nothing was ruled out.", ""]
 
-    lines += heading("Your answers", "-")
+    lines += page.heading("Your answers", "-")
     rows = c.answer_rows(result)
     if full:
-        lines += table(["Answer", "Value", "Given by"],
-                       [[a.key, a.value, "default" if a.default else "you"] for a in rows], columns=columns)
+        lines += page.table(["Answer", "Value", "Given by"],
+                            [[a.key, a.value, "default" if a.default else "you"] for a in rows])
     else:
-        lines += table(["Answer", "Value"], [[a.key, a.value] for a in rows if not a.default], columns=columns)
+        lines += page.table(["Answer", "Value"], [[a.key, a.value] for a in rows if not a.default])
         if c.defaults_line(result):
-            lines += [*wrap(f"Defaults used: {c.defaults_line(result)}."), ""]
-    lines += heading("Assumptions and error bands", "-")
+            lines += [*page.wrap(f"Defaults used: {c.defaults_line(result)}."), ""]
+    lines += page.heading("Assumptions and error bands", "-")
     for a in result.assumptions:  # one wrapped line each: the titles are sentences, a table ran to 250 columns
         if full or c.assumption_applies(a.id, result):
-            lines += wrap(f"- {a.title}: {f'{c.number(a.value)} {a.unit}'.strip()} [{a.source}]")
+            lines += page.wrap(f"- {a.title}: {f'{c.number(a.value)} {a.unit}'.strip()} [{a.source}]")
     lines.append("")
-    lines += heading("Knowledge base and prices", "-")
+    lines += page.heading("Knowledge base and prices", "-")
     lines += [f"Knowledge base version {result.knowledge.version}", ""]
     if full:
-        lines += table(["Price", "Id", "As of"], [[p.name, p.key, p.as_of] for p in c.price_rows(result)],
-                       columns=columns)
+        lines += page.table(["Price", "Id", "As of"], [[p.name, p.key, p.as_of] for p in c.price_rows(result)])
     if not why:
-        lines += [*wrap("Explanations: add --why for the chain behind every line (--full for every rule-out too), or "
-                        "save the report as html (folded) or md with --full."), ""]
+        lines += [*page.wrap("Explanations: add --why for the chain behind every line (--full for every rule-out too), "
+                             "or save the report as html (folded) or md with --full."), ""]
     lines.append(f"{meta.generator} · {result.rules_fired} rules fired · schema version {result.schema_version}")
     return "\n".join(printable(line) for line in lines).rstrip() + "\n"
 

@@ -87,14 +87,16 @@ def cost_pairs(rec: Recommendation) -> list[tuple[str, str]]:
     return pairs + present.cost_items(rec.cost)
 
 
-def total_text(rec: Recommendation) -> Text:
-    """What the option costs over the horizon, part by part: the figure it is ranked by."""
-    text = Text()
+def total_text(rec: Recommendation) -> Table:
+    """What the option costs over the horizon, part by part: the figure it is ranked by. A grid, so a part's long
+    arithmetic wraps under itself, not under the dollars."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(justify="right", style="bold", no_wrap=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column(style="dim")
     for part, dollars, how in decision_rows(rec):
-        text.append(f"{dollars:>14}  ", style="bold")
-        text.append(part, style="bold" if part == "total" else "")
-        text.append(f"  {how}\n", style="dim")
-    return text
+        grid.add_row(Text(dollars), Text(part, style="bold" if part == "total" else ""), Text(how))
+    return grid
 
 
 def assumptions_text(result: RecommendResult) -> Text:

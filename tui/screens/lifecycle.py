@@ -38,14 +38,16 @@ def timeline_cells(result: RecommendResult) -> list[list[str]]:
 
 
 def timeline_widths(cells: list[list[str]], screen_width: int) -> list[int]:
-    """Column widths: Phase and When as wide as their first line (at most 14 and 15: the rest wraps), Cost as its
-    widest line (a part: `−$32,980 resale`), How as its word, On the width left (at least 16), so the table fits
-    80 columns."""
+    """Column widths: Phase and When as wide as their first line (at most 15 for When; Phase at most a sixth of the
+    screen, 14 at 80 columns, so a phase's name is not broken mid-word where there is room), Cost as its widest
+    line (a part: `−$32,980 resale`), How as its word, On the width left (at least 16), so the table fits 80
+    columns."""
     def widest(i: int, first_only: bool = False) -> int:
         lines = [ln for row in cells for ln in (row[i].split("\n")[:1] if first_only else row[i].split("\n"))]
         return max([len(TIMELINE_COLUMNS[i])] + [len(ln) for ln in lines])
 
-    widths = [min(widest(0, True), 14), min(widest(1, True), 15), min(widest(2), 18), widest(3)]
+    widths = [min(widest(0, True), max(14, screen_width // 6)), min(widest(1, True), 15), min(widest(2), 18),
+              widest(3)]
     padding = 2 * len(TIMELINE_COLUMNS) + 4  # a cell's padding, the screen's and the scroll bar
     return [*widths, max(16, screen_width - sum(widths) - padding)]
 
@@ -128,7 +130,8 @@ findings about how the phases interact (L1-L4).
         life = r.lifecycle
         fleet = Text.assemble(("Fleet: ", "bold"), life.description if life else "")
         if life is not None and len(life.alternatives) > 1:
-            fleet.append(f"\nWeighed against {len(life.alternatives) - 1} other way(s); "
+            others = len(life.alternatives) - 1
+            fleet.append(f"\nWeighed against {others} other way{'s' if others != 1 else ''}; "
                          f"the next: {life.alternatives[1].description} — {c.usd(life.alternatives[1].total_cost_usd)}")
         self.query_one("#lifecycle-fleet", Static).update(fleet)
         lines = Text("How the phases interact\n", style="bold")

@@ -14,7 +14,9 @@ from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.tui.screens.answers_state import model_answer
 from gpuadvisor.tui.widgets.format import params
 
-MAX_MATCHES = 6
+MAX_MATCHES = 30
+"""Most matches listed under the model entry (the list shows six at a time and scrolls); a longer list says how many
+more match, so the user types more of the name."""
 
 
 @dataclass
@@ -48,12 +50,14 @@ def search_models(catalog: Any, text: str) -> list[tuple[str, str]]:
     words = text.lower().replace("_", "-").split()
     if not words:
         return []
+    from gpuadvisor.knowledge.lookup import natural_key
+
     found: list[tuple[str, str]] = []
     for mid, model in catalog.models.items():
         hay = " ".join([mid, model.name, *model.aliases]).lower()
         if all(w in hay or w.replace("-", " ") in hay for w in words):
             found.append((mid, model.name))
-    return found[:MAX_MATCHES]
+    return sorted(found, key=lambda m: natural_key(m[0]))[:MAX_MATCHES]
 
 
 def _find(catalog: Any, text: str) -> Any:
@@ -114,8 +118,10 @@ def lookup_model(text: str, catalog: Any | None) -> ModelLookup:
     try:
         model = _find(catalog, text)
     except AmbiguousNameError as exc:
-        return ModelLookup(error=f"{text!r} matches several models: pick one below",
-                           matches=[(cid, name) for cid, name in exc.candidates][:MAX_MATCHES])
+        n = len(exc.candidates)
+        more = f" (the first {MAX_MATCHES}: type more of the name)" if n > MAX_MATCHES else ""
+        return ModelLookup(error=f"{text!r} matches {n} models: pick one below{more}",
+                           matches=list(exc.candidates[:MAX_MATCHES]))
     except AdvisorError as exc:
         return ModelLookup(error=str(exc), matches=matches)
     return ModelLookup(info=f"{model.name}: {_shape(model.architecture)}", model_id=model.id)

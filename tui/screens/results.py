@@ -345,4 +345,4 @@ the phase within the lifecycle (the budget is the lifecycle's, shared by every p
         if self.phase is not None:
             self.app.push_screen(save_screen(self.phase.result, self.phase.lifecycle, today, self.phase.index))
         elif self.result is not None and self.answers is not None:
-            self.app.push_screen(save_screen(self.result, self.answers, today))
+            self.app.push_screen(save_screen(self.result, self.answers, today, what_if=self.what_if))

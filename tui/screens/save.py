@@ -65,8 +65,10 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
 """
 
     def __init__(self, result: RecommendResult, answers: Answers | LifecycleAnswers, today: date | None = None,
-                 phase: int | None = None) -> None:
+                 phase: int | None = None, what_if: str | None = None) -> None:
         super().__init__()
+        self.what_if = what_if
+        """The what-if change the result answers, if any: its saved answers are listed under the what-if's title."""
         self.phase = phase
         """The lifecycle phase the user was looking at, if any: the dialog says the whole lifecycle is saved."""
         self.served = served_mode.current()
@@ -163,7 +165,7 @@ Pick a format with the arrow keys and Enter, edit the path (relative paths are i
 
             clear_draft()  # the answers are in a file now
             try:
-                settings.remember(written, consultation_title(self.answers, self.result))
+                settings.remember(written, consultation_title(self.answers, self.result, self.what_if))
             except OSError:
                 pass  # the file is saved; only the recent list could not be updated
         self.app.notify(f"Saved {written.resolve()}", title="Save", markup=False)
@@ -212,7 +214,7 @@ button: the file goes to your browser as a download (nothing is written on the s
 
 
 def save_screen(result: RecommendResult, answers: Answers | LifecycleAnswers, today: date | None = None,
-                phase: int | None = None) -> SaveScreen:
+                phase: int | None = None, what_if: str | None = None) -> SaveScreen:
     """The Save dialog for this process: the browser's in served mode, else the terminal's."""
     cls = ServedSaveScreen if served_mode.current() is not None else SaveScreen
-    return cls(result, answers, today, phase)
+    return cls(result, answers, today, phase, what_if)

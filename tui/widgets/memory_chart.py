@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from gpuadvisor.rules.result import MemoryBreakdown
+from gpuadvisor.tui.present import holds
 
 PARTS: tuple[tuple[str, str, str], ...] = (
     ("weights", "Weights", "█"),
@@ -67,6 +68,8 @@ class MemoryChart(Widget):
                    theme.warning or theme.primary, theme.error or theme.primary, theme.success or theme.primary]
         text = Text()
         for (key, label, _), colour in zip(PARTS, colours, strict=True):
+            if not holds(m, key):  # serving holds no gradients, training no KV cache: no empty rows
+                continue
             value = float(getattr(m, key))
             text.append(f"{label:<{LABEL_W}}")
             text.append(f"{bar(value, scale, width):<{width}}", style=colour)

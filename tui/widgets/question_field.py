@@ -113,10 +113,13 @@ class QuestionField(Vertical):
             self.call_after_refresh(self._highlight_pressed)
 
     def _highlight_pressed(self) -> None:
-        """Start the keyboard highlight on the chosen button (Textual starts it on the first one)."""
+        """Start the keyboard highlight on the chosen button (Textual starts it on the first one). Runs after a
+        refresh, by when a quick Next may have left the step and removed the buttons: RadioSet.pressed_index then
+        raises, so the pressed button is looked for among the buttons still there."""
         radio = self.query_one(RadioSet)
-        if radio.pressed_index >= 0:
-            radio._selected = radio.pressed_index
+        pressed = radio.pressed_button
+        if pressed is not None and pressed in radio.children:
+            radio._selected = radio.children.index(pressed)
 
     # --- state down -----------------------------------------------------------------------------------------------
     def watch_error(self, error: str) -> None:

@@ -48,13 +48,18 @@ def columns_for(workload: str, compact: bool = False, moved: bool = True) -> lis
             Column("move", "Δ", 4 if moved else 2)]
 
 
+TERMS = {"spot": " spot", "reserved-1y": " 1-yr", "reserved-3y": " 3-yr"}
+"""How a rental is paid, when not on demand: three offers of one instance (on demand, 1- and 3-year reserved) read
+as three rows, not one row thrice."""
+
 VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD Radeon ", "AMD ", "Google ", "AWS ", "Intel ",
                    "Apple ")
 
 
 def short_title(rec: Recommendation) -> str:
-    """`H200 SXM · RunPod`, `H100 SXM5 · AWS 2×8`, `MI300X · buy 2×8`: the part and how it comes, machines × the
-    accelerators in each (the vendor is implied by the part; the detail and the headline name the unit in full)."""
+    """`H200 SXM · RunPod`, `H100 SXM5 · AWS 2×8 3-yr`, `MI300X · buy 2×8`: the part and how it comes, machines ×
+    the accelerators in each, a rental's term unless on demand (the vendor is implied by the part; the detail and
+    the headline name the unit in full)."""
     name = rec.accelerator.name.split(" (")[0]  # "GB200 (per Blackwell GPU in GB200 NVL72)": the part's name
     for prefix in VENDOR_PREFIXES:
         name = name.removeprefix(prefix)
@@ -67,7 +72,7 @@ def short_title(rec: Recommendation) -> str:
             where = "buy" + layout
         else:
             assert rec.instance is not None
-            where = rec.instance.provider + layout + (" spot" if rec.instance.pricing == "spot" else "")
+            where = rec.instance.provider + layout + TERMS.get(rec.instance.pricing, "")
     else:
         where = ""
     return f"{name} · {where}" if where else name

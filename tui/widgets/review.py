@@ -14,6 +14,10 @@ from gpuadvisor.tui.screens.answers_state import AnswerState, default_value
 from gpuadvisor.tui.screens.questions import TEXT_KINDS, Question, applicable_steps
 
 EMPTY = re.compile(r"\(empty: ([^)]*)\)")
+STEP_WIDTH, QUESTION_WIDTH, MIN_ANSWER_WIDTH = 10, 26, 24
+ANSWER_INSET = STEP_WIDTH + QUESTION_WIDTH + 3 * 2 + 6
+"""Screen columns beside the answer column: the two other columns, each column's padding (one a side), the
+form's margins and the scroll bar."""
 
 
 def assumed_values(defaults_applied: Sequence[str] | None) -> dict[str, str]:
@@ -88,15 +92,17 @@ class ReviewTable(DataTable[Text]):
         self.assumed = assumed_values(defaults_applied)
 
     def on_mount(self) -> None:
-        self.add_column("Step", width=10)
-        self.add_column("Question", width=26)
-        self.add_column("Answer")
+        self.add_column("Step", width=STEP_WIDTH)
+        self.add_column("Question", width=QUESTION_WIDTH)
+        # the answer column takes the rest of the screen and a long answer (a default and why it was assumed)
+        # wraps onto more lines of its row instead of running off the screen's edge
+        self.add_column("Answer", width=max(MIN_ANSWER_WIDTH, self.screen.size.width - ANSWER_INSET))
         raw = self._state.raw
         for step in applicable_steps(raw):
             for i, q in enumerate(step.visible(raw)):
-                label = q.label if len(q.label) <= 26 else q.label[:25] + "…"
+                label = q.label if len(q.label) <= QUESTION_WIDTH else q.label[:QUESTION_WIDTH - 1] + "…"
                 self.add_row(Text(step.short if i == 0 else "", style="bold"), Text(label),
-                             answer_text(q, self._state, self.assumed), key=f"{step.id}:{q.key}")
+                             answer_text(q, self._state, self.assumed), key=f"{step.id}:{q.key}", height=None)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
