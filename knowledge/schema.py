@@ -937,6 +937,9 @@ class EngineProfile(Strict):
     overhead_per_sequence_us: Band | None = None
     """Per sequence of the batch per decode step (host work: scheduling, sampling); `low` is the optimistic
     end."""
+    overhead_per_sequence_layer_us: Band | None = None
+    """Per sequence of the batch per layer per decode step, beyond `overhead_per_sequence_us` (the decode attention's
+    fixed work per sequence, paid by every layer); `low` is the optimistic end."""
     compute_efficiency: Band | None = None
     gemm_ramp_us: Band | None = None
     """Fixed time of each weight GEMM kernel of a weight-bound (small-batch) step beyond its bytes at the streaming

@@ -7,10 +7,11 @@ weight per token, so its arithmetic intensity is ≈ B FLOP/byte at 16-bit: batc
 (002: ≈1 FLOP/byte vs the A100's ≈156) and serving turns compute-bound only at large batches (H4).
 
     decode step = max(bytes ÷ (bandwidth × η_bw) + kernels × ramp, FLOPs ÷ (peak × η_c × s))
-                  + layers × per-layer overhead + TP comm
+                  + layers × per-layer overhead + B ÷ groups × (per-sequence + layers × per-sequence-layer) + TP comm
                   (s: the share of the datasheet peak a power-limited card sustains, `Device.sustained`; ramp: the
                   fixed time of each weight GEMM kernel bound by its read, `weight_gemm_kernels`, set on the engine
-                  profiles fitted on compute-bound rows only)
+                  profiles fitted on compute-bound rows only; groups: attention data-parallel groups; the per-sequence
+                  costs are the host's work and the decode attention's fixed work per sequence in every layer)
     TP comm     = 2 all-reduces per layer of B × hidden × 2 bytes: latency + 2(tp−1)/tp × bytes ÷ link bandwidth
                   (per direction: NVLink 4 = 450 GB/s, PCIe 4.0 x16 ≈ 31.5 GB/s)
     prefill     = 2 × active params × prompt tokens + causal attention 2·L·a·d·s² per sequence, compute-bound
@@ -82,6 +83,13 @@ class EngineEfficiency:
     gemm_ramp_us: float = 0.0
     """Fixed time of each weight GEMM kernel of a weight-bound step beyond its bytes at the streaming rate (µs;
     `weight_gemm_kernels`); 0 where the profile's fitted per-layer overhead already holds it (engines.toml)."""
+    overhead_per_sequence_layer_us: float = 0.0
+    """Cost per sequence of the batch per layer per decode step (µs), beyond `overhead_per_sequence_us`: the decode
+    attention of every layer launches work per sequence (TensorRT-LLM's XQA / FMHA decode blocks, the KV block-table
+    walk, each token's RoPE, KV append and quantise), whose fixed part is paid again by every layer, so a deeper model
+    pays more per sequence, however its KV heads are split over the tensor-parallel ranks. Fitted on TensorRT-LLM's
+    PyTorch backend, whose rows span 32-126 layers on one release (fit_engines.SEQUENCE_LAYER_ENGINES); 0 elsewhere.
+    Like the host's share, paid by each attention data-parallel group for its own sequences."""
     overhead_per_moe_layer_us: float = 0.0
     """Cost per MoE layer per pass (µs) beyond `overhead_per_layer_us`: the routing, token sorting and quantising
     kernels a fused-MoE path launches around its grouped GEMMs (and an MLA model's extra attention kernels), which
@@ -91,7 +99,7 @@ class EngineEfficiency:
     def __post_init__(self) -> None:
         if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(
                 self.overhead_per_layer_us, self.overhead_per_sequence_us, self.gemm_ramp_us,
-                self.overhead_per_moe_layer_us) < 0:
+                self.overhead_per_moe_layer_us, self.overhead_per_sequence_layer_us) < 0:
             raise ValueError("engine efficiencies must be positive")
 
 
@@ -498,7 +506,10 @@ class DecodeCurve:
         # part of the weights' read, so it is hidden once the step is compute-bound and paid again by every pass
         ramp = device.efficiency.gemm_ramp_us if device.efficiency else 0.0
         self._ramp = weight_gemm_kernels(self.arch, self._dense_layers, self._moe_layers) * ramp * 1e-6
-        self._seq_overhead = device.efficiency.overhead_per_sequence_us * 1e-6 if device.efficiency else 0.0
+        eff = device.efficiency
+        # per sequence: the host's share once, the decode attention's fixed share once per layer
+        self._seq_overhead = (eff.overhead_per_sequence_us + self._layers * eff.overhead_per_sequence_layer_us) \
+            * 1e-6 if eff else 0.0
         # attention data-parallel groups: each rank group schedules, samples and detokenises its own sequences (one
         # executor per group: TensorRT-LLM's enable_attention_dp, SGLang's and vLLM's DP attention), so the
         # per-sequence cost of a step is that of the busiest group's share, not of the whole batch

@@ -2,11 +2,12 @@
 
 For every engine and accelerator family (most specific: vendor-architecture-memory; pooled: vendor-memory and
 `any`), finds the weight-bandwidth efficiency, KV-cache efficiency and per-layer overhead (and, for engines with
-static-batch rows, the per-sequence overhead and compute efficiency) that minimise the absolute log error of the
-decode and generation rows plus a weak pull towards PRIOR (Nelder-Mead within BOUNDS; groups of fewer than 8 rows
-fit the bandwidth efficiency only and take the KV ratio and overheads from the engine's pooled fit). The band of
-each profile is then widened until every row of the group lies between the pessimistic and optimistic predictions:
-the band IS the residuals (profiles of fewer than 8 rows get at least their engine's pooled band and ±15 %).
+static-batch rows, the per-sequence overhead, for SEQUENCE_LAYER_ENGINES its per-layer part too, and the compute
+efficiency) that minimise the absolute log error of the decode and generation rows plus a weak pull towards PRIOR
+(Nelder-Mead within BOUNDS; groups of fewer than 8 rows fit the bandwidth efficiency only and take the KV ratio and
+overheads from the engine's pooled fit). The band of each profile is then widened until every row of the group lies
+between the pessimistic and optimistic predictions: the band IS the residuals (profiles of fewer than 8 rows get at
+least their engine's pooled band and ±15 %).
 
 Prints the [[engine_profile]] tables; with --write, replaces the generated part of engines.toml.
 
@@ -51,18 +52,30 @@ a profile fitted on batch-1 rows (llama.cpp, MLX, vLLM's decode rows) has the ra
 weight rate already."""
 GEMM_RAMP_SOURCE = "eng-vllm-pr49363"
 
-BOUNDS = {"bw": (0.3, 0.95), "kv": (0.05, 1.0), "over": (2.0, 250.0), "seq": (0.0, 200.0), "comp": (0.1, 0.75)}
+BOUNDS = {"bw": (0.3, 0.95), "kv": (0.05, 1.0), "over": (2.0, 250.0), "seq": (0.0, 200.0), "comp": (0.1, 0.75),
+          "seq_layer": (0.0, 5.0)}
 """Physically plausible ranges the fit stays in: no engine reads weights above 95 % of the datasheet bandwidth,
-and a per-layer overhead beyond 250 µs is not a launch cost any more (Metal builds of llama.cpp reach ~190 µs)."""
-PRIOR = {"bw": 0.75, "kv": 0.75, "over": 30.0, "seq": 20.0, "comp": 0.5}
+a per-layer overhead beyond 250 µs is not a launch cost any more (Metal builds of llama.cpp reach ~190 µs), and 5 µs
+per sequence per layer is 630 µs a sequence on a 126-layer model, 30 times the host's prior."""
+PRIOR = {"bw": 0.75, "kv": 0.75, "over": 30.0, "seq": 20.0, "comp": 0.5, "seq_layer": 0.25}
 """Where a parameter the rows cannot pin down settles: the engine-blind assumptions (decode_bandwidth_efficiency,
-compute_efficiency) and a CUDA-graph-class per-layer cost. A squared-log pull weighted by PRIOR_WEIGHT (in units of
+compute_efficiency), a CUDA-graph-class per-layer cost and 20 µs per sequence (0.25 µs a layer: 20 µs over an
+80-layer model). A squared-log pull weighted by PRIOR_WEIGHT (in units of
 one row's absolute log error), so it moves nothing that a few rows do determine."""
 PRIOR_WEIGHT = 0.5
 MIN_ROWS_OWN_BAND = 8
 """Profiles fitted to fewer rows take at least their engine's pooled (`any`) band and at least ±MIN_SMALL_BAND: a
 band from two residuals says nothing."""
 MIN_SMALL_BAND = 0.15
+SEQUENCE_LAYER_ENGINES = ("tensorrt-llm",)
+"""Engines whose profiles fit `EngineEfficiency.overhead_per_sequence_layer_us` beside the host's per-sequence cost:
+TensorRT-LLM's PyTorch backend, whose perf-overview rows run three depths (Llama 3.1 8B, 3.3 70B, 3.1 405B: 32, 80,
+126 layers) on the same release and parts, 20 rows each on Hopper. Fitted per model with the rest of the profile
+held, its per-sequence cost is 16 / 27 / 45 µs on Hopper (43 / 67 µs for 70B / 405B on Blackwell): it grows with
+the layers, not with the KV heads each rank holds (405B at TP 8 holds one a rank, 8B at TP 1 eight). The C++
+executor's MLPerf rows show no such trend (31 / 5 / 0 µs for 8B / 70B / 405B on Hopper, 3-6 rows each, prefill-heavy
+405B runs) and vLLM's six rows cannot split the two, so their profiles keep the host term alone: given both terms the
+prior, not the rows, splits them, and the held-out MLPerf v5.0 rows (all C++ executor and vLLM) lose 3 points."""
 
 
 def _to_kv(x: float) -> float:
@@ -155,11 +168,14 @@ def fit(catalog: object, factors: object, inputs: dict[str, float],
             groups[(r.engine, key)].append(r)
 
     def eff(engine: str, x: Sequence[float], batched: bool) -> EngineEfficiency:
-        """x = [weights, kv, overhead, (per-sequence overhead, compute efficiency) when `batched`]."""
+        """x = [weights, kv, overhead, (per-sequence overhead, compute efficiency) when `batched`, and the
+        per-sequence-layer overhead for `SEQUENCE_LAYER_ENGINES`]."""
+        seq_layer = bounded(x[5], *BOUNDS["seq_layer"]) if batched and engine in SEQUENCE_LAYER_ENGINES else 0.0
+        seq = bounded(x[3], *BOUNDS["seq"]) if batched else 0.0
         return EngineEfficiency(engine, bounded(x[0], *BOUNDS["bw"]), bounded(x[1], *BOUNDS["kv"]),
                                 bounded(x[2], *BOUNDS["over"]),
                                 bounded(x[4], *BOUNDS["comp"]) if batched else None,
-                                overhead_per_sequence_us=bounded(x[3], *BOUNDS["seq"]) if batched else 0.0)
+                                overhead_per_sequence_us=seq, overhead_per_sequence_layer_us=seq_layer)
 
     def loss(group: list[Row | serving.Row], e: EngineEfficiency) -> float:
         # absolute log error: a median-like fit that a single odd row (TensorRT-LLM's 70B TP-4 batch-480 run)
@@ -169,6 +185,8 @@ def fit(catalog: object, factors: object, inputs: dict[str, float],
                  (max(e.overhead_per_layer_us, 1e-3), PRIOR["over"])]
         if e.compute_efficiency is not None:
             pairs += [(e.compute_efficiency, PRIOR["comp"]), (max(e.overhead_per_sequence_us, 1e-3), PRIOR["seq"])]
+            if e.engine in SEQUENCE_LAYER_ENGINES:
+                pairs.append((max(e.overhead_per_sequence_layer_us, 1e-5), PRIOR["seq_layer"]))
         return fit_ + PRIOR_WEIGHT * sum(math.log(v / p) ** 2 for v, p in pairs)
 
     fitted: Fitted = {}
@@ -212,7 +230,9 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
                 return eff(en, v, b) if sep else eff(en, [v[0], _to_kv(v[0]), *v[1:]], b)
 
             x = nelder_mead(lambda v, g=group, t=trial, f=ramped: f(g, t(v)),
-                            ([0.0, 0.0, -3.0] if separable else [0.0, -3.0]) + ([-3.0, 0.0] if batched else []),
+                            ([0.0, 0.0, -3.0] if separable else [0.0, -3.0])
+                            + ([-3.0, 0.0] + ([-3.0] if engine in SEQUENCE_LAYER_ENGINES else []) if batched
+                               else []),
                             steps=round(1200 * steps))
             # L1 has kinks: a second start
             x = nelder_mead(lambda v, g=group, t=trial, f=ramped: f(g, t(v)), x, steps=round(600 * steps))
@@ -229,7 +249,8 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
                 bw = bounded(v[0], *BOUNDS["bw"])
                 return EngineEfficiency(en, bw, min(1.0, bw * k), b.overhead_per_layer_us,
                                         bounded(v[1], *BOUNDS["comp"]) if oc else b.compute_efficiency,
-                                        overhead_per_sequence_us=b.overhead_per_sequence_us)
+                                        overhead_per_sequence_us=b.overhead_per_sequence_us,
+                                        overhead_per_sequence_layer_us=b.overhead_per_sequence_layer_us)
 
             x = nelder_mead(lambda v, g=group, s=small, f=ramped: f(g, s(v)), [0.0, 0.0] if own_comp else [0.0],
                             steps=round(400 * steps))
@@ -336,6 +357,9 @@ def render(catalog: object, factors: object,
             f"overhead_per_layer_us = {_band(best.overhead_per_layer_us, 1 / hi_s, 1 / lo_s, 2, False)}\n"
             + (f"overhead_per_sequence_us = {_band(best.overhead_per_sequence_us, 1 / hi_s, 1 / lo_s, 4, False)}\n"
                if best.overhead_per_sequence_us else "")
+            + ("overhead_per_sequence_layer_us = "
+               f"{_band(best.overhead_per_sequence_layer_us, 1 / hi_s, 1 / lo_s, 4, False)}\n"
+               if best.overhead_per_sequence_layer_us else "")
             + (f"compute_efficiency = {_band(best.compute_efficiency, lo_s, hi_s)}\n"
                if best.compute_efficiency is not None else "")
             + ("gemm_ramp_us = {{ value = {:.2f}, low = {:.2f}, high = {:.2f} }}\n".format(*GEMM_RAMP_US[(engine, key)])
@@ -486,7 +510,8 @@ def scaled(e: EngineEfficiency, s: float) -> EngineEfficiency:
     return EngineEfficiency(e.engine, min(1.0, e.bandwidth_efficiency * s), min(1.0, e.kv_efficiency * s),
                             e.overhead_per_layer_us / s,
                             None if e.compute_efficiency is None else min(1.0, e.compute_efficiency * s),
-                            overhead_per_sequence_us=e.overhead_per_sequence_us / s)
+                            overhead_per_sequence_us=e.overhead_per_sequence_us / s,
+                            overhead_per_sequence_layer_us=e.overhead_per_sequence_layer_us / s)
 
 
 if __name__ == "__main__":

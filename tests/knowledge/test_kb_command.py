@@ -183,3 +183,15 @@ def test_list_free_tiers_shows_their_limits(capsys: pytest.CaptureFixture[str]) 
     assert "2× nvidia-t4" in kaggle and " 12 " in kaggle and " 30 " in kaggle and "undated" in kaggle
     lab = next(line for line in out.splitlines() if line.startswith("sagemaker-studio-lab "))
     assert lab.split()[-2:] == ["no", "2023-07-06"]
+
+
+def test_list_engines_shows_the_per_sequence_cost(capsys: pytest.CaptureFixture[str]) -> None:
+    # engines.toml: TensorRT-LLM's PyTorch backend on Hopper pays 12.5 µs a sequence plus 0.35 µs a sequence per
+    # layer (fit_engines.SEQUENCE_LAYER_ENGINES); vLLM's profiles pay a host cost per sequence only
+    assert main(["kb", "list", "engines"]) == 0
+    out = capsys.readouterr().out
+    assert "µs/sequence" in out
+    hopper = next(line for line in out.splitlines() if line.startswith("tensorrt-llm@nvidia-hopper-hbm "))
+    assert "12.5 (8.2-17.6) + 0.35 (0.23-0.49)×layers" in hopper
+    vllm = next(line for line in out.splitlines() if line.startswith("vllm@any "))
+    assert "18.7 (16.4-30.7)" in vllm and "×layers" not in vllm

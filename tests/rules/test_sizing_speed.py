@@ -288,3 +288,38 @@ def test_moe_layer_overhead_is_paid_per_moe_layer_per_pass() -> None:
     assert dense[0].step_seconds == dense[1].step_seconds
     with pytest.raises(ValueError):
         EngineEfficiency("sglang", 0.8, 0.8, 30.0, overhead_per_moe_layer_us=-1.0)
+
+
+def test_per_sequence_layer_cost_grows_with_the_depth() -> None:
+    # EngineEfficiency.overhead_per_sequence_layer_us (TensorRT-LLM's PyTorch backend): the decode attention's fixed
+    # work per sequence is paid in every layer. Llama 3 8B (32 layers) at batch 100 with 10 µs per sequence (host)
+    # and 0.5 µs per sequence per layer: 100 × (10 + 32 × 0.5) = 2,600 µs beside the 32 × 30 = 960 µs per-layer
+    # cost; a profile without the layer term pays 100 × 10 = 1,000 µs. The per-layer share stays per pass.
+    from gpuadvisor.rules.sizing.speed import DecodeCurve, EngineEfficiency
+
+    host = EngineEfficiency("tensorrt-llm", 0.8, 0.8, 30.0, overhead_per_sequence_us=10.0)
+    both = EngineEfficiency("tensorrt-llm", 0.8, 0.8, 30.0, overhead_per_sequence_us=10.0,
+                            overhead_per_sequence_layer_us=0.5)
+    dev = Device(bandwidth_gbs=3350, peak_tflops=989, link_gbs_per_direction=450, link_kind="nvlink")
+    curves = [DecodeCurve(LLAMA3_8B, P8, Device(**{**dev.__dict__, "efficiency": e}), bytes_per_weight=2,
+                          kv_bytes_per_value=2, context=1024) for e in (host, both)]
+    assert curves[0].parts(100).overhead == pytest.approx(960e-6 + 1000e-6)
+    assert curves[1].parts(100).overhead == pytest.approx(960e-6 + 2600e-6)
+    assert curves[1].parts(100).per_layer == pytest.approx(960e-6)
+    assert curves[1].seconds(100) - curves[0].seconds(100) == pytest.approx(1600e-6)
+    # the whole step by hand: the 16-bit weights a step reads and 100 caches of 1,024 tokens × 128 KiB (32 layers
+    # × 8 KV heads × 128 × 2 values × 2 bytes) at 80 % of 3,350 GB/s, plus both overheads; compute-light at 100
+    w = weight_bytes_per_step(P8, LLAMA3_8B, 100, 2)
+    kv = 100 * 1024 * 32 * 8 * 128 * 2 * 2
+    t_mem = (w + kv) / (3350e9 * 0.8)
+    step = curves[1].step(100, with_notes=False)
+    assert step.bound == "bandwidth"
+    assert step.step_seconds == pytest.approx(t_mem + 960e-6 + 2600e-6, rel=1e-3)
+    # a deeper model pays more per sequence: 80 layers at the same figures, 100 × (10 + 80 × 0.5) = 5,000 µs
+    llama3_70b = Architecture(vocab_size=128256, hidden_size=8192, intermediate_size=28672, num_hidden_layers=80,
+                              num_attention_heads=64, num_key_value_heads=8)
+    deep = DecodeCurve(llama3_70b, count_parameters(llama3_70b), Device(**{**dev.__dict__, "efficiency": both}),
+                       bytes_per_weight=1, kv_bytes_per_value=1, context=1024, tp=4)
+    assert deep.parts(100).overhead - deep.parts(100).per_layer == pytest.approx(5000e-6)
+    with pytest.raises(ValueError):
+        EngineEfficiency("tensorrt-llm", 0.8, 0.8, 30.0, overhead_per_sequence_layer_us=-0.1)

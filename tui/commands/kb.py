@@ -345,8 +345,14 @@ def _engine_row(e: EngineProfile) -> list[str]:
     def band(b: Any, digits: str = ".2f") -> str:
         return f"{b.value:{digits}} ({b.low:{digits}}-{b.high:{digits}})"
 
+    def per_sequence() -> str:
+        # the host's µs per sequence, plus the decode attention's µs per sequence per layer where fitted
+        host = band(e.overhead_per_sequence_us, ".1f") if e.overhead_per_sequence_us else ""
+        layer = e.overhead_per_sequence_layer_us
+        return host + (f" + {band(layer)}×layers" if layer else "")
+
     return [e.id, band(e.bandwidth_efficiency), band(e.kv_efficiency), band(e.overhead_per_layer_us, ".0f"),
-            str(e.rows)]
+            per_sequence(), str(e.rows)]
 
 
 def _system_row(s: System) -> list[str]:
@@ -376,7 +382,8 @@ _COLUMNS: dict[str, tuple[list[str], Callable[[Any], list[str]]]] = {
     "model": (["id", "name", "family", "parameters", "layers", "hidden", "heads/kv", "hf repo"], _model_row),
     "precision": (["id", "name", "bits/weight", "compute", "uses", "requires"], _precision_row),
     "assumption": (["id", "value", "unit", "range", "title"], _assumption_row),
-    "engine_profile": (["id (engine@family)", "weights bw eff.", "KV bw eff.", "µs/layer", "rows"], _engine_row),
+    "engine_profile": (["id (engine@family)", "weights bw eff.", "KV bw eff.", "µs/layer", "µs/sequence", "rows"],
+                       _engine_row),
     "free_tier": (["id", "name", "GPUs", "h/session", "h/week", "h/day", "guaranteed", "as of"], _free_tier_row),
     "system": (["id", "name", "kind", "holds", "slots", "price", "host kW", "NICs"], _system_row),
     "fabric": (["id", "name", "kind", "Gb/s per port", "switch (kind, as of)", "$ per link", "$ per NIC"],
