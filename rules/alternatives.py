@@ -131,11 +131,15 @@ class AlternativeRules:
                 power * min(hours, HOURS_PER_MONTH), 2)}
             cost = DecisionCost("one run", None, (CostPart("power", power * hours, f"{what} × {hours:,.1f} h"),))
         else:
+            # busy hours, as a purchase of the same card is costed (pricing.ownership_cost: the usage profile's
+            # busy share of every hour held): drawing its TDP all month would charge the card you own twice the
+            # power of the one you would buy
             hours = usage.hours_per_month
-            costs = {"usd_per_month": round(power * hours, 2)}
+            busy = HOURS_PER_MONTH * usage.utilization
+            costs = {"usd_per_month": round(power * busy, 2)}
             months = serving_months(self._factors(work))
             cost = DecisionCost(horizon_words(months), months, (CostPart(
-                "power", power * hours * months, f"{what} × {hours:,.0f} h a month × {months:,.0f} months"),))
+                "power", power * busy * months, f"{what} × {busy * months:,.0f} busy hours"),))
         conclude_option(ctx, option_fact(config, a, work, "own", {
             "large_cluster": False, "gpu_hours": None, "title": f"Your own {need}× {a.name}",
             "unit_name": "your own hardware", "unit_kind": "own",

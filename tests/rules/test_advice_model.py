@@ -59,6 +59,16 @@ def test_the_gpus_you_own_come_before_anything_paid_and_cost_their_power(advisor
     assert top.cost.usd_per_month == pytest.approx(top.cost.usd_per_hour * 60, rel=1e-2)
     assert [p.part for p in top.decision_cost.parts] == ["power"]
     assert top.decision_cost.usd == pytest.approx(0.350 * top.count * 1.3 * 0.12 * 60 * 36, rel=1e-3)
+    # production: the cards are busy half of every hour held (owned_utilization_production 0.5), as a purchase of the
+    # same card is costed — 365 busy hours a month, not all 730 at full power
+    prod = run(advisor, {"workload": "inference", "model": {"name": "llama-3.1-8b"},
+                         "current": {"gpu": "nvidia-rtx-3090", "gpu_count": 2}})
+    own = next(x for x in prod.recommendations + prod.runners_up if x.acquisition == "own")
+    assert own.decision_cost.usd == pytest.approx(0.350 * own.count * 1.3 * 0.12 * 365 * 36, rel=1e-3)
+    assert "13,140 busy hours" in own.decision_cost.parts[0].label
+    # the purchases' power is charged for the same busy hours
+    assert any(x.acquisition == "buy" and any("13,140 busy hours" in part.label for part in x.decision_cost.parts)
+               for x in prod.recommendations + prod.runners_up)
     too_small = run(advisor, {"workload": "inference", "model": {"name": "llama-3.1-70b"},
                               "current": {"gpu": "nvidia-rtx-3090", "gpu_count": 1}})
     said = "Your 1× NVIDIA GeForce RTX 3090 cannot run this"
