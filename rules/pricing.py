@@ -132,7 +132,8 @@ def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, fact
     if o.network_usd:
         parts.append(CostPart("network", o.network_usd * share, f"cluster network ${o.network_usd:,.0f}{spread}"))
     parts.append(CostPart("power", power, f"{kw:,.1f} kW × {factors.pue:g} PUE × ${factors.power_usd_per_kwh:g}/kWh "
-                                          f"× {busy_hours:,.0f} busy hours"))
+                                          f"× {busy_hours:,.0f} busy hours" if kw else
+                          "not counted: no published power rating for this machine (knowledge base)"))
     if site:
         parts.append(CostPart("site", site, f"{o.site_kw:,.1f} kW of server room × "
                                             f"${factors.colocation_usd_per_kw_month:,.0f} per kW a month × "

@@ -233,3 +233,21 @@ def test_the_readme_worked_example_adds_up(advisor: Advisor) -> None:
     net = 1 - CATALOG.assumptions["resale_selling_cost_share"].value
     assert parts["resale"] == pytest.approx(-share * net * (parts["hardware"] + parts["network"]), abs=0.01)
     assert top.training_days is not None and top.training_days * 1.05 <= 90
+
+
+def test_a_machine_without_a_power_rating_says_its_power_is_not_counted() -> None:
+    # an appliance with no published wall rating (Apple's M4 Max Mac Studio) is charged no power: the part says so,
+    # rather than showing "0.0 kW × …" as if it drew nothing
+    from gpuadvisor.rules.pricing import Ownership, ownership_cost
+    from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS
+
+    o = Ownership(hardware_usd=1999.0, network_usd=0.0, power_w=0.0, site_kw=0.0, accelerators_usd=1999.0,
+                  resale_share=0.45)
+    cost = ownership_cost(o, window_hours=26_280, busy_hours=13_140, factors=DEFAULT_FACTORS, months=36.0)
+    power = next(p for p in cost.parts if p.part == "power")
+    assert power.usd == 0 and power.label.startswith("not counted: no published power rating")
+    rated = ownership_cost(Ownership(hardware_usd=1999.0, network_usd=0.0, power_w=295.0, site_kw=0.0,
+                                     accelerators_usd=1999.0, resale_share=0.45),
+                           window_hours=26_280, busy_hours=13_140, factors=DEFAULT_FACTORS, months=36.0)
+    # 0.295 kW × 1.3 PUE × $0.12/kWh = $0.04602 an hour × 13,140 h = $604.70
+    assert next(p for p in rated.parts if p.part == "power").usd == pytest.approx(604.70, abs=0.01)
