@@ -171,3 +171,11 @@ def test_what_if_of_a_reopened_gpt_oss_defaults_to_its_mxfp4() -> None:
     assert default_value("precision.weights", state.raw, state.native_weights) == "bf16"  # what the form showed
     native = native_weights_of(state, load_catalog(user_dir=None))
     assert native == "mxfp4" and default_value("precision.weights", state.raw, native) == "mxfp4"
+
+
+def test_summary_never_says_a_part_is_zero_gb() -> None:
+    # one prototyping stream of 700 tokens holds well under 0.05 GB of KV cache: "under 0.1 GB", never "0.0 GB"
+    result = consult(parse_answers({"workload": "inference", "stage": "prototyping", "model": {"name": "llama-3.1-8b"}}))
+    assert 0 < result.recommendations[0].memory.kv_cache < 0.05
+    said = c.summary(result)
+    assert "under 0.1 GB of KV cache per GPU" in said and "0.0 GB" not in said

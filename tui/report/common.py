@@ -276,7 +276,8 @@ def summary(result: RecommendResult) -> str:
         needs.append(f"{gb(p.training_memory_gb)} in total to train (before sharding)")
     top = result.recommendations[0] if result.recommendations else None
     if top is not None and top.memory.kv_cache > 0:  # the figure the option's detail shows, at its batch
-        needs.append(f"{gb(top.memory.kv_cache)} of KV cache per GPU in the recommended plan")
+        kv = gb(top.memory.kv_cache) if top.memory.kv_cache >= 0.05 else "under 0.1 GB"  # not "0.0 GB"
+        needs.append(f"{kv} of KV cache per GPU in the recommended plan")
     elif p.kv_cache_gb > 0:
         needs.append(f"{gb(p.kv_cache_gb)} of KV cache")
     joined = ", ".join(needs[:-1]) + f" and {needs[-1]}" if len(needs) > 1 else needs[0]
