@@ -175,7 +175,8 @@ def test_what_if_of_a_reopened_gpt_oss_defaults_to_its_mxfp4() -> None:
 
 def test_summary_never_says_a_part_is_zero_gb() -> None:
     # one prototyping stream of 700 tokens holds well under 0.05 GB of KV cache: "under 0.1 GB", never "0.0 GB"
-    result = consult(parse_answers({"workload": "inference", "stage": "prototyping", "model": {"name": "llama-3.1-8b"}}))
+    result = consult(parse_answers({"workload": "inference", "stage": "prototyping",
+                                    "model": {"name": "llama-3.1-8b"}}))
     assert 0 < result.recommendations[0].memory.kv_cache < 0.05
     said = c.summary(result)
     assert "under 0.1 GB of KV cache per GPU" in said and "0.0 GB" not in said
