@@ -26,6 +26,7 @@ from gpuadvisor.rules.planning import (
     NoFit,
     Plan,
     TrainingSearch,
+    spot_goodput,
 )
 from gpuadvisor.rules.price_age import age_months, as_of_label
 from gpuadvisor.rules.pricing import (
@@ -383,11 +384,12 @@ class Derivations:
             }
             if training:
                 wall = float(config.get("training_days") or 0) * 24
-                billed = usage.rented_hours_per_run(wall)
-                cost = rental_run(hourly, billed, what)
                 if pricing == "spot":
                     extra["spot_run_too_long"] = wall > self._spot_hours
                     extra["spot_hours"] = self._spot_hours
+                    wall, what = self._spot_wall(wall, machines, f, work, extra, what)
+                billed = usage.rented_hours_per_run(wall)
+                cost = rental_run(hourly, billed, what)
                 monthly = cost.total if wall <= HOURS_PER_MONTH else cost.total * HOURS_PER_MONTH / wall
                 extra.update({"usd_per_run": round(cost.total, 4), "usd_per_month": round(monthly, 2),
                               "usage_hours": round(billed, 3)})
@@ -407,6 +409,24 @@ class Derivations:
             label = (f"{extra['title']} {pricing} at ${price.usd_per_hour:,.2f}/h each (as of "
                      f"{as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
             self._conclude_option(ctx, config, a, work, extra, label, cost)
+
+    def _spot_wall(self, wall: float, machines: int, f: Factors, work: Fact, extra: dict[str, Any],
+                   what: str) -> tuple[float, str]:
+        """A run's wall time on spot machines: every reclaim of any of them costs the job a restart and the work
+        since its checkpoint (planning.spot_goodput), so the run takes longer and is billed longer than on demand;
+        `spot_misses_deadline` when that eats the plan's schedule margin (rule W11.deadline)."""
+        share = spot_goodput(machines, self._spot_hours, f)
+        reclaims = machines * wall / self._spot_hours
+        stretched = wall / share if share > 0 else math.inf
+        sized = float(work["deadline_days"]) * 24 * (1.0 - f.training_schedule_margin)
+        extra["spot_misses_deadline"] = stretched > sized * (1 + 1e-9)
+        if math.isinf(stretched):
+            return wall, what
+        extra["training_days"] = round(stretched / 24, 4)
+        return stretched, (f"{what}, {reclaims:,.0f} expected reclaims ({machines:,} machine"
+                           f"{'s' if machines != 1 else ''} × one per {self._spot_hours:g} h) at "
+                           f"{f.training_loss_per_interruption_hours:g} h of the job each: {wall:,.1f} h of work "
+                           f"take {stretched:,.1f} h")
 
     @staticmethod
     def _usage_words(usage: Usage, training: bool, extra: Mapping[str, Any]) -> str:

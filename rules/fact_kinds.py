@@ -561,6 +561,7 @@ class OptionFact(_Fact, SplitFields):
     units_bought: NotRequired[int]
     memory_gb: float
     spot_run_too_long: NotRequired[bool]
+    spot_misses_deadline: NotRequired[bool]
     spot_hours: NotRequired[float]
     accelerators_paid: int
     machines: int

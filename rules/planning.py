@@ -1124,6 +1124,14 @@ def goodput(gpus: int, factors: Factors) -> float:
     return max(0.5, 1.0 - lost)
 
 
+def spot_goodput(machines: int, uninterrupted_hours: float, factors: Factors) -> float:
+    """The share of wall-clock time a synchronous run on `machines` spot machines makes progress: each machine is
+    reclaimed about once every `uninterrupted_hours` (assumption spot_uninterrupted_hours), and every reclaim stops
+    the whole job for its restart and the work redone since the last checkpoint, as an interruption does
+    (`training_loss_per_interruption_hours`). 0 or less: the job cannot progress (more reclaims than it survives)."""
+    return 1.0 - machines * factors.training_loss_per_interruption_hours / uninterrupted_hours
+
+
 def training_shape(arch: Architecture, params: ParameterCount, weights: Precision, method: str, seq: int,
                    pretraining: bool, acc: Accelerator, topo: Topology, n: int, par: Parallelism,
                    factors: Factors) -> TrainingShape:

@@ -261,7 +261,9 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
         tokens_per_s_per_user=cfg.get("tokens_per_s_per_user"), ttft_s=cfg.get("ttft_s"),
         capacity_tokens_per_s=cfg.get("capacity_tokens_per_s") if workload == "inference" else None,
         headroom=cfg.get("headroom") if workload == "inference" else None,
-        training_days=cfg.get("training_days"), training_gpu_hours=cfg.get("training_gpu_hours"),
+        # the option's own days: a spot run's reclaims stretch the configuration's (derivations._spot_wall)
+        training_days=opt.get("training_days", cfg.get("training_days")),
+        training_gpu_hours=cfg.get("training_gpu_hours"),
         cost=Cost(usd_per_hour=opt.get("usd_per_hour"), usd_per_run=opt.get("usd_per_run"),
                   usd_per_million_tokens=opt.get("usd_per_million_tokens"), capex_usd=opt.get("capex_usd"),
                   usd_per_month=opt.get("usd_per_month"), price_as_of=opt.get("price_as_of"),

@@ -251,3 +251,32 @@ def test_a_machine_without_a_power_rating_says_its_power_is_not_counted() -> Non
                            window_hours=26_280, busy_hours=13_140, factors=DEFAULT_FACTORS, months=36.0)
     # 0.295 kW × 1.3 PUE × $0.12/kWh = $0.04602 an hour × 13,140 h = $604.70
     assert next(p for p in rated.parts if p.part == "power").usd == pytest.approx(604.70, abs=0.01)
+
+
+def test_a_spot_run_pays_for_its_reclaims_and_must_still_meet_the_deadline(advisor: Advisor) -> None:
+    # each spot machine is reclaimed about once a day (spot_uninterrupted_hours 24) and each reclaim costs the whole
+    # job 0.3 h (restart and work since the checkpoint, as an interruption): on m machines the run makes progress
+    # 1 − m × 0.3 / 24 of the time, so it takes longer than on demand and is billed for it
+    from gpuadvisor.rules.planning import spot_goodput
+    from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS
+
+    assert spot_goodput(1, 24.0, DEFAULT_FACTORS) == pytest.approx(1 - 0.3 / 24)
+    assert spot_goodput(4, 24.0, DEFAULT_FACTORS) == pytest.approx(0.95)
+    assert spot_goodput(80, 24.0, DEFAULT_FACTORS) <= 0  # more reclaims than the job survives
+    r = advisor.consult(parse_answers({"workload": "training", "model": {"name": "llama-3.1-8b"},
+                                       "training": {"tokens_b": 100, "deadline_days": 30},
+                                       "deployment": {"where": "cloud"}}), top=40)
+    rentals = [x for x in [*r.recommendations, *r.runners_up] if x.instance is not None]
+    spot = next(x for x in rentals if x.instance is not None and x.instance.pricing == "spot")
+    assert spot.instance is not None
+    twin = next(x for x in rentals if x.instance is not None and x.instance.id == spot.instance.id
+                and x.instance.pricing == "on-demand" and x.count == spot.count)
+    share = 1 - spot.unit.machines * 0.3 / 24
+    assert spot.training_days == pytest.approx(twin.training_days / share, rel=1e-3)
+    assert "expected reclaims" in spot.decision_cost.parts[0].label
+    # on demand it would finish 4 × 8.7 = 34.8 days into a 60-day deadline; 4 machines on spot take 5 % longer
+    big = advisor.consult(parse_answers({"workload": "training", "model": {"name": "llama-3.1-70b"},
+                                         "training": {"tokens_b": 300, "deadline_days": 60},
+                                         "deployment": {"where": "cloud"}}), top=40)
+    assert all(x.instance is None or x.instance.pricing != "spot" or
+               x.training_days <= 60 * 0.95 for x in [*big.recommendations, *big.runners_up])
