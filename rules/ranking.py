@@ -466,10 +466,17 @@ def _ruled_out(cons: Consultation, idx: _Index, catalog: Catalog, shown: set[str
                                    rule=str(v["rule"]), heuristic=v.get("heuristic") or None,
                                    why=idx.explainer.chain(vfid, idx.explained))
     for ref, entries in vetoed.items():
-        vfid, v, opt = entries[0]
-        acc_id = str(opt["accelerator"])
-        if acc_id in out or acc_id in acc_level:
+        acc_id = str(entries[0][2]["accelerator"])
+        if acc_id in out:
             continue
+        if acc_id in acc_level:
+            # the part survives in another form, and some of its configurations were ruled out as a whole (those
+            # stay unlisted: a smaller unit that does not fit); an option ruled out for itself — spot past the
+            # deadline, over the hourly budget — is listed, or nothing would say why it is gone
+            entries = [e for e in entries if str(e[1]["target"]) == ref]
+            if not entries:
+                continue
+        vfid, v, opt = entries[0]
         family = ref.removeprefix("opt:")
         reasons = "; ".join(dict.fromkeys(str(e[1]["reason"]) for e in entries))
         out[family] = RuledOut(family=family, name=str(opt.get("title") or opt["text"]).split(":")[0],

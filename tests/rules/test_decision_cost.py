@@ -280,3 +280,6 @@ def test_a_spot_run_pays_for_its_reclaims_and_must_still_meet_the_deadline(advis
                                          "deployment": {"where": "cloud"}}), top=40)
     assert all(x.instance is None or x.instance.pricing != "spot" or
                x.training_days <= 60 * 0.95 for x in [*big.recommendations, *big.runners_up])
+    # and the list of what was ruled out says why the spot B200s are gone, though the B200 is offered on demand
+    gone = [o for o in big.ruled_out if o.rule == "D.spot-deadline" and o.family.startswith("nvidia-b200:")]
+    assert gone and "past the deadline less its schedule margin" in gone[0].reason
