@@ -77,7 +77,7 @@ from gpuadvisor.rules.sizing.peak import half_precision_tflops
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_MONTH, HOURS_PER_YEAR
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
-from gpuadvisor.rules.usage import Usage, read_usage, usage_values
+from gpuadvisor.rules.usage import Usage, read_usage, spot_hours, usage_values
 from gpuadvisor.rules.user_load import user_load_values
 
 MIN_UTILIZATION = 1e-4
@@ -119,8 +119,7 @@ class Derivations:
         self.economics = economics(catalog)
         self.usage_values = usage_values(catalog)
         self.user_load_values = user_load_values(catalog)
-        found = catalog.assumptions.get("spot_uninterrupted_hours")
-        self._spot_hours = found.value if found is not None else 24.0
+        self._spot_hours = spot_hours(catalog)
         self._prices: dict[tuple[str, str], tuple[InstancePrice, str] | None] = {}  # catalog-derived, see _price
 
     def table(self) -> dict[str, Callback]:

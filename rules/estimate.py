@@ -41,7 +41,7 @@ from gpuadvisor.rules.estimate_result import (
     Workload,
 )
 from gpuadvisor.rules.fit_hints import fit_changes
-from gpuadvisor.rules.planning import Plan
+from gpuadvisor.rules.planning import Plan, spot_goodput
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import rental_run
 from gpuadvisor.rules.profile import (
@@ -73,7 +73,7 @@ from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, r
 from gpuadvisor.rules.sizing.units import GB
 from gpuadvisor.rules.topology import device_for, training_compute
 from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
-from gpuadvisor.rules.usage import Usage, usage_profile, usage_values
+from gpuadvisor.rules.usage import Usage, spot_hours, usage_profile, usage_values
 from gpuadvisor.rules.user_load import user_load_values
 
 __all__ = ["SCHEMA_VERSION", "EstimateRequest", "EstimateResult", "catalog_factors", "embedding_bytes", "estimate",
@@ -788,8 +788,14 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
             if offer is None:
                 continue
             c = cloud_cost(offer.usd_per_hour, inst.accelerator_count, par.gpus, gpu_hours=gpu_hours)
-            run = None if gpu_hours is None else rental_run(
-                c.usd_per_hour, usage.rented_hours_per_run(gpu_hours / par.gpus), inst.id).total
+            run = None
+            if gpu_hours is not None:
+                wall = gpu_hours / par.gpus
+                if kind == "spot":  # the reclaims stretch the run, as a consultation's spot rental (derivations)
+                    share = spot_goodput(c.instances, spot_hours(catalog), factors)
+                    wall = wall / share if share > 0 else math.inf
+                if math.isfinite(wall):
+                    run = rental_run(c.usd_per_hour, usage.rented_hours_per_run(wall), inst.id).total
             per_m = None
             if tokens_per_s:
                 per_m = c.usd_per_gpu_hour * par.gpus / (tokens_per_s * 3600.0) * 1e6

@@ -96,6 +96,12 @@ def usage_profile(workload: str, stage: str, hours_given: float | None, utilizat
                  session_overhead_hours=overhead, per_run=per_run, basis=basis)
 
 
+def spot_hours(catalog: Catalog) -> float:
+    """Hours a spot machine can expect to run before it is reclaimed (assumption spot_uninterrupted_hours)."""
+    found = catalog.assumptions.get("spot_uninterrupted_hours")
+    return found.value if found is not None else 24.0
+
+
 def usage_values(catalog: Catalog) -> dict[str, float]:
     """The usage assumptions of a catalog (an overlay can change them)."""
     return {k: catalog.assumptions[k].value if k in catalog.assumptions else d for k, d in DEFAULTS.items()}

@@ -396,3 +396,16 @@ def test_latencies_name_the_load_they_are_under(capsys: pytest.CaptureFixture[st
     assert f"{tpot_ms:.3g} ms at 150 requests in flight ({idle_ms:.3g} ms alone" in tpot
     assert f"{data['ttft_s'] * 1000:.3g} ms p95 at 150 requests in flight" in ttft
     assert ttft.endswith(f"; {data['ttft_idle_s'] * 1000:.3g} ms alone")
+
+
+def test_a_spot_run_is_stretched_by_its_reclaims_as_in_a_consultation(capsys: pytest.CaptureFixture[str]) -> None:
+    # 8 B200s in one HGX box for 100B tokens: the spot row bills the run stretched by one reclaim a day per machine
+    # at 0.3 h each (1 − 1 × 0.3 / 24 of the time progresses), plus the session's 0.25 h set-up; on demand unstretched
+    d = run_json(capsys, "--model", "llama-3.1-8b", "--workload", "training", "--gpu", "nvidia-b200", "--gpus", "8",
+                 "--tokens", "100B")
+    wall = d["training_gpu_hours"] / 8
+    rows = {(c["instance"], c["pricing"]): c for c in d["costs"] if c["instances"] == 1}
+    spot = rows[("coreweave-hgx-b200", "spot")]
+    demand = rows[("coreweave-hgx-b200", "on-demand")]
+    assert spot["usd_per_run"] == pytest.approx(spot["usd_per_hour"] * (wall / (1 - 0.3 / 24) + 0.25), rel=1e-6)
+    assert demand["usd_per_run"] == pytest.approx(demand["usd_per_hour"] * (wall + 0.25), rel=1e-6)
