@@ -32,6 +32,7 @@ from gpuadvisor.tui.present import decision_line as decision_line
 from gpuadvisor.tui.present import decision_rows as decision_rows
 from gpuadvisor.tui.present import hardware as hardware
 from gpuadvisor.tui.present import headline_cost as headline_cost
+from gpuadvisor.tui.present import holds
 from gpuadvisor.tui.present import layout as layout
 from gpuadvisor.tui.present import memory_line as memory_line
 from gpuadvisor.tui.present import memory_parts as memory_parts
@@ -44,6 +45,7 @@ from gpuadvisor.tui.present import split_short as split_short
 from gpuadvisor.tui.present import split_text as split_text
 from gpuadvisor.tui.present import where as where
 from gpuadvisor.tui.version import generator as generator
+from gpuadvisor.tui.widgets.format import horizon
 
 
 # --- numbers ---------------------------------------------------------------------------------------------------------
@@ -249,8 +251,6 @@ FLEET_NOTE = ("Each phase offers its best-ranked rentals and purchases; a later 
               "resale of what it bought at the horizon's end); the budget is checked against what it pays out.")
 
 
-
-
 def with_meta(result: RecommendResult, today: date | None = None, title: str | None = None) -> RecommendResult:
     """The result with its `report` header filled in; a header already present (a re-rendered report) is kept."""
     if result.report is not None and title is None:
@@ -276,7 +276,7 @@ def summary(result: RecommendResult) -> str:
         needs.append(f"{gb(p.training_memory_gb)} in total to train (before sharding)")
     top = result.recommendations[0] if result.recommendations else None
     if top is not None and top.memory.kv_cache > 0:  # the figure the option's detail shows, at its batch
-        kv = gb(top.memory.kv_cache) if top.memory.kv_cache >= 0.05 else "under 0.1 GB"  # not "0.0 GB"
+        kv = gb(top.memory.kv_cache) if holds(top.memory, "kv_cache") else "under 0.1 GB"  # not "0.0 GB"
         needs.append(f"{kv} of KV cache per GPU in the recommended plan")
     elif p.kv_cache_gb > 0:
         needs.append(f"{gb(p.kv_cache_gb)} of KV cache")
@@ -392,8 +392,7 @@ def speed_header(result: RecommendResult) -> str:
 
 def total_label(recs: Sequence[Recommendation]) -> str:
     """What the ranked figure is, for a chart's title: `Total over 36 months`, `Total for one run`."""
-    words = recs[0].decision_cost.horizon if recs else ""
-    return f"Total {'for one run' if words == 'one run' else words}".strip()
+    return f"Total {horizon(recs[0].decision_cost.horizon)}" if recs else "Total"
 
 
 @dataclass(frozen=True)
