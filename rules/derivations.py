@@ -26,7 +26,7 @@ from gpuadvisor.rules.planning import (
     NoFit,
     Plan,
     TrainingSearch,
-    spot_goodput,
+    spot_wall_hours,
 )
 from gpuadvisor.rules.price_age import age_months, as_of_label
 from gpuadvisor.rules.pricing import (
@@ -412,11 +412,10 @@ class Derivations:
     def _spot_wall(self, wall: float, machines: int, f: Factors, work: Fact, extra: dict[str, Any],
                    what: str) -> tuple[float, str]:
         """A run's wall time on spot machines: every reclaim of any of them costs the job a restart and the work
-        since its checkpoint (planning.spot_goodput), so the run takes longer and is billed longer than on demand;
-        `spot_misses_deadline` when that eats the plan's schedule margin (rule W11.deadline)."""
-        share = spot_goodput(machines, self._spot_hours, f)
+        since its checkpoint (planning.spot_wall_hours), so the run takes longer and is billed longer than on
+        demand; `spot_misses_deadline` when that eats the plan's schedule margin (rule D.spot-deadline)."""
+        stretched = spot_wall_hours(wall, machines, self._spot_hours, f)
         reclaims = machines * wall / self._spot_hours
-        stretched = wall / share if share > 0 else math.inf
         sized = float(work["deadline_days"]) * 24 * (1.0 - f.training_schedule_margin)
         extra["spot_misses_deadline"] = stretched > sized * (1 + 1e-9)
         if math.isinf(stretched):

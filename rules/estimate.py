@@ -41,7 +41,7 @@ from gpuadvisor.rules.estimate_result import (
     Workload,
 )
 from gpuadvisor.rules.fit_hints import fit_changes
-from gpuadvisor.rules.planning import Plan, spot_goodput
+from gpuadvisor.rules.planning import Plan, spot_wall_hours
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import rental_run
 from gpuadvisor.rules.profile import (
@@ -780,6 +780,7 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
     gpu_hours = result.training_gpu_hours
     tokens_per_s = result.throughput_tokens_per_s
     cheapest_rent: float | None = None
+    reclaim_hours = spot_hours(catalog)
     for inst in sorted(catalog.instances.values(), key=lambda i: i.id):
         if inst.accelerator != acc.id:
             continue
@@ -792,8 +793,7 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
             if gpu_hours is not None:
                 wall = gpu_hours / par.gpus
                 if kind == "spot":  # the reclaims stretch the run, as a consultation's spot rental (derivations)
-                    share = spot_goodput(c.instances, spot_hours(catalog), factors)
-                    wall = wall / share if share > 0 else math.inf
+                    wall = spot_wall_hours(wall, c.instances, reclaim_hours, factors)
                 if math.isfinite(wall):
                     run = rental_run(c.usd_per_hour, usage.rented_hours_per_run(wall), inst.id).total
             per_m = None

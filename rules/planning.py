@@ -1132,6 +1132,13 @@ def spot_goodput(machines: int, uninterrupted_hours: float, factors: Factors) ->
     return 1.0 - machines * factors.training_loss_per_interruption_hours / uninterrupted_hours
 
 
+def spot_wall_hours(wall: float, machines: int, uninterrupted_hours: float, factors: Factors) -> float:
+    """Hours a run of `wall` hours of work takes on `machines` spot machines (`spot_goodput` of the time makes
+    progress); infinite when the reclaims leave it none."""
+    share = spot_goodput(machines, uninterrupted_hours, factors)
+    return wall / share if share > 0 else math.inf
+
+
 def training_shape(arch: Architecture, params: ParameterCount, weights: Precision, method: str, seq: int,
                    pretraining: bool, acc: Accelerator, topo: Topology, n: int, par: Parallelism,
                    factors: Factors) -> TrainingShape:
