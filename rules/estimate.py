@@ -21,7 +21,7 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import natural_key
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
-from gpuadvisor.rules.answers import Answers, parse_answers
+from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, parse_answers
 from gpuadvisor.rules.estimate_result import (
     SCHEMA_VERSION,
     AssumptionUsed,
@@ -475,10 +475,11 @@ def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequ
         if method in ("lora", "qlora") and req.lora_rank is None:
             ctx.defaults.append(f"lora_rank = {eff['finetune.lora_rank']}")
     else:
-        if req.input_tokens is None:
-            ctx.defaults.append(f"input_tokens = {eff['inference.input_tokens']}")
-        if req.output_tokens is None:
-            ctx.defaults.append(f"output_tokens = {eff['inference.output_tokens']}")
+        implied = answers.implied()
+        for flag, key in ((req.input_tokens, "inference.input_tokens"), (req.output_tokens, "inference.output_tokens")):
+            if flag is None:
+                why = f" ({IMPLIED_WHY[key]})" if key in implied else ""
+                ctx.defaults.append(f"{key.removeprefix('inference.')} = {eff[key]}{why}")
     if req.utilization is None:  # the usage profile's figure, the one the owned-hardware cost was computed with
         ctx.defaults.append(f"utilization = {utilization:.2g} (owned hardware, the usage profile's busy share)")
 
