@@ -154,6 +154,7 @@ Market = Literal["datacenter", "workstation", "consumer", "cloud-only"]
 InterconnectKind = Literal["nvlink", "infinity-fabric", "ici", "neuronlink", "roce", "pcie", "unified", "none"]
 SoftwareStack = Literal["cuda", "rocm", "xla", "neuron", "synapseai", "metal", "cpu", "other"]
 FlashAttention = Literal["yes", "no", "not-listed", "n/a"]
+ModelSplit = Literal["tensor", "pipeline"]
 
 
 ACCELERATOR_RANGES: dict[str, tuple[float, float, bool]] = {
@@ -912,6 +913,14 @@ class Engine(Strict):
     runtime_overhead_gb: float | None = Field(default=None, ge=0, le=16)
     """Memory per GPU the engine itself holds besides weights, KV cache and activations (CUDA context, framework,
     workspaces). None: the `runtime_overhead_gb` assumption (a PyTorch-based server)."""
+    activation_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    """Tokens of the largest forward pass the engine reserves activation memory for (llama.cpp's compute buffer:
+    one physical batch, --ubatch-size 512). None: the `prefill_chunk_tokens` assumption (a chunked-prefill
+    server's token budget)."""
+    model_split: list[ModelSplit] = Field(default=["tensor", "pipeline"], min_length=1)
+    """How the engine spreads one model over several GPUs: `tensor` (every layer's matrices split, an all-reduce
+    per layer: vLLM, SGLang, TensorRT-LLM) and/or `pipeline` (whole layers per GPU, one sequence's token crossing
+    them in turn: llama.cpp's default layer split). The planner searches only these."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
 

@@ -20,7 +20,8 @@ from typing import Any, Literal, TypeVar
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import natural_key
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.knowledge.engine_names import canonical_engine
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
 from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, parse_answers
 from gpuadvisor.rules.estimate_result import (
     SCHEMA_VERSION,
@@ -41,7 +42,7 @@ from gpuadvisor.rules.estimate_result import (
     Workload,
 )
 from gpuadvisor.rules.fit_hints import fit_changes
-from gpuadvisor.rules.planning import Plan, spot_wall_hours
+from gpuadvisor.rules.planning import Plan, replica_link, spot_wall_hours
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import rental_run
 from gpuadvisor.rules.profile import (
@@ -57,6 +58,7 @@ from gpuadvisor.rules.profile import (
 )
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
 from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
+from gpuadvisor.rules.serving import engine_splits, resolve_engine
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
@@ -370,7 +372,9 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
     model_flag = "--model" if req.model is not None else "--params" if req.params is not None else "--model-config"
     resolved = _resolved(answers, catalog, model_flag)
     arch = resolved.model.architecture
-    par = _parallelism(req, arch, training, ctx)
+    engine = resolve_engine(acc, req.engine) if acc is not None else canonical_engine(req.engine or "auto")
+    par = _parallelism(req, arch, training, ctx, engine_splits(catalog, acc, req.engine) if acc is not None
+                       else _named_splits(catalog, engine), engine)
     if par.dp > 1 and not training:
         answers = _answers(req, method, weights_given, kv_given, par.dp)
         resolved = _resolved(answers, catalog, model_flag)
@@ -507,15 +511,27 @@ def _model_notes(ctx: _Ctx, resolved: Resolved, arch: Architecture) -> None:
                             "Llama-3-like model of that size")
 
 
-def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: _Ctx) -> Parallelism:
-    pp = req.pp or 1
+def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: _Ctx,
+                 splits: tuple[ModelSplit, ...] = ("tensor", "pipeline"), engine: str = "") -> Parallelism:
+    """The layout: what was typed, else the model split over --gpus the way the serving engine splits it (tensor
+    parallel, or by layers for llama.cpp)."""
+    layers_only = not training and "tensor" not in splits
+    if layers_only and (req.tp or 1) > 1:
+        raise InputError(f"--tp {req.tp}: {engine} splits a model over GPUs by layers (its default layer split; "
+                         f"give --pp {req.tp}); its row split is not modelled")
+    if layers_only and req.pp is None and req.tp is None and req.ep is None and (req.gpus or 1) > 1:
+        pp = req.gpus or 1
+        ctx.defaults.append(f"pp = {pp} ({engine} splits the model over --gpus by layers)")
+    else:
+        pp = req.pp or 1
     if pp > arch.num_hidden_layers:
         raise InputError(f"--pp {pp} exceeds the model's {arch.num_hidden_layers} layers")
     if req.tp is not None:
         tp = req.tp
     elif not training and req.gpus is not None:
         tp = max(1, req.gpus // pp)
-        ctx.defaults.append(f"tp = {tp} (inference splits the model over --gpus)")
+        if tp > 1 or not layers_only:
+            ctx.defaults.append(f"tp = {tp} (inference splits the model over --gpus)")
     else:
         tp = 1
     if arch.num_attention_heads % tp:
@@ -538,6 +554,12 @@ def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: 
     if zero and dp == 1:
         ctx.warnings.append(f"--zero {zero} has no effect with one data-parallel rank (give --gpus > tp × pp)")
     return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero, ep=ep)
+
+
+def _named_splits(catalog: Catalog, engine: str) -> tuple[ModelSplit, ...]:
+    """The model split of an engine named without a GPU (`--engine llama.cpp` sizing memory alone)."""
+    found = catalog.engines.get(engine)
+    return ("tensor", "pipeline") if found is None else tuple(found.model_split)
 
 
 def _trainable(arch: Architecture, params: ParameterCount, method: Method | None, rank: int) -> int | None:
@@ -574,7 +596,7 @@ def _fit_warning(ctx: _Ctx, result: EstimateResult, acc: Accelerator, plan: Plan
 def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator | None,
                unit: Unit | None, work: Mapping[str, Any], arch: Architecture, params: ParameterCount,
                par: Parallelism, factors: Factors, ctx: _Ctx) -> Plan | None:
-    from gpuadvisor.rules.serving import efficiency_bounds, resolve_engine
+    from gpuadvisor.rules.serving import efficiency_bounds
 
     # the load an estimate is judged under is the closed loop of its batch × replicas clients; a request rate
     # only sizes the replicas it would need (`serving` below), never the latency of the layout given
@@ -608,10 +630,13 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
         full = search.memory(par.tp, par.pp, result.setup.flash_attention, search.memory_factors(acc), par.ep,
                              kv_tokens=targets.context)
         alone = full.total(1)
+        if not full.fits(1, acc.memory_gb.value * GB):  # the line of the memory table that decides the fit
+            result.memory_gb.full_context = alone / GB
+            result.memory_gb.full_context_tokens = targets.context
         _fit_warning(ctx, result, acc, plan, f" at batch {batch}" + (
             f" (one request at the full {targets.context:,}-token context alone needs {alone / GB:.1f} GB)"
             if not full.fits(1, acc.memory_gb.value * GB) else ""))
-    link = unit.topology.link(max(par.tp, par.ep))
+    link = replica_link(unit.topology, max(par.tp, par.ep), par.pp)
     device = device_for(acc, search.weights.compute, link, eff)
     speed, seconds = search.curve(device, par.tp, par.pp, par.ep)
     step = speed.step(batch)

@@ -93,6 +93,11 @@ class MemoryOut(Out):
     required_capacity: float = Field(description="total ÷ (1 − headroom): the card size this needs")
     capacity: float | None = Field(default=None, description="the GPU's memory, GB")
     usable: float | None = Field(default=None, description="capacity × (1 − headroom)")
+    full_context: float | None = Field(default=None, description=(
+        "serving, when it decides the fit: one request at the full context alone (weights, its KV cache, "
+        "activations, runtime), GB per GPU — an engine refuses to start when it cannot hold it (vLLM's "
+        "max_model_len check)"))
+    full_context_tokens: int | None = Field(default=None, description="the context full_context is sized at")
 
 
 class Range(Out):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
 from gpuadvisor.rules.sizing.disagg import (
     MAX_POOL_REPLICAS,
     DecodePool,
@@ -210,11 +210,15 @@ class NoFit:
     reason: str
 
 
-def _replica_layouts(unit: Unit, limit: int) -> list[tuple[int, int]]:
+def _replica_layouts(unit: Unit, limit: int, splits: tuple[ModelSplit, ...] = ("tensor", "pipeline")
+                     ) -> list[tuple[int, int]]:
     """(tp, pp) per model replica, cheapest communication first: tensor parallel inside a machine (or across the
     machines of a scale-up domain that spans them: NVL72 trays, TPU hosts), then pipeline stages over whole machines
     where a network joins them. Every layout fills whole machines or divides one machine's fill evenly, so a plan uses
-    every accelerator it pays for."""
+    every accelerator it pays for. An engine that splits by layers only (`splits` without "tensor": llama.cpp)
+    gets `_pipeline_layouts`."""
+    if "tensor" not in splits:
+        return _pipeline_layouts(unit, limit)
     topo = unit.topology
     domain = topo.scale_up.domain if topo.scale_up.domain > topo.node else topo.node
     fills = set(unit.fills)
@@ -224,6 +228,19 @@ def _replica_layouts(unit: Unit, limit: int) -> list[tuple[int, int]]:
         top = max((tp for tp, _ in layouts if tp >= topo.node), default=topo.node)
         if top % topo.node == 0 or top == topo.node:
             layouts += [(top, pp) for pp in POWERS[1:] if top * pp <= limit and pp * top // topo.node <= SERVING_SPAN]
+    return layouts
+
+
+def _pipeline_layouts(unit: Unit, limit: int) -> list[tuple[int, int]]:
+    """(1, pp): whole layers on each GPU, one sequence's token crossing them in turn (llama.cpp's layer split) — over
+    any count of a machine's GPUs that divides one of its fills (three cards split a model as well as two), then
+    over whole machines where a network joins them."""
+    topo = unit.topology
+    inside = sorted({n for n in (*POWERS, *unit.fills) if n <= min(topo.node, limit)
+                     and any(f % n == 0 for f in unit.fills)})
+    layouts = [(1, pp) for pp in inside]
+    if topo.joinable and not unit.single:
+        layouts += [(1, k * topo.node) for k in POWERS[1:] if k * topo.node <= limit and k <= SERVING_SPAN]
     return layouts
 
 
@@ -273,7 +290,9 @@ class InferenceSearch:
                  t: ServingTargets, factors: Factors,
                  efficiency: Callable[[Accelerator], EngineEfficiency | None] = lambda acc: None,
                  memory_factors: Callable[[Accelerator], tuple[tuple[str, float], ...]] = lambda acc: (),
-                 models: int = 1) -> None:
+                 models: int = 1,
+                 splits: Callable[[Accelerator], tuple[ModelSplit, ...]] = lambda acc: ("tensor", "pipeline")
+                 ) -> None:
         self.arch, self.params, self.weights, self.kv, self.t, self.factors = arch, params, weights, kv, t, factors
         self.models = models
         """Distinct models of this size hosted side by side (inference.models_per_gpu): each replica holds all of
@@ -283,6 +302,8 @@ class InferenceSearch:
         self.memory_factors = memory_factors
         """The serving engine's memory factors on an accelerator (free margin, own footprint), overriding the
         assumptions'."""
+        self.splits = splits
+        """How the serving engine on an accelerator spreads a model over GPUs (engines.toml `model_split`)."""
         self._saturation = math.ceil(factors.prefill_chunk_tokens / t.kv_tokens)
         self._memory: dict[tuple[int, int, bool, tuple[tuple[str, float], ...], int, int], InferenceMemoryCurve] = {}
         self._speed: DecodeCurve | None = None  # the model's decode constants; `split` per device and layout
@@ -416,8 +437,11 @@ class InferenceSearch:
         devices: dict[str, Device] = {}
         engine_memory = self.memory_factors(acc)
         held: list[tuple[int, int]] = []  # (GPUs a replica, sequences it holds) of layouts that fit but not the load
-        for tp, pp in _replica_layouts(unit, search_limit):
-            link = unit.topology.link(tp)
+        whole = _costs_nothing_more(unit)
+        for tp, pp in _replica_layouts(unit, search_limit, self.splits(acc)):
+            if pp > self.arch.num_hidden_layers:
+                continue
+            link = replica_link(unit.topology, tp, pp)
             settled = False
             for ep in self.expert_splits(tp, link):
                 mem = self.memory(tp, pp, flash, engine_memory, ep)
@@ -436,7 +460,8 @@ class InferenceSearch:
                 found = self._packed(acc, unit, tp, pp, fit, speed, seconds, device, mem, link, ep)
                 if found is not None:
                     candidates.append(found)
-                    settled = settled or _settled(candidates)
+                    # hardware that is there already is searched whole: a wider split may be faster at no cost
+                    settled = settled or (not whole and _settled(candidates))
                 else:
                     held.append((max(tp, ep) * pp, fit))
             if settled:
@@ -599,7 +624,7 @@ class InferenceSearch:
         accelerator and layout). It may not fit (`Plan.fits`); its speeds and latencies are reported anyway."""
         capacity = acc.memory_gb.value * GB
         flash = fused_attention(acc)
-        link = unit.topology.link(max(tp, ep))
+        link = replica_link(unit.topology, max(tp, ep), pp)
         engine_memory = self.memory_factors(acc)
         mem = self.memory(tp, pp, flash, engine_memory, ep)
         holds = self.holds_full_context(tp, pp, flash, capacity, engine_memory, ep)
@@ -646,7 +671,7 @@ class InferenceSearch:
             tokens_per_s_per_user=c.per_user, ttft_s=c.ttft, latency_s=c.latency, meets_tpot=c.meets_tpot,
             meets_ttft=c.meets_ttft, meets_latency=c.meets_latency, within_max_gpus=c.within_max_gpus,
             notes=(*memory.notes, *step_notes, *pre_notes), machines=c.machines,
-            replicas_for_load=c.replicas_for_load, link=c.link.kind if c.tp > 1 else "local",
+            replicas_for_load=c.replicas_for_load, link=c.link.kind if c.tp * c.pp > 1 else "local",
             meets_failover=c.meets_failover, expert_parallel=c.ep,
         )
 
@@ -658,17 +683,28 @@ def plan_inference(acc: Accelerator, arch: Architecture, params: ParameterCount,
     return InferenceSearch(arch, params, weights, kv, t, factors).plan(acc, unit)
 
 
-def _gpus_key(unit: Unit, c: _Candidate, concurrency: int) -> tuple[int, int]:
-    """Fewer GPUs first (each costs money), except on a free notebook: there every GPU of the machine that has a
-    request to serve does (Kaggle's T4 x2 runs two replicas for two requests or more), since the second costs
-    nothing and doubles the capacity; a replica with no request of its own is not planned."""
-    busy = min(c.replicas, concurrency) if unit.acquisition == "free" else 0
-    return -busy, c.gpus
+def _gpus_key(unit: Unit, c: _Candidate, concurrency: int) -> tuple[float, int]:
+    """Fewer GPUs first (each costs money), except where they cost nothing more. On a free notebook every GPU of
+    the machine that has a request to serve does (Kaggle's T4 x2 runs two replicas for two requests or more), since
+    the second costs nothing and doubles the capacity; a replica with no request of its own is not planned. On
+    your own GPUs the layout each stream runs fastest on at the load (its throughput is that × the requests in
+    flight): eight owned A100s serving 8 users in TP 8 rather than TP 4 with half the server idle."""
+    if unit.acquisition == "free":
+        return -min(c.replicas, concurrency), c.gpus
+    if unit.acquisition == "own" and unit.single:
+        return -round(c.per_user, 6), c.gpus
+    return 0, c.gpus
 
 
-def _preferred(unit: Unit, c: _Candidate, concurrency: int) -> tuple[bool, float, tuple[int, int]]:
+def _preferred(unit: Unit, c: _Candidate, concurrency: int) -> tuple[bool, float, tuple[float, int]]:
     """How a layout's machine fills are ranked: failover met first, then cost, then GPUs (`_gpus_key`)."""
     return not c.meets_failover, c.cost, _gpus_key(unit, c, concurrency)
+
+
+def replica_link(topo: Topology, tp: int, pp: int) -> Link:
+    """What a replica's GPUs talk over: its tensor-parallel group's link, or — split by layers alone — the link
+    its pipeline stages hand each token over (the network between two DGX Sparks, PCIe between cards)."""
+    return topo.link(tp if tp > 1 else pp)
 
 
 def _settled(candidates: list[_Candidate]) -> bool:
