@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import natural_key
-from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
 from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, parse_answers
 from gpuadvisor.rules.estimate_result import (
@@ -70,7 +70,6 @@ from gpuadvisor.rules.sizing.memory import (
     lora_parameters,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
-from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
 from gpuadvisor.rules.sizing.units import GB
 from gpuadvisor.rules.topology import device_for, training_compute
@@ -652,10 +651,14 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
     result.tpot_idle_s = speed.step(1).step_seconds / throttle  # one stream alone, as ttft_idle_s is one prompt
     result.tokens_per_s_per_user = plan.tokens_per_s_per_user
     result.tpot_s = 1.0 / plan.tokens_per_s_per_user if plan.tokens_per_s_per_user else None
-    if peak_tflops(acc, search.weights.compute)[0] is None:
+    if device.peak_tflops is None:
+        # no figure from a missing rate: without a compute rate the prompts' time is unknown, not zero, so the
+        # throughput with prompts, the capacity and the price per token are not given (decode alone is)
         ctx.warnings.append(f"{acc.name} publishes no dense {search.weights.compute} throughput: compute-bound "
-                            "figures (prefill, large batches) cannot be estimated; decode uses bandwidth only")
-    result.throughput_tokens_per_s = plan.tokens_per_s
+                            "figures (prefill, time to first token, throughput with prompts, capacity and price per "
+                            "token) cannot be estimated; decode uses bandwidth only")
+    else:
+        result.throughput_tokens_per_s = plan.tokens_per_s
     result.capacity_tokens_per_s = plan.capacity_tokens_per_s
     result.throughput_output_tokens = out_tokens
     if device.peak_tflops is not None:  # without a published peak the prompts' compute is unknown, not zero

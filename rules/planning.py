@@ -667,7 +667,9 @@ class InferenceSearch:
             capacity_gb=acc.memory_gb.value,
             fits_single_gpu=c.tp * c.pp == 1 or self.memory(1, 1, flash, self.memory_factors(acc)).fits(1, capacity),
             bound=bound, throttled=c.throttle < 1.0, tokens_per_s=c.batch / step_seconds * c.throttle * c.replicas,
-            capacity_tokens_per_s=c.fit / seconds(c.fit) * c.throttle * c.replicas if c.fit else None,
+            # no capacity without a compute rate: the prompts' time would be counted as zero (issue 44)
+            capacity_tokens_per_s=(c.fit / seconds(c.fit) * c.throttle * c.replicas
+                                   if c.fit and c.device.peak_tflops is not None else None),
             tokens_per_s_per_user=c.per_user, ttft_s=c.ttft, latency_s=c.latency, meets_tpot=c.meets_tpot,
             meets_ttft=c.meets_ttft, meets_latency=c.meets_latency, within_max_gpus=c.within_max_gpus,
             notes=(*memory.notes, *step_notes, *pre_notes), machines=c.machines,

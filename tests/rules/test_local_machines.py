@@ -6,11 +6,16 @@ Every expected figure is a published measurement (cited at the test) or a hand c
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.answers import parse_answers, request_within_context
+from gpuadvisor.rules.consult import Advisor
 from gpuadvisor.rules.estimate import EstimateRequest, estimate
+from gpuadvisor.rules.result import Recommendation
 
 CATALOG = load_catalog(user_dir=None)
 
@@ -48,3 +53,70 @@ def test_llama_bench_tg128_is_answered_at_context_128(model: str, precision: str
                                  batch=1), CATALOG)
     assert r.decode_tokens_per_s == pytest.approx(measured, rel=0.10)
     assert any(d.startswith("input_tokens = 91") for d in r.defaults_applied)
+
+
+# --- each engine's own multi-GPU split -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def advisor() -> Advisor:
+    return Advisor(CATALOG, include_user_packs=False)
+
+
+def _own_plan(advisor: Advisor, answers: dict[str, Any], gpu: str, count: int) -> Recommendation:
+    result = advisor.consult(parse_answers({"workload": "inference", **answers,
+                                            "current": {"gpu": gpu, "gpu_count": count}}), top=50)
+    return next(r for r in (*result.recommendations, *result.runners_up) if r.acquisition == "own")
+
+
+def test_llama_cpp_splits_two_3090s_by_layers() -> None:
+    # tests/data/calibration.toml (XiongjieDai, llama-bench): Llama 2 70B q4_K_M on 2 x RTX 3090, layer split,
+    # tg at context 512: 16.3 tokens/s. As tensor parallel it was estimated at 28.4 (both cards reading at once).
+    r = estimate(EstimateRequest(model="llama-2-70b", gpu="nvidia-rtx-3090", gpus=2, precision="q4_k_m",
+                                 engine="llama.cpp", context=512, batch=1), CATALOG)
+    assert (r.setup.tensor_parallel, r.setup.pipeline_parallel) == (1, 2)
+    assert r.decode_tokens_per_s == pytest.approx(16.3, rel=0.10)
+    assert any(d.startswith("pp = 2") for d in r.defaults_applied)
+    with pytest.raises(InputError, match="by layers"):
+        estimate(EstimateRequest(model="llama-2-70b", gpu="nvidia-rtx-3090", gpus=2, tp=2, precision="q4_k_m",
+                                 engine="llama.cpp"), CATALOG)
+
+
+def test_recommend_plans_owned_3090s_as_llama_cpp_runs_them(advisor: Advisor) -> None:
+    own = _own_plan(advisor, {"model": {"name": "llama-2-70b"}, "precision": {"weights": "q4_k_m",
+                                                                             "context_tokens": 512},
+                              "inference": {"engine": "llama.cpp"}}, "nvidia-rtx-3090", 2)
+    assert (own.tensor_parallel, own.pipeline_parallel) == (1, 2)
+    assert own.tokens_per_s_per_user == pytest.approx(16.3, rel=0.10)  # was TP 2 at 28.3
+
+
+def test_eight_owned_a100s_serve_eight_users_whole(advisor: Advisor) -> None:
+    # the asker's server: 8 x A100 80GB, Llama 3.1 70B BF16, 8 users at once, ~500 tokens/s measured with TP 8; the
+    # plan used TP 4 (228 tokens/s) with the other four idle
+    own = _own_plan(advisor, {"model": {"name": "llama-3.1-70b"}, "precision": {"weights": "bf16"},
+                              "inference": {"concurrent_requests": 8}}, "nvidia-a100-sxm-80gb", 8)
+    assert (own.count, own.tensor_parallel) == (8, 8)
+    assert own.tokens_per_s is not None and own.tokens_per_s == pytest.approx(500, rel=0.25)
+
+
+# --- no figure from a missing rate ---------------------------------------------------------------------------
+
+def test_a10g_has_ga102_rates_at_its_clocks() -> None:
+    a10g = CATALOG.accelerators["nvidia-a10g"]
+    # GA102 with FP32 accumulate: 512 dense FLOP per SM per clock (RTX 3090: 82 x 1.695 GHz x 512 = 71 TFLOPS);
+    # the A10G: 80 SMs x 1.71 GHz x 512 = 70.0; a measured BF16 matmul reaches 69.47
+    assert a10g.dense_tflops("bf16") == pytest.approx(80 * 1.71e9 * 512 / 1e12, abs=0.1)
+    r = estimate(EstimateRequest(model="llama-3.1-8b", gpu="nvidia-a10g", gpus=2, tp=1, precision="bf16"), CATALOG)
+    # prefill is not free: the first token takes time, and the capacity of two replicas at their largest batch
+    # (before: 3,603 tokens/s with the prompts counted as zero) is of the order of the measured 442 at saturation
+    assert r.ttft_idle_s is not None and r.ttft_idle_s > 0
+    assert r.capacity_tokens_per_s is not None and 442 < r.capacity_tokens_per_s < 2 * 442
+    assert all(c.usd_per_million_tokens is not None for c in r.costs)
+
+
+def test_a_part_without_a_compute_rate_shows_no_capacity_or_price_per_token() -> None:
+    r = estimate(EstimateRequest(model="llama-3.1-8b", gpu="apple-m2-ultra", precision="q4_k_m"), CATALOG)
+    assert r.decode_tokens_per_s is not None  # bandwidth bounds decode
+    assert (r.throughput_tokens_per_s, r.capacity_tokens_per_s, r.ttft_s) == (None, None, None)
+    assert all(c.usd_per_million_tokens is None for c in r.costs)
+    assert r.owned is None or r.owned.usd_per_million_tokens is None
+    assert any("cannot be estimated" in w for w in r.warnings)
