@@ -394,6 +394,8 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
     _defaults(ctx, answers, resolved, req, training, method, float(work["utilization"]))
     _model_notes(ctx, resolved, arch)
     unit = _unit(acc, par.gpus) if acc is not None else None
+    if acc is not None and unit is not None:
+        _check_joined(acc, unit, par, training)
     flash = acc is None or fused_attention(acc)
 
     result = EstimateResult(
@@ -553,6 +555,22 @@ def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: 
     if zero and dp == 1:
         ctx.warnings.append(f"--zero {zero} has no effect with one data-parallel rank (give --gpus > tp × pp)")
     return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero, ep=ep)
+
+
+def _check_joined(acc: Accelerator, unit: Unit, par: Parallelism, training: bool) -> None:
+    """Refuse, in one line naming the missing fact, a layout whose GPUs no link in the knowledge base joins (more
+    desk-side machines than their cable pairs, a model split over machines with no network)."""
+    group = par.gpus if training else par.model_shards
+    try:
+        unit.topology.link(group)
+    except ValueError:
+        topo = unit.topology
+        most = max(topo.node, topo.scale_up.domain)
+        raise InputError(
+            f"--gpus {par.gpus}: {acc.name} machines hold {topo.node} GPU(s) each and the knowledge base has no "
+            f"network joining {-(-group // topo.node)} of them (a desk-side part"
+            + (f"; {most} pair over their own link" if topo.scale_up.domain > topo.node else "")
+            + f"): at most {most} GPU(s)" + ("" if training else " per replica")) from None
 
 
 def _named_splits(catalog: Catalog, engine: str) -> tuple[ModelSplit, ...]:

@@ -120,3 +120,33 @@ def test_a_part_without_a_compute_rate_shows_no_capacity_or_price_per_token() ->
     assert all(c.usd_per_million_tokens is None for c in r.costs)
     assert r.owned is None or r.owned.usd_per_million_tokens is None
     assert any("cannot be estimated" in w for w in r.warnings)
+
+
+# --- desk-side boxes that pair -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("batch", "measured"), [(1, 17.0), (2, 24.1), (4, 36.4)])
+def test_two_dgx_sparks_pair_over_their_connectx7(batch: int, measured: float) -> None:
+    # conselara.dev (2026-05-03, vLLM 0.19): Qwen3-235B-A22B GPTQ-Int4 on two DGX Sparks joined by one QSFP RoCE
+    # cable, experts split over the two (TP 2, EP 2): 17.0 / 24.1 / 36.4 tokens/s at 1 / 2 / 4 requests. The pair
+    # made `estimate` exit 70 (no network between two 1-GPU machines).
+    r = estimate(EstimateRequest(model="qwen3-235b-a22b", gpu="nvidia-dgx-spark", gpus=2, tp=1, ep=2,
+                                 precision="int4", engine="vllm", batch=batch), CATALOG)
+    assert r.fits
+    assert r.decode_tokens_per_s == pytest.approx(measured, rel=0.15)
+
+
+def test_a_spark_pair_is_two_at_most_and_says_so() -> None:
+    spark = CATALOG.accelerators["nvidia-dgx-spark"]
+    assert (spark.interconnect_kind, spark.interconnect_domain) == ("roce", 2)
+    assert spark.interconnect_gbs is not None and spark.interconnect_gbs.value / 2 * 8 == 200  # 200 Gb/s each way
+    with pytest.raises(InputError) as err:
+        estimate(EstimateRequest(model="llama-3.1-70b", gpu="nvidia-dgx-spark", gpus=3), CATALOG)
+    message = str(err.value)
+    assert "\n" not in message and "no network joining 3" in message and "2 pair over their own link" in message
+
+
+def test_two_owned_sparks_split_a_70b_over_their_link(advisor: Advisor) -> None:
+    own = _own_plan(advisor, {"model": {"name": "llama-3.1-70b"}, "precision": {"weights": "bf16"},
+                              "inference": {"engine": "vllm"}}, "nvidia-dgx-spark", 2)
+    # 141 GB of BF16 weights do not fit one Spark (128 GB): both hold half and talk over the 200 GbE RoCE link
+    assert (own.count, own.tensor_parallel * own.pipeline_parallel) == (2, 2)
