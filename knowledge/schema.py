@@ -387,6 +387,22 @@ class Accelerator(Strict):
             raise ValueError(f"value {_n(m.value)} is implausible: it must be {side} and at most {_n(high)}")
         return m
 
+    def memory_bytes(self) -> float:
+        """Bytes of device memory the driver gives software (what an engine's memory fraction is a share of).
+
+        NVIDIA's and AMD's GPU memory sizes are binary: their HBM and GDDR stacks and chips come in 2^30-byte
+        multiples, so an "80 GB" H100 holds 80 GiB = 85.9 × 10^9 bytes (nvidia-smi: 81,559 of 81,920 MiB), a
+        "180 GB" B200 182,631 MiB, an A100 40GB 40,960 MiB, and ROCm and Azure list the MI300X in GiB (192).
+        Data-centre GDDR parts run ECC inline, which takes 1/16 (T4: 15,360 of 16,384 MiB). Other parts' figures
+        (unified memory, TPUs and Trainium already converted from GiB, CPUs) are taken as 10^9 bytes. Source: the
+        reference data's correction 14 (observed nvidia-smi totals), `knowledge/data/accelerators.toml` notes."""
+        gb = self.memory_gb.value
+        kind = self.memory_type.lower()
+        if self.vendor not in ("nvidia", "amd") or not ("hbm" in kind or "gddr" in kind):
+            return gb * 1e9
+        inline_ecc = "gddr" in kind and self.ecc and self.market in ("datacenter", "cloud-only")
+        return gb * 2**30 * (15 / 16 if inline_ecc else 1.0)
+
     def dense_tflops(self, precision: str) -> float | None:
         """Dense tensor throughput for a compute precision ('bf16', 'fp16', 'fp8', 'fp4', 'int8', 'tf32', 'fp32')."""
         field = {"int8": "int8_tops"}.get(precision, f"{precision}_tflops")

@@ -586,13 +586,15 @@ def _trainable(arch: Architecture, params: ParameterCount, method: Method | None
 
 
 def _memory_out(mem: MemoryBreakdown, acc: Accelerator | None) -> MemoryOut:
-    cap = acc.memory_gb.value if acc else None
+    cap = acc.memory_bytes() / GB if acc else None
     return MemoryOut(
         weights=mem.weights / GB, kv_cache=mem.kv_cache / GB, activations=mem.activations / GB,
         gradients=mem.gradients / GB, optimizer_states=mem.optimizer_states / GB,
         runtime_overhead=mem.runtime_overhead / GB, total=mem.total / GB, headroom_fraction=mem.headroom_fraction,
         required_capacity=mem.required_capacity / GB, capacity=cap,
-        usable=None if cap is None else cap * (1 - mem.headroom_fraction))
+        usable=None if cap is None else cap * (1 - mem.headroom_fraction),
+        capacity_as_sold=acc.memory_gb.value if acc and abs(acc.memory_bytes() / GB - acc.memory_gb.value) > 0.005
+        else None)
 
 
 def _band(value: float, low: float, high: float, names: Iterable[str]) -> ErrorBand:
@@ -603,7 +605,7 @@ def _fit_warning(ctx: _Ctx, result: EstimateResult, acc: Accelerator, plan: Plan
     """H1, the planner's verdict: the layout as given does not fit the part."""
     m = plan.memory
     ctx.warnings.append(f"H1: does not fit: needs {m.total / GB:.1f} GB per GPU{what}, {acc.name} has "
-                        f"{acc.memory_gb.value:g} GB of which {m.usable(acc.memory_gb.value * GB) / GB:.1f} GB "
+                        f"{acc.memory_bytes() / GB:.1f} GB of which {m.usable(acc.memory_bytes()) / GB:.1f} GB "
                         f"usable with {m.headroom_fraction:.0%} kept free (W6)")
 
 
@@ -647,12 +649,12 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
         full = search.memory(par.tp, par.pp, result.setup.flash_attention, search.memory_factors(acc), par.ep,
                              kv_tokens=targets.context)
         alone = full.total(1)
-        if not full.fits(1, acc.memory_gb.value * GB):  # the line of the memory table that decides the fit
+        if not full.fits(1, acc.memory_bytes()):  # the line of the memory table that decides the fit
             result.memory_gb.full_context = alone / GB
             result.memory_gb.full_context_tokens = targets.context
         _fit_warning(ctx, result, acc, plan, f" at batch {batch}" + (
             f" (one request at the full {targets.context:,}-token context alone needs {alone / GB:.1f} GB)"
-            if not full.fits(1, acc.memory_gb.value * GB) else ""))
+            if not full.fits(1, acc.memory_bytes()) else ""))
     link = replica_link(unit.topology, max(par.tp, par.ep), par.pp)
     device = device_for(acc, search.weights.compute, link, eff)
     speed, seconds = search.curve(device, par.tp, par.pp, par.ep)

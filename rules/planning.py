@@ -429,7 +429,7 @@ class InferenceSearch:
         (and the memory breakdown's), nothing else."""
         unit = unit or bare_unit(acc)
         t = self.t
-        capacity = acc.memory_gb.value * GB
+        capacity = acc.memory_bytes()
         flash = fused_attention(acc)
         # searched beyond a user's maximum too, so a plan that needs more can say how many (C.max-gpus)
         search_limit = max(t.max_gpus or 0, SERVING_SPAN * unit.node, unit.topology.scale_up.domain)
@@ -514,7 +514,7 @@ class InferenceSearch:
             return (f"the prefill pool would need more than {MAX_POOL_REPLICAS:,} replicas at "
                     f"{rate:,.0f} requests/s")
         mem = self.memory(tp, pp, fused_attention(acc), self.memory_factors(acc), ep)
-        fit = _largest_fitting_batch(mem, acc.memory_gb.value * GB, MAX_BATCH_PER_REPLICA, self._saturation)
+        fit = _largest_fitting_batch(mem, acc.memory_bytes(), MAX_BATCH_PER_REPLICA, self._saturation)
         b = decode_batch(speed.seconds, fit if device.peak_tflops is not None else 1, t.min_tokens_per_s_per_user,
                          pre.ttft_p95_s, t.output_tokens, t.latency_p95_s)
         if b is None:
@@ -622,7 +622,7 @@ class InferenceSearch:
         """The plan of a layout as given — `replicas` replicas of `tp` (or `ep`) × `pp` GPUs, each running `batch`
         sequences — with the figures a search would give it (`gpuadvisor estimate`: the pipeline fixed to one
         accelerator and layout). It may not fit (`Plan.fits`); its speeds and latencies are reported anyway."""
-        capacity = acc.memory_gb.value * GB
+        capacity = acc.memory_bytes()
         flash = fused_attention(acc)
         link = replica_link(unit.topology, max(tp, ep), pp)
         engine_memory = self.memory_factors(acc)
@@ -664,7 +664,7 @@ class InferenceSearch:
         return Plan(
             accelerator=acc.id, count=c.gpus, nodes=c.machines, tensor_parallel=c.tp,
             pipeline_parallel=c.pp, replicas=c.replicas, zero_stage=0, batch_per_replica=c.batch, memory=memory,
-            capacity_gb=acc.memory_gb.value,
+            capacity_gb=acc.memory_bytes() / GB,
             fits_single_gpu=c.tp * c.pp == 1 or self.memory(1, 1, flash, self.memory_factors(acc)).fits(1, capacity),
             bound=bound, throttled=c.throttle < 1.0, tokens_per_s=c.batch / step_seconds * c.throttle * c.replicas,
             # no capacity without a compute rate: the prompts' time would be counted as zero (issue 44)
@@ -1041,7 +1041,7 @@ class TrainingSearch:
         peak = training_peak(acc, self.weights)
         if not peak:
             return NoFit(acc.id, f"{acc.name}: no published dense training throughput to size the run with")
-        capacity = acc.memory_gb.value * GB
+        capacity = acc.memory_bytes()
         flash = fused_attention(acc)
         cap = t.max_gpus if t.max_gpus is not None else NO_CAP
         search_cap = NO_CAP  # searched beyond a user's maximum too, so a plan can say how many it needs
@@ -1123,13 +1123,13 @@ class TrainingSearch:
         return Plan(
             accelerator=acc.id, count=n, nodes=machines, tensor_parallel=par.tp,
             pipeline_parallel=par.pp, replicas=par.dp, zero_stage=par.zero, batch_per_replica=t.micro_batch,
-            memory=mem, capacity_gb=acc.memory_gb.value, fits_single_gpu=fits_single, bound="compute",
+            memory=mem, capacity_gb=acc.memory_bytes() / GB, fits_single_gpu=fits_single, bound="compute",
             throttled=acc.market == "consumer" and n // machines >= 4, training_days=days,
             training_gpu_hours=tt.gpu_hours * slowdown, tokens_per_s=tt.tokens_per_s / slowdown,
             meets_deadline=days <= self.target_days() * (1.0 + 1e-9),
             within_max_gpus=t.max_gpus is None or n <= t.max_gpus, notes=(*mem.notes, *tt.notes),
             machines=machines, link=model_link, sync_link=sync_link,
-            fits=mem.fits(acc.memory_gb.value * GB),
+            fits=mem.fits(acc.memory_bytes()),
         )
 
     def evaluate(self, acc: Accelerator, unit: Unit, par: Parallelism, *, mfu: float | None = None
@@ -1140,15 +1140,15 @@ class TrainingSearch:
         flash = fused_attention(acc)
         n = par.gpus
         machines = 1 if unit.single else max(1, math.ceil(n / unit.node))
-        fits_single = self.memory(replace(par, tp=1, pp=1, dp=1, zero=0), flash).fits(acc.memory_gb.value * GB)
+        fits_single = self.memory(replace(par, tp=1, pp=1, dp=1, zero=0), flash).fits(acc.memory_bytes())
         peak = training_peak(acc, self.weights)
         if not peak:
             mem = self.memory(par, flash, with_notes=True)
             return Plan(accelerator=acc.id, count=n, nodes=machines, tensor_parallel=par.tp,
                         pipeline_parallel=par.pp, replicas=par.dp, zero_stage=par.zero,
-                        batch_per_replica=self.t.micro_batch, memory=mem, capacity_gb=acc.memory_gb.value,
+                        batch_per_replica=self.t.micro_batch, memory=mem, capacity_gb=acc.memory_bytes() / GB,
                         fits_single_gpu=fits_single, bound="compute", throttled=False, notes=mem.notes,
-                        machines=machines, fits=mem.fits(acc.memory_gb.value * GB)), None
+                        machines=machines, fits=mem.fits(acc.memory_bytes())), None
         tt, slowdown = self._time(acc, unit, machines, n, par, peak, True, mfu)
         return self._timed_plan(acc, unit, machines, n, par, tt, slowdown, fits_single, flash, True), tt
 

@@ -150,3 +150,30 @@ def test_two_owned_sparks_split_a_70b_over_their_link(advisor: Advisor) -> None:
                               "inference": {"engine": "vllm"}}, "nvidia-dgx-spark", 2)
     # 141 GB of BF16 weights do not fit one Spark (128 GB): both hold half and talk over the 200 GbE RoCE link
     assert (own.count, own.tensor_parallel * own.pipeline_parallel) == (2, 2)
+
+
+# --- memory that admits what engines run ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("gpu", "mib"), [
+    # nvidia-smi totals (the reference data's correction 14 and the B200 entry's note)
+    ("nvidia-h100-sxm5", 81_559), ("nvidia-a100-pcie-40gb", 40_960), ("nvidia-b200", 182_631), ("nvidia-t4", 15_360),
+])
+def test_device_memory_is_what_the_driver_reports(gpu: str, mib: int) -> None:
+    # GPU memory is sold in binary units (80 GB = 80 GiB); inline ECC takes 1/16 of a data-centre GDDR part
+    assert CATALOG.accelerators[gpu].memory_bytes() == pytest.approx(mib * 2**20, rel=0.01)
+
+
+def test_70b_bf16_fits_two_80gb_gpus_at_4k_as_vllm_runs_it() -> None:
+    # vLLM keeps gpu_memory_utilization 0.9 of the 85.9e9 bytes (77.3 GB): 70.55 GB of weights per GPU, a 4,096-token
+    # request's KV cache (0.67 GB at TP 2), activations and 1 GB of runtime fit; on 80e9 bytes (72.0 usable) not
+    r = estimate(EstimateRequest(model="llama-3.1-70b", gpu="nvidia-h100-sxm5", gpus=2, precision="bf16",
+                                 context=4096, engine="vllm"), CATALOG)
+    assert r.fits and r.memory_gb.usable == pytest.approx(0.9 * 80 * 2**30 / 1e9, rel=1e-6)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_deepseek_r1_fp8_fits_four_b200s_as_published(engine: str) -> None:
+    # 671B FP8 weights are 168.2 GB per GPU at TP 4; a B200 holds 180 GiB (182,631 MiB visible)
+    r = estimate(EstimateRequest(model="deepseek-r1", gpu="nvidia-b200", gpus=4, precision="fp8", engine=engine),
+                 CATALOG)
+    assert r.fits

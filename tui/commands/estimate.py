@@ -281,7 +281,8 @@ def render_text(r: EstimateResult) -> str:
         mem_rows.append(("full context", f"{m.full_context:9.2f} GB   (one request of {m.full_context_tokens:,} "
                                          "tokens alone: the engine must hold it to start)"))
     if m.capacity is not None:
-        mem_rows.append(("capacity", f"{m.capacity:9.2f} GB   ({m.usable:.2f} GB usable)"))
+        sold = f"sold as {m.capacity_as_sold:g} GB in binary units; " if m.capacity_as_sold is not None else ""
+        mem_rows.append(("capacity", f"{m.capacity:9.2f} GB   ({sold}{m.usable:.2f} GB usable)"))
         why = "   (one request at the full context does not fit)" if m.full_context is not None else ""
         mem_rows.append(("fits", f"{'yes' if r.fits else 'NO':>9}{why}"))
     out += _table(mem_rows)
