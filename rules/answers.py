@@ -604,10 +604,24 @@ def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = No
         out["deployment.spot"] = False
         out["inference.failover"] = True
         out["inference.min_tokens_per_s_per_user"] = INTERACTIVE_MIN_TOKENS_PER_S
-    if serving and flat.get("precision.context_tokens") is not None:
-        out.update(request_within_context(int(flat["precision.context_tokens"]), flat.get("inference.input_tokens"),
-                                          flat.get("inference.output_tokens")))
+    context = _count(flat.get("precision.context_tokens"))
+    if serving and context is not None:
+        out.update(request_within_context(context, _count(flat.get("inference.input_tokens")),
+                                          _count(flat.get("inference.output_tokens"))))
     return out
+
+
+def _count(value: Any) -> int | None:
+    """A token count as given: an int, or the text a form holds while it is typed ("2,048"); None when it is not one
+    yet (the form says why)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 1 else None
+    if isinstance(value, str):
+        text = value.replace(",", "").replace("_", "").strip()
+        return int(text) if text.isdigit() and int(text) >= 1 else None
+    return None
 
 
 def request_within_context(context: int, prompt: int | None, output: int | None) -> dict[str, int]:
@@ -623,10 +637,10 @@ def request_within_context(context: int, prompt: int | None, output: int | None)
         if p_default + o_default > context:
             out["inference.input_tokens"] = p = max(1, round(context * p_default / (p_default + o_default)))
             out["inference.output_tokens"] = max(1, context - p)
-    elif prompt is None and output is not None and p_default + int(output) > context:
-        out["inference.input_tokens"] = max(1, context - int(output))
-    elif output is None and prompt is not None and int(prompt) + o_default > context:
-        out["inference.output_tokens"] = max(1, context - int(prompt))
+    elif prompt is None and output is not None and p_default + output > context:
+        out["inference.input_tokens"] = max(1, context - output)
+    elif output is None and prompt is not None and prompt + o_default > context:
+        out["inference.output_tokens"] = max(1, context - prompt)
     return out
 
 

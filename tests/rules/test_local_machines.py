@@ -177,3 +177,14 @@ def test_deepseek_r1_fp8_fits_four_b200s_as_published(engine: str) -> None:
     r = estimate(EstimateRequest(model="deepseek-r1", gpu="nvidia-b200", gpus=4, precision="fp8", engine=engine),
                  CATALOG)
     assert r.fits
+
+
+def test_a_context_being_typed_derives_the_request_from_its_text() -> None:
+    from gpuadvisor.rules.answers import contextual_defaults
+
+    # the questionnaire passes the field's text while it is typed: "2,048" fits the default request, "128" does not,
+    # and text that is not a count yet derives nothing (the form names the error)
+    assert contextual_defaults({"precision.context_tokens": "2,048"}) == {}
+    assert contextual_defaults({"precision.context_tokens": "128"}) == {"inference.input_tokens": 91,
+                                                                        "inference.output_tokens": 37}
+    assert contextual_defaults({"precision.context_tokens": "lots"}) == {}
