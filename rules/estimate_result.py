@@ -6,9 +6,14 @@ one the consultation's planner gives the same layout (rules/estimate.py builds t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from gpuadvisor.rules.sizing.units import GB
+
+if TYPE_CHECKING:
+    from gpuadvisor.rules.sizing.memory import MemoryBreakdown
 
 SCHEMA_VERSION = 1
 Workload = Literal["inference", "training", "finetune"]
@@ -93,6 +98,17 @@ class MemoryOut(Out):
     required_capacity: float = Field(description="total ÷ (1 − headroom): the card size this needs")
     capacity: float | None = Field(default=None, description="the GPU's memory, GB")
     usable: float | None = Field(default=None, description="capacity × (1 − headroom)")
+
+    @classmethod
+    def of(cls, mem: MemoryBreakdown, capacity_gb: float | None) -> MemoryOut:
+        """The plan's breakdown (bytes, rules/sizing/memory.py) in GB, on a card of `capacity_gb` when one is
+        named: the one breakdown shape, as estimate publishes it."""
+        return cls(
+            weights=mem.weights / GB, kv_cache=mem.kv_cache / GB, activations=mem.activations / GB,
+            gradients=mem.gradients / GB, optimizer_states=mem.optimizer_states / GB,
+            runtime_overhead=mem.runtime_overhead / GB, total=mem.total / GB, headroom_fraction=mem.headroom_fraction,
+            required_capacity=mem.required_capacity / GB, capacity=capacity_gb,
+            usable=None if capacity_gb is None else capacity_gb * (1 - mem.headroom_fraction))
 
 
 class Range(Out):

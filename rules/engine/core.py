@@ -136,6 +136,10 @@ class RuleContext:
             self._read.extend(fid for fid, _ in found if fid not in self._read)
         return found
 
+    def attachment(self, fid: int) -> Any:
+        """What was attached beside fact `fid` when it was concluded (None: nothing); reading it adds no premise."""
+        return self._run.cons.attachment(fid)
+
     def render(self, template: str | None = None) -> str:
         """Render `template` (default: the rule's `message`) with the matched facts; see `templates`."""
         return parse_template(self._rule.message if template is None else template).render(self._facts)
