@@ -60,17 +60,12 @@ _DETECTED_ONLY = {"gpu", "gpu_name", "detection"}
 
 def apply_detection(answers: Answers, detection: Detection) -> Answers:
     """Write a detection into the answers. What the user gave besides `gpu` (a count, a memory size) wins."""
-    data = answers.given()
-    current = dict(data.get("current", {}))
-    current.pop("gpu", None)
-    for dotted, value in detected_answers(detection).items():
-        leaf = dotted.removeprefix("current.")
-        if leaf in _DETECTED_ONLY:
-            current[leaf] = value
-        else:
-            current.setdefault(leaf, value)
-    data["current"] = current
-    return Answers.model_validate(data)
+    given = answers.given_keys()
+    found = detected_answers(detection)
+    changes: dict[str, Any] = {"current.gpu": found.get("current.gpu")}  # "auto" goes, found or not
+    changes.update({dotted: value for dotted, value in found.items()
+                    if dotted.removeprefix("current.") in _DETECTED_ONLY or dotted not in given})
+    return answers.with_changes(changes, "detection")
 
 
 def detection_note(answers: Answers) -> str | None:

@@ -45,11 +45,9 @@ def effective_answers(answers: Answers, resolved: Resolved, work: Workload | Non
         used["model.name"] = (model.id, "no model given")
     eff["precision"]["weights"] = resolved.weights.id
     eff["precision"]["kv_cache"] = resolved.kv_cache.id
-    for note in resolved.notes:  # "precision.weights = nf4 (QLoRA default: ...)": the resolution's own reason
-        key, _, rest = note.partition(" = ")
-        value, _, why = rest.partition(" (")
-        if key in ("precision.weights", "precision.kv_cache"):
-            used[key] = (value, why.rstrip(")").removeprefix("default: "))
+    for key, chosen in resolved.chosen.items():  # QLoRA's NF4, a published MXFP4: the resolution's own reason
+        if key.startswith("precision."):
+            used[key] = (chosen.value, chosen.why)
     if work is not None:
         _from_workload(work, given, eff, used)
     if usage:

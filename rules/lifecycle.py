@@ -148,10 +148,9 @@ is planned on this many of them."""
 
 def reuse_answers(answers: Answers, bought: Candidate) -> Answers:
     """The phase's answers with an earlier purchase as the hardware the user owns (at most MAX_OWNED of it)."""
-    data = answers.given()
-    data["current"] = {**{k: v for k, v in data.get("current", {}).items() if k == "pc_slots"},
-                       "gpu": bought.accelerator, "gpu_count": min(bought.count, MAX_OWNED)}
-    return Answers.model_validate(data)
+    dropped = {k: None for k in answers.given_keys() if k.startswith("current.") and k != "current.pc_slots"}
+    return answers.with_changes({**dropped, "current.gpu": bought.accelerator,
+                                 "current.gpu_count": min(bought.count, MAX_OWNED)}, "lifecycle")
 
 
 def reuse_candidate(advisor: Advisor, answers: Answers, bought: Candidate) -> Candidate | None:
