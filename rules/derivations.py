@@ -20,6 +20,7 @@ from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.fact_kinds import ConfigFact, Fact, LibrarySupport, MigSlices, SplitFields
 from gpuadvisor.rules.facts import flagship
+from gpuadvisor.rules.formats import Formats
 from gpuadvisor.rules.planned import Planned
 from gpuadvisor.rules.planning import (
     Disaggregation,
@@ -48,7 +49,6 @@ from gpuadvisor.rules.profile import (
     consultation_factors,
     demand_fact,
     inference_search,
-    served_weights,
     serving_targets,
     training_search,
     training_targets,
@@ -165,12 +165,15 @@ class Derivations:
             used.append(fid)
             return value
 
-        wid, wprec = self._precision(ctx, "weights")
-        kid, kprec = self._precision(ctx, "kv_cache")
+        wid, _ = self._precision(ctx, "weights")
+        kid, _ = self._precision(ctx, "kv_cache")
         used += [wid, kid]
+        formats = ctx.attachment(wid)  # the record resolution chose, beside its facts (consult.profile_inputs)
+        if not isinstance(formats, Formats):
+            raise LookupError("no formats record beside the weights' precision fact")
         work = workload_profile(a, lambda key: answers[key][1], lambda key: answers[key][0] in given_ids,
                                 model_name=str(model["name"]), params=params_of(model), moe=bool(model.get("moe")),
-                                weights=wprec, kv=kprec, usage_values=self.usage_values,
+                                formats=formats, usage_values=self.usage_values,
                                 user_load_values=self.user_load_values)
         ctx.conclude(work.fact(), also_from=used, attachment=work)  # the engine's edge: the fact, the Workload beside
 
@@ -255,7 +258,7 @@ class Derivations:
     def memory_inference(self, ctx: RuleContext, weights: Fact, kv: Fact, work: Fact) -> None:
         _, model = self._model(ctx)
         w = workload_of(ctx)
-        wp, kp = self.catalog.precisions[str(weights["precision"])], self.catalog.precisions[w.kv_precision]
+        wp, kp = self.catalog.precisions[str(weights["precision"])], w.formats.kv_cache
         fmt = weight_format(arch_of(model), wp)
         tokens = request_kv_tokens(w.context, w.input_tokens, w.output_tokens)
         mem = inference_memory(arch_of(model), params_of(model), weight_bytes_per_param=fmt.bytes_per_weight,
@@ -266,7 +269,7 @@ class Derivations:
 
     def memory_training(self, ctx: RuleContext, params: Fact, model: Fact, work: Fact) -> None:
         w = workload_of(ctx)
-        wp = self.catalog.precisions[w.weights_precision]
+        wp = w.formats.weights
         mem = training_memory(arch_of(model), params_of(model), method="full", optimizer=w.optimizer,
                               weight_bits=32.0 if wp.bits_per_weight >= 32 else 16.0, seq=w.context,
                               micro_batch=w.batch, checkpointing=w.gradient_checkpointing,
@@ -316,13 +319,13 @@ class Derivations:
         mid, model = self._model(ctx)
         u = self._unit(ctx, unit)
         a = self.catalog.accelerators[u.accelerator]
-        weights = served_weights(self.catalog, work, a)
+        weights = work.formats.served_on(a)
         key = ("inference-search", wid, mid, ctx.premise_ids["demand"], weights.id)
         search = ctx.scratch.get(key)
         if search is None:  # one search per format: memory curves are shared by every accelerator
             targets = serving_targets(work, demand)
             search = ctx.scratch[key] = inference_search(self.catalog, work, arch_of(model), params_of(model),
-                                                         targets, self.factors(work, ctx), weights_id=weights.id)
+                                                         targets, self.factors(work, ctx), weights=weights)
         plan = search.plan(a, u, with_notes=False)
         split = search.disaggregated(a, u, plan) if isinstance(plan, Plan) else None
         self._conclude_plan(ctx, a, u, str(unit["key"]), plan, work, search, float(demand["tokens_per_s"]),
@@ -575,7 +578,7 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
                 weights: str | None = None) -> ConfigFact:
     """A plan as the `config` fact the rules test: one flattening of `planning.Plan`, for the configuration
     search's rule (H1) and for `gpuadvisor estimate`'s layout alike; `weights` is the format the plan serves in
-    when it is not the consultation's (`profile.served_weights`)."""
+    when it is not the consultation's (`Formats.served_on`)."""
     served = weights or work.weights_precision
     layout = (f"EP {plan.expert_parallel} (experts split, attention data-parallel)" if plan.expert_parallel > 1
               else f"TP {plan.tensor_parallel}") + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1

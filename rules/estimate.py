@@ -70,7 +70,7 @@ from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, des
 from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import device_for, training_compute
+from gpuadvisor.rules.topology import device_for
 from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
 from gpuadvisor.rules.usage import Usage, spot_hours, usage_profile, usage_values
 from gpuadvisor.rules.user_load import user_load_values
@@ -408,7 +408,7 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
                        tokens=float(work.tokens_b or 0.0) * 1e9 if training and req.tokens is not None else None),
         precision=PrecisionOut(weights=weights_p.id, weights_bits=weights_p.bits_per_weight,
                                kv_cache=None if training else kv_p.id,
-                               compute=training_compute(weights_p) if training else weights_p.compute),
+                               compute=resolved.formats.compute),
         parameters=ParametersOut(total=params.total, active=params.active, active_per_token=params.active_per_token,
                                  embedding=params.embedding + params.position_embedding + params.lm_head,
                                  trainable=_trainable(arch, params, method, work.lora_rank)),
@@ -443,8 +443,8 @@ def _profile(answers: Answers, resolved: Resolved, catalog: Catalog, params: Par
     given = answers.given_keys()
     return workload_profile(effective.__getitem__, effective.__getitem__, given.__contains__,
                             model_name=resolved.model.name, params=params,
-                            moe=resolved.model.architecture.moe is not None, weights=resolved.weights,
-                            kv=resolved.kv_cache, usage_values=usage_values(catalog),
+                            moe=resolved.model.architecture.moe is not None, formats=resolved.formats,
+                            usage_values=usage_values(catalog),
                             user_load_values=user_load_values(catalog))
 
 
@@ -569,7 +569,7 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
     # only sizes the replicas it would need (`serving` below), never the latency of the layout given
     targets = replace(serving_targets(work, demand_fact(work, factors.burst_headroom)), requests_per_s=None)
     search = inference_search(catalog, work, arch, params, targets, factors)
-    kv_p = catalog.precisions[work.kv_precision]
+    kv_p = work.formats.kv_cache
     batch, prompt, out_tokens = work.batch, work.input_tokens, work.output_tokens
     tokens = targets.kv_tokens
     result.kv_cache_bytes_per_token = kv_bytes_per_token(arch, kv_p.bytes_per_weight)

@@ -762,7 +762,7 @@ def _eval_checks(slots: Sequence[_Slot], chosen: FleetPlan) -> list[InputFact]:
         trained = trainer.result.profile
         need = trained.weights_gb * 1.1
         machine = cand.per_machine * cand.memory_gb
-        prec = str((trainer.result.answers_effective.get("precision") or {}).get("weights", "bf16"))
+        prec = str(trainer.result.answers_effective["precision"]["weights"])  # the format resolution chose
         out.append(InputFact({
             "kind": "eval_check", "ref": f"eval:{ph.index}", "phase": ph.index, "name": ph.name,
             "trained_phase": trainer.phase.index, "title": cand.title, "machine_memory_gb": round(machine, 1),

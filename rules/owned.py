@@ -28,7 +28,6 @@ from gpuadvisor.rules.profile import (
     consultation_factors,
     inference_search,
     runs_on,
-    served_weights,
     serving_targets,
     training_search,
     training_targets,
@@ -114,9 +113,9 @@ class _Job:
     # --- planning ------------------------------------------------------------------------------------------------
     def _serve(self, n: int, weights: Precision | None = None, targets: ServingTargets | None = None) -> bool:
         t = targets or serving_targets(self.work, self.demand)
-        w = weights or served_weights(self.catalog, self.work, self.acc)
+        w = weights or self.work.formats.served_on(self.acc)
         plan = inference_search(self.catalog, self.work, self.arch, self.params, t, self.factors,
-                                weights_id=w.id).plan(self.acc, own_unit(self.acc, n), with_notes=False)
+                                weights=w).plan(self.acc, own_unit(self.acc, n), with_notes=False)
         return (isinstance(plan, Plan) and plan.meets_tpot and plan.meets_ttft and plan.meets_latency
                 and plan.meets_failover and (plan.tensor_parallel <= 4 or plan.link != "pcie"))
 
@@ -210,8 +209,7 @@ class _Job:
     def _memory_bound(self) -> bool:
         """Whether more of the part can help at all: a part that does not train or publishes no rate to size a run
         with is ruled out for that, not for its memory."""
-        return not self.training or (self.acc.trains and bool(training_peak(self.acc, self.catalog.precisions[
-            self.work.weights_precision])))
+        return not self.training or (self.acc.trains and bool(training_peak(self.acc, self.work.formats.weights)))
 
     def _load(self) -> list[str]:
         """A model that fits but cannot serve the requests in flight (a part with no published compute rate runs
@@ -248,7 +246,7 @@ class _Job:
         """'FP8 weights fit where BF16 does not': the largest smaller format the part runs that makes it work."""
         if self.training:
             return []
-        current = served_weights(self.catalog, self.work, self.acc)
+        current = self.work.formats.served_on(self.acc)
         for pid in SMALLER_FORMATS:
             p = self.catalog.precisions.get(pid)
             if p is None or p.bits_per_weight >= current.bits_per_weight or "weights" not in p.uses:

@@ -14,6 +14,8 @@ from typing import Any
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.fact_kinds import ComputeNeedFact, DemandFact
+from gpuadvisor.rules.formats import Formats
+from gpuadvisor.rules.formats import runs_on as runs_on  # re-exported: its callers name it here
 from gpuadvisor.rules.planning import InferenceSearch, ServingTargets, TrainingSearch, TrainingTargets
 from gpuadvisor.rules.serving import engine_efficiency, engine_memory
 from gpuadvisor.rules.sizing.factors import Factors
@@ -39,7 +41,7 @@ ADAPTER_FLOPS_PER_TOKEN = 4.0
 
 
 def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, model_name: str,
-                     params: ParameterCount, moe: bool, weights: Precision, kv: Precision,
+                     params: ParameterCount, moe: bool, formats: Formats,
                      usage_values: Mapping[str, float], user_load_values: Mapping[str, float]) -> Workload:
     """The workload: every answer the sizing reads, under the names the rules test, with what follows from them
     (training tokens by default, a request rate from daily users, the owned hardware's busy share).
@@ -69,10 +71,8 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "concurrency": int(concurrency) if concurrency else batch,
         "framework": a("framework.name"), "where": a("deployment.where"),
         "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
-        "models_per_gpu": int(a("inference.models_per_gpu")), "weights_precision": weights.id,
-        "weights_given": given("precision.weights"),
-        "engine": str(a("inference.engine")),
-        "kv_precision": kv.id, "moe": moe,
+        "models_per_gpu": int(a("inference.models_per_gpu")), "formats": formats,
+        "engine": str(a("inference.engine")), "moe": moe,
         "hours_per_month_given": a("deployment.hours_per_month"),
         "utilization_given": a("deployment.utilization"),
         "capex_usd": a("budget.capex_usd"), "hourly_usd": a("budget.hourly_usd"),
@@ -119,7 +119,7 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
                  utilization=usage_profile(str(workload), str(stage), fields["hours_per_month_given"],
                                            fields["utilization_given"], usage_values).utilization)
     what = {"inference": "Serving", "training": "Training from scratch", "finetune": f"Fine-tuning ({method})"}
-    text = (f"{what[str(workload)]} {model_name} ({w.params_b:.2f}B parameters) in {weights.name}, "
+    text = (f"{what[str(workload)]} {model_name} ({w.params_b:.2f}B parameters) in {formats.weights.name}, "
             + (f"context {w.context:,}, "
                + ("requests in flight as each option's batch holds them at the request rate"
                   if w.per_option_batch else
@@ -209,37 +209,18 @@ def consultation_factors(base: Factors, work: Workload) -> Factors:
                    colocation_usd_per_kw_month=float(site) if site is not None else base.colocation_usd_per_kw_month)
 
 
-def runs_on(p: Precision, acc: Accelerator) -> bool:
-    """Whether `acc` runs the format natively: its tensor rates (`requires`), its software stack, its compute
-    capability (the kernels' minimum)."""
-    if not all(getattr(acc, need) for need in p.requires):
-        return False
-    if p.software and acc.software_stack not in p.software:
-        return False
-    return p.min_compute_capability is None or (acc.cc is not None and acc.cc >= p.min_compute_capability)
-
-
-def served_weights(catalog: Catalog, work: Workload, acc: Accelerator) -> Precision:
-    """The weights format an option serves in: the user's, or the default (FP8 for production, a 4-bit K-quant for
-    a local model, the checkpoint's own) where the part runs it, else BF16 (FP16 on a part without BF16) — what
-    the deployment would run. A format the user chose is kept, and the rules say when the part cannot run it."""
-    p = catalog.precisions[work.weights_precision]
-    if work.weights_given or runs_on(p, acc) or not work.inference:
-        return p
-    return catalog.precisions["bf16" if acc.bf16_support else "fp16"]
 
 
 def inference_search(catalog: Catalog, work: Workload, arch: Architecture, params: ParameterCount,
                      targets: ServingTargets, factors: Factors,
                      efficiency: Callable[[Accelerator], EngineEfficiency | None] | None = None,
-                     weights_id: str | None = None) -> InferenceSearch:
-    """The serving search of a consultation (or of an estimate): its formats (`weights_id`: an option's own, see
-    `served_weights`), the engine's calibrated efficiency (or `efficiency`: an end of its band) and memory factors
-    on each part, the models hosted side by side."""
-    weights = catalog.precisions[weights_id or work.weights_precision]
-    kv = catalog.precisions[work.kv_precision]
+                     weights: Precision | None = None) -> InferenceSearch:
+    """The serving search of a consultation (or of an estimate): its formats (`weights`: an option's own, see
+    `Formats.served_on`), the engine's calibrated efficiency (or `efficiency`: an end of its band) and memory
+    factors on each part, the models hosted side by side."""
+    kv = work.formats.kv_cache
     engine = work.engine
-    return InferenceSearch(arch, params, weights, kv, targets, factors,
+    return InferenceSearch(arch, params, weights or work.formats.weights, kv, targets, factors,
                            efficiency or (lambda acc: engine_efficiency(catalog, acc, engine)),
                            lambda acc: engine_memory(catalog, acc, engine),
                            models=work.models_per_gpu or 1)
@@ -248,4 +229,4 @@ def inference_search(catalog: Catalog, work: Workload, arch: Architecture, param
 def training_search(catalog: Catalog, work: Workload, arch: Architecture, params: ParameterCount,
                     targets: TrainingTargets, factors: Factors) -> TrainingSearch:
     """The training search of a consultation (or of an estimate)."""
-    return TrainingSearch(arch, params, catalog.precisions[work.weights_precision], targets, factors)
+    return TrainingSearch(arch, params, work.formats.weights, targets, factors)

@@ -22,6 +22,7 @@ from gpuadvisor.rules.answers import (
     QLORA_BASE_FORMAT,
     Answers,
 )
+from gpuadvisor.rules.formats import Formats
 
 if TYPE_CHECKING:
     from gpuadvisor.knowledge.hf_hub import HubModel
@@ -57,8 +58,8 @@ class Chosen(NamedTuple):
 @dataclass(frozen=True)
 class Resolved:
     model: ResolvedModel
-    weights: Precision
-    kv_cache: Precision
+    formats: Formats
+    """The weights' and the KV cache's formats, chosen here once (rules/formats.py)."""
     notes: list[str] = field(default_factory=list)
     """What resolution found and says beside the defaults: a detection, how a Hub model was read, an unknown own
     GPU (one `key = …` line each)."""
@@ -68,6 +69,14 @@ class Resolved:
     owned: tuple[Accelerator, int] | None = None
     """The knowledge-base part and count of current.gpu, the hardware the user already has (None: none, or a part
     the knowledge base does not know)."""
+
+    @property
+    def weights(self) -> Precision:
+        return self.formats.weights
+
+    @property
+    def kv_cache(self) -> Precision:
+        return self.formats.kv_cache
 
 
 def resolve(answers: Answers, catalog: Catalog) -> Resolved:
@@ -85,8 +94,9 @@ def resolve(answers: Answers, catalog: Catalog) -> Resolved:
     note = detection_note(answers)
     if note:
         notes.append(note)
-    return Resolved(model=model, weights=weights, kv_cache=kv, notes=notes, chosen=chosen,
-                    owned=_owned(answers, catalog, notes))
+    formats = Formats.chosen(weights, kv, catalog.precisions, training=answers.workload != "inference",
+                             weights_given="weights" in answers.precision.model_fields_set)
+    return Resolved(model=model, formats=formats, notes=notes, chosen=chosen, owned=_owned(answers, catalog, notes))
 
 
 def check_providers(answers: Answers, catalog: Catalog) -> None:

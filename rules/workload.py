@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from gpuadvisor.rules.formats import Formats
 from gpuadvisor.rules.sizing.memory import Optimizer
 
 if TYPE_CHECKING:
@@ -43,10 +44,9 @@ class Workload:
     checkpointing: bool
     sensitive_data: bool
     models_per_gpu: int
-    weights_precision: str
-    weights_given: bool
+    formats: Formats
+    """The weights' and the KV cache's formats, as resolution chose them (the fact holds their ids)."""
     engine: str
-    kv_precision: str
     moe: bool
     hours_per_month_given: float | None
     utilization_given: float | None
@@ -104,6 +104,18 @@ class Workload:
     text: str = ""
 
     @property
+    def weights_precision(self) -> str:
+        return self.formats.weights.id
+
+    @property
+    def kv_precision(self) -> str:
+        return self.formats.kv_cache.id
+
+    @property
+    def weights_given(self) -> bool:
+        return self.formats.weights_given
+
+    @property
     def inference(self) -> bool:
         return self.workload == "inference"
 
@@ -128,8 +140,7 @@ class Workload:
         """The `workload` fact the packs test (rules/fact_kinds.py WorkloadFact): the engine's edge, the only place
         the workload becomes a string-keyed dict."""
         out: dict[str, Any] = {"kind": "workload", "ref": "workload"}
-        for f in fields(self):
-            name = f.name
+        for name in FACT_FIELDS:
             if name in LOAD_FIELDS and self.daily_active_users is None:
                 continue
             value = getattr(self, name)
@@ -147,3 +158,21 @@ def workload_of(ctx: RuleContext, alias: str = "work") -> Workload:
     if not isinstance(w, Workload):
         raise LookupError(f"rule {ctx.rule.id!r}: no Workload beside the workload fact {fid}")
     return w
+
+
+def _fact_fields() -> tuple[str, ...]:
+    """The fact's fields in their order: the Workload's, with the formats as the ids of the weights' (and whether
+    the user chose it) and the KV cache's, where the fact has always held them."""
+    out: list[str] = []
+    for f in fields(Workload):
+        if f.name == "formats":
+            out += ["weights_precision", "weights_given"]
+        elif f.name == "moe":
+            out += ["kv_precision", "moe"]
+        else:
+            out.append(f.name)
+    return tuple(out)
+
+
+FACT_FIELDS = _fact_fields()
+"""The `workload` fact's fields (rules/fact_kinds.py WorkloadFact declares them for the packs)."""

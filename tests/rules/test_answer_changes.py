@@ -16,7 +16,7 @@ from gpuadvisor.rules.feasibility import _merged
 from gpuadvisor.rules.lifecycle import Candidate, reuse_answers
 from gpuadvisor.rules.resolve import Chosen, resolve
 
-H100 = Device(name="NVIDIA H100 80GB HBM3", memory_gb=79.6, vendor="nvidia", accelerator="h100-sxm")
+H100 = Device(name="NVIDIA H100 80GB HBM3", memory_gb=79.6, vendor="nvidia", accelerator="nvidia-h100-sxm5")
 
 
 def test_with_changes_sets_removes_and_validates() -> None:
@@ -40,7 +40,7 @@ def test_put_dotted_prunes_only_what_it_empties() -> None:
 def test_detection_is_written_as_changes_and_the_users_count_wins() -> None:
     a = parse_answers({"workload": "inference", "current": {"gpu": "auto", "gpu_count": 2}})
     found = apply_detection(a, Detection(devices=(H100,) * 4, tool="nvidia-smi"))
-    assert found.current.gpu == "h100-sxm" and found.current.gpu_count == 2  # 4 detected, 2 given: the user's
+    assert found.current.gpu == "nvidia-h100-sxm5" and found.current.gpu_count == 2  # 4 detected, 2 given: the user's
     assert found.current.gpu_name == H100.name and found.current.detection.startswith("detected by nvidia-smi")
     nothing = apply_detection(a, Detection(tried=("nvidia-smi: not found",)))
     assert nothing.current.gpu is None and nothing.current.gpu_count == 2 and nothing.current.detection
@@ -48,11 +48,11 @@ def test_detection_is_written_as_changes_and_the_users_count_wins() -> None:
 
 def test_a_lifecycle_reuses_a_purchase_as_the_hardware_owned() -> None:
     a = parse_answers({"workload": "inference", "stage": "prototyping",
-                       "current": {"gpu": "rtx-4090", "gpu_name": "RTX 4090", "pc_slots": 2}})
-    bought = Candidate(choice="buy", title="8 × H100", option=None, accelerator="h100-sxm", count=8, machines=1,
+                       "current": {"gpu": "nvidia-rtx-4090", "gpu_name": "RTX 4090", "pc_slots": 2}})
+    bought = Candidate(choice="buy", title="8 × H100", option=None, accelerator="nvidia-h100-sxm5", count=8, machines=1,
                        per_machine=8, memory_gb=80.0, usd_per_run=None, usd_per_month=1.0, training_days=None)
     reused = reuse_answers(a, bought)
-    assert reused.given()["current"] == {"gpu": "h100-sxm", "gpu_count": 8, "pc_slots": 2}
+    assert reused.given()["current"] == {"gpu": "nvidia-h100-sxm5", "gpu_count": 8, "pc_slots": 2}
     assert reused.stage == "prototyping"
 
 

@@ -17,7 +17,7 @@ from gpuadvisor.rules.resolve import resolve
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.usage import usage_values
 from gpuadvisor.rules.user_load import user_load_values
-from gpuadvisor.rules.workload import LOAD_FIELDS, Workload
+from gpuadvisor.rules.workload import FACT_FIELDS, LOAD_FIELDS, Workload
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +45,8 @@ def _from_answers(advisor: Advisor, data: dict[str, object]) -> Workload:
     eff, given = answers.effective(), answers.given_keys()
     return workload_profile(eff.__getitem__, eff.__getitem__, given.__contains__, model_name=resolved.model.name,
                             params=count_parameters(resolved.model.architecture),
-                            moe=resolved.model.architecture.moe is not None, weights=resolved.weights,
-                            kv=resolved.kv_cache, usage_values=usage_values(advisor.catalog),
+                            moe=resolved.model.architecture.moe is not None, formats=resolved.formats,
+                            usage_values=usage_values(advisor.catalog),
                             user_load_values=user_load_values(advisor.catalog))
 
 
@@ -64,7 +64,7 @@ def test_the_fact_is_the_workload_flattened(advisor: Advisor, data: dict[str, ob
     optional = set(LOAD_FIELDS)
     assert set(fact) - {"kind", "ref", "text"} <= declared
     assert declared - optional <= set(fact)
-    assert {f.name for f in dataclasses.fields(Workload)} == declared | {"text"}
+    assert set(FACT_FIELDS) == declared | {"text"}
     # and estimate's Workload, built from the answers themselves, is the same value
     assert _from_answers(advisor, data) == work
 
