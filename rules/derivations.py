@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice
 from gpuadvisor.rules.economics import economics, resale_class
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
@@ -142,10 +142,14 @@ class Derivations:
                 ctx.scratch[key] = found
         return found
 
-    def _precision(self, ctx: RuleContext, role: str) -> tuple[int, Precision]:
+    def _precision(self, ctx: RuleContext, role: str) -> tuple[int, Formats]:
+        """The `precision` input fact of `role` and the formats record beside it (consult.profile_inputs)."""
         for fid, f in ctx.read("precision", as_premises=False):
             if f["role"] == role:
-                return fid, self.catalog.precisions[str(f["key"])]
+                formats = ctx.attachment(fid)
+                if not isinstance(formats, Formats):
+                    raise LookupError(f"no formats record beside the {role} precision fact")
+                return fid, formats
         raise LookupError(f"no {role} precision among the inputs")
 
     def _model(self, ctx: RuleContext) -> tuple[int, Fact]:
@@ -165,12 +169,9 @@ class Derivations:
             used.append(fid)
             return value
 
-        wid, _ = self._precision(ctx, "weights")
+        wid, formats = self._precision(ctx, "weights")  # the record resolution chose, beside its facts
         kid, _ = self._precision(ctx, "kv_cache")
         used += [wid, kid]
-        formats = ctx.attachment(wid)  # the record resolution chose, beside its facts (consult.profile_inputs)
-        if not isinstance(formats, Formats):
-            raise LookupError("no formats record beside the weights' precision fact")
         work = workload_profile(a, lambda key: answers[key][1], lambda key: answers[key][0] in given_ids,
                                 model_name=str(model["name"]), params=params_of(model), moe=bool(model.get("moe")),
                                 formats=formats, usage_values=self.usage_values,
@@ -187,7 +188,7 @@ class Derivations:
     # --- stratum 1 -----------------------------------------------------------------------------------------------
     def weights(self, ctx: RuleContext, params: Fact, prec: Fact, work: Fact) -> None:
         _, model = self._model(ctx)
-        p = self.catalog.precisions[str(prec["key"])]
+        p = self._precision(ctx, "weights")[1].weights
         fmt = weight_format(arch_of(model), p)
         rest_bytes, experts = fmt.bytes_per_weight, fmt.experts
         n_bytes = fmt.total_bytes(params_of(model))
@@ -202,7 +203,7 @@ class Derivations:
     def kv_cache(self, ctx: RuleContext, model: Fact, prec: Fact, work: Fact) -> None:
         w = workload_of(ctx)
         arch = arch_of(model)
-        p = self.catalog.precisions[str(prec["key"])]
+        p = w.formats.kv_cache
         per_token = kv_bytes_per_token(arch, p.bytes_per_weight)
         seqs, context = w.concurrency, w.context
         prompt, output = w.input_tokens, w.output_tokens
@@ -258,7 +259,7 @@ class Derivations:
     def memory_inference(self, ctx: RuleContext, weights: Fact, kv: Fact, work: Fact) -> None:
         _, model = self._model(ctx)
         w = workload_of(ctx)
-        wp, kp = self.catalog.precisions[str(weights["precision"])], w.formats.kv_cache
+        wp, kp = w.formats.weights, w.formats.kv_cache
         fmt = weight_format(arch_of(model), wp)
         tokens = request_kv_tokens(w.context, w.input_tokens, w.output_tokens)
         mem = inference_memory(arch_of(model), params_of(model), weight_bytes_per_param=fmt.bytes_per_weight,
