@@ -9,17 +9,21 @@ never fails a consultation: when nothing is found `current.gpu` is left unset an
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.hardware_probe import Detection, detect, part_memory_of
 from gpuadvisor.rules.answers import AUTO_GPU, Answers
 
-DetectFn = Callable[[Catalog], Detection]
+if TYPE_CHECKING:  # the probe (subprocess, shutil) is imported when a detection runs, not with the consultation
+    from gpuadvisor.knowledge.hardware_probe import Detection
+
+DetectFn = Callable[[Catalog], "Detection"]
 
 
 def detect_for(catalog: Catalog) -> Detection:
     """Detect this machine's accelerators, named against `catalog`."""
+    from gpuadvisor.knowledge.hardware_probe import detect, part_memory_of
+
     return detect(part_memory_of(catalog.accelerators))
 
 

@@ -445,6 +445,3 @@ class PhaseResult(RecommendResult):
     months: float = 0.0
     cost_usd: float | None = Field(default=None, description="the phase's cost under the chosen fleet (its "
                                                               "purchase price included when it buys)")
-
-
-RecommendResult.model_rebuild()
