@@ -454,15 +454,21 @@ class Answers(Section):
         other answers (`contextual_defaults`), else the field's default."""
         flat = self.flat()
         given = self.given_keys()
-        implied = self.implied()
+        implied = _implied(flat, given)
         return {k: (v if k in given or k not in implied else implied[k]) for k, v in flat.items()}
 
     def implied(self) -> dict[str, Any]:
         """The defaults the given answers imply for the keys not given (`contextual_defaults`)."""
-        flat = self.flat()
-        given = self.given_keys()
-        return {k: v for k, v in contextual_defaults({k: flat[k] for k in given if k in flat}).items()
-                if k not in given}
+        return _implied(self.flat(), self.given_keys())
+
+    def with_changes(self, changes: Mapping[str, Any], where: str = "answers") -> Answers:
+        """These answers with some changed, by dotted key (`current.gpu`; None: no longer given), validated as an
+        answers file is (InputError names the field). Detection, a lifecycle's reuse of a purchase, the feasibility
+        re-plans and the what-if change answers this way, never by rebuilding them by hand."""
+        data = self.given()
+        for dotted, value in changes.items():
+            put_dotted(data, dotted, value)
+        return parse_answers(data, where)
 
     def given_keys(self) -> set[str]:
         """Dotted keys of the answers the user gave."""
@@ -644,14 +650,41 @@ def request_within_context(context: int, prompt: int | None, output: int | None)
     return out
 
 
+def _implied(flat: Mapping[str, Any], given: set[str]) -> dict[str, Any]:
+    return {k: v for k, v in contextual_defaults({k: flat[k] for k in given if k in flat}).items() if k not in given}
+
+
 def flatten_dotted(d: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Nested tables as dotted keys: {"inference": {"engine": "vllm"}} → ("inference.engine", "vllm")."""
+    """Nested tables as dotted keys: {"inference": {"engine": "vllm"}} → ("inference.engine", "vllm"). The one
+    flatten of answers (reports, the questionnaire's state and the what-if read answers through it)."""
     for k, v in d.items():
         key = f"{prefix}{k}"
         if isinstance(v, Mapping):
             yield from flatten_dotted(v, key + ".")
         else:
             yield key, v
+
+
+def put_dotted(d: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set `section.key` in nested tables (None removes it, and a table the removal leaves empty: an empty
+    [budget] is not an answer)."""
+    *parents, leaf = dotted.split(".")
+    tables = [d]
+    for p in parents:
+        nxt = tables[-1].get(p)
+        if not isinstance(nxt, dict):
+            if value is None:
+                return
+            nxt = tables[-1][p] = {}
+        tables.append(nxt)
+    if value is not None:
+        tables[-1][leaf] = value
+        return
+    tables[-1].pop(leaf, None)
+    for parent, name, table in zip(reversed(tables[:-1]), reversed(parents), reversed(tables[1:]), strict=True):
+        if table:
+            break
+        del parent[name]
 
 
 def _unset(m: BaseModel, prefix: str) -> Iterator[str]:
