@@ -442,10 +442,11 @@ def latency_at_rate(curve: DecodeCurve, prompt_flops: float, *, arrival_rate: fl
     p_wait = erlang_c(slots, offered)
     b95 = min(slots, max(batch, math.ceil(offered + Z95 * math.sqrt(offered))))
     b99 = min(slots, max(b95, math.ceil(offered + Z99 * math.sqrt(offered))))
-    rates = (rate_at(batch), rate_at(b95), rate_at(b99))
-    waits = tuple(wait_quantile(slots, offered, s, q) for q in (0.5, 0.95, 0.99))
-    return _latency(curve, prompt_flops, rates, slots, offered, waits, chunk_tokens,  # type: ignore[arg-type]
-                    p_wait, bunch=0, arrival=ARRIVAL_OPEN)
+    at = (rate_at(batch), rate_at(b95), rate_at(b99))
+    waits = (wait_quantile(slots, offered, s, 0.5), wait_quantile(slots, offered, s, 0.95),
+             wait_quantile(slots, offered, s, 0.99))
+    return _latency(curve, prompt_flops, at, slots, offered, waits, chunk_tokens, p_wait, bunch=0,
+                    arrival=ARRIVAL_OPEN)
 
 
 def latency_at_concurrency(curve: DecodeCurve, prompt_flops: float, *, concurrency: int, slots: int,
