@@ -977,6 +977,11 @@ class EngineProfile(Strict):
     rows: int = Field(default=0, ge=0)
     """Published measurements the values were fitted to (0 = carried over from a related family)."""
     sources: list[str] = Field(min_length=1)
+    release: str = Field(min_length=1)
+    """The engine releases the fitted rows measured (what the profile describes: engines change fast, and a figure
+    says which software it assumed)."""
+    released: str = Field(pattern=r"^\d{4}-\d{2}$")
+    """The newest of those releases' dates, YYYY-MM."""
     notes: str | None = None
 
 

@@ -263,7 +263,8 @@ def render_text(r: EstimateResult) -> str:
          + (", activation checkpointing" if s.gradient_checkpointing else "")),
     ]
     if s.engine:
-        rows.append(("engine", s.engine + (f" (calibrated profile {s.engine_profile})" if s.engine_profile
+        rows.append(("engine", s.engine + (f" (calibrated profile {s.engine_profile}, measured on "
+                                           f"{s.engine_release}, {s.engine_released})" if s.engine_profile
                                            else " (no calibrated profile: engine-blind assumptions)")))
     if r.kv_cache_bytes_per_token is not None:
         held = (f"{r.kv_cache_tokens_per_sequence:,} tokens a sequence × {_in_flight(r):,} sequences"
@@ -314,8 +315,14 @@ def _speed(r: EstimateResult) -> list[str]:
                      + (f" (range {_n(rng.low)}-{_n(rng.high)})" if rng else "")
                      + f", {_n(r.decode_tokens_per_s_per_sequence)} per sequence, ceiling "
                        f"{_n(r.bandwidth_bound_tokens_per_s)} at full bandwidth"))
-        rows.append(("time per token", f"{_ms(r.tpot_s)}{_under_load(r)}"
-                     + (f" ({_ms(r.tpot_idle_s)} alone on the replica)" if r.tpot_idle_s is not None else "")))
+        lat = r.latency
+        if lat is not None:
+            rows.append(("time per token", f"{_ms(lat.tpot_p50_s)} median, {_ms(lat.tpot_p99_s)} p99"
+                         f"{_under_load(r)} ({lat.arrival})"
+                         + (f"; {_ms(r.tpot_idle_s)} alone on the replica" if r.tpot_idle_s is not None else "")))
+        else:
+            rows.append(("time per token", f"{_ms(r.tpot_s)}{_under_load(r)}"
+                         + (f" ({_ms(r.tpot_idle_s)} alone on the replica)" if r.tpot_idle_s is not None else "")))
         if r.throughput_tokens_per_s is not None:
             rows.append(("throughput with prompts", f"{_n(r.throughput_tokens_per_s)} tokens/s (every prompt "
                          f"processed, {r.throughput_output_tokens} output tokens per request)"))
@@ -325,9 +332,17 @@ def _speed(r: EstimateResult) -> list[str]:
     if r.ttft_s is not None:
         rng2 = r.ttft_s_range
         rows.append(("prefill", f"{_n(r.prefill_tokens_per_s)} tokens/s"))
-        rows.append(("time to first token", f"{_ms(r.ttft_s)} p95{_under_load(r)}"
-                     + (f" (range {_ms(rng2.low)}-{_ms(rng2.high)})" if rng2 else "")
-                     + (f"; {_ms(r.ttft_idle_s)} alone" if r.ttft_idle_s is not None else "")))
+        lat = r.latency
+        if lat is not None:
+            rows.append(("time to first token", f"{_ms(lat.ttft_p50_s)} median, {_ms(lat.ttft_p99_s)} p99"
+                         f"{_under_load(r)} ({lat.arrival})"
+                         + (f"; {_ms(r.ttft_idle_s)} alone" if r.ttft_idle_s is not None else "")))
+            rows.append(("", f"{_ms(r.ttft_s)} p95 for independent users, what a plan's first-token target is "
+                         "checked against" + (f" (range {_ms(rng2.low)}-{_ms(rng2.high)})" if rng2 else "")))
+        else:
+            rows.append(("time to first token", f"{_ms(r.ttft_s)} p95{_under_load(r)}"
+                         + (f" (range {_ms(rng2.low)}-{_ms(rng2.high)})" if rng2 else "")
+                         + (f"; {_ms(r.ttft_idle_s)} alone" if r.ttft_idle_s is not None else "")))
     if r.training_gpu_hours is not None:
         rng3 = r.training_gpu_hours_range
         if r.training_flops is not None:
