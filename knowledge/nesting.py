@@ -12,13 +12,21 @@ brackets, so even a file at the size cap is scanned in about a second.
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpuadvisor.knowledge.errors import InputError
 
+if TYPE_CHECKING:
+    from gpuadvisor.knowledge.budget import Budget
+
 MAX_DEPTH = 32
+MAX_DIGITS = 100
+"""Longest number (in digits) any reader converts: 10^100 is far over every field's bound (the largest is 10^15), and
+Python refuses to convert an integer of more than 4,300 digits with a ValueError no user should see."""
 
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _TOML_TOKENS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]')
@@ -85,27 +93,58 @@ def _too_deep(source: str) -> NestingError:
 
 
 def loads_json(text: str, source: str, *, finite: bool = False) -> Any:
-    """json.loads with the depth limited before and after; JSONDecodeError propagates for the caller to word.
-    `finite`: refuse Python's NaN/Infinity extensions (gpuadvisor never writes them; standard JSON has none)."""
+    """json.loads with the depth limited before and after and every number's digits counted before it is converted;
+    JSONDecodeError propagates for the caller to word. `finite`: refuse Python's NaN/Infinity extensions and numbers
+    too large for a float (`1e400`, which json would read as infinity); gpuadvisor never writes them."""
     check_text(text, source, "json")
+
+    def number(digits: str, kind: type[int] | type[float]) -> int | float:
+        count = sum(map(str.isdigit, digits)) if len(digits) > MAX_DIGITS else 0  # Python's own limit never speaks
+        if count > MAX_DIGITS:
+            raise _refused(text, digits, source, f"a number of {count:,} digits; no field takes more than "
+                                                 f"{MAX_DIGITS}")
+        value = kind(digits)
+        if finite and not math.isfinite(value):
+            raise _refused(text, digits, source, f"{digits} is too large for a number (numbers must be finite)")
+        return value
+
     try:
-        if finite:
-            return json.loads(text, parse_constant=lambda name: _not_finite(name, source))
-        return json.loads(text)  # its depth is the brackets' depth, checked above
-    except RecursionError:
+        return json.loads(text, parse_int=lambda d: number(d, int), parse_float=lambda d: number(d, float),
+                          parse_constant=(lambda name: _not_finite(name, source)) if finite else None)
+    except RecursionError:  # its depth is the brackets' depth, checked above
         raise _too_deep(source) from None
+
+
+def _refused(text: str, digits: str, source: str, reason: str) -> NestingError:
+    at = text.find(digits)
+    return NestingError(source, text.count("\n", 0, at) + 1 if at >= 0 else None, reason)
 
 
 def _not_finite(name: str, source: str) -> Any:
     raise InputError(f"{source}: {name} is not a number JSON allows (numbers must be finite)")
 
 
-def loads_toml(text: str, source: str) -> dict[str, Any]:
-    """tomllib.loads with the depth limited before and after; TOMLDecodeError propagates for the caller to word."""
-    check_text(text, source, "toml")
+def loads_toml(text: str, source: str, budget: Budget | None = None, *, checked: bool = False) -> dict[str, Any]:
+    """tomllib.loads with the depth limited before and after and the text within `budget` (default: an answers
+    file's; see `budget`) before; `checked`: the caller has checked the budget (`budget.check_text`) already.
+    TOMLDecodeError propagates for the caller to word."""
+    if not checked:  # the budget's check includes the nesting pre-scan
+        from gpuadvisor.knowledge import budget as budgets
+
+        budgets.check_text(text, source, budget or budgets.ANSWERS)
     try:
         doc = tomllib.loads(text)
     except RecursionError:
         raise _too_deep(source) from None
     check_doc(doc, source)
     return doc
+
+
+def read_toml(path: Path | str, *, what: str, max_bytes: int, budget: Budget | None = None) -> dict[str, Any]:
+    """A TOML file read as every reader reads one: a regular UTF-8 file under `max_bytes` (`files.read_text_file`),
+    within `budget` (default: a knowledge file's) and the nesting limit. Raises an AdvisorError naming the file, or
+    TOMLDecodeError for the caller to word."""
+    from gpuadvisor.knowledge import budget as budgets
+    from gpuadvisor.knowledge.files import read_text_file
+
+    return loads_toml(read_text_file(path, what=what, max_bytes=max_bytes), str(path), budget or budgets.KNOWLEDGE)

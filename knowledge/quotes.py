@@ -22,7 +22,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.knowledge.errors import KnowledgeError
+from gpuadvisor.knowledge.errors import AdvisorError, KnowledgeError
+from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES
+from gpuadvisor.knowledge.nesting import read_toml
 from gpuadvisor.knowledge.schema import Accelerator, Price, Quote, Source, System, SystemPrice
 
 QUOTES_FILE = "quotes.toml"
@@ -123,11 +125,13 @@ def _host_share(system: System, whole_usd: float) -> Price | None:
 
 def read_quotes(path: Path) -> list[dict[str, Any]]:
     """The [[quote]] tables of a quotes file as written (an absent file has none)."""
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        doc = read_toml(path, what="quotes file", max_bytes=KNOWLEDGE_MAX_BYTES)
+    except AdvisorError as exc:
+        raise KnowledgeError(str(exc)) from None
+    except tomllib.TOMLDecodeError as exc:
         raise KnowledgeError(f"{path}: cannot read: {exc}") from None
     rows = doc.get("quote", [])
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
