@@ -89,16 +89,17 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def _add(args: argparse.Namespace) -> int:
+    from gpuadvisor.knowledge.bounds import bound
     from gpuadvisor.knowledge.loader import load_catalog
     from gpuadvisor.knowledge.quotes import read_quotes, today, write_quotes
+    from gpuadvisor.knowledge.sanitize import shorten
     from gpuadvisor.knowledge.schema import Quote
 
     try:
-        usd = float(args.usd.replace(",", "").lstrip("$"))
-    except ValueError:
-        _fail("--usd", f"{args.usd!r} is not a price in dollars")
-    if not 0 < usd <= 1e9:
-        _fail("--usd", f"{usd:g} is not a price between $0 and $1,000,000,000")
+        usd = bound("purchase_usd").check(float(args.usd.replace(",", "").lstrip("$")), "the price in dollars")
+    except ValueError as exc:
+        _fail("--usd", f"{shorten(repr(args.usd), 40)}: {exc}" if "must be" in str(exc) else
+              f"{shorten(repr(args.usd), 40)} is not a price in dollars")
     quoted = _day("--date", args.quoted_on) if args.quoted_on else today()
     if args.valid_until is not None:
         until = _day("--valid-until", args.valid_until)
