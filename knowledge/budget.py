@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import re
 import string
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from gpuadvisor.knowledge import nesting
 from gpuadvisor.knowledge.nesting import MAX_DEPTH, MAX_DIGITS, NestingError
@@ -142,3 +145,26 @@ def _line(text: str, skel: str, at: int) -> int:
         line += m.group().count("\n")
         pos = m.end()
     return line + text.count("\n", pos, pos + at)
+
+
+def loads_toml(text: str, source: str, budget: Budget | None = None, *, checked: bool = False) -> dict[str, Any]:
+    """tomllib.loads with the depth limited before and after and the text within `budget` (default: an answers
+    file's; see `budget`) before; `checked`: the caller has checked the budget (`budget.check_text`) already.
+    TOMLDecodeError propagates for the caller to word."""
+    if not checked:  # the budget's check includes the nesting pre-scan
+        check_text(text, source, budget or ANSWERS)
+    try:
+        doc = tomllib.loads(text)
+    except RecursionError:
+        raise nesting.too_deep(source) from None
+    nesting.check_doc(doc, source)
+    return doc
+
+
+def read_toml(path: Path | str, *, what: str, max_bytes: int, budget: Budget | None = None) -> dict[str, Any]:
+    """A TOML file read as every reader reads one: a regular UTF-8 file under `max_bytes` (`files.read_text_file`),
+    within `budget` (default: a knowledge file's) and the nesting limit. Raises an AdvisorError naming the file, or
+    TOMLDecodeError for the caller to word."""
+    from gpuadvisor.knowledge.files import read_text_file
+
+    return loads_toml(read_text_file(path, what=what, max_bytes=max_bytes), str(path), budget or KNOWLEDGE)

@@ -24,9 +24,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from gpuadvisor.knowledge.budget import read_toml
 from gpuadvisor.knowledge.errors import AdvisorError, KnowledgeError
 from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES
-from gpuadvisor.knowledge.nesting import read_toml
 
 TIMEOUT_S = 2.0
 """Longest wait for one tool: a hung driver must not hold up the questionnaire or a consultation."""

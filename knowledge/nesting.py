@@ -6,7 +6,8 @@ recursing) breaks every recursive walk after it (validation, merging, caching). 
 shipped file (a rule pack) is 8 levels — so anything over `MAX_DEPTH` is refused with the file and line named.
 
 The pre-scan skips strings and comments, so brackets inside a name do not count; it visits only strings and
-brackets, so even a file at the size cap is scanned in about a second.
+brackets, so even a file at the size cap is scanned in about a second. TOML is read through `budget.loads_toml`,
+which runs this pre-scan with the rest of the parse budget.
 """
 
 from __future__ import annotations
@@ -14,14 +15,9 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from gpuadvisor.knowledge.errors import InputError
-
-if TYPE_CHECKING:
-    from gpuadvisor.knowledge.budget import Budget
 
 MAX_DEPTH = 32
 MAX_DIGITS = 100
@@ -88,7 +84,7 @@ def check_doc(doc: Any, source: str, limit: int = MAX_DEPTH) -> None:
             stack.extend((v, depth + 1) for v in value)
 
 
-def _too_deep(source: str) -> NestingError:
+def too_deep(source: str) -> NestingError:
     return NestingError(source, None, f"nested too deeply to parse (more than {MAX_DEPTH} levels)")
 
 
@@ -112,7 +108,7 @@ def loads_json(text: str, source: str, *, finite: bool = False) -> Any:
         return json.loads(text, parse_int=lambda d: number(d, int), parse_float=lambda d: number(d, float),
                           parse_constant=(lambda name: _not_finite(name, source)) if finite else None)
     except RecursionError:  # its depth is the brackets' depth, checked above
-        raise _too_deep(source) from None
+        raise too_deep(source) from None
 
 
 def _refused(text: str, digits: str, source: str, reason: str) -> NestingError:
@@ -122,29 +118,3 @@ def _refused(text: str, digits: str, source: str, reason: str) -> NestingError:
 
 def _not_finite(name: str, source: str) -> Any:
     raise InputError(f"{source}: {name} is not a number JSON allows (numbers must be finite)")
-
-
-def loads_toml(text: str, source: str, budget: Budget | None = None, *, checked: bool = False) -> dict[str, Any]:
-    """tomllib.loads with the depth limited before and after and the text within `budget` (default: an answers
-    file's; see `budget`) before; `checked`: the caller has checked the budget (`budget.check_text`) already.
-    TOMLDecodeError propagates for the caller to word."""
-    if not checked:  # the budget's check includes the nesting pre-scan
-        from gpuadvisor.knowledge import budget as budgets
-
-        budgets.check_text(text, source, budget or budgets.ANSWERS)
-    try:
-        doc = tomllib.loads(text)
-    except RecursionError:
-        raise _too_deep(source) from None
-    check_doc(doc, source)
-    return doc
-
-
-def read_toml(path: Path | str, *, what: str, max_bytes: int, budget: Budget | None = None) -> dict[str, Any]:
-    """A TOML file read as every reader reads one: a regular UTF-8 file under `max_bytes` (`files.read_text_file`),
-    within `budget` (default: a knowledge file's) and the nesting limit. Raises an AdvisorError naming the file, or
-    TOMLDecodeError for the caller to word."""
-    from gpuadvisor.knowledge import budget as budgets
-    from gpuadvisor.knowledge.files import read_text_file
-
-    return loads_toml(read_text_file(path, what=what, max_bytes=max_bytes), str(path), budget or budgets.KNOWLEDGE)

@@ -20,10 +20,9 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.knowledge.budget import KNOWLEDGE, Budget, check_text
+from gpuadvisor.knowledge.budget import KNOWLEDGE, Budget, check_text, loads_toml
 from gpuadvisor.knowledge.errors import AdvisorError
 from gpuadvisor.knowledge.files import CACHE_MAX_BYTES, read_file_bytes
-from gpuadvisor.knowledge.nesting import loads_toml
 from gpuadvisor.knowledge.paths import cache_dir
 
 _FORMAT = f"toml2-py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}"

@@ -32,11 +32,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from gpuadvisor.knowledge.budget import read_toml
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, KnowledgeError
 from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES
 from gpuadvisor.knowledge.hardware_probe import NameTable, identify, load_name_table, part_memory_of
-from gpuadvisor.knowledge.nesting import read_toml
 from gpuadvisor.knowledge.price_catalog import CatalogRow, ProviderCatalog
 from gpuadvisor.knowledge.schema import Instance
 

@@ -20,9 +20,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.knowledge.budget import read_toml
 from gpuadvisor.knowledge.errors import AdvisorError, KnowledgeError
 from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES
-from gpuadvisor.knowledge.nesting import read_toml
 from gpuadvisor.knowledge.schema import Accelerator, Price, Quote, Source, System, SystemPrice
 from gpuadvisor.knowledge.statefile import write_atomic
 

@@ -15,11 +15,12 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gpuadvisor.knowledge.bounds import bound
+from gpuadvisor.knowledge.budget import loads_toml
 from gpuadvisor.knowledge.engine_names import EngineChoice, normal_engine_key
 from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError
 from gpuadvisor.knowledge.files import ANSWERS_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.locate import find_line, split_syntax_error
-from gpuadvisor.knowledge.nesting import loads_json, loads_toml
+from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.sanitize import shorten
 
 Workload = Literal["training", "finetune", "inference"]

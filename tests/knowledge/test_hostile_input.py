@@ -14,11 +14,12 @@ import pytest
 
 from gpuadvisor.knowledge import parsecache
 from gpuadvisor.knowledge.bounds import MAX_HIDDEN, MAX_LAYERS
+from gpuadvisor.knowledge.budget import loads_toml
 from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError, KnowledgeError, bounded
 from gpuadvisor.knowledge.files import FileReadError, list_files, read_text_file
 from gpuadvisor.knowledge.hf_config import architecture_from_config, read_hf_config
 from gpuadvisor.knowledge.loader import load_catalog, validate_knowledge
-from gpuadvisor.knowledge.nesting import MAX_DEPTH, NestingError, loads_json, loads_toml
+from gpuadvisor.knowledge.nesting import MAX_DEPTH, NestingError, loads_json
 from gpuadvisor.knowledge.sanitize import clean_strings, one_line, safe_text, shorten
 from gpuadvisor.knowledge.schema import Architecture
 

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuadvisor.knowledge import budget
-from gpuadvisor.knowledge.budget import MAX_DEPTH, MAX_DIGITS, Budget, BudgetError, scan, skeleton
+from gpuadvisor.knowledge.budget import MAX_DEPTH, MAX_DIGITS, Budget, BudgetError, loads_toml, scan, skeleton
 from gpuadvisor.knowledge.errors import AdvisorError
 from gpuadvisor.knowledge.loader import load_catalog, validate_knowledge
-from gpuadvisor.knowledge.nesting import NestingError, loads_json, loads_toml
+from gpuadvisor.knowledge.nesting import NestingError, loads_json
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 DOTTED = "a" + ".a" * 100_000 + " = 1\n"
