@@ -308,8 +308,10 @@ def test_mfu_override(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("flags,message", [
     (["--engine", "tgi"], "--engine: unknown engine 'tgi'"),
-    (["--mfu", "1.5"], "--mfu must be a fraction in (0, 1]"),
+    (["--mfu", "1.5"], "--mfu must be at least 0.01 and at most 1 (got '1.5')"),
     (["--mfu", "0"], "--mfu must be greater than zero"),
+    (["--mfu", "1e-300"], "--mfu must be at least 0.01 and at most 1 (got '1e-300')"),  # issue 41: was exit 70
+    (["--mfu", "1e-320"], "--mfu must be at least 0.01 and at most 1 (got '1e-320')"),  # ... and a failed rule
 ])
 def test_bad_engine_and_mfu(capsys: pytest.CaptureFixture[str], flags: list[str], message: str) -> None:
     assert main(["estimate", "--model", "llama-3.1-8b", "--gpu", "nvidia-h100-sxm5", *flags]) == 2
