@@ -982,6 +982,9 @@ class EngineProfile(Strict):
     rate (µs; rules/sizing/speed.py `weight_gemm_kernels`); `low` is the optimistic end. Not fitted: measured by
     GEMM microbenchmarks, and set only on profiles fitted on compute-bound rows, whose per-layer overhead cannot
     hold it."""
+    expert_bandwidth_efficiency: Band | None = None
+    """Share of peak bandwidth the routed experts' grouped GEMMs read at, where an engine's MoE rows measure it apart
+    from the dense GEMMs' `bandwidth_efficiency` (rules/sizing/speed.py `EngineEfficiency`)."""
     overhead_per_moe_layer_us: Band | None = None
     """Per MoE layer per pass, beyond `overhead_per_layer_us` (an engine's fused-MoE path on a vendor's parts that
     its dense rows do not show); `low` is the optimistic end."""

@@ -120,6 +120,8 @@ def efficiency_of(profile: EngineProfile, which: Which = "value") -> EngineEffic
                             cost(profile.overhead_per_layer_us), None if comp is None else rate(comp), profile.id,
                             cost(profile.overhead_per_sequence_us), gemm_ramp_us=cost(profile.gemm_ramp_us),
                             overhead_per_moe_layer_us=cost(profile.overhead_per_moe_layer_us),
+                            expert_bandwidth_efficiency=(None if profile.expert_bandwidth_efficiency is None
+                                                         else rate(profile.expert_bandwidth_efficiency)),
                             overhead_per_sequence_layer_us=cost(profile.overhead_per_sequence_layer_us),
                             release=profile.release)
 

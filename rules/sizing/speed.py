@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Literal, NamedTuple
 
 from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
+from gpuadvisor.rules.sizing.kernels import model_gemms, overhead_layers
 from gpuadvisor.rules.sizing.kvcache import (
     attended_tokens,
     causal_attention_pairs,
@@ -95,12 +97,18 @@ class EngineEfficiency:
     kernels a fused-MoE path launches around its grouped GEMMs (and an MLA model's extra attention kernels), which
     the dense rows a profile is fitted on do not run. 0 where the profile's per-layer figure already carries it;
     SGLang on ROCm (engines.toml): fitted to InferenceX's MI325X DeepSeek-R1 runs at 4-16 requests."""
+    expert_bandwidth_efficiency: float | None = None
+    """Fraction of peak bandwidth the routed experts' grouped GEMMs (the fused-MoE path) reach reading their weights,
+    when it differs from the dense GEMMs' `bandwidth_efficiency`: one kernel streams many experts' large matrices
+    where a dense layer runs small per-rank GEMMs; fitted on an engine's own MoE rows (engines.toml); None = the
+    dense rate."""
     release: str | None = None
     """The engine release(s) the profile's figures describe (engines.toml `release`), for the notes: engines
     change fast, and a figure says which software it assumed."""
 
     def __post_init__(self) -> None:
-        if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(
+        if min(self.bandwidth_efficiency, self.kv_efficiency,
+               1.0 if self.expert_bandwidth_efficiency is None else self.expert_bandwidth_efficiency) <= 0 or min(
                 self.overhead_per_layer_us, self.overhead_per_sequence_us, self.gemm_ramp_us,
                 self.overhead_per_moe_layer_us, self.overhead_per_sequence_layer_us) < 0:
             raise ValueError("engine efficiencies must be positive")
@@ -161,6 +169,11 @@ class Device:
     def kv_efficiency(self, factors: Factors) -> float:
         return self.efficiency.kv_efficiency if self.efficiency else factors.decode_bandwidth_efficiency
 
+    def expert_efficiency(self, factors: Factors) -> float:
+        """Share of the bandwidth the routed experts' grouped GEMMs read at (the dense weights' where unfitted)."""
+        found = self.efficiency.expert_bandwidth_efficiency if self.efficiency else None
+        return found if found is not None else self.weight_efficiency(factors)
+
     def overhead_per_layer_us(self, factors: Factors) -> float:
         return self.efficiency.overhead_per_layer_us if self.efficiency else factors.step_overhead_per_layer_us
 
@@ -168,8 +181,9 @@ class Device:
         found = self.efficiency.compute_efficiency if self.efficiency else None
         return found if found is not None else factors.compute_efficiency
 
-    def overhead_seconds(self, layers: int, moe_layers: int, factors: Factors) -> float:
-        """Per-pass fixed cost of `layers` layers of which `moe_layers` are MoE layers (s)."""
+    def overhead_seconds(self, layers: float, moe_layers: int, factors: Factors) -> float:
+        """Per-pass fixed cost of `layers` reference dense layers (`kernels.overhead_layers`: a layer that launches
+        more kernels than a Llama layer counts for more) of which `moe_layers` are MoE layers (s)."""
         moe = self.efficiency.overhead_per_moe_layer_us if self.efficiency else 0.0
         return (layers * self.overhead_per_layer_us(factors) + moe_layers * moe) * 1e-6
 
@@ -183,6 +197,45 @@ def expected_distinct_experts(num_experts: int, experts_per_token: int, batch: i
     """Experts one MoE layer reads in a step where `batch` tokens each pick `experts_per_token` of `num_experts`,
     routing assumed uniform and independent: E × (1 − (1 − k/E)^B). Batch 1 touches exactly k."""
     return num_experts * (1.0 - (1.0 - experts_per_token / num_experts) ** batch)
+
+
+def expected_max_standard_normal(n: int) -> float:
+    """Expected largest of `n` independent standard normal draws (Blom's approximation Φ⁻¹((n − 0.375) ÷ (n + 0.25));
+    against the exact order statistic within 5 % at n = 2, 2 % at 4, 1 % at 8): 0 for one draw, 1.43 for 8."""
+    if n < 1:
+        raise ValueError("n must be positive")
+    if n == 1:
+        return 0.0
+    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
+
+
+def straggler_ratio(mean: float, variance: float, ranks: int, cap: float | None = None) -> float:
+    """Busiest of `ranks` ranks ÷ the mean rank, for a per-rank load of `mean` and `variance` (normal approximation
+    of its maximum, at most `cap`): an expert-parallel layer waits for its busiest rank."""
+    if mean <= 0 or ranks <= 1:
+        return 1.0
+    busiest = mean + expected_max_standard_normal(ranks) * math.sqrt(max(0.0, variance))
+    if cap is not None:
+        busiest = min(busiest, cap)
+    return max(1.0, busiest / mean)
+
+
+def ep_expert_straggler(num_experts: int, experts_per_token: int, tokens: int, ep: int) -> float:
+    """Routed-expert weights the busiest of `ep` expert-parallel ranks reads ÷ the mean rank's, routing uniform and
+    independent: each rank holds E ÷ ep experts, each touched with p = 1 − (1 − k/E)^B, so a rank's distinct experts
+    are binomial (mean E/ep·p, variance E/ep·p·(1 − p)) and the layer waits for the largest. DeepSeek-V3 (256
+    experts, 8 a token) over 8 ranks: 1.69 at 4 tokens, 1.19 at 32, 1.0 once every expert is touched. Real routing
+    is skewed on top of this (what EPLB's redundant experts exist for): uniform routing is the floor."""
+    per_rank = num_experts / ep
+    p = 1.0 - (1.0 - experts_per_token / num_experts) ** tokens
+    return straggler_ratio(per_rank * p, per_rank * p * (1.0 - p), ep, cap=per_rank)
+
+
+def ep_token_straggler(experts_per_token: int, tokens: float, ep: int) -> float:
+    """Routed token-expert pairs the busiest of `ep` ranks computes ÷ the mean rank's (uniform routing: binomial,
+    B·k pairs each on a rank with probability 1/ep): 1.54 at 4 DeepSeek tokens over 8 ranks, 1.06 at 1,024."""
+    pairs = tokens * experts_per_token
+    return straggler_ratio(pairs / ep, pairs * (1.0 / ep) * (1.0 - 1.0 / ep), ep)
 
 
 def weight_bytes_per_step(params: ParameterCount, arch: Architecture, batch: int, bytes_per_weight: float,
@@ -234,8 +287,10 @@ def expert_half_tokens(device: Device, bytes_per_weight: float, factors: Factors
     grouped GEMM's lost rate is a knee effect: below the ridge the weight read governs (the step's memory term
     already counts it), so the half-rate rows scale with where the knee is, and at a few rows per expert the
     charged compute stays under the weight read on every part. A constant m½ from Hopper FP8 would make low-compute
-    cards compute-bound at batch 1, which no published decode shows."""
-    return factors.moe_gemm_half_ridge * ridge_rows(device, bytes_per_weight, factors)
+    cards compute-bound at batch 1, which no published decode shows. The knee is the experts' own: at the rate their
+    grouped GEMMs read weights (`Device.expert_efficiency`)."""
+    dense = ridge_rows(device, bytes_per_weight, factors)
+    return factors.moe_gemm_half_ridge * dense * device.weight_efficiency(factors) / device.expert_efficiency(factors)
 
 
 def tokens_per_expert(arch: Architecture, tokens: float) -> float:
@@ -316,19 +371,11 @@ def gemm_depth_factor(arch: Architecture, tp: int = 1, ep: int = 1) -> float:
 
 
 def weight_gemm_kernels(arch: Architecture, dense_layers: int, moe_layers: int) -> int:
-    """Weight-reading GEMM kernels of one forward pass, as the engines fuse them: per layer the attention's
-    projections (fused QKV and the output: 2; MLA: the query's down and up projections, the latent's down
-    projection, its absorbed up-projection and the output: 5, 4 without a query low rank), per dense layer the fused
-    gate-up and the down projection (2), per MoE layer the router and the grouped experts' two GEMMs (3) plus a
-    shared expert's two; and the LM head (1). Each pays `EngineEfficiency.gemm_ramp_us` when the step is bound by its
-    weight read: Llama 3.1 8B 129 kernels, a Llama 70B 321."""
-    if arch.mla is not None:
-        attention = 5 if arch.mla.q_lora_rank else 4
-    else:
-        attention = 2
-    moe = arch.moe
-    per_moe = 3 + (2 if moe is not None and moe.num_shared_experts else 0)
-    return arch.num_hidden_layers * attention + dense_layers * 2 + moe_layers * per_moe + 1
+    """Weight-reading GEMM kernels of one forward pass, as the engines fuse them (`kernels.model_gemms`: per layer
+    the attention's projections, 2 for GQA, 5 for MLA; per dense layer 2; per MoE layer the router and the grouped
+    experts' two GEMMs plus a shared expert's two; and the LM head). Each pays `EngineEfficiency.gemm_ramp_us` when
+    the step is bound by its weight read: Llama 3.1 8B 129 kernels, a Llama 70B 321."""
+    return model_gemms(arch, dense_layers, moe_layers)
 
 
 ALLTOALL_BYTES_PER_VALUE = 2.0
@@ -351,6 +398,18 @@ def alltoall_seconds(tokens: float, arch: Architecture, ep: int, device: Device,
         factors.allreduce_latency_pcie_us
     link = device.link_gbs_per_direction or PCIE_GBS_PER_DIRECTION[4]
     return 2.0 * (latency_us * 1e-6 + sent / (link * GB))
+
+
+def moe_comm_seconds(layers: int, dense_layers: int, moe_layers: int, allreduce: float, alltoall: float, tp: int,
+                     ep: int) -> float:
+    """Communication of one expert-parallel pass. With attention data-parallel groups (ep > tp) each group
+    all-reduces its attention output (and a dense layer's MLP) and every MoE layer dispatches and combines its tokens
+    across the groups (all-to-all). With the experts split over the attention group itself (ep = tp: SGLang's and
+    vLLM's EP MoE under tensor-parallel attention) every rank already holds every token: no dispatch, and the MoE
+    output is all-reduced as a tensor-parallel MLP's is, two all-reduces a layer."""
+    if ep > tp:
+        return (layers + dense_layers) * allreduce + moe_layers * alltoall
+    return 2 * layers * allreduce
 
 
 def check_expert_parallel(arch: Architecture, tp: int, ep: int) -> None:
@@ -459,7 +518,7 @@ class DecodeCurve:
                  "_layers", "_matmul", "_qkv", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead",
                  "_two_layers", "_hidden", "_ar_latency", "_ar_coef", "_link_den", "_pp_comm", "_cache", "_seconds",
                  "_routed", "_dense_layers", "_moe_layers", "_ranks", "_half_tokens", "_kv_replication", "_ramp",
-                 "_groups", "_attn_per_token", "_prefill_qk_v", "_attn_den")
+                 "_groups", "_attn_per_token", "_prefill_qk_v", "_attn_den", "_kernel_layers", "_exp_den")
 
     def __init__(self, arch: Architecture, params: ParameterCount, device: Device, *, bytes_per_weight: float,
                  kv_bytes_per_value: float, context: int, tp: int = 1, pp: int = 1,
@@ -486,6 +545,7 @@ class DecodeCurve:
         self._hidden = arch.hidden_size
         self._routed = routed_params_per_token(params, arch)
         self._dense_layers, self._moe_layers = params.dense_layers, params.moe_layers
+        self._kernel_layers = overhead_layers(arch, params.dense_layers, params.moe_layers)
         self._set_split(device, tp, pp, ep)
 
     def _set_split(self, device: Device, tp: int, pp: int, ep: int = 1) -> None:
@@ -498,13 +558,14 @@ class DecodeCurve:
         self._kv_replication = read_replication(self.arch, tp)
         self._mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
         self._kv_den = device.bandwidth_gbs * GB * device.kv_efficiency(factors)
+        self._exp_den = device.bandwidth_gbs * GB * device.expert_efficiency(factors)
         rate = device.flops_per_second(factors)
         # GEMMs run below the peak by their depth (`gemm_depth_factor`); attention kernels have their own rate
         self._comp_den = rate / gemm_depth_factor(self.arch, tp, ep) if rate is not None else None
         self._attn_den = device.attention_flops_per_second(factors)
         self._half_tokens = expert_half_tokens(device, self.experts.bytes_per_weight if self.experts else
                                                self.bytes_per_weight, factors)
-        self._overhead = device.overhead_seconds(self._layers, self._moe_layers, factors)
+        self._overhead = device.overhead_seconds(self._kernel_layers, self._moe_layers, factors)
         # a weight-bound step's GEMMs each pay a fixed ramp beyond their bytes (pipeline fill, last wave, epilogue):
         # part of the weights' read, so it is hidden once the step is compute-bound and paid again by every pass
         ramp = device.efficiency.gemm_ramp_us if device.efficiency else 0.0
@@ -539,17 +600,19 @@ class DecodeCurve:
         other._set_split(device, tp, pp, ep)
         return other
 
-    def _flop_seconds(self, flops: float, tokens: float, per_pass: float | None = None) -> float:
+    def _flop_seconds(self, flops: float, tokens: float, per_pass: float | None = None,
+                      routed_scale: float = 1.0) -> float:
         """Seconds `flops` of the whole replica take for `tokens` tokens in passes of `per_pass` tokens (default:
         one pass): spread over its GPUs at the engine's compute rate, the routed experts' FLOPs (2 × routed params ×
         tokens) slowed to the grouped-GEMM rate of the rows each expert gets in a pass (`expert_gemm_efficiency`);
-        0 without a published peak."""
+        0 without a published peak; `routed_scale` is the busiest expert-parallel rank's share of the routed work
+        over the mean rank's (`ep_token_straggler`)."""
         if self._comp_den is None:
             return 0.0
         if self._routed:
             m = tokens_per_expert(self.arch, tokens if per_pass is None else per_pass)
             eff = expert_gemm_efficiency(m, self._half_tokens)
-            flops += 2.0 * self._routed * tokens * (1.0 / eff - 1.0)
+            flops += 2.0 * self._routed * tokens * (routed_scale / eff - 1.0)
         return flops / self._ranks / self._comp_den
 
     def _parts(self, batch: int) -> tuple[float, ...]:
@@ -573,24 +636,32 @@ class DecodeCurve:
             # attention groups of tp GPUs hold the non-expert weights each; experts and sequences spread over ep
             routed = routed_bytes_per_step(self.params, self.arch, batch, self.bytes_per_weight, self.experts)
             rest = w_bytes - routed
+            moe = self.arch.moe
+            assert moe is not None
+            # the layer waits for its busiest rank: more distinct experts and more token-expert pairs than the mean
+            routed *= ep_expert_straggler(moe.num_experts, moe.experts_per_token, batch, ep)
             kv_read = kv_bytes * self._kv_replication
             bytes_gpu, flops_gpu = rest / tp + (routed + kv_read) / ep, flops / ep
             t_kv = kv_read / ep / self._kv_den
-            t_mem = (rest / tp + routed / ep) / self._mem_den + self._ramp + t_kv
+            t_mem = rest / tp / self._mem_den + routed / ep / self._exp_den + self._ramp + t_kv
             group_tokens = batch * tp / ep
             allreduce = 0.0 if tp <= 1 else \
                 self._ar_latency + self._ar_coef * (group_tokens * self._hidden * 2.0) / self._link_den
-            t_comm = (self._layers + self._dense_layers) * allreduce \
-                + self._moe_layers * alltoall_seconds(batch, self.arch, ep, self.device, self.factors)
-            t_comp = self._flop_seconds(flops - attn_flops, batch)
+            t_comm = moe_comm_seconds(self._layers, self._dense_layers, self._moe_layers, allreduce,
+                                      alltoall_seconds(batch, self.arch, ep, self.device, self.factors), tp, ep)
+            t_comp = self._flop_seconds(flops - attn_flops, batch,
+                                        routed_scale=ep_token_straggler(moe.experts_per_token, batch, ep))
         else:
             kv_read = kv_bytes * self._kv_replication
             bytes_gpu, flops_gpu = (w_bytes + kv_read) / tp, flops / tp
             t_kv = kv_read / tp / self._kv_den
-            if self._kv_den == self._mem_den:
+            if self._kv_den == self._mem_den and self._exp_den == self._mem_den:
                 t_mem = bytes_gpu / self._mem_den + self._ramp
-            else:
+            elif self._exp_den == self._mem_den:
                 t_mem = w_bytes / tp / self._mem_den + self._ramp + t_kv
+            else:  # the routed experts at their grouped GEMMs' rate
+                routed = routed_bytes_per_step(self.params, self.arch, batch, self.bytes_per_weight, self.experts)
+                t_mem = (w_bytes - routed) / tp / self._mem_den + routed / tp / self._exp_den + self._ramp + t_kv
             if self._routed:
                 t_comp = self._flop_seconds(flops - attn_flops, batch)
             else:
@@ -725,7 +796,7 @@ class DecodeCurve:
 _MODEL_SLOTS = ("arch", "params", "factors", "bytes_per_weight", "kv_bytes_per_value", "embedding_bytes", "context",
                 "experts", "_attended",
                 "_dense_weight_bytes", "_kv_per_token", "_layers", "_matmul", "_qkv", "_two_layers", "_hidden",
-                "_routed", "_dense_layers", "_moe_layers", "_attn_per_token", "_prefill_qk_v")
+                "_routed", "_dense_layers", "_moe_layers", "_attn_per_token", "_prefill_qk_v", "_kernel_layers")
 """What `DecodeCurve.split` shares: every slot that `_set_split` does not set."""
 
 
@@ -765,7 +836,7 @@ class PrefillModel:
 
     __slots__ = ("factors", "prompt_tokens", "batch", "tokens", "flops", "w_bytes", "layers", "message", "arch",
                  "routed_params", "expert_bytes_per_weight", "routed_bytes", "dense_layers", "moe_layers",
-                 "attention_flops")
+                 "attention_flops", "kernel_layers")
 
     def __init__(self, arch: Architecture, params: ParameterCount, *, bytes_per_weight: float, prompt_tokens: int,
                  batch: int = 1, embedding_bytes: float | None = None, factors: Factors = DEFAULT_FACTORS,
@@ -785,6 +856,7 @@ class PrefillModel:
         self.layers, self.tokens = layers, tokens
         self.message = tokens * arch.hidden_size * 2.0  # bytes of one all-reduce
         self.arch, self.dense_layers, self.moe_layers = arch, params.dense_layers, params.moe_layers
+        self.kernel_layers = overhead_layers(arch, params.dense_layers, params.moe_layers)
         self.routed_params = routed_params_per_token(params, arch)
         self.expert_bytes_per_weight = experts.bytes_per_weight if experts else bytes_per_weight
         self.routed_bytes = routed_bytes_per_step(params, arch, tokens, bytes_per_weight, experts)
@@ -812,16 +884,18 @@ class PrefillModel:
         t_attn = self.attention_flops / ranks / attn_rate if attn_rate else 0.0
         t_comp = (self.flops - self.attention_flops + self.routed_extra_flops(device)) / ranks / rate if rate else 0.0
         mem_den = device.bandwidth_gbs * GB * device.weight_efficiency(factors)
+        exp_den = device.bandwidth_gbs * GB * device.expert_efficiency(factors)
+        rest = self.w_bytes - self.routed_bytes
         if ep > 1:
-            rest = self.w_bytes - self.routed_bytes
-            t_mem = (rest / tp + self.routed_bytes / ep) / mem_den
+            t_mem = rest / tp / mem_den + self.routed_bytes / ep / exp_den
             message = self.message * tp / ep  # one attention group's tokens
-            t_comm = (self.layers + self.dense_layers) * allreduce_seconds(message, tp, device, factors) \
-                + self.moe_layers * alltoall_seconds(self.tokens, self.arch, ep, device, factors)
+            t_comm = moe_comm_seconds(self.layers, self.dense_layers, self.moe_layers,
+                                      allreduce_seconds(message, tp, device, factors),
+                                      alltoall_seconds(self.tokens, self.arch, ep, device, factors), tp, ep)
         else:
-            t_mem = self.w_bytes / tp / mem_den
+            t_mem = rest / tp / mem_den + self.routed_bytes / tp / exp_den
             t_comm = 2 * self.layers * allreduce_seconds(self.message, tp, device, factors)
-        t_over = device.overhead_seconds(self.layers, self.moe_layers, factors)
+        t_over = device.overhead_seconds(self.kernel_layers, self.moe_layers, factors)
         t_comp += t_attn
         return t_comp, t_mem, max(t_comp, t_mem) + t_over + t_comm
 

@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
     groups: dict[str, dict[str, list[float]]] = {"in-sample": defaultdict(list), "held-out": defaultdict(list),
                                                  "older software, not a target": defaultdict(list),
                                                  "reported (third parties), not fitted": defaultdict(list),
-                                                 "reported (third parties), fitted to SGLang's AMD MoE cost only":
+                                                 "reported (third parties), fitted to the engines' MoE terms only":
                                                      defaultdict(list)}
     server: list[float] = []
     target_families: dict[str, list[float]] = defaultdict(list)
@@ -310,13 +310,14 @@ def moe_small_batch_rows(catalog: Catalog) -> list[Row]:
 
 def print_moe_small_batch(catalog: Catalog, holdout: bool) -> None:
     """MoE serving at 4-128 requests in flight (issue 43): throughput and TPOT error of each row in-sample (the
-    engine profiles of engines.toml) and, with `holdout`, held out by family (the profiles and SGLang's per-MoE-layer
-    cost refitted without the rows of the row's accelerator family: what a family the fits never saw gets), with the
+    engine profiles of engines.toml) and, with `holdout`, held out by family (the profiles and the MoE terms
+    refitted without the rows of the row's accelerator family: what a family the fits never saw gets), with the
     median |error| of each beside the other."""
     rows = moe_small_batch_rows(catalog)
     lo, hi = MOE_CONCURRENCY
-    print(f"MoE at {lo}-{hi} requests in flight (throughput and TPOT; in-sample: engines.toml's profiles, which saw "
-          "only the 3 MI325X rows flagged moe_profile_fit; "
+    fitted = sum(r.moe_profile_fit for r in rows)
+    print(f"MoE at {lo}-{hi} requests in flight (throughput and TPOT; in-sample: engines.toml's profiles, whose MoE "
+          f"terms saw the {fitted} rows flagged moe_profile_fit; "
           + ("held out: refitted without the row's family" if holdout else "--holdout adds the leave-one-family-out "
              "refit") + "):")
     held: dict[int, tuple[float, float | None]] = {}
@@ -351,8 +352,8 @@ def print_moe_small_batch(catalog: Catalog, holdout: bool) -> None:
 
 def _moe_held_out(catalog: Catalog, rows: list[Row]) -> dict[int, tuple[float, float | None]]:
     """(throughput error, TPOT error) of each of `rows` with the profiles refitted without its family's rows
-    (decode and large-batch), SGLang's per-MoE-layer cost refitted without them too (none left on a family that
-    alone has such rows: the cost is then 0)."""
+    (decode and large-batch), the MoE terms (experts' read rate, cost per MoE layer) refitted without them too (a
+    family whose engine has MoE rows nowhere else gets none: the dense profile's rate and no MoE cost)."""
     import dataclasses
 
     from gpuadvisor.rules.estimate import catalog_factors
@@ -369,8 +370,7 @@ def _moe_held_out(catalog: Catalog, rows: list[Row]) -> dict[int, tuple[float, f
 
         inputs = {k: float(v["input"]) for k, v in CAL["dataset"].items()}
         fitted = fit(catalog, factors, inputs, leave_out=leave_out, engines={"vllm", "tensorrt-llm"}, steps=0.5)
-        moe = {key: found for key, found in fit_moe_overhead(catalog, fitted).items()
-               if not any(leave_out(r) for r in found.rows)}
+        moe = fit_moe_overhead(catalog, fitted, leave_out)
         for r in rows:
             if not leave_out(r):
                 continue
@@ -378,9 +378,9 @@ def _moe_held_out(catalog: Catalog, rows: list[Row]) -> dict[int, tuple[float, f
             eff = efficiency_for(fitted, acc, "vllm" if r.engine == "sglang" else r.engine)
             if eff is None:
                 continue
-            cost = next((m.value for key, m in moe.items() if r.engine == "sglang" and key in family_keys(acc)),
-                        0.0)
-            eff = dataclasses.replace(eff, engine=r.engine, overhead_per_moe_layer_us=cost)
+            own = next((m for k in family_keys(acc) if (m := moe.get((r.engine, k))) is not None), None)
+            eff = dataclasses.replace(eff, engine=r.engine, overhead_per_moe_layer_us=own.value if own else 0.0,
+                                      expert_bandwidth_efficiency=own.expert_bw if own else None)
             err = error(predict(r, catalog, factors, efficiency=eff), r.measured)
             tpot = (load_latency(r, catalog, efficiency=eff).tpot_p50_s * 1e3 / r.tpot_ms - 1
                     if r.get("tpot_ms") else None)
@@ -429,22 +429,22 @@ def print_latency_rows(catalog: object) -> None:
 
 
 def print_amd_moe(catalog: Catalog) -> None:
-    """SGLang's ROCm MoE profile (engines.toml `overhead_per_moe_layer_us`): the rows it was fitted to
-    (`moe_profile_fit`), the InferenceX rows of the same table it was not (32 and 64 requests: held out) and SGLang's
-    older published MI300X DeepSeek runs, each against the profile without the MoE term (the vLLM carry-over) and
-    with it: throughput, and TPOT where published."""
+    """SGLang's ROCm MoE terms (engines.toml `expert_bandwidth_efficiency`, `overhead_per_moe_layer_us`): the rows
+    they were fitted to (`moe_profile_fit`), the InferenceX rows of the same table they were not (32 and 64 requests:
+    held out) and SGLang's older published MI300X DeepSeek runs, each against the profile without the MoE terms (the
+    vLLM carry-over) and with them: throughput, and TPOT where published."""
     import dataclasses
 
     from gpuadvisor.rules.serving import engine_efficiency
 
-    print("SGLang MoE on AMD (overhead_per_moe_layer_us; throughput and TPOT, without the term → with it):")
+    print("SGLang MoE on AMD (expert read rate, cost per MoE layer; throughput and TPOT, without the terms → with them):")
     groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for r in ROWS:
         if r.engine != "sglang" or not r.gpu.startswith("amd-") or ARCHS[r.model].moe is None:
             continue
         eff = engine_efficiency(catalog, catalog.accelerators[r.gpu], r.engine)
         assert eff is not None
-        bare = dataclasses.replace(eff, overhead_per_moe_layer_us=0.0)
+        bare = dataclasses.replace(eff, overhead_per_moe_layer_us=0.0, expert_bandwidth_efficiency=None)
         before, after = error(predict(r, catalog, efficiency=bare), r.measured), error(predict(r, catalog), r.measured)
         where = "fitted" if r.moe_profile_fit else ("held out" if r.raw["round"] == "inferencex" else
                                                      "older SGLang, reported")
@@ -468,7 +468,7 @@ def group_of(row: Row) -> str:
     if row.held_out:
         return "held-out"
     if row.moe_profile_fit:
-        return "reported (third parties), fitted to SGLang's AMD MoE cost only"
+        return "reported (third parties), fitted to the engines' MoE terms only"
     if row.reported:
         return "reported (third parties), not fitted"
     return "older software, not a target" if row.older_software else "in-sample"

@@ -54,7 +54,8 @@ RELEASES = {
     "trtllm-perf-overview": ("TensorRT-LLM 1.0 (trtllm-bench, PyTorch backend)", "2025-09"),
     "mlperf-v5.1": ("{engine} as its submitters ran it in MLPerf Inference v5.1", "2025-09"),
     "mlperf-v5.0": ("{engine} as its submitters ran it in MLPerf Inference v5.0", "2025-04"),
-    "inferencex": ("SGLang v0.5.19 on ROCm 7.0", "2026-09"),
+    "inferencex": ("{engine} as InferenceX ran it (SGLang v0.5.12 on CUDA 13, v0.5.19 on ROCm 7.0; TensorRT-LLM "
+                   "1.3.0rc14)", "2026-09"),
 }
 """Which engine release each calibration source measured, and when (YYYY-MM): a profile names the releases of the
 rows it was fitted on (`release`) and the newest one's date (`released`), so every serving figure says which
@@ -289,36 +290,49 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
         fitted[(engine, key)] = (dataclasses.replace(best, gemm_ramp_us=ramp) if ramp else best, group)
 
 
-MOE_ENGINE = "sglang"
-"""The open engine whose ROCm MoE path has rows of its own (InferenceX's MI325X DeepSeek-R1 runs)."""
+MOE_ENGINES = {"sglang": "vllm", "tensorrt-llm": "tensorrt-llm"}
+"""Engines with DeepSeek-R1 rows of their own (InferenceX, flagged `moe_profile_fit`), and the profile each MoE fit
+sits on: SGLang carries vLLM's dense profile, TensorRT-LLM its own."""
 MOE_OVERHEAD_BOUNDS = (0.0, 1000.0)
 """µs per MoE layer the fit searches (a dense layer's launch-class cost is 2-250 µs, BOUNDS["over"])."""
+EXPERT_BW_BOUNDS = (0.3, 0.95)
+"""The routed experts' grouped GEMMs read weights at a share of the bandwidth no engine exceeds (BOUNDS["bw"])."""
+MOE_PRIOR_US = 50.0
+"""Scale of the weak pull of the per-MoE-layer cost towards 0 (the GEMM count, rules/sizing/kernels.py, already
+charges an MoE layer's kernels): rows at 32 requests and more cannot tell a fixed cost from a slower read."""
 
 
 class MoeFit(NamedTuple):
-    """`overhead_per_moe_layer_us` of SGLang on one AMD family, its band (the spread of the rows' own best values)
-    and the rows it was fitted to."""
+    """An engine's MoE terms on one family: the routed experts' weight-read rate (`expert_bandwidth_efficiency`) and
+    the cost per MoE layer beyond the GEMM count (`overhead_per_moe_layer_us`), each with its band (the spread of
+    the rows' own best values), and the rows they were fitted to."""
 
     value: float
     low: float
     high: float
     rows: list[serving.Row]
+    expert_bw: float = 0.0
+    expert_low: float = 0.0
+    expert_high: float = 0.0
 
 
-def moe_rows(catalog: object, key: str) -> list[serving.Row]:
-    """The rows flagged `moe_profile_fit` whose part belongs to family `key`."""
-    return [r for r in serving.ROWS if r.moe_profile_fit and r.engine == MOE_ENGINE
+def moe_rows(catalog: object, engine: str, key: str) -> list[serving.Row]:
+    """The rows of `engine` flagged `moe_profile_fit` whose part belongs to family `key`."""
+    return [r for r in serving.ROWS if r.moe_profile_fit and r.engine == engine
             and key in family_keys(catalog.accelerators[r.gpu])]  # type: ignore[attr-defined]
 
 
-def moe_loss(catalog: object, rows: list[serving.Row], base: EngineEfficiency, value: float) -> float:
-    """Σ |log error| of throughput and time per output token of `rows` with `value` µs per MoE layer."""
-    e = dataclasses.replace(base, overhead_per_moe_layer_us=value)
+def moe_loss(catalog: object, rows: list[serving.Row], base: EngineEfficiency, value: float,
+             expert_bw: float | None = None) -> float:
+    """Σ |log error| of throughput and time per output token of `rows` with `value` µs per MoE layer and the
+    experts read at `expert_bw` (None: the base profile's rate)."""
+    e = dataclasses.replace(base, overhead_per_moe_layer_us=value, expert_bandwidth_efficiency=expert_bw)
     total = 0.0
     for r in rows:
         total += abs(math.log(serving.predict(r, catalog, efficiency=e) / r.measured))  # type: ignore[arg-type]
-        lat = serving.load_latency(r, catalog, efficiency=e)  # type: ignore[arg-type]
-        total += abs(math.log(lat.tpot_p50_s * 1e3 / r.tpot_ms))
+        if r.get("tpot_ms"):
+            lat = serving.load_latency(r, catalog, efficiency=e)  # type: ignore[arg-type]
+            total += abs(math.log(lat.tpot_p50_s * 1e3 / r.tpot_ms))
     return total
 
 
@@ -340,29 +354,49 @@ def golden_min(f: Callable[[float], float], lo: float, hi: float, steps: int = 4
     return (a + b) / 2.0
 
 
-def fit_moe_overhead(catalog: object, fitted: Fitted) -> dict[str, MoeFit]:
-    """SGLang's per-MoE-layer cost on each AMD family with `moe_profile_fit` rows, on top of the vLLM profile the
-    SGLang profile carries over (fitted on dense and Mixtral rows, where the DeepSeek path's MLA and routing kernels
-    do not run): the value minimising the rows' throughput and TPOT |log error|, banded by the rows' own best
-    values."""
-    out: dict[str, MoeFit] = {}
-    for (engine, key) in sorted(fitted):
-        rows = moe_rows(catalog, key)
-        if engine != "vllm" or not key.startswith("amd") or not rows:
-            continue
-        base = fitted[(engine, key)][0]
-        value = golden_min(lambda v, rs=rows, b=base: moe_loss(catalog, rs, b, v), *MOE_OVERHEAD_BOUNDS)
-        each = [golden_min(lambda v, r=r, b=base: moe_loss(catalog, [r], b, v), *MOE_OVERHEAD_BOUNDS) for r in rows]
-        out[key] = MoeFit(value, min(min(each), value), max(max(each), value), rows)
+def _fit_moe_terms(catalog: object, rows: list[serving.Row], base: EngineEfficiency) -> tuple[float, float]:
+    """(µs per MoE layer, expert weight-read share) minimising the rows' |log error| plus the weak pull of the
+    cost towards 0 (`MOE_PRIOR_US`)."""
+    def f(v: list[float]) -> float:
+        us = bounded(v[0], *MOE_OVERHEAD_BOUNDS)
+        bw = bounded(v[1], *EXPERT_BW_BOUNDS)
+        return moe_loss(catalog, rows, base, us, bw) + PRIOR_WEIGHT * (us / MOE_PRIOR_US) ** 2 / len(rows)
+
+    start_bw = -math.log((EXPERT_BW_BOUNDS[1] - EXPERT_BW_BOUNDS[0])
+                         / (min(0.94, max(0.31, base.bandwidth_efficiency)) - EXPERT_BW_BOUNDS[0]) - 1.0)
+    x = nelder_mead(f, [-3.0, start_bw], steps=80)
+    return bounded(x[0], *MOE_OVERHEAD_BOUNDS), bounded(x[1], *EXPERT_BW_BOUNDS)
+
+
+def fit_moe_overhead(catalog: object, fitted: Fitted,
+                     leave_out: Callable[[serving.Row], bool] | None = None) -> dict[tuple[str, str], MoeFit]:
+    """Each MoE engine's terms (`MOE_ENGINES`) on each family with `moe_profile_fit` rows, on top of the dense
+    profile it sits on (fitted on dense and Mixtral rows, where DeepSeek's MLA and routing kernels do not run): the
+    routed experts' weight-read share and the cost per MoE layer beyond the GEMM count, minimising the rows'
+    throughput and TPOT |log error|, banded by the rows' own best values (less the rows `leave_out` names: the
+    held-out folds of bench_serving.py --holdout)."""
+    out: dict[tuple[str, str], MoeFit] = {}
+    for engine, base_engine in MOE_ENGINES.items():
+        for (found_engine, key) in sorted(fitted):
+            if found_engine != base_engine:
+                continue
+            rows = [r for r in moe_rows(catalog, engine, key) if leave_out is None or not leave_out(r)]
+            if not rows:
+                continue
+            base = fitted[(found_engine, key)][0]
+            us, bw = _fit_moe_terms(catalog, rows, base)
+            each = [_fit_moe_terms(catalog, [r], base) for r in rows] if len(rows) > 1 else [(us, bw)]
+            out[(engine, key)] = MoeFit(us, min(min(u for u, _ in each), us), max(max(u for u, _ in each), us), rows,
+                                        bw, min(min(b for _, b in each), bw), max(max(b for _, b in each), bw))
     return out
 
 
 def render(catalog: object, factors: object,
            fitted: dict[tuple[str, str], tuple[EngineEfficiency, list[Row | serving.Row]]],
            predict_any: Callable[[Row | serving.Row, EngineEfficiency], float],
-           moe: dict[str, MoeFit] | None = None) -> str:
-    """The [[engine_profile]] tables of the fitted groups, with their bands (SGLang's AMD profiles with the
-    per-MoE-layer cost of `moe`)."""
+           moe: dict[tuple[str, str], MoeFit] | None = None) -> str:
+    """The [[engine_profile]] tables of the fitted groups, with their bands (SGLang's and TensorRT-LLM's profiles with
+    the MoE terms of `moe` where their own DeepSeek rows exist)."""
     blocks = []
     seen: set[tuple[str, frozenset[int]]] = set()
     order = sorted(fitted.items(), key=lambda kv: (kv[0][0], kv[0][1].count("-") == 0, -kv[0][1].count("-"),
@@ -382,6 +416,7 @@ def render(catalog: object, factors: object,
                       | ({GEMM_RAMP_SOURCE} if (engine, key) in GEMM_RAMP_US else set()))
         gpus = sorted({r.gpu for r in group})
         release, released = release_of(group)
+        own = moe_terms_for(moe or {}, engine, key)
         blocks.append(
             f'[[engine_profile]]\nid = "{engine}@{key}"\nengine = "{engine}"\nfamily = "{key}"\n'
             f"bandwidth_efficiency = {_band(best.bandwidth_efficiency, lo_s, hi_s)}\n"
@@ -396,10 +431,15 @@ def render(catalog: object, factors: object,
                if best.compute_efficiency is not None else "")
             + ("gemm_ramp_us = {{ value = {:.2f}, low = {:.2f}, high = {:.2f} }}\n".format(*GEMM_RAMP_US[(engine, key)])
                if (engine, key) in GEMM_RAMP_US else "")
-            +
-            f"rows = {len(group)}\nsources = {srcs!r}\n".replace("'", '"')
-            + f'release = "{release}"\nreleased = "{released}"\n'
-            + f'notes = "Fitted to {len(group)} published rows on {", ".join(gpus)}"\n')
+            + (moe_lines(own) if own else "")
+            + f"rows = {len(group)}\nsources = {sorted({*srcs, *(['eng-inferencex-pr3318'] if own else [])})!r}\n"
+            .replace("'", '"')
+            + f'release = "{release}' + (f"; its MoE terms: {release_of(own.rows)[0]}" if own else "")
+            + f'"\nreleased = "{max(released, release_of(own.rows)[1]) if own else released}"\n'
+            + f'notes = "Fitted to {len(group)} published rows on {", ".join(gpus)}'
+            + (f"; the routed experts' read rate and cost per MoE layer fitted to {len(own.rows)} DeepSeek-R1 rows "
+               f"on {', '.join(sorted({r.gpu for r in own.rows}))} (InferenceX, throughput and time per output "
+               "token)" if own else "") + '"\n')
     # SGLang: no published rows here yet; it runs the same class of kernels as vLLM (CUDA graphs, FlashInfer),
     # so its profiles are vLLM's, marked rows = 0
     for block in [b for b in blocks if 'engine = "vllm"' in b]:
@@ -408,7 +448,7 @@ def render(catalog: object, factors: object,
         key = copy.split('family = "')[1].split('"')[0]
         vllm_release = copy.split('release = "')[1].split('"')[0]
         released = copy.split('released = "')[1].split('"')[0]
-        found = (moe or {}).get(key)
+        found = moe_terms_for(moe or {}, "sglang", key)
         if found is None:
             copy = (f"{head}rows = 0\nsources = {sources}\nrelease = \"no SGLang release measured: vLLM's profile, "
                     f"{vllm_release}\"\nreleased = \"{released}\"\nnotes = \"Carried over from the vLLM profile of "
@@ -417,15 +457,37 @@ def render(catalog: object, factors: object,
             moe_release, moe_released = release_of(found.rows)
             srcs = sorted({*json.loads(sources), "eng-inferencex-pr3318"})
             gpus = sorted({r.gpu for r in found.rows})
-            copy = (f"{head}overhead_per_moe_layer_us = {{ value = {found.value:.2f}, low = {found.low:.2f}, "
-                    f"high = {found.high:.2f} }}\nrows = {len(found.rows)}\nsources = {srcs!r}\n".replace("'", '"')
-                    + f'release = "{moe_release} (its MoE cost); vLLM\'s profile, {vllm_release}"\n'
+            copy = (f"{head}{moe_lines(found)}rows = {len(found.rows)}\nsources = {srcs!r}\n".replace("'", '"')
+                    + f'release = "{moe_release} (its MoE terms); vLLM\'s profile, {vllm_release}"\n'
                     f'released = "{max(moe_released, released)}"\n'
-                    + f"notes = \"The vLLM profile of this family, plus SGLang's per-MoE-layer cost fitted to "
-                    f"{len(found.rows)} DeepSeek-R1 rows on {', '.join(gpus)} (InferenceX, 4-16 requests, throughput "
-                    "and time per output token; its 32 and 64 request rows held out)\"\n")
+                    + f"notes = \"The vLLM profile of this family, plus SGLang's routed experts' read rate and cost "
+                    f"per MoE layer fitted to {len(found.rows)} DeepSeek-R1 rows on {', '.join(gpus)} (InferenceX, "
+                    "throughput and time per output token; MI325X's 32 and 64 request rows held out)\"\n")
         blocks.append(copy)
     return "\n".join(blocks)
+
+
+def moe_terms_for(moe: dict[tuple[str, str], MoeFit], engine: str, key: str) -> MoeFit | None:
+    """The MoE terms a profile `engine@key` carries: its own family's fit, else the pooled fit of the same vendor
+    (vendor-memory, then vendor: TensorRT-LLM on Hopper borrows what its Blackwell DeepSeek rows measured), never
+    another vendor's (`any` pools SGLang's ROCm and CUDA rows)."""
+    found = moe.get((engine, key))
+    if found is not None or key == "any":
+        return found
+    parts = key.split("-")
+    for pooled in (f"{parts[0]}-{parts[-1]}", parts[0]):
+        if pooled != key and (engine, pooled) in moe:
+            return moe[(engine, pooled)]
+    return None
+
+
+def moe_lines(found: MoeFit) -> str:
+    """The MoE terms of a profile: the experts' read rate (a rate: its low end is the slow one) and the cost per
+    MoE layer (a cost: its low end is the fast one)."""
+    return (f"expert_bandwidth_efficiency = {{ value = {found.expert_bw:.4f}, low = {found.expert_low:.4f}, "
+            f"high = {found.expert_high:.4f} }}\n"
+            f"overhead_per_moe_layer_us = {{ value = {found.value:.2f}, low = {found.low:.2f}, "
+            f"high = {found.high:.2f} }}\n")
 
 
 def served_unfitted(catalog: object, fitted: Fitted, engine: str, key: str,

@@ -83,40 +83,44 @@ def test_the_held_out_round_stays_within_its_band(catalog: Catalog) -> None:
 
 def test_published_sglang_rows_back_the_deepseek_finding(catalog: Catalog) -> None:
     # rule E.mla-moe-open-engines quotes these rows: 2025 SGLang at 256-2,400 prompts measured DeepSeek-V3/R1 at most
-    # 3.4k tokens/s on 8 H200s and 1.1k on 8 MI300Xs, 1.7-10x below the model; the same sources' dense Llama rows
-    # are within about 11 %
+    # 3.4k tokens/s on 8 H200s and 1.1k on 8 MI300Xs, 1.8-10.1x below the model (1.7-10x before the routed experts
+    # read at the rate 2026 SGLang measures, engines.toml expert_bandwidth_efficiency: the older stack falls further
+    # behind the newer one); the same sources' dense Llama rows are within about 11 %
     reported = [r for r in ROWS if r.round == "sglang-published"]
     assert reported and {r.engine for r in reported} == {"sglang"} and not any(r.fitted for r in reported)
     deepseek = [r for r in reported if r.model == "deepseek-r1"]
     assert max(r.measured for r in deepseek if r.gpu == "nvidia-h200-sxm") < 3_450
     assert max(r.measured for r in deepseek if r.gpu == "amd-mi300x") < 1_100
     ratios = [predict(r, catalog) / r.measured for r in deepseek]
-    assert 1.7 < min(ratios) and max(ratios) < 10.1
+    assert 1.8 < min(ratios) and max(ratios) < 10.2
     dense = [abs(error(predict(r, catalog), r.measured)) for r in reported if r.model != "deepseek-r1"]
     assert len(dense) == 8 and statistics.median(dense) < 0.12
 
 
 def test_current_sglang_at_moderate_concurrency_backs_the_finding_too(catalog: Catalog) -> None:
-    # and 2026 SGLang (InferenceX) at 32-64 requests at once: within about 8 % median on 8 NVIDIA H200/B200/B300,
-    # 25 % at most; 7-32 % below on 8 MI325X with SGLang's ROCm MoE profile (36-57 % without it), which is fitted
-    # to the same table's 4-16 request rows only (test_amd_moe_profile_holds_out_the_busier_rows)
-    rows = [r for r in ROWS if r.round == "inferencex" and r.engine == "sglang" and not r.moe_profile_fit]
-    assert rows and all(r.reported and not r.fitted and 32 <= r.batch <= 64 for r in rows)
+    # and 2026 SGLang (InferenceX) at 32-64 requests at once: within about 5 % median on 10 NVIDIA H200/B200/B300 rows
+    # (to which SGLang's MoE terms are fitted: the routed experts' read rate, engines.toml expert_bandwidth_efficiency
+    # 0.80-0.81, and no cost per MoE layer beyond the GEMM count), 12 % at most; MI325X's 32 and 64 request rows,
+    # held out of its MoE fit, 1 % and 23 % above the model (were 7 % and 32 %)
+    rows = [r for r in ROWS if r.round == "inferencex" and r.engine == "sglang" and 32 <= r.batch <= 64]
+    assert rows and all(r.reported and not r.fitted for r in rows)
     nvidia = [error(predict(r, catalog), r.measured) for r in rows if r.gpu.startswith("nvidia-")]
-    assert len(nvidia) == 10 and statistics.median(map(abs, nvidia)) < 0.08 and max(map(abs, nvidia)) < 0.26
+    assert len(nvidia) == 10 and statistics.median(map(abs, nvidia)) < 0.05 and max(map(abs, nvidia)) < 0.12
     amd = [error(predict(r, catalog), r.measured) for r in rows if r.gpu == "amd-mi325x"]
-    assert len(amd) == 2 and 0.05 < min(amd) and max(amd) < 0.34
+    assert len(amd) == 2 and not any(r.moe_profile_fit for r in rows if r.gpu == "amd-mi325x")
+    assert -0.02 < min(amd) and max(amd) < 0.25
 
 
 def test_time_per_output_token_at_the_published_concurrency(catalog: Catalog) -> None:
     # latency under load against published figures: InferenceX's mean TPOT of DeepSeek-R1 on SGLang at 32-64
-    # requests at once, on 8 H200, B200 or B300: within 5 % median, 14 % at most (12 % and 36 % while prompts were
-    # spread thinly over every iteration: SGLang prefills whole prompts in batches of their own). The TTFT is
+    # requests at once, on 8 H200, B200 or B300: within 4 % median, 20 % at most. The worst is 4 B300 at EP 4
+    # (+19 %, was +9 %): an expert-parallel MoE layer now waits for its busiest rank (uniform routing's floor, 1.10
+    # more distinct experts and 1.11 more token pairs than the mean rank at 32 requests over 4 ranks); the TTFT is
     # printed, not held: bench_serving.py prints both
     rows = [r for r in ROWS if r.round == "inferencex" and r.engine == "sglang" and r.gpu.startswith("nvidia-")]
     errors = [load_latency(r, catalog).tpot_p50_s * 1e3 / r.tpot_ms - 1 for r in rows]
     assert len(errors) == 10
-    assert statistics.median(map(abs, errors)) < 0.05 and max(map(abs, errors)) < 0.14
+    assert statistics.median(map(abs, errors)) < 0.04 and max(map(abs, errors)) < 0.20
 
 
 def test_the_external_judges_stay_out_of_every_fit() -> None:
@@ -133,30 +137,35 @@ def test_the_external_judges_stay_out_of_every_fit() -> None:
     assert not any(r.judge for r in serving_rows(load_catalog(user_dir=None)))
 
 
-def test_amd_moe_profile_holds_out_the_busier_rows(catalog: Catalog) -> None:
-    # SGLang on ROCm runs DeepSeek-R1 with a fixed cost per MoE layer its dense carry-over (vLLM's AMD profile) lacks:
-    # engines.toml overhead_per_moe_layer_us, fitted by fit_engines.py to InferenceX's MI325X rows at 4, 8 and 16
-    # requests (moe_profile_fit) only. Those rows come within 8 % on throughput and time per output token (were
-    # 40-92 % and 24-45 % off); the same table's 32 and 64 request rows, never fitted, within 8 % and 32 % on
-    # throughput (were 36 % and 57 %) and 2 % and 21 % on TPOT (were 23 % and 34 %)
+def test_moe_terms_are_fitted_to_their_engines_rows_and_hold_out_the_busier_amd_rows(catalog: Catalog) -> None:
+    # SGLang and TensorRT-LLM run DeepSeek-R1's routed experts at a read rate and a cost per MoE layer their dense
+    # profiles do not show (engines.toml expert_bandwidth_efficiency, overhead_per_moe_layer_us), fitted by
+    # fit_engines.py to InferenceX's rows flagged moe_profile_fit: every NVIDIA row (32-128 requests) and MI325X's
+    # 4-16 request rows; MI325X's 32 and 64 request rows stay out as the check. The MI325X rows come within 16 % on
+    # throughput and 10 % on TPOT (fitted) and 23 % / 16 % (held out), where the carried-over vLLM profile without the
+    # terms is 40-100 % off
     import dataclasses
 
     from gpuadvisor.rules.serving import engine_efficiency
 
     fit_rows = [r for r in ROWS if r.moe_profile_fit]
-    assert sorted(r.batch for r in fit_rows) == [4, 8, 16]
-    assert all(r.reported and not r.fitted and r.gpu == "amd-mi325x" and r.engine == "sglang" for r in fit_rows)
+    assert len(fit_rows) == 16 and all(r.round == "inferencex" and r.reported and not r.fitted for r in fit_rows)
+    amd_fit = [r for r in fit_rows if r.gpu == "amd-mi325x"]
+    assert sorted(r.batch for r in amd_fit) == [4, 8, 16]
     held = [r for r in ROWS if r.round == "inferencex" and r.gpu == "amd-mi325x" and not r.moe_profile_fit]
     assert sorted(r.batch for r in held) == [32, 64]
     eff = engine_efficiency(catalog, catalog.accelerators["amd-mi325x"], "sglang")
-    assert eff is not None and 100 < eff.overhead_per_moe_layer_us < 200
-    bare = dataclasses.replace(eff, overhead_per_moe_layer_us=0.0)
-    for rows, tput, tpot in ((fit_rows, 0.08, 0.08), (held, 0.33, 0.22)):
+    assert eff is not None and eff.expert_bandwidth_efficiency is not None
+    assert 20 < eff.overhead_per_moe_layer_us < 100
+    bare = dataclasses.replace(eff, overhead_per_moe_layer_us=0.0, expert_bandwidth_efficiency=None)
+    for rows, tput, tpot in ((amd_fit, 0.17, 0.10), (held, 0.24, 0.16)):
         for r in rows:
             after = abs(error(predict(r, catalog), r.measured))
             before = abs(error(predict(r, catalog, efficiency=bare), r.measured))
             assert after < tput and after < before, r.label
             assert abs(load_latency(r, catalog).tpot_p50_s * 1e3 / r.tpot_ms - 1) < tpot, r.label
-    # NVIDIA's profiles carry no such term (their per-layer figures were fitted with MoE rows)
+    # on NVIDIA the experts read faster than the dense carry-over (0.80 of the bandwidth against vLLM's 0.65) and
+    # no cost per MoE layer is left beyond the GEMM count (rules/sizing/kernels.py)
     nv = engine_efficiency(catalog, catalog.accelerators["nvidia-h200-sxm"], "sglang")
-    assert nv is not None and nv.overhead_per_moe_layer_us == 0.0
+    assert nv is not None and nv.expert_bandwidth_efficiency is not None
+    assert nv.expert_bandwidth_efficiency > nv.bandwidth_efficiency and nv.overhead_per_moe_layer_us < 1.0

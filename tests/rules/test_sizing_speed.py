@@ -267,8 +267,9 @@ def test_blackwell_runs_its_gemms_below_the_datasheet_rate() -> None:
 
 def test_moe_layer_overhead_is_paid_per_moe_layer_per_pass() -> None:
     # EngineEfficiency.overhead_per_moe_layer_us (SGLang's ROCm MoE profile): a fixed cost per MoE layer, on top of
-    # the per-layer one, in the decode step and the prefill. Mixtral: 32 layers, all MoE; at 30 µs a layer and
-    # 100 µs an MoE layer the fixed part of a step is 32 × 30 + 32 × 100 = 4,160 µs; a dense model pays none of it.
+    # the per-layer one, in the decode step and the prefill. Mixtral: 32 layers, all MoE, each running 5 weight GEMMs
+    # to a Llama layer's 4 (rules/sizing/kernels.py), so 40 reference layers; at 30 µs a reference layer and 100 µs
+    # an MoE layer the fixed part of a step is 40 × 30 + 32 × 100 = 4,400 µs; a dense model pays none of the MoE part.
     from gpuadvisor.rules.sizing.speed import DecodeCurve, EngineEfficiency
 
     pm = count_parameters(MIXTRAL)
@@ -277,8 +278,8 @@ def test_moe_layer_overhead_is_paid_per_moe_layer_per_pass() -> None:
     dev = Device(bandwidth_gbs=5300, peak_tflops=1307, link_gbs_per_direction=64, link_kind="other")
     curves = [DecodeCurve(MIXTRAL, pm, Device(**{**dev.__dict__, "efficiency": e}), bytes_per_weight=1,
                           kv_bytes_per_value=1, context=1024) for e in (plain, moe)]
-    assert curves[0].parts(8).per_layer == pytest.approx(32 * 30e-6)
-    assert curves[1].parts(8).per_layer == pytest.approx(32 * 30e-6 + 32 * 100e-6)
+    assert curves[0].parts(8).per_layer == pytest.approx(40 * 30e-6)
+    assert curves[1].parts(8).per_layer == pytest.approx(40 * 30e-6 + 32 * 100e-6)
     assert curves[1].seconds(8) - curves[0].seconds(8) == pytest.approx(3.2e-3)
     pre = [prefill(MIXTRAL, pm, Device(**{**dev.__dict__, "efficiency": e}), bytes_per_weight=1, prompt_tokens=512)
            for e in (plain, moe)]
