@@ -437,7 +437,8 @@ def print_amd_moe(catalog: Catalog) -> None:
 
     from gpuadvisor.rules.serving import engine_efficiency
 
-    print("SGLang MoE on AMD (expert read rate, cost per MoE layer; throughput and TPOT, without the terms → with them):")
+    print("SGLang MoE on AMD (expert read rate, cost per MoE layer; throughput and TPOT, without the terms → with "
+          "them):")
     groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for r in ROWS:
         if r.engine != "sglang" or not r.gpu.startswith("amd-") or ARCHS[r.model].moe is None:
