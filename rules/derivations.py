@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
-from gpuadvisor.rules.economics import economics, resale_class
+from gpuadvisor.rules.economics import PartAge, accelerator_age, economics
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.fact_kinds import ConfigFact, Fact, LibrarySupport, MigSlices, SplitFields
@@ -28,15 +28,17 @@ from gpuadvisor.rules.planning import (
     TrainingSearch,
     spot_wall_hours,
 )
-from gpuadvisor.rules.price_age import age_months, as_of_label
+from gpuadvisor.rules.price_age import age_months, as_of_label, today
 from gpuadvisor.rules.pricing import (
     COMMITMENTS,
     PART_ORDER,
+    SHORT_RESERVATION,
     DecisionCost,
     Ownership,
     lifetime_hours,
     ownership_cost,
     rental_commitment,
+    rental_reserved_run,
     rental_run,
     rental_serving,
     serving_months,
@@ -117,6 +119,8 @@ class Derivations:
         self.cheapest_rent = _cheapest_rent_per_gpu_hour(catalog)
         self.units = unit_table(catalog)
         self.economics = economics(catalog)
+        self.lead_weeks = {k.removeprefix("lead_time_weeks_"): v.value for k, v in catalog.assumptions.items()
+                           if k.startswith("lead_time_weeks_")}
         self.usage_values = usage_values(catalog)
         self.user_load_values = user_load_values(catalog)
         self._spot_hours = spot_hours(catalog)
@@ -362,7 +366,7 @@ class Derivations:
         usage = read_usage(ctx)
         f = self.factors(work, ctx)
         months = serving_months(f)
-        kinds = ("on-demand", "spot") if training else ("on-demand", "spot", *COMMITMENTS)
+        kinds = ("on-demand", "spot", SHORT_RESERVATION) if training else ("on-demand", "spot", *COMMITMENTS)
         for pricing in kinds:
             found = self._price(i, pricing)
             if found is None:
@@ -388,7 +392,15 @@ class Derivations:
                     extra["spot_hours"] = self._spot_hours
                     wall, what = self._spot_wall(wall, machines, f, work, extra, what)
                 billed = usage.rented_hours_per_run(wall)
-                cost = rental_run(hourly, billed, what)
+                if pricing == SHORT_RESERVATION:
+                    booked = price.term.booked_days(billed / 24.0) if price.term is not None else None
+                    if booked is None:
+                        continue  # longer than one reservation can be booked for
+                    cost = rental_reserved_run(hourly, booked, billed, what)
+                    extra["reserved_days"] = booked
+                    billed = booked * 24.0
+                else:
+                    cost = rental_run(hourly, billed, what)
                 monthly = cost.total if wall <= HOURS_PER_MONTH else cost.total * HOURS_PER_MONTH / wall
                 extra.update({"usd_per_run": round(cost.total, 4), "usd_per_month": round(monthly, 2),
                               "usage_hours": round(billed, 3)})
@@ -473,36 +485,49 @@ class Derivations:
         owned = Ownership(hardware_usd=bill.accelerators_usd + bill.host_usd, network_usd=bill.fabric_usd,
                           power_w=bill.power_w, site_kw=site_kw, accelerators_usd=bill.accelerators_usd,
                           resale_share=0.0)
-        cls = resale_class(a)
+        age = accelerator_age(a, today(), bill.kind)
         life_h = lifetime_hours(f)
         busy_note = ""
+        rest = bill.capex_usd - bill.accelerators_usd
+        kept: dict[str, Any] = {}
         if training:
             run_h = float(config.get("training_days") or 0) * 24
             if work.get("utilization_given") is None and work.get("hours_per_month_given") is None:
-                # nothing else is known to keep the machines busy: bought for this run, resold at its end
+                # nothing else is known to keep the machines busy: bought for this run, then kept or sold
                 years = run_h / HOURS_PER_YEAR
-                share_left, host_left = self.economics.resale_shares(cls, years)
-                cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
-                                      window_hours=run_h, busy_hours=run_h,
-                                      factors=f, months=None,
-                                      resale_words=f" when the run ends ({cls} parts; resale_share_{cls}_*)")
+                share_left, host_left = self.economics.resale_shares(age, years)
+                sells = work.get("after_run") == "sell"
+                cost = ownership_cost(replace(owned, resale_share=share_left if sells else 0.0,
+                                              host_resale_share=host_left if sells else 0.0),
+                                      window_hours=run_h, busy_hours=run_h, factors=f, months=None,
+                                      resale_words=f" when the run ends ({_resale_words(age, years)})")
+                resale = bill.accelerators_usd * share_left + rest * host_left
+                kept = {"after_run": "sell" if sells else "keep", "resale_at_end_usd": round(resale, 2),
+                        "resale_at_end_share": round(share_left, 4),
+                        "sold_age_years": round(age.age_years + years, 2),
+                        "kept_usd": round(cost.total + (resale if sells else 0.0), 2),
+                        "sold_usd": round(cost.total - (0.0 if sells else resale), 2)}
                 util = 1.0
-                busy_note = (" (bought for this run and resold when it ends; set deployment.utilization if other "
-                             "work will keep the machines busy)")
+                busy_note = (" (bought for this run and sold when it ends: deployment.after_run = \"sell\")" if sells
+                             else " (bought for this run and kept: its resale is not counted unless you sell, "
+                                  "deployment.after_run = \"sell\"; set deployment.utilization if other work will "
+                                  "keep the machines busy)")
             else:
                 util = usage.utilization
-                share_left, host_left = self.economics.resale_shares(cls, f.hardware_lifetime_years)
+                share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
                 cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                       window_hours=life_h, busy_hours=run_h, factors=f, months=None,
                                       share=min(1.0, run_h / (life_h * util)) if util > 0 else 1.0,
-                                      resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
+                                      resale_words=f" after {f.hardware_lifetime_years:g} years "
+                                                   f"({_resale_words(age, f.hardware_lifetime_years)})")
         else:
             util = usage.utilization
             months = serving_months(f)
-            share_left, host_left = self.economics.resale_shares(cls, f.hardware_lifetime_years)
+            share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
             cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                   window_hours=life_h, busy_hours=life_h * util, factors=f, months=months,
-                                  resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
+                                  resale_words=f" after {f.hardware_lifetime_years:g} years "
+                                               f"({_resale_words(age, f.hardware_lifetime_years)})")
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
         # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
         # spreading it over the run's hours priced a 3-hour run as a month at that rate
@@ -525,6 +550,7 @@ class Derivations:
             "horizon_years": f.hardware_lifetime_years, "site_usd": round(lifetime_site, 2),
             "power_share": round(lifetime_power / bill.capex_usd, 4),
             "resale_usd": round(-cost.usd("resale"), 2), "resale_share": round(share_left, 4),
+            "age_years": round(age.age_years, 2), **kept, **self._lead_time(system.kind, config, work, f),
             "over_capex": work.get("capex_usd") is not None and bill.capex_usd > float(work["capex_usd"]),
             "over_monthly": work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"]),
             "unit_name": u.name, "unit_kind": u.kind, "title": title,
@@ -556,10 +582,32 @@ class Derivations:
         owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
         return {"pd_usd_per_month": round(owned.usd_per_month(util), 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
+    def _lead_time(self, kind: str, config: Fact, work: Fact, f: Factors) -> dict[str, Any]:
+        """When a purchase arrives (lead_time_weeks_<kind>) and, for a training run whose deadline counts from today
+        (training.deadline_from), whether the run still ends inside the deadline's schedule margin (rule
+        D.lead-time rules it out when it cannot)."""
+        weeks = self.lead_weeks.get(kind)
+        if weeks is None:
+            return {}
+        days = weeks * 7.0
+        out: dict[str, Any] = {"lead_time_days": round(days, 1), "lead_time_id": f"lead_time_weeks_{kind}"}
+        if work["workload"] != "inference":
+            run = float(config.get("training_days") or 0.0)
+            sized = float(work["deadline_days"]) * (1.0 - f.training_schedule_margin)
+            from_today = work.get("deadline_from", "today") == "today"
+            out.update({"ready_days": round(days + run, 1),
+                        "arrives_too_late": from_today and days + run > sized * (1 + 1e-9)})
+        return out
+
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
                          label: str, cost: DecisionCost | None) -> None:
         key = "buy:" + str(config["shape"]) if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
         conclude_option(ctx, option_fact(config, a, work, key, extra, label, cost=cost), cost)
+
+
+def _resale_words(age: PartAge, held_years: float) -> str:
+    """How a resale was priced: the part's class and its age from launch when bought and when sold."""
+    return f"{age.cls} parts, {age.words(held_years)}; resale_share_{age.cls}_*, resale_share_host"
 
 
 def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Plan, work: Fact, *, models: int = 1,

@@ -229,6 +229,10 @@ class WorkloadFact(_Fact):
     ttft_max_s: float | None
     latency_p95_s: float | None
     deadline_days: float
+    deadline_from: str
+    """today | delivery: whether a purchase's lead time counts against the deadline (training.deadline_from)."""
+    after_run: str
+    """keep | sell: hardware bought for one run, once it ends (deployment.after_run)."""
     optimizer: str
     zero_stage: str
     gradient_checkpointing: bool
@@ -548,6 +552,8 @@ class OptionFact(_Fact, SplitFields):
     capacity_tokens_per_s: NotRequired[float]
     headroom: NotRequired[float]
     usage_hours: NotRequired[float]
+    reserved_days: NotRequired[int]
+    """capacity-block: the days a short-term reserved cluster is booked and paid for."""
     large_cluster: bool
     gpu_hours: NotRequired[float]
     stage: str
@@ -595,6 +601,23 @@ class OptionFact(_Fact, SplitFields):
     horizon_months: NotRequired[float]
     resale_usd: NotRequired[float]
     resale_share: NotRequired[float]
+    age_years: NotRequired[float]
+    """purchase: years from the part's launch to today (rules/economics.py PartAge)."""
+    after_run: NotRequired[str]
+    """purchase for one run: keep | sell (deployment.after_run)."""
+    resale_at_end_usd: NotRequired[float]
+    """purchase for one run: what it would sell for when the run ends, net of selling costs."""
+    resale_at_end_share: NotRequired[float]
+    sold_age_years: NotRequired[float]
+    kept_usd: NotRequired[float]
+    sold_usd: NotRequired[float]
+    lead_time_days: NotRequired[float]
+    """purchase: days from the order to the machines running (lead_time_weeks_<kind>)."""
+    lead_time_id: NotRequired[str]
+    ready_days: NotRequired[float]
+    """purchase for a run: lead time plus the run, days from today."""
+    arrives_too_late: NotRequired[bool]
+    """the run on it cannot end inside the deadline counted from today (rule D.lead-time)."""
     cost_rental_usd: NotRequired[float]
     cost_hardware_usd: NotRequired[float]
     cost_network_usd: NotRequired[float]

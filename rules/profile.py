@@ -94,6 +94,7 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "input_tokens": int(a("inference.input_tokens")), "output_tokens": int(a("inference.output_tokens")),
         "min_tps_user": a("inference.min_tokens_per_s_per_user"), "ttft_max_s": a("inference.ttft_max_s"),
         "latency_p95_s": a("inference.latency_p95_s"), "deadline_days": float(a("training.deadline_days")),
+        "deadline_from": str(a("training.deadline_from")), "after_run": str(a("deployment.after_run")),
         "optimizer": a("training.optimizer"), "zero_stage": a("training.zero_stage"),
         "gradient_checkpointing": bool(a("training.gradient_checkpointing")),
         "lora_rank": int(a("finetune.lora_rank")),

@@ -296,7 +296,8 @@ def _disaggregated(opt: Fact) -> Disaggregated | None:
 
 
 PRICING_WORDS = {"on-demand": "on on-demand capacity", "spot": "on spot capacity",
-                 "reserved-1y": "on a 1-year reservation", "reserved-3y": "on a 3-year reservation"}
+                 "reserved-1y": "on a 1-year reservation", "reserved-3y": "on a 3-year reservation",
+                 "capacity-block": "on a short-term reserved cluster"}
 """How a rental is paid for, in the headline's words."""
 
 
