@@ -507,6 +507,9 @@ class Instance(Strict):
     OCI, ICI inside a TPU slice); None = not published (a cluster of unknown kind)."""
     topology_sources: list[str] = []
     """Sources for accelerator_count, fast_domain, cluster and internode_gbs."""
+    node_known: bool = True
+    """False when the source prices one accelerator and says nothing of the node it comes in (GPUs per node,
+    fabric): such a figure never headlines without saying so (issue 39)."""
     notes: str | None = None
     price: list[InstancePrice] = Field(min_length=1)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
-from gpuadvisor.rules.economics import PartAge, accelerator_age, economics
+from gpuadvisor.rules.economics import PartAge, accelerator_age, economics, format_native
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.fact_kinds import ConfigFact, Fact, LibrarySupport, MigSlices, SplitFields
@@ -82,6 +82,14 @@ from gpuadvisor.rules.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.usage import Usage, read_usage, spot_hours, usage_values
 from gpuadvisor.rules.user_load import user_load_values
 
+LIST_SOURCE_KINDS = frozenset({"vendor price file", "vendor-page", "vendor-docs", "vendor page", "vendor docs"})
+"""Sources that are the provider's own price list (a rental price read there is its list price)."""
+TRANSCRIBED_SOURCE_KINDS = frozenset({"derived-data", "press"})
+"""Datasets that transcribe providers' list prices row by row, each with its URL and date, and announcements that
+report them (a GA announcement, a news item on a price change)."""
+PURCHASE_BASIS = {"msrp": "list", "street": "street", "used": "used", "estimate": "estimate",
+                  "system-share": "system share", "quote": "your quote"}
+"""A purchase price's kind in the words of its basis (issue 39: list, street, used, aggregator, buyer's quote)."""
 MIN_UTILIZATION = 1e-4
 """Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
 LARGE_CLUSTER_GPUS = 1000
@@ -380,6 +388,7 @@ class Derivations:
                 "provider_name": i.provider_name, "instance_name": i.instance,
                 "provider_kind": i.provider_kind, "pricing": pricing, "usd_per_hour": round(hourly, 4),
                 "price_known": True, "price_as_of": price.as_of, "price_kind": pricing,
+                "price_basis": self._basis(price), "node_known": i.node_known,
                 "price_age_months": age_months(price.as_of), "price_source": sources,
                 "provider_allowed": i.provider in work["providers"],
                 "over_hourly": work.get("hourly_usd") is not None and hourly > float(work["hourly_usd"]),
@@ -450,6 +459,17 @@ class Derivations:
         if not tps or hours <= 0:
             return None
         return monthly / (tps * 3600.0 * hours) * 1e6
+
+    def _basis(self, price: InstancePrice) -> str:
+        """What a rental price is (price_basis): the provider's list price, read from its own price file or page
+        ('list') or transcribed with its date by a dataset ('list, transcribed'), or a third party's figure
+        ('aggregator': a quote in an article, a price tracker)."""
+        kinds = {self.catalog.sources[s].kind if s in self.catalog.sources else "" for s in price.sources}
+        if kinds & LIST_SOURCE_KINDS and kinds <= LIST_SOURCE_KINDS | TRANSCRIBED_SOURCE_KINDS:
+            return "list"
+        if kinds and kinds <= LIST_SOURCE_KINDS | TRANSCRIBED_SOURCE_KINDS:
+            return "list, transcribed"
+        return "aggregator"
 
     def _price(self, i: Instance, pricing: str) -> tuple[InstancePrice, str] | None:
         """The instance's current price of a type and its sources joined (read from the catalog once)."""
@@ -543,9 +563,11 @@ class Derivations:
             "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": True,
             "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(cost.total / busy_hours, 4),
             "usd_per_month": round(monthly, 2), "price_as_of": bill.as_of, "price_kind": bill.kind,
+            "price_basis": PURCHASE_BASIS.get(bill.kind, bill.kind),
             "price_age_months": age_months(bill.as_of), "price_source": bill.sources,
             "capex_beyond_accelerators_usd": _r(bill.beyond_usd, 2), "host_usd": round(bill.host_usd, 2),
             "fabric_usd": round(bill.fabric_usd, 2), "power_w": round(bill.power_w, 1),
+            "power_known": bill.power_known,
             "tco_usd": round(bill.capex_usd + lifetime_power + lifetime_site, 2),
             "horizon_years": f.hardware_lifetime_years, "site_usd": round(lifetime_site, 2),
             "power_share": round(lifetime_power / bill.capex_usd, 4),
@@ -663,6 +685,7 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         "scale_out_kind": topo.scale_out.kind if topo.scale_out is not None else "none",
         "market": a.market, "vendor": a.vendor, "ecc": a.ecc, "trains": a.trains,
         "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2,
+        "format_native": format_native(served, a),
         "fused_attention": fused_attention(a), "throttled": plan.throttled,
         "mig": int(a.mig_max_instances.value) if a.mig_max_instances else 0, "memory_gb": a.memory_gb.value,
         **_mig_slices(a, plan, models),

@@ -19,7 +19,7 @@ inputs (`PartAge`, `Economics`): the pricing of an option and of a lifecycle cal
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -123,12 +123,36 @@ class Economics:
         last_years, last_share = knots[-1]
         return float(last_share * (1.0 - self.late_decline) ** (years - last_years))
 
-    def porting_weeks(self, framework: str, workload: str, stack: str) -> float:
-        """Engineer-weeks for a team on `framework` to run `workload` on `stack` (0 on a stack it already runs)."""
+    port_weeks_high: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    """(train | serve, port name) → the high end of the estimate: a port whose format the part has no tensor cores
+    for (the notes of port_weeks_*: an FP8 or new checkpoint on an older part)."""
+
+    def porting_weeks(self, framework: str, workload: str, stack: str, *, native_format: bool = True) -> float:
+        """Engineer-weeks for a team on `framework` to run `workload` on `stack` (0 on a stack it already runs);
+        the high end of the estimate when the weights' format is not native to the part (`format_native`)."""
         if framework not in NATIVE_STACKS or stack in NATIVE_STACKS[framework] or stack not in STACK_PORTS:
             return 0.0
         mode = "serve" if workload == "inference" else "train"
-        return self.port_weeks.get((mode, STACK_PORTS[stack]), 0.0)
+        key = (mode, STACK_PORTS[stack])
+        if not native_format and key in self.port_weeks_high:
+            return self.port_weeks_high[key]
+        return self.port_weeks.get(key, 0.0)
+
+
+FLOAT4_FORMATS = frozenset({"mxfp4", "nvfp4", "fp4"})
+"""4-bit floating-point weight formats: native on parts with FP4 tensor cores, emulated (dequantized by kernels
+someone must bring up) elsewhere."""
+
+
+def format_native(weights: str, acc: Accelerator) -> bool:
+    """Whether `acc` runs weights in `weights` on its own tensor cores (or the format needs none): False for a 4-bit
+    float format on a part without FP4 and for FP8 on a part without FP8. On a stack the team does not run yet,
+    such a port takes the high end of its porting estimate (rule H10.port-format)."""
+    if weights in FLOAT4_FORMATS:
+        return bool(acc.fp4_support)
+    if weights == "fp8":
+        return bool(acc.fp8_support)
+    return True
 
 
 def resale_class(acc: Accelerator) -> str:
@@ -171,9 +195,11 @@ def economics(catalog: Catalog) -> Economics:
             resale[cls] = knots
     ports = {(mode, name): a[f"port_weeks_{mode}_{name}"].value for mode in ("train", "serve")
              for name in STACK_PORTS.values() if f"port_weeks_{mode}_{name}" in a}
+    highs = {(mode, name): float(a[f"port_weeks_{mode}_{name}"].high or a[f"port_weeks_{mode}_{name}"].value)
+             for mode, name in ports}
     return Economics(resale=resale, late_decline=a["resale_decline_datacenter_late_per_year"].value,
                      port_weeks=ports, usd_per_engineer_week=a["ml_engineer_loaded_usd_per_week"].value,
-                     host_share=a["resale_share_host"].value,
+                     host_share=a["resale_share_host"].value, port_weeks_high=highs,
                      selling_cost=a["resale_selling_cost_share"].value)
 
 
@@ -200,12 +226,18 @@ class EconomicsRules:
             if weeks <= 0:
                 continue  # the team runs this stack already
             weeks_from = f"port_weeks_{mode}_{name}"
+            high = self.values.porting_weeks(framework, workload, stack, native_format=False)
+            high_from = f"the high end of port_weeks_{mode}_{name}"
             if given_weeks is not None:
                 weeks, weeks_from = float(given_weeks), "framework.port_weeks"
+                high, high_from = weeks, weeks_from
             usd = round(weeks * rate, 2)
+            usd_format = round(high * rate, 2)
             ctx.conclude({
                 "kind": "porting", "ref": f"port:{stack}", "stack": stack, "stack_name": STACK_NAMES[stack],
-                "weeks": weeks, "usd_per_week": rate, "usd": usd,
+                "weeks": weeks, "usd_per_week": rate, "usd": usd, "weeks_format": high, "usd_format": usd_format,
                 "text": f"A {framework} team moving to {STACK_NAMES[stack]} to {doing}: {weeks:g} engineer-weeks "
-                        f"({weeks_from}) × ${rate:,.0f} a week ({rate_from}) = ${usd:,.0f}",
+                        f"({weeks_from}) × ${rate:,.0f} a week ({rate_from}) = ${usd:,.0f}; in a weights format the "
+                        f"part has no tensor cores for (kernels to bring up): {high:g} engineer-weeks ({high_from}) "
+                        f"= ${usd_format:,.0f}",
             })

@@ -478,6 +478,8 @@ class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     vendor: str
     ecc: bool
     software_stack: str
+    format_native: bool
+    """The weights format runs on the part's own tensor cores (or needs none): economics.format_native."""
     flash_attention_2: str
     fused_attention: bool
     throttled: bool
@@ -553,6 +555,10 @@ class OptionFact(_Fact, SplitFields):
     headroom: NotRequired[float]
     usage_hours: NotRequired[float]
     reserved_days: NotRequired[int]
+    price_basis: NotRequired[str]
+    """list | list, transcribed | aggregator | street | used | estimate | system share | your quote."""
+    node_known: NotRequired[bool]
+    """rental: False when the source prices one GPU and says nothing of its node (Instance.node_known)."""
     """capacity-block: the days a short-term reserved cluster is booked and paid for."""
     large_cluster: bool
     gpu_hours: NotRequired[float]
@@ -590,6 +596,8 @@ class OptionFact(_Fact, SplitFields):
     fabric_usd: NotRequired[float]
     host_usd: NotRequired[float]
     power_w: NotRequired[float]
+    power_known: NotRequired[bool]
+    """purchase: every part of the machine's draw has a figure (False: some of it is not counted, rule P.power)."""
     topology: str
     existing_host: NotRequired[bool]
     pc_fits: NotRequired[bool]
@@ -635,6 +643,9 @@ class PortingFact(_Fact):
     weeks: float
     usd_per_week: float
     usd: float
+    weeks_format: float
+    """The high end of the estimate: serving or training in a format the part has no tensor cores for."""
+    usd_format: float
 
 
 class RuledOutFact(_Fact):

@@ -25,6 +25,7 @@ from gpuadvisor.rules.explain import Explainer
 from gpuadvisor.rules.feasibility import Replan, candidates, checked
 from gpuadvisor.rules.findings import triage
 from gpuadvisor.rules.how import how_entries
+from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import CostPart, DecisionCost
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
@@ -269,6 +270,7 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
                   usd_per_month=opt.get("usd_per_month"), price_as_of=opt.get("price_as_of"),
                   price_source=opt.get("price_source"), price_kind=opt.get("price_kind"),
                   price_age_months=opt.get("price_age_months"), usage_hours=opt.get("usage_hours"),
+                  price_basis=opt.get("price_basis"), node_known=opt.get("node_known"),
                   break_even_utilization=opt.get("break_even_utilization"),
                   capex_beyond_accelerators_usd=opt.get("capex_beyond_accelerators_usd"),
                   fabric_usd=opt.get("fabric_usd"),
@@ -326,7 +328,23 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     if top.acquisition == "own":
         return f"{verb} {what}: already paid for, only its power, {figure}{meets}."
     split = _split_clause(top, metric, per_run)
-    return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}.{split}"
+    return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}{_price_words(top)}.{split}"
+
+
+def _price_words(top: Recommendation) -> str:
+    """' (list price of 2026-07-28)', ' (aggregator's figure of 2026-05-18; the node it comes in … is not in the
+    source)': what the headline's price is and when it was read (issue 39: price confidence travels with the
+    figure to the headline)."""
+    c = top.cost
+    if c.price_basis is None:
+        return ""
+    when = as_of_label(c.price_as_of)
+    dated = f"of {when}" if when != "undated" else "undated"
+    basis = {"list": "list price", "list, transcribed": "list price, transcribed", "aggregator": "aggregator's figure",
+             "your quote": "your quote", "system share": "system-share estimate"}.get(c.price_basis,
+                                                                                     f"{c.price_basis} price")
+    node = "; the node it comes in (GPUs per node, fabric) is not in the source" if c.node_known is False else ""
+    return f" ({basis} {dated}{node})"
 
 
 def decision_words(d: DecisionCostOut) -> str:

@@ -111,6 +111,12 @@ class Cost(Out):
                                                               "street, used, system-share, estimate, quote (the "
                                                               "buyer's own), free, owned")
     price_age_months: int | None = Field(default=None, description="months since price_as_of; null when undated")
+    price_basis: str | None = Field(default=None, description="what the price is: list (the provider's own price "
+                                                              "list), list, transcribed (a dataset of list prices), "
+                                                              "aggregator (a third party's figure), street, used, "
+                                                              "estimate, system share, your quote")
+    node_known: bool | None = Field(default=None, description="rental: false when the source prices one GPU and "
+                                                              "says nothing of the node it comes in")
     usage_hours: float | None = Field(default=None, description="hours billed: a month (serving, interactive) or "
                                                                 "one run (training), set-up included")
     break_even_utilization: float | None = Field(
