@@ -108,7 +108,8 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
         parts.append(f"the {system.kind} price includes {', '.join(price.includes)}")
     before = len(parts)
     power = _power_w(system, acc, machines, accelerators, parts)
-    return PurchaseBill(power_known=len(parts) == before and power > 0, capex_usd=accel + host + fabric_usd, accelerators_usd=accel, host_usd=host,
+    return PurchaseBill(power_known=len(parts) == before and power > 0,
+                        capex_usd=accel + host + fabric_usd, accelerators_usd=accel, host_usd=host,
                         fabric_usd=fabric_usd, power_w=power, kind=kind,
                         as_of=quoted_on if quoted_on is not None else _oldest(dates),
                         sources=", ".join(dict.fromkeys(sources)), words=" + ".join(parts), known_split=known_split)

@@ -156,7 +156,7 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
                                             (cons.of_kind("usage") or [(0, {})])[0][1])
     return RecommendResult(
         answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
-        ranking_reason=ranking_reason(recs[:2]),
+        ranking_reason=ranking_reason(recs[:2]), contracts=_contracts(idx, workload),
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
         headline=_headline(recs[:top], answers, workload, idx.one["workload"][1]) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
@@ -192,6 +192,41 @@ def _rank_key(r: Ranked, workload: str) -> tuple[float, int, float, float, str]:
         delivers = -float(opt.get("capacity_tokens_per_s") or opt.get("tokens_per_s") or 0.0)
     acquisition = str(opt.get("acquisition") or "rent")
     return (round(r.cost.total), SPENDS.get(acquisition, 2), round(r.cost.total, 2), delivers, str(opt["ref"]))
+
+
+CONTRACTS = (("buy", "buying"), ("capacity-block", "a short reserved cluster"), ("on-demand", "on demand"),
+             ("spot", "spot"))
+"""The ways a training run can be paid for, compared in the ranking's reason (issue 39)."""
+
+
+def _contracts(idx: _Index, workload: str) -> str | None:
+    """A training run compares buying, a short reserved cluster and on-demand (and spot): the cheapest of each,
+    with the rule that rules it out when one does ('buying $1,212,536 — ruled out by D.lead-time')."""
+    if workload == "inference":
+        return None
+    best: dict[str, tuple[float, str, str]] = {}
+    for fid, opt in idx.options:
+        kind = "buy" if opt.get("purchase") else str(opt.get("pricing") or "")
+        cost = idx.decision_cost(fid)
+        if kind not in dict(CONTRACTS) or cost is None:
+            continue
+        total = cost.with_parts(tuple(CostPart(str(c["part"]), float(c["usd"]), "", str(c["rule"]))  # type: ignore[arg-type]
+                                      for _, c in idx.costs_of(opt))).total
+        rules = sorted({str(v["rule"]) for _, v in idx.vetoes_of(opt)})
+        if not math.isfinite(total):
+            continue
+        key = (0 if not rules else 1, total)
+        held = best.get(kind)
+        if held is None or key < (0 if not held[2] else 1, held[0]):
+            best[kind] = (total, str(opt.get("title") or ""), ", ".join(rules))
+    if len(best) < 2:
+        return None
+    words = []
+    for kind, name in CONTRACTS:
+        if kind in best:
+            total, title, rules = best[kind]
+            words.append(f"{name} {usd_text(total)} ({title}" + (f"; ruled out by {rules}" if rules else "") + ")")
+    return "By contract, the cheapest run: " + "; ".join(words) + "."
 
 
 def ranking_reason(recs: list[Recommendation]) -> str | None:
@@ -339,12 +374,16 @@ def _price_words(top: Recommendation) -> str:
     if c.price_basis is None:
         return ""
     when = as_of_label(c.price_as_of)
-    dated = f"of {when}" if when != "undated" else "undated"
-    basis = {"list": "list price", "list, transcribed": "list price, transcribed", "aggregator": "aggregator's figure",
-             "your quote": "your quote", "system share": "system-share estimate"}.get(c.price_basis,
-                                                                                     f"{c.price_basis} price")
+    dated = f" of {when}" if when != "undated" else ", undated"
+    basis = PRICE_BASIS_WORDS.get(c.price_basis, f"{c.price_basis} price")
     node = "; the node it comes in (GPUs per node, fabric) is not in the source" if c.node_known is False else ""
-    return f" ({basis} {dated}{node})"
+    return f" ({basis}{dated}{node})"
+
+
+PRICE_BASIS_WORDS = {"list": "list price", "list, transcribed": "list price as transcribed",
+                     "aggregator": "an aggregator's figure", "street": "street price", "used": "used price",
+                     "estimate": "an estimate", "system share": "a system-share estimate", "your quote": "your quote"}
+"""A price's basis (Cost.price_basis) as the headline says it."""
 
 
 def decision_words(d: DecisionCostOut) -> str:

@@ -328,6 +328,9 @@ class RecommendResult(Out):
     defaults_applied: list[str] = Field(description="answers the user did not give, as `table.key = value`")
     ranking_reason: str | None = Field(default=None, description="why the first option beat the second, in dollars "
                                                                  "and by part")
+    contracts: str | None = Field(default=None, description="training and fine-tuning: the cheapest run by contract "
+                                                             "— buying, a short reserved cluster, on demand, spot — "
+                                                             "with the rule that rules each out when one does")
     profile: ProfileOut
     profile_why: list[WhyStep] = Field(
         default_factory=list, description="how the workload's needs were derived from the answers; other chains "
