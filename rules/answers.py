@@ -125,9 +125,10 @@ class TrainingAnswer(Section):
         "days the run may take (≥ 15 min)", flag="deadline_days", question="Deadline",
         hint="Time = compute ÷ (GPUs × peak × utilization): the deadline sets the GPU count (000, S8).",
         unit="days"))
-    deadline_from: Literal["today", "delivery"] = Field(default="today", **ask(
-        "when the deadline starts: today (bought hardware must first be delivered and installed, its lead time "
-        "counted) or delivery (the clock starts when the hardware runs)", flag="deadline_from",
+    deadline_from: Literal["today", "delivery"] | None = Field(default=None, **ask(
+        "when a stated deadline starts: today (bought hardware must first be delivered and installed, its lead "
+        "time counted) or delivery (the clock starts when the hardware runs); unset = today where the run could be "
+        "rented instead, delivery where only buying is possible (on premises)", flag="deadline_from",
         question="The deadline counts from",
         hint="GPU servers have shipped 8-20 weeks after the order (Dell, HPE, 2024): counted from today, a purchase "
              "that cannot arrive in time is ruled out (002 Q6, H15).",

@@ -183,6 +183,7 @@ class Derivations:
                                 model_name=str(model["name"]), params=params_of(model), moe=bool(model.get("moe")),
                                 weights=wprec, kv=kprec, usage_values=self.usage_values,
                                 user_load_values=self.user_load_values)
+        fact["deadline_from"], fact["deadline_from_why"] = self._deadline_from(fact)
         ctx.conclude(fact, also_from=used)
 
     def parameters(self, ctx: RuleContext, model: Fact) -> None:
@@ -605,8 +606,8 @@ class Derivations:
         return {"pd_usd_per_month": round(owned.usd_per_month(util), 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
     def _lead_time(self, kind: str, config: Fact, work: Fact, f: Factors) -> dict[str, Any]:
-        """When a purchase arrives (lead_time_weeks_<kind>) and, for a training run whose deadline counts from today
-        (training.deadline_from), whether the run still ends inside the deadline's schedule margin (rule
+        """When a purchase arrives (lead_time_weeks_<kind>) and, for a training run whose stated deadline counts from
+        today (training.deadline_from), whether the run still ends inside the deadline's schedule margin (rule
         D.lead-time rules it out when it cannot)."""
         weeks = self.lead_weeks.get(kind)
         if weeks is None:
@@ -616,10 +617,27 @@ class Derivations:
         if work["workload"] != "inference":
             run = float(config.get("training_days") or 0.0)
             sized = float(work["deadline_days"]) * (1.0 - f.training_schedule_margin)
-            from_today = work.get("deadline_from", "today") == "today"
-            out.update({"ready_days": round(days + run, 1),
-                        "arrives_too_late": from_today and days + run > sized * (1 + 1e-9)})
+            # a stated deadline counted from today binds; a default one is a planning target (A.delivery says
+            # when the run would then end)
+            binds = bool(work.get("deadline_given")) and work.get("deadline_from") == "today"
+            out.update({"ready_days": round(days + run, 1), "lead_time_binds": binds,
+                        "arrives_too_late": binds and days + run > sized * (1 + 1e-9)})
         return out
+
+    def _deadline_from(self, work: Mapping[str, Any]) -> tuple[str, str]:
+        """When a stated training deadline starts, and why: as answered (training.deadline_from); else today when
+        the answers could rent the run instead — cloud or either, and an instance of an allowed vendor at an
+        allowed provider exists — so a purchase's delivery counts against it; and from delivery when only buying
+        is possible (on premises, or vendors nobody rents): then the deadline can only mean the run."""
+        if work.get("deadline_from_given"):
+            return str(work.get("deadline_from")), "your answer"
+        if work.get("where") == "on_prem":
+            return "delivery", "bought on premises: renting the run is excluded, so the deadline is the run's"
+        vendors, providers = set(work.get("vendors") or ()), set(work.get("providers") or ())
+        if any(i.provider in providers and self.catalog.accelerators[i.accelerator].vendor in vendors
+               for i in self.catalog.instances.values() if i.accelerator in self.catalog.accelerators):
+            return "today", "the run could be rented now: a purchase must arrive in time"
+        return "delivery", "no allowed provider rents an allowed vendor's parts: the deadline is the run's"
 
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
                          label: str, cost: DecisionCost | None) -> None:

@@ -230,9 +230,14 @@ class WorkloadFact(_Fact):
     latency_p95_s: float | None
     deadline_days: float
     deadline_from: str
-    """today | delivery: whether a purchase's lead time counts against the deadline (training.deadline_from)."""
+    """today | delivery: whether a purchase's lead time counts against the deadline (training.deadline_from, or
+    by what the answers allow: derivations._deadline_from)."""
+    deadline_from_why: NotRequired[str]
     after_run: str
     """keep | sell: hardware bought for one run, once it ends (deployment.after_run)."""
+    deadline_given: bool
+    deadline_from_given: bool
+    """The user stated training.deadline_days (a default deadline is a planning target, not a date to meet)."""
     optimizer: str
     zero_stage: str
     gradient_checkpointing: bool
@@ -301,6 +306,11 @@ class PurchaseUseFact(_Fact):
     break_even_utilization: float
     idle_after: bool
     below_break_even: bool
+    sold: bool
+    """In the chosen fleet and sold when its run ends (PhasePlan.sold_month)."""
+    unused_after: bool
+    """No later phase runs on it after its run (kept idle, or sold)."""
+    fate: str
     instead: str
     plan_text: str
 
@@ -626,6 +636,8 @@ class OptionFact(_Fact, SplitFields):
     """purchase for a run: lead time plus the run, days from today."""
     arrives_too_late: NotRequired[bool]
     """the run on it cannot end inside the deadline counted from today (rule D.lead-time)."""
+    lead_time_binds: NotRequired[bool]
+    """a stated deadline counts from today, so the purchase's lead time counts against it."""
     cost_rental_usd: NotRequired[float]
     cost_hardware_usd: NotRequired[float]
     cost_network_usd: NotRequired[float]

@@ -731,8 +731,6 @@ def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPl
         top = slot.result.recommendations[0] if slot.result.recommendations else None
         scenario: tuple[Candidate, bool] | None = None
         mine = _cand_of(slot, plan)
-        if plan.choice == "buy" and plan.sold_month is not None:
-            continue  # sold when its run ends: nothing left to sit idle
         if plan.choice == "buy" and mine is not None:
             scenario = (mine, True)
         elif top is not None and top.acquisition == "buy" and slot.buy is not None:
@@ -755,6 +753,10 @@ def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPl
                 users.append(f"phase {later.phase} ({later.name}) on {later.count} of {cand.count}")
         busy_share = used / after if after > 0 else 1.0
         util_after = busy / after if after > 0 else 1.0
+        sold = in_plan and plan.sold_month is not None
+        fate = (f"it is sold when the run ends (month {plan.sold_month:.1f}) for ${plan.resale_usd:,.0f}"
+                if sold and plan.sold_month is not None else
+                f"it would sit idle for the remaining {after:.0f} months")
         be = cand.break_even if cand.break_even is not None else H15_BREAK_EVEN
         rented = _cand_of(slot, plan) if plan.choice in ("rent", "free", "own") else slot.rent
         rent_cost = (rented.usd_per_run or 0.0) * float(plan.runs or 1.0) if rented else 0.0
@@ -769,7 +771,8 @@ def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPl
             "workload": ph.answers.workload, "title": cand.title, "count": cand.count, "in_plan": in_plan,
             "capex_usd": cand.capex_usd, "months_after": round(after, 2), "busy_share_after": round(busy_share, 4),
             "utilization_after": round(util_after, 4), "break_even_utilization": round(be, 4),
-            "idle_after": busy_share < IDLE_SHARE and after > 0,
+            "idle_after": busy_share < IDLE_SHARE and after > 0 and not sold, "sold": sold,
+            "unused_after": busy_share < IDLE_SHARE and after > 0, "fate": fate,
             "below_break_even": util_after < be and busy_share >= IDLE_SHARE,
             "instead": instead, "plan_text": plan_text,
             "text": f"{cand.title} ({'in the chosen fleet' if in_plan else f'phase {ph.index} ranks it first'})"
