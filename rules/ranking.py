@@ -224,8 +224,8 @@ def _contracts(idx: _Index, workload: str) -> str | None:
     words = []
     for kind, name in CONTRACTS:
         if kind in best:
-            total, title, rules = best[kind]
-            words.append(f"{name} {usd_text(total)} ({title}" + (f"; ruled out by {rules}" if rules else "") + ")")
+            total, title, out_by = best[kind]
+            words.append(f"{name} {usd_text(total)} ({title}" + (f"; ruled out by {out_by}" if out_by else "") + ")")
     return "By contract, the cheapest run: " + "; ".join(words) + "."
 
 
