@@ -84,9 +84,9 @@ from gpuadvisor.rules.user_load import user_load_values
 
 LIST_SOURCE_KINDS = frozenset({"vendor price file", "vendor-page", "vendor-docs", "vendor page", "vendor docs"})
 """Sources that are the provider's own price list (a rental price read there is its list price)."""
-TRANSCRIBED_SOURCE_KINDS = frozenset({"derived-data", "press"})
-"""Datasets that transcribe providers' list prices row by row, each with its URL and date, and announcements that
-report them (a GA announcement, a news item on a price change)."""
+TRANSCRIBED_SOURCE_KINDS = frozenset({"derived-data", "press", "price catalog"})
+"""Datasets that transcribe providers' list prices row by row, each with its URL and date (a `kb refresh` price
+catalog too), and announcements that report them (a GA announcement, a news item on a price change)."""
 PURCHASE_BASIS = {"msrp": "list", "street": "street", "used": "used", "estimate": "estimate",
                   "system-share": "system share", "quote": "your quote"}
 """A purchase price's kind in the words of its basis (issue 39: list, street, used, aggregator, buyer's quote)."""
