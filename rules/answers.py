@@ -125,14 +125,15 @@ class TrainingAnswer(Section):
         "days the run may take (≥ 15 min)", flag="deadline_days", question="Deadline",
         hint="Time = compute ÷ (GPUs × peak × utilization): the deadline sets the GPU count (000, S8).",
         unit="days"))
-    deadline_from: Literal["today", "delivery"] | None = Field(default=None, **ask(
+    deadline_from: Literal["auto", "today", "delivery"] = Field(default="auto", **ask(
         "when a stated deadline starts: today (bought hardware must first be delivered and installed, its lead "
-        "time counted) or delivery (the clock starts when the hardware runs); unset = today where the run could be "
+        "time counted) or delivery (the clock starts when the hardware runs); auto = today where the run could be "
         "rented instead, delivery where only buying is possible (on premises)", flag="deadline_from",
         question="The deadline counts from",
         hint="GPU servers have shipped 8-20 weeks after the order (Dell, HPE, 2024): counted from today, a purchase "
              "that cannot arrive in time is ruled out (002 Q6, H15).",
-        choices={"today": "Today (delivery counts)", "delivery": "Delivery of the hardware"}))
+        choices={"auto": "Automatic (today if the run could be rented)", "today": "Today (delivery counts)",
+                 "delivery": "Delivery of the hardware"}))
     optimizer: Literal["adamw", "sgd", "adam8bit"] = Field(default="adamw", **ask(
         "optimizer: adamw | sgd | adam8bit", flag="optimizer", question="Optimizer",
         hint="Mixed-precision AdamW holds ~16–18 bytes per parameter before activations (000/002, S4, W2).",

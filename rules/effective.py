@@ -68,7 +68,7 @@ def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, A
             if f"inference.{leaf}" not in given and work.get(leaf) is not None:
                 eff["inference"][leaf] = float(work[leaf])
                 used[f"inference.{leaf}"] = (float(work[leaf]), f"assumptions.toml {asm}")
-    if workload != "inference" and "training.deadline_from" not in given and work.get("deadline_from"):
+    if workload != "inference" and not work.get("deadline_from_given") and work.get("deadline_from"):
         eff["training"]["deadline_from"] = str(work["deadline_from"])
         used["training.deadline_from"] = (str(work["deadline_from"]), str(work.get("deadline_from_why") or ""))
     if usage:
