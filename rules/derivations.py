@@ -49,6 +49,7 @@ from gpuadvisor.rules.profile import (
     catalog_factors,
     compute_need_fact,
     consultation_factors,
+    deadline_start,
     demand_fact,
     inference_search,
     serving_targets,
@@ -188,8 +189,7 @@ class Derivations:
                                 model_name=str(model["name"]), params=params_of(model), moe=bool(model.get("moe")),
                                 formats=formats, usage_values=self.usage_values,
                                 user_load_values=self.user_load_values)
-        starts, why = self._deadline_from(work)
-        work = replace(work, deadline_from=starts, deadline_from_why=why)
+        work = deadline_start(work, self.catalog)
         ctx.conclude(work.fact(), also_from=used, attachment=work)  # the engine's edge: the fact, the Workload beside
 
     def parameters(self, ctx: RuleContext, model: Fact) -> None:
@@ -636,21 +636,6 @@ class Derivations:
             out.update({"ready_days": round(days + run, 1), "lead_time_binds": binds,
                         "arrives_too_late": binds and days + run > sized * (1 + 1e-9)})
         return out
-
-    def _deadline_from(self, work: Workload) -> tuple[str, str]:
-        """When a stated training deadline starts, and why: as answered (training.deadline_from); else today when
-        the answers could rent the run instead — cloud or either, and an instance of an allowed vendor at an
-        allowed provider exists — so a purchase's delivery counts against it; and from delivery when only buying
-        is possible (on premises, or vendors nobody rents): then the deadline can only mean the run."""
-        if work.deadline_from_given:
-            return work.deadline_from, "your answer"
-        if work.where == "on_prem":
-            return "delivery", "bought on premises: renting the run is excluded, so the deadline is the run's"
-        vendors, providers = set(work.vendors), set(work.providers)
-        if any(i.provider in providers and self.catalog.accelerators[i.accelerator].vendor in vendors
-               for i in self.catalog.instances.values() if i.accelerator in self.catalog.accelerators):
-            return "today", "the run could be rented now: a purchase must arrive in time"
-        return "delivery", "no allowed provider rents an allowed vendor's parts: the deadline is the run's"
 
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Workload, extra: dict[str, Any],
                          label: str, cost: DecisionCost | None) -> None:

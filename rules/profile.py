@@ -234,3 +234,20 @@ def training_search(catalog: Catalog, work: Workload, arch: Architecture, params
                     targets: TrainingTargets, factors: Factors) -> TrainingSearch:
     """The training search of a consultation (or of an estimate)."""
     return TrainingSearch(arch, params, work.formats.weights, targets, factors)
+
+
+def deadline_start(work: Workload, catalog: Catalog) -> Workload:
+    """The workload with when a stated training deadline starts, and why: as answered (training.deadline_from);
+    else today when the answers could rent the run instead — cloud or either, and an instance of an allowed vendor
+    at an allowed provider exists — so a purchase's delivery counts against it (rule D.lead-time); and from delivery
+    when only buying is possible (on premises, or vendors nobody rents): then the deadline can only mean the run."""
+    if work.deadline_from_given:
+        starts, why = work.deadline_from, "your answer"
+    elif work.where == "on_prem":
+        starts, why = "delivery", "bought on premises: renting the run is excluded, so the deadline is the run's"
+    elif any(i.provider in work.providers and i.accelerator in catalog.accelerators
+             and catalog.accelerators[i.accelerator].vendor in work.vendors for i in catalog.instances.values()):
+        starts, why = "today", "the run could be rented now: a purchase must arrive in time"
+    else:
+        starts, why = "delivery", "no allowed provider rents an allowed vendor's parts: the deadline is the run's"
+    return replace(work, deadline_from=starts, deadline_from_why=why)
