@@ -500,6 +500,8 @@ class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     trains: bool
     topology: str
     precision_fallback: str
+    slow_split: str
+    """'' or what makes the replica's split a last resort ('tensor parallel 4 over PCIe'; rules/splits.py)."""
 
 
 class OptionFact(_Fact, SplitFields):
@@ -634,6 +636,14 @@ class RemedyFact(_Fact):
     reason: str
 
 
+class LastResortFact(_Fact):
+    """A configuration weighed only after every plan without its flaw (rule W3.last-resort): `target` is the
+    config's ref, `reason` what makes it a last resort."""
+
+    target: str
+    reason: str
+
+
 class RankedFact(_Fact):
     """An option's place in the ranking: its decision cost in dollars."""
 
@@ -672,6 +682,7 @@ FACT_KINDS: dict[str, type[_Fact]] = {
     "ruled_out": RuledOutFact,
     "remedy": RemedyFact,
     "ranked": RankedFact,
+    "last_resort": LastResortFact,
 }
 """Every fact kind a rule may test, by the name facts carry in `kind`."""
 

@@ -25,6 +25,7 @@ from gpuadvisor.rules.explain import Explainer
 from gpuadvisor.rules.feasibility import Replan, candidates, checked
 from gpuadvisor.rules.findings import triage
 from gpuadvisor.rules.how import how_entries
+from gpuadvisor.rules.preference import LAST_RESORT, TIER_WORDS, Tier, tier
 from gpuadvisor.rules.pricing import CostPart, DecisionCost
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
@@ -121,6 +122,7 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     idx = _Index(cons, catalog)
     workload = str(idx.one["workload"][1].get("workload", answers.workload))
     ranked: list[Ranked] = []
+    last = {str(f["target"]): (fid, f) for fid, f in cons.of_kind("last_resort")}
     for fid, opt in idx.options:
         base = idx.decision_cost(fid)
         if idx.vetoes_of(opt) or base is None:
@@ -132,18 +134,22 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
             continue
         sums = (" ".join(f"{'−' if p.usd < 0 else '+'} {p.part} {usd_text(abs(p.usd))}" for p in cost.parts)
                 .removeprefix("+ ") or "nothing to pay")
+        split = last.get(str(opt["config"]))
+        place = tier(str(opt.get("acquisition") or "rent"), split is not None)
+        why = (f"; {split[1]['reason']}: " if place == LAST_RESORT and split else "; ") + TIER_WORDS[place]
         rank_fid = cons.add({"kind": "ranked", "ref": f"rank:{opt['ref']}", "option": opt["ref"],
                              "usd": round(cost.total, 2),
-                             "text": f"Costs {usd_text(cost.total)} {cost.horizon}: {sums}"},
-                            "RANK", [fid, *(cfid for cfid, _ in added)])
-        ranked.append(Ranked(fid, opt, cost, rank_fid))
+                             "text": f"Costs {usd_text(cost.total)} {cost.horizon}: {sums}"
+                                     + (why if TIER_WORDS[place] else "")},
+                            "RANK", [fid, *(cfid for cfid, _ in added), *([split[0]] if split else [])])
+        ranked.append(Ranked(fid, opt, cost, rank_fid, place))
     ranked.sort(key=lambda r: _rank_key(r, workload))
     profile_ids = [idx.one[k][0] for k in ("memory_need", "demand", "compute_need", "intensity") if idx.one[k][0]]
     idx.profile_why = idx.explainer.chains(profile_ids)
     idx.explained = frozenset(s.fact for s in idx.profile_why)
     first = ranked[0].cost.total if ranked else 0.0
     # what the user owns is listed wherever it ranks (issue 29: nothing the user states vanishes)
-    recs = [_recommendation(n + 1, r, idx, catalog, workload, first) for n, r in enumerate(ranked)
+    recs = [_recommendation(n + 1, r, idx, catalog, workload, first, last) for n, r in enumerate(ranked)
             if n < top + RUNNERS_UP or r.opt.get("acquisition") == "own"]
     shown = {r.option for r in recs}
     # warnings about particular options are listed for the recommended ones; the plan-wide ones always
@@ -157,7 +163,8 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
         answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
         ranking_reason=ranking_reason(recs[:2]),
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
-        headline=_headline(recs[:top], answers, workload, idx.one["workload"][1]) if recs else None,
+        headline=_headline(recs[:top], answers, workload, idx.one["workload"][1], resolved.baseline) if recs
+        else None,
         recommendations=recs[:top], runners_up=recs[top:],
         warnings=warnings, ruled_out=_ruled_out(cons, idx, catalog, shown), how=how_entries(cons),
         to_make_feasible=[] if recs else _to_make_feasible(idx, answers, replan),
@@ -174,23 +181,25 @@ class Ranked:
     opt: dict[str, Any]
     cost: DecisionCost
     rank_fid: int
+    tier: Tier = 1
 
 
 SPENDS = {"own": 0, "free": 1}
 """Within the same whole dollar, what asks for no new spending comes first: hardware you own, then a free tier."""
 
 
-def _rank_key(r: Ranked, workload: str) -> tuple[float, int, float, float, str]:
-    """Cheapest first, to the dollar (a decision is not made on cents); within the same dollar, hardware you own,
-    then a free tier, then the cheapest to the cent; then what the option delivers: a shorter run, or more serving
-    capacity."""
+def _rank_key(r: Ranked, workload: str) -> tuple[int, float, int, float, float, str]:
+    """The tier first (rules/preference.py: the hardware you have, sound plans, last resorts); then cheapest first,
+    to the dollar (a decision is not made on cents); within the same dollar, what asks for no new spending (a free
+    tier), then the cheapest to the cent; then what the option delivers: a shorter run, or more serving capacity."""
     opt = r.opt
     if workload != "inference":
         delivers = float(opt.get("training_days") or math.inf)
     else:
         delivers = -float(opt.get("capacity_tokens_per_s") or opt.get("tokens_per_s") or 0.0)
     acquisition = str(opt.get("acquisition") or "rent")
-    return (round(r.cost.total), SPENDS.get(acquisition, 2), round(r.cost.total, 2), delivers, str(opt["ref"]))
+    return (r.tier, round(r.cost.total), SPENDS.get(acquisition, 2), round(r.cost.total, 2), delivers,
+            str(opt["ref"]))
 
 
 def ranking_reason(recs: list[Recommendation]) -> str | None:
@@ -206,6 +215,14 @@ def ranking_reason(recs: list[Recommendation]) -> str | None:
             by_part[p.part] = by_part.get(p.part, 0.0) + sign * p.usd
     moved = sorted(((k, v) for k, v in by_part.items() if abs(v) >= 0.5), key=lambda kv: -abs(kv[1]))
     parts = ", ".join(f"{k} {'+' if v > 0 else '−'}{usd_text(abs(v))}" for k, v in moved[:4])
+    first, second = recs[0], recs[1]
+    money = (f"#2 costs {usd_text(abs(gap))} {'more' if gap >= 0 else 'less'} {a.horizon} ({usd_text(b.usd)} "
+             f"against {usd_text(a.usd)})")
+    if first.acquisition == "own" and second.acquisition != "own":
+        return f"#1 is the hardware you have and it runs the job: every other option is weighed against it; {money}."
+    if second.last_resort and not first.last_resort:
+        return (f"#2 is a last resort ({second.last_resort}), weighed after every plan that keeps each replica "
+                f"inside one fast domain; {money}.")
     if round(a.usd) == round(b.usd):
         return (f"#1 and #2 cost the same {a.horizon} ({usd_text(a.usd)}, to the dollar); #1 ranks first as what "
                 "asks for no new spending (hardware you own, a free tier), or for what it delivers (a shorter run, "
@@ -215,7 +232,7 @@ def ranking_reason(recs: list[Recommendation]) -> str | None:
 
 
 def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workload: str,
-                    first: float) -> Recommendation:
+                    first: float, last: Mapping[str, tuple[int, Fact]]) -> Recommendation:
     opt, rank_fid = r.opt, r.rank_fid
     cfg_fid, cfg = idx.configs[str(opt["config"])]
     acc = catalog.accelerators[str(opt["accelerator"])]
@@ -256,6 +273,7 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
                                                   and int(cfg["replicas"]) > int(cfg.get("replicas_for_load") or 0))
         if workload == "inference" else None,
         purchase=bool(opt["purchase"]), acquisition=acquisition, fits=True,
+        last_resort=str(last[str(opt["config"])][1]["reason"]) if str(opt["config"]) in last else None,
         memory_gb_per_gpu=float(cfg["memory_gb_per_gpu"]), memory=memory,
         bound=cfg["bound"], tokens_per_s=cfg.get("tokens_per_s") if workload == "inference" else None,
         tokens_per_s_per_user=cfg.get("tokens_per_s_per_user"), ttft_s=cfg.get("ttft_s"),
@@ -300,7 +318,8 @@ PRICING_WORDS = {"on-demand": "on on-demand capacity", "spot": "on spot capacity
 """How a rental is paid for, in the headline's words."""
 
 
-def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Fact | None = None) -> str:
+def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Fact | None = None,
+              baseline: str | None = None) -> str:
     """The recommendation in one sentence: what to do, on what capacity, and why — the cheapest plan that meets
     what was asked, at what it costs over the horizon."""
     top = recs[0]
@@ -310,7 +329,9 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     figure = decision_words(top.decision_cost)
     verb = {"rent": "Rent", "buy": "Buy", "free": "Use", "own": "Use"}[top.acquisition]
     short = top.accelerator.name.split(" (")[0]
-    if top.acquisition in ("free", "own"):
+    if top.acquisition == "own":
+        what = f"your own {top.count:,}× {short}" + (f" {baseline}" if baseline else "")
+    elif top.acquisition == "free":
         what = top.unit.name
     elif top.unit.machines == 1 and top.count == 1:  # 'TensorWave MI300X (per GPU)', 'desktop PC with 1 × RTX 4090'
         what = top.unit.name if short.split()[-1] in top.unit.name else f"{top.unit.name} with 1 × {short}"
@@ -425,6 +446,21 @@ def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
         if key not in groups:
             groups[key] = (fid, w, [])
         if target and target in by_option:
+            groups[key][2].extend(by_option[target])
+    # a last resort among the listed options is a risk on them: it is why they rank after the sound plans
+    for fid, lr in idx.cons.of_kind("last_resort"):
+        target = str(lr["target"])
+        if target not in listed_targets:
+            continue
+        owned = any(facts[o].get("acquisition") == "own" for o in by_option.get(target, ()))
+        text = (f"{str(lr['text']).split(':')[0]}, yours: {lr['reason']}, slower than inside an NVLink domain; it is "
+                "what you have, so it is weighed first all the same" if owned else str(lr["text"]))
+        key = ("W3.last-resort", text)
+        if key not in groups:
+            groups[key] = (fid, {"heuristic": "W3", "rule": "W3.last-resort", "category": "advice" if owned
+                                 else "warning", "severity": "info" if owned else "warning",
+                                 "message": f"{text}."}, [])
+        if target in by_option:
             groups[key][2].extend(by_option[target])
     # a cost a rule adds (porting) is also a finding on the options it concerns: it is part of their ranked figure
     for target in sorted(listed_targets):

@@ -57,6 +57,9 @@ class Resolved:
     owned: tuple[Accelerator, int] | None = None
     """The knowledge-base part and count of current.gpu, the hardware the user already has (None: none, or a part
     the knowledge base does not know)."""
+    baseline: str | None = None
+    """How the owned machine was made to run the job when the default did not fit it, for the headline: 'in AWQ
+    4-bit weights, which fit them where BF16 does not' (rules/baseline.py); None when nothing was changed."""
 
 
 def resolve(answers: Answers, catalog: Catalog) -> Resolved:

@@ -31,14 +31,6 @@ CLI_TOP = 5  # `gpuadvisor recommend --top` default
 EXPECTED_FAILURES: dict[str, str] = {
     # Published cases that fail today, each with its reason and the issue that makes it pass. Strict: when a case
     # starts to pass, its XPASS fails the suite until the entry is removed. Never loosen a case to pass it.
-    "shared:own-rtx-4090-runs-a-14b-at-4bit":
-        "issue 37: an owned RTX 4090 that runs the 4-bit 14B loses to a free notebook tier (a session, not a machine)",
-    "shared:own-two-4090s-prototype-a-70b-at-4bit":
-        "issue 37: two owned 4090s are not tried at 4-bit before a purchase; BF16 is assumed and a used M2 Ultra wins",
-    "shared:own-mac-runs-ollama-70b":
-        "issue 37: an owned Mac already serving with Ollama is charged a port, so two used 3090s outrank it",
-    "shared:production-70b-16bit-unstated-load-no-pcie-split":
-        "issue 37: production with no stated load is sized for one request, so PCIe cards split TP4 rank first",
 }
 
 
