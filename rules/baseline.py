@@ -7,7 +7,7 @@ cards in tensor parallel 2; Ollama's default llama3.1:70b tag is a 43 GB q4_K_M)
 format unset and the owned machine cannot run the job in the default one, the consultation's default becomes the
 largest smaller format the owned part runs that makes it work — planned on the owned machine exactly as the
 consultation plans it — and every other option is sized in that format too, so they are compared like for like.
-A production service keeps 8-bit weights at least (FP8/INT8: NVIDIA NIM's production profiles): 4-bit is what a
+A stated production service keeps 8-bit weights at least (FP8/INT8: NVIDIA NIM's production profiles): 4-bit is what a
 learner or a prototype accepts, not a default for a service. A format the user typed is never replaced (the owned
 machine's remedies then say what would make it work: rules/owned.py).
 """
@@ -55,7 +55,8 @@ def fitted_to_owned(answers: Answers, resolved: Resolved, catalog: Catalog) -> R
     current = served_weights(catalog, job.work(resolved.weights), acc)
     if job.runs(current):
         return resolved
-    floor = PRODUCTION_MIN_BITS if answers.effective().get("stage") == "production" else 0.0
+    stated_production = "stage" in answers.given_keys() and answers.stage == "production"
+    floor = PRODUCTION_MIN_BITS if stated_production else 0.0
     for pid in SMALLER_FORMATS:
         p = catalog.precisions.get(pid)
         if (p is None or "weights" not in p.uses or p.bits_per_weight >= current.bits_per_weight

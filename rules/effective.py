@@ -59,7 +59,9 @@ def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, A
         used["inference.concurrent_requests"] = ("each option's batch", "as many as the request rate keeps in flight")
     elif workload == "inference" and "inference.concurrent_requests" not in given and work.get("concurrency"):
         eff["inference"]["concurrent_requests"] = int(work["concurrency"])
-        used["inference.concurrent_requests"] = (int(work["concurrency"]), "the batch size")
+        used["inference.concurrent_requests"] = (int(work["concurrency"]), IMPLIED_WHY[
+            "inference.concurrent_requests"] if "inference.concurrent_requests" in answers.implied() else
+            "the batch size")
     if workload == "inference" and work.get("load_from_users") and "inference.requests_per_minute" not in given:
         rpm = float(work["requests_per_minute"])
         eff["inference"]["requests_per_minute"] = rpm

@@ -144,6 +144,14 @@ class OwnedFact(_Fact):
     shape: str
 
 
+class OwnedUnknownFact(_Fact):
+    """The user's own GPUs known only by name and memory (rules/owned_unknown.py)."""
+
+    name: str
+    memory_gb: float
+    count: int
+
+
 class UnitFact(_Fact):
     """A deployable unit (rules.units.Unit): a node shape and its fabric."""
 
@@ -683,6 +691,7 @@ FACT_KINDS: dict[str, type[_Fact]] = {
     "remedy": RemedyFact,
     "ranked": RankedFact,
     "last_resort": LastResortFact,
+    "owned_unknown": OwnedUnknownFact,
 }
 """Every fact kind a rule may test, by the name facts carry in `kind`."""
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import Answers
+from gpuadvisor.rules.answers import Answers, assumed_load
 from gpuadvisor.rules.effective import effective_answers
 from gpuadvisor.rules.engine import Consultation
 from gpuadvisor.rules.engine.gcpause import paused_gc
@@ -163,8 +163,8 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
         answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
         ranking_reason=ranking_reason(recs[:2]),
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
-        headline=_headline(recs[:top], answers, workload, idx.one["workload"][1], resolved.baseline) if recs
-        else None,
+        headline=_own_first(cons, idx, _headline(recs[:top], answers, workload, idx.one["workload"][1],
+                                                  resolved.baseline)) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
         warnings=warnings, ruled_out=_ruled_out(cons, idx, catalog, shown), how=how_entries(cons),
         to_make_feasible=[] if recs else _to_make_feasible(idx, answers, replan),
@@ -313,6 +313,17 @@ def _disaggregated(opt: Fact) -> Disaggregated | None:
                          kv_transfer_ms=opt.get("pd_transfer_ms"), **{f: opt.get("pd_" + f) for f in fields})
 
 
+def _own_first(cons: Consultation, idx: _Index, headline: str) -> str:
+    """The headline, after 'Try your own RTX 4060 Laptop GPU (8 GB) first: ...' when the user's own part, unknown
+    to the knowledge base, holds the job by its memory (rule OWN.unknown concluded a note, not a risk)."""
+    unknown = cons.of_kind("owned_unknown")
+    if not unknown or not any(w.get("rule") == "OWN.unknown" and w.get("severity") == "info" for _, w in idx.warnings):
+        return headline
+    own = unknown[0][1]
+    return (f"Try your own {own['count']}× {own['name']} ({own['memory_gb']:g} GB) first: by its memory it holds "
+            f"this job (its speed is not in the knowledge base). Otherwise, {headline[:1].lower()}{headline[1:]}")
+
+
 PRICING_WORDS = {"on-demand": "on on-demand capacity", "spot": "on spot capacity",
                  "reserved-1y": "on a 1-year reservation", "reserved-3y": "on a 3-year reservation"}
 """How a rental is paid for, in the headline's words."""
@@ -407,6 +418,8 @@ def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: fl
         if answers.inference.concurrent_requests:
             n = answers.inference.concurrent_requests
             parts.append(f"{n:,} user{'s' if n != 1 else ''} at once")
+        elif (assumed := assumed_load(answers.given())) is not None:
+            parts.append(f"{assumed:,} requests in flight (assumed: no load stated)")
         if eff.get("inference.latency_p95_s"):
             parts.append(f"p95 ≤ {eff['inference.latency_p95_s']:g} s")
         if eff.get("inference.ttft_max_s"):
@@ -452,14 +465,12 @@ def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
         target = str(lr["target"])
         if target not in listed_targets:
             continue
-        owned = any(facts[o].get("acquisition") == "own" for o in by_option.get(target, ()))
-        text = (f"{str(lr['text']).split(':')[0]}, yours: {lr['reason']}, slower than inside an NVLink domain; it is "
-                "what you have, so it is weighed first all the same" if owned else str(lr["text"]))
-        key = ("W3.last-resort", text)
+        if any(facts[o].get("acquisition") == "own" for o in by_option.get(target, ())):
+            continue  # what you have is weighed first whatever its links (W3 and H5 say what they cost)
+        key = ("W3.last-resort", str(lr["text"]))
         if key not in groups:
-            groups[key] = (fid, {"heuristic": "W3", "rule": "W3.last-resort", "category": "advice" if owned
-                                 else "warning", "severity": "info" if owned else "warning",
-                                 "message": f"{text}."}, [])
+            groups[key] = (fid, {"heuristic": "W3", "rule": "W3.last-resort", "category": "warning",
+                                 "severity": "warning", "message": f"{lr['text']}."}, [])
         if target in by_option:
             groups[key][2].extend(by_option[target])
     # a cost a rule adds (porting) is also a finding on the options it concerns: it is part of their ranked figure

@@ -22,6 +22,7 @@ from gpuadvisor.rules.answers import (
     QLORA_BASE_FORMAT,
     Answers,
 )
+from gpuadvisor.rules.owned_parts import variant_id
 
 if TYPE_CHECKING:
     from gpuadvisor.knowledge.hf_hub import HubModel
@@ -98,12 +99,15 @@ def _owned(answers: Answers, catalog: Catalog, notes: list[str]) -> tuple[Accele
     if not name or name.lower() in {"auto", "none"}:
         return None
     if name in catalog.accelerators:
-        return catalog.accelerators[name], c.gpu_count or 1
-    try:
-        acc = find_accelerator(catalog, name)
-    except AdvisorError as exc:
-        notes.append(f"current.gpu = {name!r}: not offered as your own hardware ({exc})")
-        return None
+        acc = catalog.accelerators[name]
+    else:
+        try:
+            acc = find_accelerator(catalog, name)
+        except AdvisorError as exc:
+            notes.append(f"current.gpu = {name!r}: not offered as your own hardware ({exc})")
+            return None
+    if c.gpu_memory_gb is not None:  # the memory size you have (rules/owned_parts.py), when the catalog holds it
+        acc = catalog.accelerators.get(variant_id(acc, c.gpu_memory_gb), acc)
     return acc, c.gpu_count or 1
 
 

@@ -11,6 +11,7 @@ from datetime import date
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import one_line as _one_line
+from gpuadvisor.rules.answers import assumed_load
 from gpuadvisor.rules.ranking import fmt_tokens
 from gpuadvisor.rules.result import (
     SEVERITY_ORDER,
@@ -345,6 +346,10 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
             out.append(("Demand", rate(p.required_tokens_per_s) + " to generate"))
         if g("inference.concurrent_requests") is not None:
             out.append(("Concurrency", f"{g('inference.concurrent_requests'):,} requests in flight"))
+        elif (assumed := assumed_load(result.answers)) is not None:
+            out.append(("Load", f"{assumed:,} requests in flight, assumed (none stated; a service is never sized "
+                                "for one): give requests a minute, daily users or requests in flight and the "
+                                "replicas and KV cache are sized for yours"))
         sla = []
         if g("inference.latency_p95_s") is not None:
             sla.append(f"p95 latency ≤ {number(float(g('inference.latency_p95_s')))} s")
@@ -372,7 +377,12 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     if g("constraints.max_gpus") is not None:
         out.append(("At most", f"{g('constraints.max_gpus'):,} GPUs"))
     if g("current.gpu") is not None:
-        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu')}"))
+        memory = f" ({number(float(g('current.gpu_memory_gb')))} GB)" if g("current.gpu_memory_gb") else ""
+        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu')}{memory}"))
+    elif g("current.gpu_name") is not None:
+        memory = f", {number(float(g('current.gpu_memory_gb')))} GB" if g("current.gpu_memory_gb") else ""
+        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu_name')} (not in the knowledge "
+                                f"base{memory})"))
     return [(label, one_line(value)) for label, value in out]
 
 
