@@ -259,6 +259,8 @@ class WorkloadFact(_Fact):
     load_from_users: NotRequired[str]
     per_option_batch: bool
     weights_given: bool
+    context_given: bool
+    lengths_given: bool
     porting: bool
     port_weeks_given: float | None
     engineer_usd_per_week_given: float | None

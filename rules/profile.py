@@ -69,6 +69,8 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
         "models_per_gpu": int(a("inference.models_per_gpu")), "weights_precision": weights.id,
         "weights_given": given("precision.weights"),
+        "context_given": given("precision.context_tokens"),
+        "lengths_given": given("inference.input_tokens") or given("inference.output_tokens"),
         "engine": str(a("inference.engine")),
         "kv_precision": kv.id, "moe": moe,
         "hours_per_month_given": a("deployment.hours_per_month"),

@@ -337,6 +337,12 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
         return _given(result, key)
 
     if work == "inference":
+        if g("precision.context_tokens") is not None and g("inference.input_tokens") is None \
+                and g("inference.output_tokens") is None:  # the lengths the KV cache was sized for (W5.lengths)
+            out.append(("Requests", f"{int(_effective(result, 'inference.input_tokens') or 0):,} in + "
+                                    f"{int(_effective(result, 'inference.output_tokens') or 0):,} out tokens each, "
+                                    "assumed (no request lengths given): the KV cache is sized for them, and one "
+                                    "request at the full context is checked to fit"))
         rpm = g("inference.requests_per_minute")
         if rpm is not None:
             tokens = (f" of {int(_effective(result, 'inference.input_tokens') or 0):,} in + "
