@@ -132,6 +132,8 @@ class FreeTierFact(_Fact):
     quota_published: bool
     guaranteed: bool
     shape: str
+    idle_minutes: float
+    """0 when unreported."""
 
 
 class OwnedFact(_Fact):
