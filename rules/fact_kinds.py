@@ -263,6 +263,7 @@ class WorkloadFact(_Fact):
     weights_given: bool
     context_given: bool
     lengths_given: bool
+    load_given: bool
     porting: bool
     port_weeks_given: float | None
     engineer_usd_per_week_given: float | None

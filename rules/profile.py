@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.rules.answers import LOAD_KEYS
 from gpuadvisor.rules.fact_kinds import ComputeNeedFact, DemandFact
 from gpuadvisor.rules.planning import InferenceSearch, ServingTargets, TrainingSearch, TrainingTargets
 from gpuadvisor.rules.serving import engine_efficiency, engine_memory
@@ -71,6 +72,7 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "weights_given": given("precision.weights"),
         "context_given": given("precision.context_tokens"),
         "lengths_given": given("inference.input_tokens") or given("inference.output_tokens"),
+        "load_given": any(given(key) for key in LOAD_KEYS),
         "engine": str(a("inference.engine")),
         "kv_precision": kv.id, "moe": moe,
         "hours_per_month_given": a("deployment.hours_per_month"),
