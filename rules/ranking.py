@@ -341,7 +341,9 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     verb = {"rent": "Rent", "buy": "Buy", "free": "Use", "own": "Use"}[top.acquisition]
     short = top.accelerator.name.split(" (")[0]
     if top.acquisition == "own":
-        what = f"your own {top.count:,}× {short}" + (f" {baseline}" if baseline else "")
+        engine = answers.inference.engine if "engine" in answers.inference.model_fields_set else None
+        what = (f"your own {top.count:,}× {short}" + (f" {baseline}" if baseline else "")
+                + (f" with {engine}, as you serve today" if workload == "inference" and engine else ""))
     elif top.acquisition == "free":
         what = top.unit.name
     elif top.unit.machines == 1 and top.count == 1:  # 'TensorWave MI300X (per GPU)', 'desktop PC with 1 × RTX 4090'

@@ -321,6 +321,10 @@ def _effective(result: RecommendResult, dotted: str) -> Any:
     return d
 
 
+LONG_CONTEXT = 4096
+"""A context window above the default: its user expects long requests, so the assumed lengths are said (W5.lengths)."""
+
+
 def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     """What was asked, as (label, value): the workload, the model and format actually used, then every target the
     user gave (load, service level, training size and deadline, budget, where, hardware owned)."""
@@ -337,12 +341,12 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
         return _given(result, key)
 
     if work == "inference":
-        if g("precision.context_tokens") is not None and g("inference.input_tokens") is None \
+        if (g("precision.context_tokens") or 0) > LONG_CONTEXT and g("inference.input_tokens") is None \
                 and g("inference.output_tokens") is None:  # the lengths the KV cache was sized for (W5.lengths)
             out.append(("Requests", f"{int(_effective(result, 'inference.input_tokens') or 0):,} in + "
-                                    f"{int(_effective(result, 'inference.output_tokens') or 0):,} out tokens each, "
-                                    "assumed (no request lengths given): the KV cache is sized for them, and one "
-                                    "request at the full context is checked to fit"))
+                                    f"{int(_effective(result, 'inference.output_tokens') or 0):,} out tokens a "
+                                    "request, assumed (none given): the KV cache is sized for them; one request at "
+                                    "the full context is checked to fit"))
         rpm = g("inference.requests_per_minute")
         if rpm is not None:
             tokens = (f" of {int(_effective(result, 'inference.input_tokens') or 0):,} in + "
@@ -353,9 +357,8 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
         if g("inference.concurrent_requests") is not None:
             out.append(("Concurrency", f"{g('inference.concurrent_requests'):,} requests in flight"))
         elif (assumed := assumed_load(result.answers)) is not None:
-            out.append(("Load", f"{assumed:,} requests in flight, assumed (none stated; a service is never sized "
-                                "for one): give requests a minute, daily users or requests in flight and the "
-                                "replicas and KV cache are sized for yours"))
+            out.append(("Load", f"{assumed:,} requests in flight, assumed (no load stated): give requests a minute, "
+                                "daily users or requests in flight and the replicas and KV cache follow yours"))
         sla = []
         if g("inference.latency_p95_s") is not None:
             sla.append(f"p95 latency ≤ {number(float(g('inference.latency_p95_s')))} s")
