@@ -576,6 +576,8 @@ IMPLIED_WHY = {
     "inference.failover": "production serving survives a machine loss (N+1)",
     "inference.min_tokens_per_s_per_user": "production serving: a stream a little faster than people read",
     "inference.concurrent_requests": "assumed: production with no stated load, seed 002's sizing example",
+    "inference.input_tokens": "the default request's prompt, within the stated context",
+    "inference.output_tokens": "the default request's output, within the stated context",
 }
 """Why `contextual_defaults` sets each key (shown with the default in every report)."""
 
@@ -613,6 +615,43 @@ def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = No
         out["inference.min_tokens_per_s_per_user"] = INTERACTIVE_MIN_TOKENS_PER_S
         if not any(key in flat for key in LOAD_KEYS):  # never sized for one request in flight
             out["inference.concurrent_requests"] = PRODUCTION_CONCURRENCY
+    context = _count(flat.get("precision.context_tokens"))
+    if serving and context is not None:
+        out.update(request_within_context(context, _count(flat.get("inference.input_tokens")),
+                                          _count(flat.get("inference.output_tokens"))))
+    return out
+
+
+def _count(value: Any) -> int | None:
+    """A token count as given: an int, or the text a form holds while it is typed ("2,048"); None when it is not one
+    yet (the form says why)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 1 else None
+    if isinstance(value, str):
+        text = value.replace(",", "").replace("_", "").strip()
+        return int(text) if text.isdigit() and int(text) >= 1 else None
+    return None
+
+
+def request_within_context(context: int, prompt: int | None, output: int | None) -> dict[str, int]:
+    """The request's token counts the user did not give, when their defaults would not fit the stated context (a
+    default never contradicts what was typed): a context shorter than the default request (500 + 200 tokens) holds
+    the default request's share of prompt and output (llama-bench's `tg128` is `--context 128`); with one of the two
+    given, the other takes what the context leaves (at least 1 token, never more than its default)."""
+    fields = InferenceAnswer.model_fields
+    p_default = int(fields["input_tokens"].default)
+    o_default = int(fields["output_tokens"].default)
+    out: dict[str, int] = {}
+    if prompt is None and output is None:
+        if p_default + o_default > context:
+            out["inference.input_tokens"] = p = max(1, round(context * p_default / (p_default + o_default)))
+            out["inference.output_tokens"] = max(1, context - p)
+    elif prompt is None and output is not None and p_default + output > context:
+        out["inference.input_tokens"] = max(1, context - output)
+    elif output is None and prompt is not None and prompt + o_default > context:
+        out["inference.output_tokens"] = max(1, context - prompt)
     return out
 
 

@@ -627,7 +627,7 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         **library_support(catalog, a, served),
         "precision_fallback": "" if served == work["weights_precision"] else
         f"{work['weights_precision']} → {served}",
-        "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
+        "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {plan.capacity_gb:,.1f} GB per GPU "
                 f"({plan.memory_utilization:.0%}); {perf}",
         **(split if split is not None else SplitFields()),
     }
@@ -757,7 +757,7 @@ def _plan_details(a: Accelerator, u: Unit, search: InferenceSearch | TrainingSea
         "breakdown": {"weights": _gb(m.weights), "kv_cache": _gb(m.kv_cache), "activations": _gb(m.activations),
                       "gradients": _gb(m.gradients), "optimizer_states": _gb(m.optimizer_states),
                       "runtime_overhead": _gb(m.runtime_overhead), "total": _gb(m.total),
-                      "headroom_required": round(a.memory_gb.value * m.headroom_fraction, 3)},
+                      "headroom_required": round(a.memory_bytes() / GB * m.headroom_fraction, 3)},
         "notes": sorted({n.text for n in plan.notes}),
     }
 

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import natural_key
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
-from gpuadvisor.rules.answers import Answers, parse_answers
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
+from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, parse_answers
 from gpuadvisor.rules.estimate_result import (
     SCHEMA_VERSION,
     AssumptionUsed,
@@ -41,7 +42,7 @@ from gpuadvisor.rules.estimate_result import (
     Workload,
 )
 from gpuadvisor.rules.fit_hints import fit_changes
-from gpuadvisor.rules.planning import Plan, spot_wall_hours
+from gpuadvisor.rules.planning import Plan, replica_link, spot_wall_hours
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import rental_run
 from gpuadvisor.rules.profile import (
@@ -57,6 +58,7 @@ from gpuadvisor.rules.profile import (
 )
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
 from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
+from gpuadvisor.rules.serving import engine_splits, resolve_engine
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
@@ -68,7 +70,6 @@ from gpuadvisor.rules.sizing.memory import (
     lora_parameters,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
-from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
 from gpuadvisor.rules.sizing.units import GB
 from gpuadvisor.rules.topology import device_for, training_compute
@@ -370,7 +371,9 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
     model_flag = "--model" if req.model is not None else "--params" if req.params is not None else "--model-config"
     resolved = _resolved(answers, catalog, model_flag)
     arch = resolved.model.architecture
-    par = _parallelism(req, arch, training, ctx)
+    engine = resolve_engine(acc, req.engine) if acc is not None else canonical_engine(req.engine or "auto")
+    par = _parallelism(req, arch, training, ctx, engine_splits(catalog, acc, req.engine) if acc is not None
+                       else _named_splits(catalog, engine), engine)
     if par.dp > 1 and not training:
         answers = _answers(req, method, weights_given, kv_given, par.dp)
         resolved = _resolved(answers, catalog, model_flag)
@@ -391,6 +394,8 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
     _defaults(ctx, answers, resolved, req, training, method, float(work["utilization"]))
     _model_notes(ctx, resolved, arch)
     unit = _unit(acc, par.gpus) if acc is not None else None
+    if acc is not None and unit is not None:
+        _check_joined(acc, unit, par, training)
     flash = acc is None or fused_attention(acc)
 
     result = EstimateResult(
@@ -475,10 +480,11 @@ def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequ
         if method in ("lora", "qlora") and req.lora_rank is None:
             ctx.defaults.append(f"lora_rank = {eff['finetune.lora_rank']}")
     else:
-        if req.input_tokens is None:
-            ctx.defaults.append(f"input_tokens = {eff['inference.input_tokens']}")
-        if req.output_tokens is None:
-            ctx.defaults.append(f"output_tokens = {eff['inference.output_tokens']}")
+        implied = answers.implied()
+        for flag, key in ((req.input_tokens, "inference.input_tokens"), (req.output_tokens, "inference.output_tokens")):
+            if flag is None:
+                why = f" ({IMPLIED_WHY[key]})" if key in implied else ""
+                ctx.defaults.append(f"{key.removeprefix('inference.')} = {eff[key]}{why}")
     if req.utilization is None:  # the usage profile's figure, the one the owned-hardware cost was computed with
         ctx.defaults.append(f"utilization = {utilization:.2g} (owned hardware, the usage profile's busy share)")
 
@@ -506,15 +512,27 @@ def _model_notes(ctx: _Ctx, resolved: Resolved, arch: Architecture) -> None:
                             "Llama-3-like model of that size")
 
 
-def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: _Ctx) -> Parallelism:
-    pp = req.pp or 1
+def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: _Ctx,
+                 splits: tuple[ModelSplit, ...] = ("tensor", "pipeline"), engine: str = "") -> Parallelism:
+    """The layout: what was typed, else the model split over --gpus the way the serving engine splits it (tensor
+    parallel, or by layers for llama.cpp)."""
+    layers_only = not training and "tensor" not in splits
+    if layers_only and (req.tp or 1) > 1:
+        raise InputError(f"--tp {req.tp}: {engine} splits a model over GPUs by layers (its default layer split; "
+                         f"give --pp {req.tp}); its row split is not modelled")
+    if layers_only and req.pp is None and req.tp is None and req.ep is None and (req.gpus or 1) > 1:
+        pp = req.gpus or 1
+        ctx.defaults.append(f"pp = {pp} ({engine} splits the model over --gpus by layers)")
+    else:
+        pp = req.pp or 1
     if pp > arch.num_hidden_layers:
         raise InputError(f"--pp {pp} exceeds the model's {arch.num_hidden_layers} layers")
     if req.tp is not None:
         tp = req.tp
     elif not training and req.gpus is not None:
         tp = max(1, req.gpus // pp)
-        ctx.defaults.append(f"tp = {tp} (inference splits the model over --gpus)")
+        if tp > 1 or not layers_only:
+            ctx.defaults.append(f"tp = {tp} (inference splits the model over --gpus)")
     else:
         tp = 1
     if arch.num_attention_heads % tp:
@@ -539,6 +557,28 @@ def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: 
     return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero, ep=ep)
 
 
+def _check_joined(acc: Accelerator, unit: Unit, par: Parallelism, training: bool) -> None:
+    """Refuse, in one line naming the missing fact, a layout whose GPUs no link in the knowledge base joins (more
+    desk-side machines than their cable pairs, a model split over machines with no network)."""
+    group = par.gpus if training else par.model_shards
+    try:
+        unit.topology.link(group)
+    except ValueError:
+        topo = unit.topology
+        most = max(topo.node, topo.scale_up.domain)
+        raise InputError(
+            f"--gpus {par.gpus}: {acc.name} machines hold {topo.node} GPU(s) each and the knowledge base has no "
+            f"network joining {-(-group // topo.node)} of them (a desk-side part"
+            + (f"; {most} pair over their own link" if topo.scale_up.domain > topo.node else "")
+            + f"): at most {most} GPU(s)" + ("" if training else " per replica")) from None
+
+
+def _named_splits(catalog: Catalog, engine: str) -> tuple[ModelSplit, ...]:
+    """The model split of an engine named without a GPU (`--engine llama.cpp` sizing memory alone)."""
+    found = catalog.engines.get(engine)
+    return ("tensor", "pipeline") if found is None else tuple(found.model_split)
+
+
 def _trainable(arch: Architecture, params: ParameterCount, method: Method | None, rank: int) -> int | None:
     if method is None:
         return None
@@ -546,13 +586,15 @@ def _trainable(arch: Architecture, params: ParameterCount, method: Method | None
 
 
 def _memory_out(mem: MemoryBreakdown, acc: Accelerator | None) -> MemoryOut:
-    cap = acc.memory_gb.value if acc else None
+    cap = acc.memory_bytes() / GB if acc else None
     return MemoryOut(
         weights=mem.weights / GB, kv_cache=mem.kv_cache / GB, activations=mem.activations / GB,
         gradients=mem.gradients / GB, optimizer_states=mem.optimizer_states / GB,
         runtime_overhead=mem.runtime_overhead / GB, total=mem.total / GB, headroom_fraction=mem.headroom_fraction,
         required_capacity=mem.required_capacity / GB, capacity=cap,
-        usable=None if cap is None else cap * (1 - mem.headroom_fraction))
+        usable=None if cap is None else cap * (1 - mem.headroom_fraction),
+        capacity_as_sold=acc.memory_gb.value if acc and abs(acc.memory_bytes() / GB - acc.memory_gb.value) > 0.005
+        else None)
 
 
 def _band(value: float, low: float, high: float, names: Iterable[str]) -> ErrorBand:
@@ -563,7 +605,7 @@ def _fit_warning(ctx: _Ctx, result: EstimateResult, acc: Accelerator, plan: Plan
     """H1, the planner's verdict: the layout as given does not fit the part."""
     m = plan.memory
     ctx.warnings.append(f"H1: does not fit: needs {m.total / GB:.1f} GB per GPU{what}, {acc.name} has "
-                        f"{acc.memory_gb.value:g} GB of which {m.usable(acc.memory_gb.value * GB) / GB:.1f} GB "
+                        f"{acc.memory_bytes() / GB:.1f} GB of which {m.usable(acc.memory_bytes()) / GB:.1f} GB "
                         f"usable with {m.headroom_fraction:.0%} kept free (W6)")
 
 
@@ -573,7 +615,7 @@ def _fit_warning(ctx: _Ctx, result: EstimateResult, acc: Accelerator, plan: Plan
 def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator | None,
                unit: Unit | None, work: Mapping[str, Any], arch: Architecture, params: ParameterCount,
                par: Parallelism, factors: Factors, ctx: _Ctx) -> Plan | None:
-    from gpuadvisor.rules.serving import efficiency_bounds, resolve_engine
+    from gpuadvisor.rules.serving import efficiency_bounds
 
     # the load an estimate is judged under is the closed loop of its batch × replicas clients; a request rate
     # only sizes the replicas it would need (`serving` below), never the latency of the layout given
@@ -607,10 +649,13 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
         full = search.memory(par.tp, par.pp, result.setup.flash_attention, search.memory_factors(acc), par.ep,
                              kv_tokens=targets.context)
         alone = full.total(1)
+        if not full.fits(1, acc.memory_bytes()):  # the line of the memory table that decides the fit
+            result.memory_gb.full_context = alone / GB
+            result.memory_gb.full_context_tokens = targets.context
         _fit_warning(ctx, result, acc, plan, f" at batch {batch}" + (
             f" (one request at the full {targets.context:,}-token context alone needs {alone / GB:.1f} GB)"
-            if not full.fits(1, acc.memory_gb.value * GB) else ""))
-    link = unit.topology.link(max(par.tp, par.ep))
+            if not full.fits(1, acc.memory_bytes()) else ""))
+    link = replica_link(unit.topology, max(par.tp, par.ep), par.pp)
     device = device_for(acc, search.weights.compute, link, eff)
     speed, seconds = search.curve(device, par.tp, par.pp, par.ep)
     step = speed.step(batch)
@@ -626,10 +671,14 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
     result.tpot_idle_s = speed.step(1).step_seconds / throttle  # one stream alone, as ttft_idle_s is one prompt
     result.tokens_per_s_per_user = plan.tokens_per_s_per_user
     result.tpot_s = 1.0 / plan.tokens_per_s_per_user if plan.tokens_per_s_per_user else None
-    if peak_tflops(acc, search.weights.compute)[0] is None:
+    if device.peak_tflops is None:
+        # no figure from a missing rate: without a compute rate the prompts' time is unknown, not zero, so the
+        # throughput with prompts, the capacity and the price per token are not given (decode alone is)
         ctx.warnings.append(f"{acc.name} publishes no dense {search.weights.compute} throughput: compute-bound "
-                            "figures (prefill, large batches) cannot be estimated; decode uses bandwidth only")
-    result.throughput_tokens_per_s = plan.tokens_per_s
+                            "figures (prefill, time to first token, throughput with prompts, capacity and price per "
+                            "token) cannot be estimated; decode uses bandwidth only")
+    else:
+        result.throughput_tokens_per_s = plan.tokens_per_s
     result.capacity_tokens_per_s = plan.capacity_tokens_per_s
     result.throughput_output_tokens = out_tokens
     if device.peak_tflops is not None:  # without a published peak the prompts' compute is unknown, not zero

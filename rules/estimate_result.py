@@ -93,6 +93,14 @@ class MemoryOut(Out):
     required_capacity: float = Field(description="total ÷ (1 − headroom): the card size this needs")
     capacity: float | None = Field(default=None, description="the GPU's memory, GB")
     usable: float | None = Field(default=None, description="capacity × (1 − headroom)")
+    capacity_as_sold: float | None = Field(default=None, description=(
+        "the vendor's memory figure when capacity differs from it: NVIDIA's and AMD's GPU memory is sold in binary "
+        "GB (80 GB = 80 GiB = 85.9 × 10^9 bytes), data-centre GDDR parts lose 1/16 to inline ECC"))
+    full_context: float | None = Field(default=None, description=(
+        "serving, when it decides the fit: one request at the full context alone (weights, its KV cache, "
+        "activations, runtime), GB per GPU — an engine refuses to start when it cannot hold it (vLLM's "
+        "max_model_len check)"))
+    full_context_tokens: int | None = Field(default=None, description="the context full_context is sized at")
 
 
 class Range(Out):

@@ -16,7 +16,7 @@ from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.answers import LOAD_KEYS
 from gpuadvisor.rules.fact_kinds import ComputeNeedFact, DemandFact
 from gpuadvisor.rules.planning import InferenceSearch, ServingTargets, TrainingSearch, TrainingTargets
-from gpuadvisor.rules.serving import engine_efficiency, engine_memory
+from gpuadvisor.rules.serving import engine_efficiency, engine_memory, engine_splits
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import ParameterCount
 from gpuadvisor.rules.sizing.speed import EngineEfficiency
@@ -251,7 +251,8 @@ def inference_search(catalog: Catalog, work: Fact, arch: Architecture, params: P
     return InferenceSearch(arch, params, weights, kv, targets, factors,
                            efficiency or (lambda acc: engine_efficiency(catalog, acc, engine)),
                            lambda acc: engine_memory(catalog, acc, engine),
-                           models=int(work.get("models_per_gpu") or 1))
+                           models=int(work.get("models_per_gpu") or 1),
+                           splits=lambda acc: engine_splits(catalog, acc, engine))
 
 
 def training_search(catalog: Catalog, work: Fact, arch: Architecture, params: ParameterCount,

@@ -250,10 +250,11 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
     elif acquisition == "buy":
         title = f"{title} — {acc.name}"
     capacity = acc.memory_gb.value
+    device = acc.memory_bytes() / 1e9  # the bytes the memory figures are measured against (GB = 10^9 bytes)
     memory = MemoryBreakdown(
         weights=b["weights"], kv_cache=b["kv_cache"], activations=b["activations"], gradients=b["gradients"],
         optimizer_states=b["optimizer_states"], runtime_overhead=b["runtime_overhead"], total=b["total"],
-        capacity=capacity, headroom_required=b["headroom_required"], utilization=round(b["total"] / capacity, 4))
+        capacity=round(device, 3), headroom_required=b["headroom_required"], utilization=round(b["total"] / device, 4))
     warn_ids = sorted({w for t in idx.targets(opt) for w in idx.warning_ids.get(t, ())})
     return Recommendation(
         rank=rank, option=str(opt["ref"]), title=title,
