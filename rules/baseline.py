@@ -14,29 +14,27 @@ machine's remedies then say what would make it work: rules/owned.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Precision
 from gpuadvisor.rules.answers import Answers
+from gpuadvisor.rules.formats import Formats, runs_on
 from gpuadvisor.rules.planning import Plan
 from gpuadvisor.rules.profile import (
     catalog_factors,
     consultation_factors,
     demand_fact,
     inference_search,
-    runs_on,
-    served_weights,
     serving_targets,
     workload_profile,
 )
-from gpuadvisor.rules.resolve import Resolved
+from gpuadvisor.rules.resolve import Chosen, Resolved
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.units import own_unit
 from gpuadvisor.rules.usage import usage_values
 from gpuadvisor.rules.user_load import user_load_values
+from gpuadvisor.rules.workload import Workload
 
 SMALLER_FORMATS = ("fp8", "int8", "awq", "q4_k_m")
 """Weights formats tried on the owned machine, largest first, where the part runs them (`profile.runs_on`)."""
@@ -52,7 +50,7 @@ def fitted_to_owned(answers: Answers, resolved: Resolved, catalog: Catalog) -> R
         return resolved
     acc, count = resolved.owned
     job = _OwnedJob(answers, resolved, catalog, acc, count)
-    current = served_weights(catalog, job.work(resolved.weights), acc)
+    current = resolved.formats.served_on(acc)
     if job.runs(current):
         return resolved
     stated_production = "stage" in answers.given_keys() and answers.stage == "production"
@@ -63,10 +61,10 @@ def fitted_to_owned(answers: Answers, resolved: Resolved, catalog: Catalog) -> R
                 or p.bits_per_weight < floor or not runs_on(p, acc)):
             continue
         if job.runs(p):
-            mine = f"your own {count:,}× {acc.name}"
-            note = (f"precision.weights = {p.id} (default: {mine} run {resolved.model.name} in {p.name}, where "
-                    f"{current.name} does not fit them)")
-            return replace(resolved, weights=p, notes=[*resolved.notes, note],
+            why = (f"your own {count:,}× {acc.name} run {resolved.model.name} in {p.name}, where {current.name} "
+                   "does not fit them")
+            return replace(resolved, formats=job.formats(p), chosen={**resolved.chosen,
+                                                                     "precision.weights": Chosen(p.id, why)},
                            baseline=f"with {short_name(p)} weights, which fit them where {short_name(current)} "
                                     "does not")
     return resolved
@@ -81,13 +79,16 @@ class _OwnedJob:
         self.given = answers.given_keys()
         self.params = count_parameters(resolved.model.architecture)
 
-    def work(self, weights: Precision) -> Mapping[str, Any]:
-        """The `workload` fact the consultation would derive with `weights` as its format (rules/profile.py)."""
+    def formats(self, weights: Precision) -> Formats:
+        """The consultation's formats with `weights` as its (default, not given) weights format."""
+        return replace(self.resolved.formats, weights=weights)
+
+    def work(self, weights: Precision) -> Workload:
+        """The Workload the consultation would derive with `weights` as its format (rules/profile.py)."""
         arch = self.resolved.model.architecture
         return workload_profile(self.effective.__getitem__, self.effective.__getitem__, self.given.__contains__,
                                 model_name=self.resolved.model.name, params=self.params, moe=arch.moe is not None,
-                                weights=weights, kv=self.resolved.kv_cache,
-                                usage_values=usage_values(self.catalog),
+                                formats=self.formats(weights), usage_values=usage_values(self.catalog),
                                 user_load_values=user_load_values(self.catalog))
 
     def runs(self, weights: Precision) -> bool:
@@ -97,7 +98,7 @@ class _OwnedJob:
         factors = consultation_factors(base, work)
         targets = serving_targets(work, demand_fact(work, base.burst_headroom))
         plan = inference_search(self.catalog, work, self.resolved.model.architecture, self.params, targets, factors,
-                                weights_id=weights.id).plan(self.acc, own_unit(self.acc, self.count), with_notes=False)
+                                weights=weights).plan(self.acc, own_unit(self.acc, self.count), with_notes=False)
         return (isinstance(plan, Plan) and plan.meets_tpot and plan.meets_ttft and plan.meets_latency
                 and plan.meets_failover)
 

@@ -642,6 +642,13 @@ class InferenceSearch:
         plan = self._plan(acc, unit, c, capacity, flash, with_notes=True)
         return replace(plan, fits=holds and mem.fits(batch, capacity))
 
+    def explain(self, acc: Accelerator, unit: Unit, plan: Plan) -> tuple[Note, ...]:
+        """The notes of a plan this search found without them (`with_notes=False`): its own layout evaluated with
+        notes, nothing searched again (the notes of memory, decode and prefill depend on the layout and batch only;
+        ep is 1 or tp, so the layout's link is the search's)."""
+        return self.evaluate(acc, unit, plan.tensor_parallel, plan.pipeline_parallel, plan.expert_parallel,
+                             batch=plan.batch_per_replica, replicas=plan.replicas).notes
+
     def _plan(self, acc: Accelerator, unit: Unit, c: _Candidate, capacity: float, flash: bool,
               with_notes: bool) -> Plan:
         """The kept layout as a `Plan`, with the notes of its memory, decode and prefill figures."""
@@ -1149,6 +1156,13 @@ class TrainingSearch:
             machines=machines, link=model_link, sync_link=sync_link,
             fits=mem.fits(acc.memory_bytes()),
         )
+
+    def explain(self, acc: Accelerator, unit: Unit, plan: Plan) -> tuple[Note, ...]:
+        """The notes of a plan this search found without them (`with_notes=False`): its own layout evaluated with
+        notes, nothing searched again (the memory and the run's time depend on the layout, not on the machines)."""
+        par = Parallelism(tp=plan.tensor_parallel, pp=plan.pipeline_parallel, dp=plan.replicas,
+                          zero=plan.zero_stage)
+        return self.evaluate(acc, unit, par)[0].notes
 
     def evaluate(self, acc: Accelerator, unit: Unit, par: Parallelism, *, mfu: float | None = None
                  ) -> tuple[Plan, TrainingTime | None]:
