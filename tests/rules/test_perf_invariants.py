@@ -37,6 +37,7 @@ from gpuadvisor.rules.planning import (
     plan_training,
 )
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
+from gpuadvisor.rules.sizing.kernels import overhead_layers
 from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_token, kv_cache, per_gpu_share
 from gpuadvisor.rules.sizing.memory import (
     InferenceMemoryCurve,
@@ -59,6 +60,7 @@ from gpuadvisor.rules.sizing.speed import (
     expected_distinct_experts,
     gemm_depth_factor,
     prefill,
+    routed_bytes_per_step,
     weight_bytes_per_step,
 )
 from gpuadvisor.rules.sizing.units import GB, TFLOPS
@@ -115,7 +117,8 @@ def reference_step(arch: Architecture, params: ParameterCount, device: Device, *
     rate = device.peak_tflops * TFLOPS * factors.compute_efficiency if device.peak_tflops else None
     # the GEMMs at their depth (speed.gemm_depth_factor), attention at the plain rate
     t_comp = gemm / tp / (rate / gemm_depth_factor(arch, tp)) + attention / tp / rate if rate else 0.0
-    t_over = layers * factors.step_overhead_per_layer_us * 1e-6
+    # the fixed cost is paid per weight GEMM: a layer counts as its GEMMs ÷ a Llama layer's (kernels.overhead_layers)
+    t_over = overhead_layers(arch, params.dense_layers, params.moe_layers) * factors.step_overhead_per_layer_us * 1e-6
     t_comm = 2 * layers * allreduce_seconds(batch * arch.hidden_size * 2.0, tp, device, factors)
     t_comm += (pp - 1) * (factors.allreduce_latency_nvlink_us if device.link_kind == "nvlink"
                           else factors.allreduce_latency_pcie_us) * 1e-6
@@ -137,8 +140,12 @@ def reference_prefill(arch: Architecture, params: ParameterCount, device: Device
     gemm = flops - attention + _routed_extra_flops(arch, params, tokens, factors, device, bytes_per_weight)
     t_comp = gemm / tp / (rate / gemm_depth_factor(arch, tp)) + attention / tp / rate if rate else 0.0
     w_bytes = weight_bytes_per_step(params, arch, tokens, bytes_per_weight, None)
-    t_mem = w_bytes / tp / (device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency)
-    t_over = layers * factors.step_overhead_per_layer_us * 1e-6
+    # the routed experts' weights read at their grouped GEMMs' rate, the rest at the dense rate (the same share on
+    # these devices, which carry no engine profile)
+    routed = routed_bytes_per_step(params, arch, tokens, bytes_per_weight, None)
+    den = device.bandwidth_gbs * GB * factors.decode_bandwidth_efficiency
+    t_mem = (w_bytes - routed) / tp / den + routed / tp / den
+    t_over = overhead_layers(arch, params.dense_layers, params.moe_layers) * factors.step_overhead_per_layer_us * 1e-6
     t_comm = 2 * layers * allreduce_seconds(tokens * arch.hidden_size * 2.0, tp, device, factors)
     seconds = max(t_comp, t_mem) + t_over + t_comm
     return flops, seconds, tokens / seconds
@@ -218,7 +225,7 @@ def test_prefill_model_is_the_reference_formula_to_the_bit(catalog: Catalog, nam
 def test_split_shares_exactly_the_model_constants() -> None:
     split_only = {"device", "tp", "pp", "_mem_den", "_kv_den", "_comp_den", "_overhead", "_seq_overhead", "_ar_latency",
                   "_ar_coef", "_link_den", "_pp_comm", "ep", "_ranks", "_half_tokens", "_kv_replication",
-                  "_cache", "_seconds", "_groups", "_attn_den", "_ramp"}
+                  "_cache", "_seconds", "_groups", "_attn_den", "_ramp", "_exp_den"}
     assert set(_MODEL_SLOTS) | split_only == set(DecodeCurve.__slots__)
     assert not set(_MODEL_SLOTS) & split_only
 
