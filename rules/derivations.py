@@ -58,7 +58,7 @@ from gpuadvisor.rules.profile import (
     workload_profile,
 )
 from gpuadvisor.rules.purchases import purchase_bill
-from gpuadvisor.rules.sizing.cost import break_even_utilization, system_cost
+from gpuadvisor.rules.sizing.cost import break_even_utilization, system_cost, usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import (
     attention_kind,
@@ -472,7 +472,7 @@ class Derivations:
         tps = work.served_tokens_per_s or _f(config.get("capacity_tokens_per_s"))
         if not tps or hours <= 0:
             return None
-        return monthly / (tps * 3600.0 * hours) * 1e6
+        return usd_per_million_tokens(monthly / hours, tps)
 
     def _basis(self, price: InstancePrice) -> str:
         """What a rental price is (price_basis): the provider's list price, read from its own price file or page

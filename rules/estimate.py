@@ -59,7 +59,13 @@ from gpuadvisor.rules.profile import (
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
 from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
 from gpuadvisor.rules.serving import engine_splits, resolve_engine
-from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
+from gpuadvisor.rules.sizing.cost import (
+    break_even_utilization,
+    cloud_cost,
+    serving_capacity,
+    system_cost,
+    usd_per_million_tokens,
+)
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import (
@@ -849,7 +855,7 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
                     run = rental_run(c.usd_per_hour, usage.rented_hours_per_run(wall), inst.id).total
             per_m = None
             if tokens_per_s:
-                per_m = c.usd_per_gpu_hour * par.gpus / (tokens_per_s * 3600.0) * 1e6
+                per_m = usd_per_million_tokens(c.usd_per_gpu_hour * par.gpus, tokens_per_s)
             result.costs.append(CostOut(
                 instance=inst.id, provider=inst.provider_name, name=inst.instance, pricing=kind,  # type: ignore[arg-type]
                 gpus_per_instance=inst.accelerator_count, instances=c.instances, usd_per_hour=c.usd_per_hour,
