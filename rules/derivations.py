@@ -36,9 +36,12 @@ from gpuadvisor.rules.pricing import (
     PART_ORDER,
     SHORT_RESERVATION,
     DecisionCost,
-    Ownership,
+    PricedOption,
+    break_even_utilization,
     lifetime_hours,
     ownership_cost,
+    owning,
+    price_owned,
     rental_commitment,
     rental_reserved_run,
     rental_run,
@@ -58,7 +61,7 @@ from gpuadvisor.rules.profile import (
     workload_profile,
 )
 from gpuadvisor.rules.purchases import purchase_bill
-from gpuadvisor.rules.sizing.cost import break_even_utilization, system_cost, usd_per_million_tokens
+from gpuadvisor.rules.sizing.cost import usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import (
     attention_kind,
@@ -94,8 +97,6 @@ catalog too), and announcements that report them (a GA announcement, a news item
 PURCHASE_BASIS = {"msrp": "list", "street": "street", "used": "used", "estimate": "estimate",
                   "system-share": "system share", "quote": "your quote"}
 """A purchase price's kind in the words of its basis (issue 39: list, street, used, aggregator, buyer's quote)."""
-MIN_UTILIZATION = 1e-4
-"""Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
 LARGE_CLUSTER_GPUS = 1000
 """From this size a training cluster is a procurement project of its own (reserved capacity, a fabric)."""
 
@@ -517,9 +518,7 @@ class Derivations:
         usage = read_usage(ctx)
         f = self.factors(w, ctx)
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
-        owned = Ownership(hardware_usd=bill.accelerators_usd + bill.host_usd, network_usd=bill.fabric_usd,
-                          power_w=bill.power_w, site_kw=site_kw, accelerators_usd=bill.accelerators_usd,
-                          resale_share=0.0)
+        owned = owning(bill, site_kw=site_kw)
         age = accelerator_age(a, today(), bill.kind)
         life_h = lifetime_hours(f)
         busy_note = ""
@@ -566,17 +565,17 @@ class Derivations:
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
         # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
         # spreading it over the run's hours priced a 3-hour run as a month at that rate
-        monthly = cost.total / (cost.months or max(busy_hours / HOURS_PER_MONTH, 1.0))
+        priced = PricedOption(cost, busy_hours, cost.months or max(busy_hours / HOURS_PER_MONTH, 1.0))
+        monthly = priced.usd_per_month
         rent = self.cheapest_rent.get(a.id)
-        legacy = system_cost(bill.capex_usd, bill.power_w, utilization=max(util, MIN_UTILIZATION), factors=f,
-                             site_kw=site_kw)
-        be = break_even_utilization(bill.capex_usd / count, bill.power_w / count, rent, factors=f) if rent else None
-        lifetime_power = legacy.power_usd_per_busy_hour * util * life_h
-        lifetime_site = site_kw * f.colocation_usd_per_kw_month * 12.0 * f.hardware_lifetime_years
+        be = break_even_utilization(owned, count, rent, factors=f) if rent else None
+        # the hardware's life at the usage profile's busy share, kept (no resale): what owning it costs (tco_usd)
+        held = price_owned(owned, utilization=util, factors=f).cost
+        lifetime_power, lifetime_site = held.usd("power"), held.usd("site")
         extra: dict[str, Any] = {
             "purchase": True, "acquisition": "buy", "instance": "purchase", "provider": "on-prem",
             "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": True,
-            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(cost.total / busy_hours, 4),
+            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(priced.usd_per_hour, 4),
             "usd_per_month": round(monthly, 2), "price_as_of": bill.as_of, "price_kind": bill.kind,
             "price_basis": PURCHASE_BASIS.get(bill.kind, bill.kind),
             "price_age_months": age_months(bill.as_of), "price_source": bill.sources,
@@ -616,8 +615,8 @@ class Derivations:
         machines = int(config["pd_machines"])
         bill = purchase_bill(self.catalog, system, a, machines, machines * int(config["fill"]), joined=True)
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
-        owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
-        return {"pd_usd_per_month": round(owned.usd_per_month(util), 2), "pd_capex_usd": round(bill.capex_usd, 2)}
+        owned = price_owned(owning(bill, site_kw=site_kw), utilization=util, factors=f)
+        return {"pd_usd_per_month": round(owned.usd_per_month, 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
     def _lead_time(self, kind: str, config: Fact, work: Workload, f: Factors) -> dict[str, Any]:
         """When a purchase arrives (lead_time_weeks_<kind>) and, for a training run whose stated deadline counts from
