@@ -556,12 +556,11 @@ class Derivations:
                                                    f"({_resale_words(age, f.hardware_lifetime_years)})")
         else:
             util = usage.utilization
-            months = serving_months(f)
             share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
-            cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
-                                  window_hours=life_h, busy_hours=life_h * util, factors=f, months=months,
-                                  resale_words=f" after {f.hardware_lifetime_years:g} years "
-                                               f"({_resale_words(age, f.hardware_lifetime_years)})")
+            cost = price_owned(replace(owned, resale_share=share_left, host_resale_share=host_left),
+                               utilization=util, factors=f,
+                               resale_words=f" after {f.hardware_lifetime_years:g} years "
+                                            f"({_resale_words(age, f.hardware_lifetime_years)})").cost
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
         # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
         # spreading it over the run's hours priced a 3-hour run as a month at that rate

@@ -23,6 +23,7 @@ from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import natural_key
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
 from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, parse_answers
+from gpuadvisor.rules.economics import accelerator_age, economics
 from gpuadvisor.rules.estimate_result import (
     SCHEMA_VERSION,
     AssumptionUsed,
@@ -42,7 +43,7 @@ from gpuadvisor.rules.estimate_result import (
     Workload,
 )
 from gpuadvisor.rules.planning import Plan, replica_link, spot_wall_hours
-from gpuadvisor.rules.price_age import as_of_label
+from gpuadvisor.rules.price_age import as_of_label, today
 from gpuadvisor.rules.pricing import break_even_utilization, ownership_notes, owning, price_owned, rental_run
 from gpuadvisor.rules.profile import (
     catalog_factors,
@@ -868,7 +869,13 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
     if bought is None:
         return
     unit, machines, paid, bill = bought
-    ownership = owning(bill, site_kw=0.0)
+    # held for the hardware's life as a consultation holds a purchase (derivations.price_purchase): site rent for a
+    # server, the resale at the part's age after deployment.lifetime_years
+    desk_side = catalog.systems[unit.id.split(":")[1]].desk_side
+    cards, rest = economics(catalog).resale_shares(accelerator_age(acc, today(), bill.kind),
+                                                   factors.hardware_lifetime_years)
+    ownership = owning(bill, site_kw=0.0 if desk_side else bill.power_w / 1000.0, resale_share=cards,
+                       host_resale_share=rest)
     owned = price_owned(ownership, utilization=utilization, factors=factors)
     ctx.notes.extend(ownership_notes(factors))
     if paid > par.gpus:

@@ -219,9 +219,10 @@ def ownership_notes(factors: Factors) -> tuple[Note, ...]:
         factors.note("hardware_lifetime_years", "Depreciation period of owned hardware"),
         factors.note("pue", "Data-centre power usage effectiveness"),
         factors.note("power_usd_per_kwh", "Electricity price"),
-        Note("method.owned_cost", "Owned cost per busy hour = price ÷ (lifetime hours × utilization) + power × PUE × "
-             "$/kWh; the price is what is bought (accelerators, and in a consultation their hosts and fabric); "
-             "space and staff are not included", source="S9 (002)"),
+        Note("method.owned_cost", "Owned cost per busy hour = (price + server-room rent while held − resale at the "
+             "part's age after its life) ÷ (lifetime hours × utilization) + power × PUE × $/kWh; the price is what "
+             "is bought (the accelerators, their hosts and fabric), as a consultation prices a purchase; staff are "
+             "not included", source="S9 (002)"),
     )
 
 
