@@ -154,10 +154,16 @@ def _candidate(r: Recommendation, result: RecommendResult, econ: Economics | Non
         age = accelerator_age(catalog.accelerators[r.accelerator.id], today(), r.cost.price_kind)
         resale = partial(_resale_at, econ, age, capex - rest, rest)
     engineering = sum(p.usd for p in r.decision_cost.parts if p.part == "engineering")
+    monthly = r.cost.usd_per_month
+    months = r.decision_cost.horizon_months
+    if r.acquisition == "rent" and months:
+        # the rental's own part spread over its horizon, not the monthly figure rounded to the cent for show (36
+        # months of a rounded $636.60 put a phase 12 cents off its standalone consultation)
+        monthly = sum(p.usd for p in r.decision_cost.parts if p.part == "rental") / months
     return Candidate(
         choice=r.acquisition, title=r.title, option=r.option, accelerator=r.accelerator.id, count=r.count,
         machines=r.unit.machines, per_machine=r.unit.per_machine, memory_gb=r.accelerator.memory_gb,
-        usd_per_run=r.cost.usd_per_run, usd_per_month=r.cost.usd_per_month, training_days=r.training_days,
+        usd_per_run=r.cost.usd_per_run, usd_per_month=monthly, training_days=r.training_days,
         capex_usd=float(r.cost.capex_usd or 0.0), power_kw=float(r.cost.power_kw or 0.0),
         break_even=r.cost.break_even_utilization, utilization=util,
         desk_side=r.unit.kind in DESK_SIDE_KINDS, resale=resale, usd_per_hour=r.cost.usd_per_hour,

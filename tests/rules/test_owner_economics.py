@@ -205,6 +205,30 @@ def test_every_lifecycle_phase_costs_what_its_own_consultation_says(advisor: Adv
             assert plan.cost_usd == pytest.approx(parts["rental"] / months * plan.months, rel=1e-4)
 
 
+@pytest.mark.parametrize("where", ["on_prem", None])
+def test_a_one_phase_lifecycle_prices_every_fleet_as_its_standalone_consultation(advisor: Advisor,
+                                                                                  where: str | None) -> None:
+    """A service held for the horizon (36 months, the hardware's life) is one consultation: every fleet the
+    lifecycle weighs — a purchase (price, power, site, less resale at the part's age), a 3-year reservation, an
+    on-demand rental — costs to the cent what the phase's own consultation's decision cost says (issue 40: one
+    pricing; a rental was 12 cents off when the lifecycle multiplied the monthly figure rounded for show)."""
+    data = {"stage": "production", "deployment": {"utilization": 0.5, **({"where": where} if where else {})},
+            "phase": [{"name": "serve", "workload": "inference", "model": {"name": "llama-3.1-8b"},
+                       "inference": {"concurrent_requests": 16}}]}
+    lc = parse_any(data)
+    assert isinstance(lc, LifecycleAnswers)
+    result = advisor.consult_lifecycle(lc)
+    assert result.lifecycle is not None and result.lifecycle.horizon_months == 36
+    alone = {r.option: r for r in _all(advisor.consult(lc.phases[0].answers, top=400))}
+    kinds = set()
+    for fleet in result.lifecycle.alternatives:
+        (plan,) = fleet.phases
+        rec = alone[plan.option]
+        assert plan.spend_usd == pytest.approx(rec.decision_cost.usd, abs=0.02), plan.title
+        kinds.add(rec.instance.pricing if rec.instance is not None else rec.acquisition)
+    assert ({"buy"} if where else {"buy", "on-demand", "reserved-3y"}) <= kinds, kinds
+
+
 def test_the_13b_lifecycle_keeps_the_pytorch_team_on_cuda(advisor: Advisor) -> None:
     lc = load_any(EXAMPLES / "lifecycle-13b-train-then-serve.toml")
     assert isinstance(lc, LifecycleAnswers)
