@@ -36,12 +36,12 @@ from gpuadvisor.rules.pricing import (
     PART_ORDER,
     SHORT_RESERVATION,
     DecisionCost,
-    PricedOption,
     break_even_utilization,
     lifetime_hours,
     ownership_cost,
     owning,
     price_owned,
+    priced,
     rental_commitment,
     rental_reserved_run,
     rental_run,
@@ -425,7 +425,7 @@ class Derivations:
                     billed = booked * 24.0
                 else:
                     cost = rental_run(hourly, billed, what)
-                monthly = cost.total if wall <= HOURS_PER_MONTH else cost.total * HOURS_PER_MONTH / wall
+                monthly = priced(cost, wall).usd_per_month
                 extra.update({"usd_per_run": round(cost.total, 4), "usd_per_month": round(monthly, 2),
                               "usage_hours": round(billed, 3)})
             else:
@@ -435,7 +435,7 @@ class Derivations:
                     billed = HOURS_PER_MONTH
                 else:
                     cost = rental_serving(hourly, billed, months, what)
-                monthly = cost.total / months
+                monthly = priced(cost, billed * months).usd_per_month
                 extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(billed, 3),
                               "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
                                                                              w))})
@@ -564,8 +564,8 @@ class Derivations:
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
         # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
         # spreading it over the run's hours priced a 3-hour run as a month at that rate
-        priced = PricedOption(cost, busy_hours, cost.months or max(busy_hours / HOURS_PER_MONTH, 1.0))
-        monthly = priced.usd_per_month
+        shown = priced(cost, busy_hours)
+        monthly = shown.usd_per_month
         rent = self.cheapest_rent.get(a.id)
         be = break_even_utilization(owned, count, rent, factors=f) if rent else None
         # the hardware's life at the usage profile's busy share, kept (no resale): what owning it costs (tco_usd)
@@ -574,7 +574,7 @@ class Derivations:
         extra: dict[str, Any] = {
             "purchase": True, "acquisition": "buy", "instance": "purchase", "provider": "on-prem",
             "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": True,
-            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(priced.usd_per_hour, 4),
+            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(shown.usd_per_hour, 4),
             "usd_per_month": round(monthly, 2), "price_as_of": bill.as_of, "price_kind": bill.kind,
             "price_basis": PURCHASE_BASIS.get(bill.kind, bill.kind),
             "price_age_months": age_months(bill.as_of), "price_source": bill.sources,

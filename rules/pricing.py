@@ -200,6 +200,12 @@ class PricedOption:
         return usd_per_million_tokens(self.usd_per_hour, tokens_per_s) if tokens_per_s else None
 
 
+def priced(cost: DecisionCost, busy_hours: float) -> PricedOption:
+    """A decision cost with its shown figures: a service's monthly figure is its horizon's cost over its months; a
+    run's is its whole cost when it ends within a month, else spread over the months it takes."""
+    return PricedOption(cost, busy_hours, cost.months or max(busy_hours / HOURS_PER_MONTH, 1.0))
+
+
 def price_owned(o: Ownership, *, utilization: float, factors: Factors, resale_words: str = "") -> PricedOption:
     """A purchase held for the hardware's life (deployment.lifetime_years), busy `utilization` of every hour:
     its price, power while busy, site while held, less `o`'s resale (S9). The one ownership pricing: the ranked

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuadvisor.rules.pricing import Ownership, break_even_utilization, price_owned
+from gpuadvisor.rules.pricing import Ownership, break_even_utilization, price_owned, priced, rental_run, rental_serving
 from gpuadvisor.rules.sizing.cost import cloud_cost, serving_capacity, usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 
@@ -89,3 +89,15 @@ def test_rejects_nonsense() -> None:
         price_owned(_card(1600, 450), utilization=1.5, factors=DEFAULT_FACTORS)
     with pytest.raises(ValueError):
         usd_per_million_tokens(1.0, 0)
+
+
+def test_shown_figures_come_from_the_decision_cost() -> None:
+    # a 3-hour run at $2/h is $6, all of it within one month; a 1,460-hour run (2 months of 730 h) is $2,920,
+    # $1,460 a month; a service at $2/h for 730 h a month over 36 months is $52,560, $1,460 a month
+    short = priced(rental_run(2.0, 3.0, "x"), 3.0)
+    assert short.cost.total == 6.0 and short.usd_per_month == 6.0 and short.usd_per_hour == 2.0
+    long = priced(rental_run(2.0, 1460.0, "x"), 1460.0)
+    assert long.usd_per_month == pytest.approx(1460.0) and long.months == pytest.approx(2.0)
+    service = priced(rental_serving(2.0, 730.0, 36.0, "x"), 730.0 * 36)
+    assert service.cost.total == pytest.approx(52_560.0) and service.usd_per_month == pytest.approx(1460.0)
+    assert service.usd_per_million_tokens(1000) == pytest.approx(2.0 / 3.6)  # $2/h ÷ 3.6M tokens an hour
