@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
@@ -63,6 +63,7 @@ from gpuadvisor.rules.sizing.kvcache import (
     request_kv_tokens,
 )
 from gpuadvisor.rules.sizing.memory import (
+    Recompute,
     WeightFormat,
     embedding_params,
     fused_attention,
@@ -102,6 +103,13 @@ def arch_of(model: Fact) -> Architecture:
 
 def params_of(model: Fact) -> ParameterCount:
     return _count(str(model["arch_json"]))
+
+
+def _recompute(work: Fact) -> Recompute:
+    """The recomputation a run's memory need is stated at: the user's, or with recomputation allowed the most
+    (the plans then take the least that fits)."""
+    r = str(work.get("recompute", "auto"))
+    return cast(Recompute, "full" if r == "auto" else r)
 
 
 def _gb(x: float) -> float:
@@ -264,7 +272,7 @@ class Derivations:
         wp = self.catalog.precisions[str(work["weights_precision"])]
         mem = training_memory(arch_of(model), params_of(model), method="full", optimizer=work["optimizer"],
                               weight_bits=32.0 if wp.bits_per_weight >= 32 else 16.0, seq=int(work["context"]),
-                              micro_batch=int(work["batch"]), checkpointing=bool(work["gradient_checkpointing"]),
+                              micro_batch=int(work["batch"]), recompute=_recompute(work),
                               factors=self.factors(work, ctx))
         self._conclude_need(ctx, "training", mem, float(params["total"]) * 2 / GB)
 
@@ -273,7 +281,7 @@ class Derivations:
         mem = training_memory(arch_of(model), params_of(model), method=method,  # type: ignore[arg-type]
                               optimizer=work["optimizer"], weight_bits=float(weights["bits"]),
                               seq=int(work["context"]), micro_batch=int(work["batch"]),
-                              checkpointing=bool(work["gradient_checkpointing"]), lora_rank=int(work["lora_rank"]),
+                              recompute=_recompute(work), lora_rank=int(work["lora_rank"]),
                               factors=self.factors(work, ctx))
         self._conclude_need(ctx, method, mem, float(weights["gb"]))
 

@@ -96,6 +96,9 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "latency_p95_s": a("inference.latency_p95_s"), "deadline_days": float(a("training.deadline_days")),
         "optimizer": a("training.optimizer"), "zero_stage": a("training.zero_stage"),
         "gradient_checkpointing": bool(a("training.gradient_checkpointing")),
+        "recompute": str(a("training.recompute")) if a("training.gradient_checkpointing") else "none",
+        "global_batch": a("training.global_batch"), "global_batch_tokens": a("training.global_batch_tokens"),
+        "context_parallel": a("training.context_parallel"),
         "lora_rank": int(a("finetune.lora_rank")),
         "tokens_b": tokens_b, "tokens_default": tokens_default,
     }
@@ -191,14 +194,21 @@ def serving_targets(work: Fact, demand: Fact) -> ServingTargets:
 
 
 def training_targets(work: Fact, compute: Fact) -> TrainingTargets:
-    """What a training plan must deliver, from the profile and the run's compute (S8)."""
+    """What a training plan must deliver, from the profile and the run's compute (S8): a global batch in tokens
+    becomes whole sequences of the context."""
     zero = work["zero_stage"]
+    seq = int(work["context"])
+    batch = _int_or_none(work.get("global_batch"))
+    if batch is None and work.get("global_batch_tokens") is not None:
+        batch = max(1, round(float(work["global_batch_tokens"]) / seq))
     return TrainingTargets(
         tokens=float(compute["tokens"]), flops_factor=str(work["method"]),  # type: ignore[arg-type]
-        seq=int(work["context"]), micro_batch=int(work["batch"]), deadline_days=float(work["deadline_days"]),
+        seq=seq, micro_batch=int(work["batch"]), deadline_days=float(work["deadline_days"]),
         optimizer=work["optimizer"], zero_stage=None if zero == "auto" else int(zero),
-        checkpointing=bool(work["gradient_checkpointing"]), lora_rank=int(work["lora_rank"]),
-        max_gpus=_int_or_none(work.get("max_gpus")), pretraining=work["workload"] == "training")
+        lora_rank=int(work["lora_rank"]), max_gpus=_int_or_none(work.get("max_gpus")),
+        pretraining=work["workload"] == "training", global_batch=batch,
+        context_parallel=_int_or_none(work.get("context_parallel")),
+        recompute=str(work.get("recompute", "auto")))  # type: ignore[arg-type]
 
 
 def catalog_factors(catalog: Catalog) -> Factors:
