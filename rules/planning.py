@@ -60,9 +60,10 @@ from gpuadvisor.rules.sizing.training import (
     training_time,
 )
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import Link, Topology, device_for, training_peak
+from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link, Topology, device_for, training_peak
 from gpuadvisor.rules.training_plan import (
     CONTEXT_PARALLEL,
+    MIN_TOKENS_PER_CP_RANK,
     PIPELINE_PARALLEL,
     TENSOR_PARALLEL,
     training_device,
@@ -859,6 +860,8 @@ def _no_fit_reason(acc: Accelerator, unit: Unit, what: str) -> str:
 _Timed = tuple[int, int, Parallelism, str, TrainingTime, float]
 """(machines, GPUs, layout, recompute, the run's time, its slowdown): a training deployment and how long it takes."""
 RECOMPUTES: tuple[Recompute, ...] = ("none", "selective", "full")
+LAYOUT_WALK = 64
+"""Machines added one at a time, at most, looking for a GPU count some layout divides evenly."""
 EVALUATED_LAYOUTS = 48
 """Fitting layouts whose step is evaluated per GPU count, least model-parallel first (the fastest is among them:
 more splitting than memory needs only adds communication)."""
@@ -1019,25 +1022,31 @@ class TrainingSearch:
         return best[0], best[0] * node, best[1]
 
     def _layout_at(self, unit: Unit, n: int, flash: bool, capacity: float, cap: int) -> tuple[int, int] | None:
-        """The smallest deployment of at least `n` GPUs with a layout that fits (a machine more when none does),
-        within the most GPUs the global batch can spread over (`max_gpus`)."""
-        found = _deployable(unit, n, min(cap, self.max_gpus))
-        while found is not None:
+        """The smallest deployment of at least `n` GPUs with a layout that fits (a machine more when none does, a
+        few dozen machines at most), within the most GPUs the global batch can spread over (`max_gpus`)."""
+        cap = min(cap, self.max_gpus(unit.topology))
+        found = _deployable(unit, n, cap)
+        for _ in range(LAYOUT_WALK):
+            if found is None:
+                return None
             machines, count = found
             if self._fit(count, unit.topology, flash, capacity) is not None:
                 return machines, count
-            found = _deployable(unit, count + 1, min(cap, self.max_gpus))
+            found = _deployable(unit, count + 1, cap)
         return None
 
-    @property
-    def max_gpus(self) -> int:
-        """The most GPUs a layout of this run can use: every data-parallel rank needs a micro-batch of the global
-        batch, and one model copy spreads over at most the widest tensor × context × pipeline split searched."""
+    def max_gpus(self, topo: Topology) -> int:
+        """The most GPUs a layout of this run can use on `topo`: every data-parallel rank needs a micro-batch of
+        the global batch, and one model copy spreads over at most the widest tensor (the scale-up domain, or a
+        machine), context (chunks of 4,096 tokens) and pipeline (two layers a stage) split searched."""
         t = self.t
         ranks = max(1, self.global_batch // t.micro_batch)
-        widest = TENSOR_PARALLEL[-1] * PIPELINE_PARALLEL[-1] * (CONTEXT_PARALLEL[-1] if t.flops_factor == "full"
-                                                                  else 1)
-        return ranks * widest
+        domain = topo.scale_up.domain if topo.scale_up.kind in SCALE_UP_KINDS else topo.node
+        tp = max(x for x in TENSOR_PARALLEL if x <= max(1, domain))
+        cp = max(x for x in CONTEXT_PARALLEL if t.seq // x >= MIN_TOKENS_PER_CP_RANK or x == 1) \
+            if t.flops_factor == "full" else 1
+        pp = max(x for x in PIPELINE_PARALLEL if 2 * x <= self.arch.num_hidden_layers or x == 1)
+        return ranks * tp * cp * pp
 
     def plan(self, acc: Accelerator, unit: Unit | None = None, with_notes: bool = True) -> Plan | NoFit:
         """The deployment of `unit` (default: the part alone, `units.bare_unit`) with the fewest GPUs whose memory

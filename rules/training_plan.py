@@ -34,7 +34,9 @@ def training_format(acc: Accelerator, weights: Precision) -> TrainingFormat:
     recipe = weights.training_recipe
     if recipe is not None and recipe.compute == "fp4" and acc.fp4_support:
         return TrainingFormat("fp4", recipe.high_precision_share.value)
-    compute = "fp8" if recipe is not None and recipe.compute == "fp8" else training_compute(weights)
+    compute = training_compute(weights)
+    if compute == "fp4":  # the part has no FP4 tensor cores: the planner refuses the recipe, an estimate runs FP8
+        compute = "fp8"
     if compute == "fp8" and not acc.fp8_support:
         compute = "bf16"
     return TrainingFormat(compute)

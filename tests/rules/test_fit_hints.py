@@ -11,7 +11,9 @@ from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.estimate import EstimateRequest, estimate
 
 CATALOG = load_catalog(user_dir=None)
-TRAIN_70B = EstimateRequest(model="llama-3.1-70b", workload="training", gpu="nvidia-h100-sxm5", gpus=64, tokens=100e9)
+TRAIN_70B = EstimateRequest(model="llama-3.1-70b", workload="training", gpu="nvidia-h100-sxm5", gpus=64, tokens=100e9,
+                            zero=0)
+"""Plain data parallel (ZeRO 0, stated: an estimate's own default for full training is the distributed optimizer)."""
 
 
 def test_plain_data_parallel_70b_training_is_told_to_shard() -> None:
