@@ -146,7 +146,7 @@ class TrainingAnswer(Section):
         hint="The batch sets how far the run spreads: past one or two sequences per GPU the gradient exchange and "
              "the pipeline bubble are no longer hidden, and more GPUs stop helping.", unit="sequences",
         example="e.g. 1024 (empty: 4M-16M tokens from scratch, 64 fine-tuning)"))
-    global_batch_tokens: float | None = Field(default=None, ge=1, le=1e12, **ask(
+    global_batch_tokens: float | None = Field(default=None, gt=0, le=1e12, **ask(
         "tokens per optimizer step (the global batch in tokens, e.g. 4M), instead of global_batch",
         flag="global_batch_tokens", unit="tokens"))
     context_parallel: int | None = Field(default=None, ge=1, le=1024, **ask(
