@@ -23,6 +23,7 @@ from gpuadvisor.knowledge.bounds import (
     MAX_PARAMETERS,
     MAX_POSITIONS,
     MAX_VOCAB,
+    bound,
 )
 from gpuadvisor.knowledge.engine_names import EngineName
 
@@ -30,9 +31,19 @@ _DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 
 
 class Strict(BaseModel):
-    """Base of every knowledge-base model: unknown fields are errors, instances are immutable."""
+    """Base of every knowledge-base model: unknown fields are errors, instances are immutable, and values are taken as
+    written (`strict`: `memory_gb = true` or `"80"` is not a number, `8.0` is not a count). Every number is finite and
+    within `bounds.MAX_MEASURE` unless its field has a tighter bound of its own (see `knowledge.bounds`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True, strict=True)
+
+    @model_validator(mode="after")
+    def _magnitudes(self) -> Strict:
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > MAX_MEASURE:
+                raise ValueError(f"{name}: {value:g} is implausible: no figure is over {MAX_MEASURE:g}")
+        return self
 
 
 class Source(Strict):
@@ -97,15 +108,15 @@ class Price(Strict):
     date nobody observed. An `estimate` carries the `low`/`high` range its sources span.
     """
 
-    value: float = Field(gt=0)
+    value: float = Field(**bound("purchase_usd").field())
     kind: PriceKind
     as_of: AsOf = None
     sources: list[str] = Field(min_length=1)
     approximate: bool = True
     derived: bool = False
     """Arithmetic on sourced figures (the formula is in `notes`)."""
-    low: float | None = Field(default=None, gt=0)
-    high: float | None = Field(default=None, gt=0)
+    low: float | None = Field(default=None, **bound("purchase_usd").field())
+    high: float | None = Field(default=None, **bound("purchase_usd").field())
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -154,6 +165,7 @@ Market = Literal["datacenter", "workstation", "consumer", "cloud-only"]
 InterconnectKind = Literal["nvlink", "infinity-fabric", "ici", "neuronlink", "roce", "pcie", "unified", "none"]
 SoftwareStack = Literal["cuda", "rocm", "xla", "neuron", "synapseai", "metal", "cpu", "other"]
 FlashAttention = Literal["yes", "no", "not-listed", "n/a"]
+ModelSplit = Literal["tensor", "pipeline"]
 
 
 ACCELERATOR_RANGES: dict[str, tuple[float, float, bool]] = {
@@ -174,7 +186,7 @@ class PowerLimit(Strict):
     """A board power limit with a published result: what the part sustains there (MLPerf MaxQ systems run the same
     GPUs capped with `nvidia-smi -pl`)."""
 
-    limit_w: int = Field(ge=50, le=3000)
+    limit_w: int = Field(**bound("power_limit_w").field())
     sustained_compute_ratio: Measure
     """Share of the datasheet tensor rate sustained at the limit, derived like `sustained_compute_ratio` from the
     capped system's rows against the same system at full power (tests/benchmarks/derive_sustained.py)."""
@@ -193,7 +205,7 @@ class Quote(Strict):
     """The part quoted (an accelerators.toml id): `usd` is per accelerator."""
     system: str | None = None
     """The machine quoted (a systems.toml id): `usd` is per machine."""
-    usd: float = Field(gt=0, le=1e9)
+    usd: float = Field(**bound("purchase_usd").field())
     includes_accelerators: bool = False
     """A system quote for the whole machine with its accelerators (only for a system built around a fixed part)."""
     quoted_on: str
@@ -402,6 +414,22 @@ class Accelerator(Strict):
                 return min(1.0, m.value / peak)
         return None
 
+    def memory_bytes(self) -> float:
+        """Bytes of device memory the driver gives software (what an engine's memory fraction is a share of).
+
+        NVIDIA's and AMD's GPU memory sizes are binary: their HBM and GDDR stacks and chips come in 2^30-byte
+        multiples, so an "80 GB" H100 holds 80 GiB = 85.9 × 10^9 bytes (nvidia-smi: 81,559 of 81,920 MiB), a
+        "180 GB" B200 182,631 MiB, an A100 40GB 40,960 MiB, and ROCm and Azure list the MI300X in GiB (192).
+        Data-centre GDDR parts run ECC inline, which takes 1/16 (T4: 15,360 of 16,384 MiB). Other parts' figures
+        (unified memory, TPUs and Trainium already converted from GiB, CPUs) are taken as 10^9 bytes. Source: the
+        reference data's correction 14 (observed nvidia-smi totals), `knowledge/data/accelerators.toml` notes."""
+        gb = self.memory_gb.value
+        kind = self.memory_type.lower()
+        if self.vendor not in ("nvidia", "amd") or not ("hbm" in kind or "gddr" in kind):
+            return gb * 1e9
+        inline_ecc = "gddr" in kind and self.ecc and self.market in ("datacenter", "cloud-only")
+        return gb * 2**30 * (15 / 16 if inline_ecc else 1.0)
+
     def dense_tflops(self, precision: str) -> float | None:
         """Dense tensor throughput for a compute precision ('bf16', 'fp16', 'fp8', 'fp4', 'int8', 'tf32', 'fp32')."""
         field = {"int8": "int8_tops"}.get(precision, f"{precision}_tflops")
@@ -429,8 +457,8 @@ class InstancePrice(Strict):
     """One list price of a cloud instance, with the date its source gives (None = the source is undated)."""
 
     type: PriceType
-    usd_per_hour: float = Field(gt=0, le=100_000)  # the dearest rack rents for a few hundred dollars an hour
-    usd_per_accelerator_hour: float | None = Field(default=None, gt=0, le=100_000)
+    usd_per_hour: float = Field(**bound("hourly_usd").field())
+    usd_per_accelerator_hour: float | None = Field(default=None, **bound("hourly_usd").field())
     as_of: AsOf = None
     """'YYYY-MM-DD' or 'YYYY-MM' (free text may follow); None when the source gives no date — never a guessed date."""
     sources: list[str] = Field(min_length=1)
@@ -953,6 +981,14 @@ class Engine(Strict):
     runtime_overhead_gb: float | None = Field(default=None, ge=0, le=16)
     """Memory per GPU the engine itself holds besides weights, KV cache and activations (CUDA context, framework,
     workspaces). None: the `runtime_overhead_gb` assumption (a PyTorch-based server)."""
+    activation_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    """Tokens of the largest forward pass the engine reserves activation memory for (llama.cpp's compute buffer:
+    one physical batch, --ubatch-size 512). None: the `prefill_chunk_tokens` assumption (a chunked-prefill
+    server's token budget)."""
+    model_split: list[ModelSplit] = Field(default=["tensor", "pipeline"], min_length=1)
+    """How the engine spreads one model over several GPUs: `tensor` (every layer's matrices split, an all-reduce
+    per layer: vLLM, SGLang, TensorRT-LLM) and/or `pipeline` (whole layers per GPU, one sequence's token crossing
+    them in turn: llama.cpp's default layer split). The planner searches only these."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
 
@@ -993,6 +1029,11 @@ class EngineProfile(Strict):
     rows: int = Field(default=0, ge=0)
     """Published measurements the values were fitted to (0 = carried over from a related family)."""
     sources: list[str] = Field(min_length=1)
+    release: str = Field(min_length=1)
+    """The engine releases the fitted rows measured (what the profile describes: engines change fast, and a figure
+    says which software it assumed)."""
+    released: str = Field(pattern=r"^\d{4}-\d{2}$")
+    """The newest of those releases' dates, YYYY-MM."""
     notes: str | None = None
 
 

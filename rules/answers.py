@@ -14,11 +14,13 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gpuadvisor.knowledge.bounds import bound
+from gpuadvisor.knowledge.budget import loads_toml
 from gpuadvisor.knowledge.engine_names import EngineChoice, normal_engine_key
 from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError
 from gpuadvisor.knowledge.files import ANSWERS_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.locate import find_line, split_syntax_error
-from gpuadvisor.knowledge.nesting import loads_json, loads_toml
+from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.sanitize import shorten
 
 Workload = Literal["training", "finetune", "inference"]
@@ -110,13 +112,13 @@ class FinetuneAnswer(Section):
         "fine-tuning method: full | lora | qlora", flag="method", question="Fine-tuning method",
         hint="QLoRA keeps 4-bit base weights: a 7B model fits one 24 GB card (000/002, S5).",
         choices={"full": "Full fine-tuning", "lora": "LoRA adapters", "qlora": "QLoRA (4-bit base)"}))
-    lora_rank: int = Field(default=16, ge=1, le=4096, **ask(
+    lora_rank: int = Field(default=16, **bound("lora_rank").field(), **ask(
         "adapter rank (LoRA, QLoRA)", flag="lora_rank", question="Adapter rank",
         hint="The rank sets the adapter's trainable parameters, a small share of memory (002, S5)."))
 
 
 class TrainingAnswer(Section):
-    tokens_b: float | None = Field(default=None, ge=1e-6, le=1_000_000, **ask(
+    tokens_b: float | None = Field(default=None, **bound("training_tokens").scaled(1e-9).field(), **ask(
         "training tokens, billions, e.g. 2T or 500B (default: 20 per parameter for training, 0.1B for "
         "fine-tuning)", flag="tokens", question="Training tokens",
         hint="Training compute ≈ 6 × parameters × tokens, 4 × for LoRA/QLoRA (000, S8).", unit="billion",
@@ -139,33 +141,33 @@ class TrainingAnswer(Section):
         "(norms and the MLP's activation) | full (each layer's forward again, a third more compute)",
         flag="recompute", choices={"auto": "The least that fits", "none": "None", "selective": "Selective",
                                    "full": "Full"}))
-    global_batch: int | None = Field(default=None, ge=1, le=100_000_000, **ask(
+    global_batch: int | None = Field(default=None, **bound("global_batch").field(), **ask(
         "sequences per optimizer step (the global batch); unset = 4M tokens below 30B parameters growing to 16M at "
         "405B from scratch (Llama 2, Llama 3), 64 sequences fine-tuning", flag="global_batch",
         question="Global batch (sequences per step)",
         hint="The batch sets how far the run spreads: past one or two sequences per GPU the gradient exchange and "
              "the pipeline bubble are no longer hidden, and more GPUs stop helping.", unit="sequences",
         example="e.g. 1024 (empty: 4M-16M tokens from scratch, 64 fine-tuning)"))
-    global_batch_tokens: float | None = Field(default=None, gt=0, le=1e12, **ask(
+    global_batch_tokens: float | None = Field(default=None, **bound("global_batch_tokens").field(), **ask(
         "tokens per optimizer step (the global batch in tokens, e.g. 4M), instead of global_batch",
         flag="global_batch_tokens", unit="tokens"))
-    context_parallel: int | None = Field(default=None, ge=1, le=1024, **ask(
+    context_parallel: int | None = Field(default=None, **bound("parallel_degree").field(), **ask(
         "GPUs each sequence is split over (context parallelism, ring attention); unset = the planner chooses",
         flag="context_parallel"))
+    checkpointing: bool = Field(default=True, **ask(
+        "the job saves checkpoints (needed to survive spot preemption)", flag="checkpointing",
+        question="The job saves checkpoints",
+        hint="Spot capacity saves 60–90% but needs checkpoints to survive preemption (000, H16/W11)."))
 
     @model_validator(mode="after")
     def _one_batch(self) -> TrainingAnswer:
         if self.global_batch is not None and self.global_batch_tokens is not None:
             raise ValueError("give only one of training.global_batch (sequences) and training.global_batch_tokens")
         return self
-    checkpointing: bool = Field(default=True, **ask(
-        "the job saves checkpoints (needed to survive spot preemption)", flag="checkpointing",
-        question="The job saves checkpoints",
-        hint="Spot capacity saves 60–90% but needs checkpoints to survive preemption (000, H16/W11)."))
 
 
 class InferenceAnswer(Section):
-    requests_per_minute: float | None = Field(default=None, ge=0.001, le=10_000_000, **ask(
+    requests_per_minute: float | None = Field(default=None, **bound("requests_per_minute").field(), **ask(
         "average request rate, requests per minute; unset = no throughput target (each option's capacity is "
         "reported)", flag="rpm", question="Requests per minute",
         hint="Requests/min × tokens per request → tokens/s needed, plus burst headroom (002 Q4, S10).",
@@ -186,13 +188,13 @@ class InferenceAnswer(Section):
     peak_to_average: float | None = Field(default=None, ge=1, le=100, **ask(
         "busiest-hour request rate ÷ the day's average (with daily_active_users; unset = assumptions.toml "
         "dau_peak_to_average)", flag="peak_to_average"))
-    input_tokens: int = Field(default=500, ge=1, le=10_000_000, **ask(
+    input_tokens: int = Field(default=500, **bound("request_tokens").field(), **ask(
         "prompt tokens per request", flag="input_tokens", question="Input tokens per request",
         hint="Long prompts raise prefill compute and the time to first token (002, S7).", unit="tokens"))
-    output_tokens: int = Field(default=200, ge=1, le=10_000_000, **ask(
+    output_tokens: int = Field(default=200, **bound("request_tokens").field(), **ask(
         "generated tokens per request", flag="output_tokens", question="Output tokens per request",
         hint="Output is generated token by token: it sets the bandwidth bill (002, S6).", unit="tokens"))
-    concurrent_requests: int | None = Field(default=None, ge=1, le=1_000_000, **ask(
+    concurrent_requests: int | None = Field(default=None, **bound("batch").field(), **ask(
         "requests in flight at peak (default: the batch size)", flag="concurrency",
         question="Peak concurrent requests",
         hint="Peak concurrency × context sets the KV cache, not the average (002, W5).",
@@ -247,12 +249,12 @@ class PrecisionAnswer(Section):
         "KV-cache format: fp16, bf16, fp8, int8", flag="kv_precision", question="KV cache precision",
         hint="KV cache = 2 × layers × KV heads × head dim × bytes × context × batch (002, S3).",
         choices={"fp16": "FP16", "bf16": "BF16", "fp8": "FP8", "int8": "INT8"}, widget="select"))
-    context_tokens: int = Field(default=4096, ge=1, le=10_000_000, **ask(
+    context_tokens: int = Field(default=4096, **bound("context_tokens").field(), **ask(
         "context length in tokens", flag="context", question="Context length",
         hint={"inference": "KV cache grows with context × concurrency: plan for the maximum (002, W5).",
               "training": "Activations grow with sequence length × batch (002, S4).",
               "finetune": "Activations grow with sequence length × batch (002, S4)."}, unit="tokens"))
-    batch_size: int = Field(default=1, ge=1, le=1_000_000, **ask(
+    batch_size: int = Field(default=1, **bound("batch").field(), **ask(
         "batch size (sequences per step)", flag="batch", question="Batch size",
         hint={"inference": "Batch-1 decode is bandwidth-bound; past ~32 sequences TFLOPS matter (002, S6/H4).",
               "training": "Activations scale with the micro-batch; checkpointing trades compute (002, S4).",
@@ -260,21 +262,21 @@ class PrecisionAnswer(Section):
         unit="sequences"))
 
 
-MAX_BUDGET_USD = 1e12
+MAX_BUDGET_USD = bound("budget_usd").high
 """A budget above a trillion dollars is a typo (or 1e308), not a constraint: refused rather than printed."""
 
 
 class BudgetAnswer(Section):
-    capex_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
+    capex_usd: float | None = Field(default=None, **bound("budget_usd").field(), **ask(
         "hardware (purchase) budget, USD", flag="capex", question="Purchase budget",
         hint="In the knowledge base one RTX 4090 costs {buy:nvidia-rtx-4090}, an L40S {buy:nvidia-l40s}, the "
              "eight GPUs of an H100 server {buy:nvidia-h100-sxm5*8} before the server itself (000, H14).",
         unit="USD", example="e.g. 50000 (empty: no limit)"))
-    hourly_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
+    hourly_usd: float | None = Field(default=None, **bound("budget_usd").field(), **ask(
         "cloud budget per hour, USD", flag="hourly", question="Cloud budget per hour",
         hint="Specialist clouds undercut the big three; spot saves 60–90% (000, H16/H17).", unit="USD/h",
         example="e.g. 40 (empty: no limit)"))
-    monthly_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
+    monthly_usd: float | None = Field(default=None, **bound("budget_usd").field(), **ask(
         "budget per month, USD", flag="monthly", question="Monthly budget",
         hint="Sustained serving over months: rent vs buy turns on utilization (002 Q6, H15).", unit="USD/month",
         example="e.g. 50 (empty: no limit)"))
@@ -292,7 +294,7 @@ class DeploymentAnswer(Section):
         choices={"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure", "oracle": "Oracle Cloud",
                  "lambda": "Lambda", "runpod": "RunPod", "nebius": "Nebius", "coreweave": "CoreWeave",
                  "crusoe": "Crusoe", "tensorwave": "TensorWave", "vultr": "Vultr", "vast": "Vast.ai (marketplace)"}))
-    utilization: float | None = Field(default=None, ge=0.01, le=1, **ask(
+    utilization: float | None = Field(default=None, **bound("utilization").field(), **ask(
         "expected busy fraction (0.01-1), for rent vs buy; unset = from hours_per_month, or by stage",
         flag="utilization", question="Expected utilization",
         hint="The busy fraction decides rent vs buy (002 Q6, H15).",
@@ -367,7 +369,7 @@ class ConstraintsAnswer(Section):
         hint="PyTorch runs first on NVIDIA; AMD, TPU, Trainium and Gaudi options cost porting time (000/004, H10).",
         choices={"nvidia": "NVIDIA", "amd": "AMD", "google": "Google (TPU)", "aws": "AWS (Trainium, Inferentia)",
                  "intel": "Intel (Gaudi)", "apple": "Apple silicon", "other": "Other (CPUs)"}))
-    max_gpus: int | None = Field(default=None, ge=1, le=1_000_000, **ask(
+    max_gpus: int | None = Field(default=None, **bound("gpus").field(), **ask(
         "most accelerators you would deploy; unset = as many as the job needs", flag="max_gpus",
         question="At most this many GPUs",
         hint="Multi-node jobs need InfiniBand-class networking between nodes (000, H21).", unit="GPUs",
@@ -399,7 +401,7 @@ class CurrentAnswer(Section):
         "how many of the GPU you already have", flag="current_gpu_count", question="How many of them",
         hint="A model that fits across the cards you have needs no new hardware at all.", unit="GPUs",
         example="e.g. 2 (empty: 1)"))
-    gpu_memory_gb: float | None = Field(default=None, gt=0, le=100_000, **ask(
+    gpu_memory_gb: float | None = Field(default=None, **bound("memory_gb").field(), **ask(
         "memory per GPU you have, GB (for a part the knowledge base does not know, or one sold in several memory "
         "sizes)", flag="current_gpu_memory"))
     gpu_name: str | None = Field(default=None, **ask("the name the machine reports (set by detection)", flag=None))
@@ -478,15 +480,21 @@ class Answers(Section):
         other answers (`contextual_defaults`), else the field's default."""
         flat = self.flat()
         given = self.given_keys()
-        implied = self.implied()
+        implied = _implied(flat, given)
         return {k: (v if k in given or k not in implied else implied[k]) for k, v in flat.items()}
 
     def implied(self) -> dict[str, Any]:
         """The defaults the given answers imply for the keys not given (`contextual_defaults`)."""
-        flat = self.flat()
-        given = self.given_keys()
-        return {k: v for k, v in contextual_defaults({k: flat[k] for k in given if k in flat}).items()
-                if k not in given}
+        return _implied(self.flat(), self.given_keys())
+
+    def with_changes(self, changes: Mapping[str, Any], where: str = "answers") -> Answers:
+        """These answers with some changed, by dotted key (`current.gpu`; None: no longer given), validated as an
+        answers file is (InputError names the field). Detection, a lifecycle's reuse of a purchase, the feasibility
+        re-plans and the what-if change answers this way, never by rebuilding them by hand."""
+        data = self.given()
+        for dotted, value in changes.items():
+            put_dotted(data, dotted, value)
+        return parse_answers(data, where)
 
     def given_keys(self) -> set[str]:
         """Dotted keys of the answers the user gave."""
@@ -591,6 +599,8 @@ IMPLIED_WHY = {
     "deployment.spot": "production serving runs on capacity that is not reclaimed",
     "inference.failover": "production serving survives a machine loss (N+1)",
     "inference.min_tokens_per_s_per_user": "production serving: a stream a little faster than people read",
+    "inference.input_tokens": "the default request's prompt, within the stated context",
+    "inference.output_tokens": "the default request's output, within the stated context",
 }
 """Why `contextual_defaults` sets each key (shown with the default in every report)."""
 
@@ -626,17 +636,81 @@ def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = No
         out["deployment.spot"] = False
         out["inference.failover"] = True
         out["inference.min_tokens_per_s_per_user"] = INTERACTIVE_MIN_TOKENS_PER_S
+    context = _count(flat.get("precision.context_tokens"))
+    if serving and context is not None:
+        out.update(request_within_context(context, _count(flat.get("inference.input_tokens")),
+                                          _count(flat.get("inference.output_tokens"))))
     return out
 
 
+def _count(value: Any) -> int | None:
+    """A token count as given: an int, or the text a form holds while it is typed ("2,048"); None when it is not one
+    yet (the form says why)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 1 else None
+    if isinstance(value, str):
+        text = value.replace(",", "").replace("_", "").strip()
+        return int(text) if text.isdigit() and int(text) >= 1 else None
+    return None
+
+
+def request_within_context(context: int, prompt: int | None, output: int | None) -> dict[str, int]:
+    """The request's token counts the user did not give, when their defaults would not fit the stated context (a
+    default never contradicts what was typed): a context shorter than the default request (500 + 200 tokens) holds
+    the default request's share of prompt and output (llama-bench's `tg128` is `--context 128`); with one of the two
+    given, the other takes what the context leaves (at least 1 token, never more than its default)."""
+    fields = InferenceAnswer.model_fields
+    p_default = int(fields["input_tokens"].default)
+    o_default = int(fields["output_tokens"].default)
+    out: dict[str, int] = {}
+    if prompt is None and output is None:
+        if p_default + o_default > context:
+            out["inference.input_tokens"] = p = max(1, round(context * p_default / (p_default + o_default)))
+            out["inference.output_tokens"] = max(1, context - p)
+    elif prompt is None and output is not None and p_default + output > context:
+        out["inference.input_tokens"] = max(1, context - output)
+    elif output is None and prompt is not None and prompt + o_default > context:
+        out["inference.output_tokens"] = max(1, context - prompt)
+    return out
+
+
+def _implied(flat: Mapping[str, Any], given: set[str]) -> dict[str, Any]:
+    return {k: v for k, v in contextual_defaults({k: flat[k] for k in given if k in flat}).items() if k not in given}
+
+
 def flatten_dotted(d: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Nested tables as dotted keys: {"inference": {"engine": "vllm"}} → ("inference.engine", "vllm")."""
+    """Nested tables as dotted keys: {"inference": {"engine": "vllm"}} → ("inference.engine", "vllm"). The one
+    flatten of answers (reports, the questionnaire's state and the what-if read answers through it)."""
     for k, v in d.items():
         key = f"{prefix}{k}"
         if isinstance(v, Mapping):
             yield from flatten_dotted(v, key + ".")
         else:
             yield key, v
+
+
+def put_dotted(d: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set `section.key` in nested tables (None removes it, and a table the removal leaves empty: an empty
+    [budget] is not an answer)."""
+    *parents, leaf = dotted.split(".")
+    tables = [d]
+    for p in parents:
+        nxt = tables[-1].get(p)
+        if not isinstance(nxt, dict):
+            if value is None:
+                return
+            nxt = tables[-1][p] = {}
+        tables.append(nxt)
+    if value is not None:
+        tables[-1][leaf] = value
+        return
+    tables[-1].pop(leaf, None)
+    for parent, name, table in zip(reversed(tables[:-1]), reversed(parents), reversed(tables[1:]), strict=True):
+        if table:
+            break
+        del parent[name]
 
 
 def _unset(m: BaseModel, prefix: str) -> Iterator[str]:

@@ -6,9 +6,15 @@ one the consultation's planner gives the same layout (rules/estimate.py builds t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from gpuadvisor.rules.sizing.units import GB
+
+if TYPE_CHECKING:
+    from gpuadvisor.knowledge.schema import Accelerator
+    from gpuadvisor.rules.sizing.memory import MemoryBreakdown
 
 SCHEMA_VERSION = 1
 Workload = Literal["inference", "training", "finetune"]
@@ -76,6 +82,9 @@ class SetupOut(Out):
                                "(engines.toml profile id in engine_profile)")
     engine_profile: str | None = Field(default=None, description="engines.toml profile used (engine@family); "
                                        "null = engine-blind assumptions")
+    engine_release: str | None = Field(default=None, description="the engine release(s) the profile was measured "
+                                       "on: what every serving figure of this estimate assumes")
+    engine_released: str | None = Field(default=None, description="the newest of those releases' dates, YYYY-MM")
     training_mfu: float | None = Field(default=None, description="model FLOPs utilisation used for training time")
     context_parallel: int = Field(default=1, description="training: GPUs each sequence is split over")
     virtual_stages: int = Field(default=1, description="training: interleaved pipeline stages per GPU")
@@ -120,6 +129,29 @@ class MemoryOut(Out):
     required_capacity: float = Field(description="total ÷ (1 − headroom): the card size this needs")
     capacity: float | None = Field(default=None, description="the GPU's memory, GB")
     usable: float | None = Field(default=None, description="capacity × (1 − headroom)")
+    capacity_as_sold: float | None = Field(default=None, description=(
+        "the vendor's memory figure when capacity differs from it: NVIDIA's and AMD's GPU memory is sold in binary "
+        "GB (80 GB = 80 GiB = 85.9 × 10^9 bytes), data-centre GDDR parts lose 1/16 to inline ECC"))
+    full_context: float | None = Field(default=None, description=(
+        "serving, when it decides the fit: one request at the full context alone (weights, its KV cache, "
+        "activations, runtime), GB per GPU — an engine refuses to start when it cannot hold it (vLLM's "
+        "max_model_len check)"))
+    full_context_tokens: int | None = Field(default=None, description="the context full_context is sized at")
+
+    @classmethod
+    def of(cls, mem: MemoryBreakdown, acc: Accelerator | None) -> MemoryOut:
+        """The plan's breakdown (bytes, rules/sizing/memory.py) in GB, on accelerator `acc` when one is named (its
+        device bytes, and the figure it is sold as when that differs): the one breakdown shape, as estimate
+        publishes it."""
+        cap = acc.memory_bytes() / GB if acc is not None else None
+        sold = acc.memory_gb.value if acc is not None and abs(acc.memory_bytes() / GB - acc.memory_gb.value) > 0.005 \
+            else None
+        return cls(
+            weights=mem.weights / GB, kv_cache=mem.kv_cache / GB, activations=mem.activations / GB,
+            gradients=mem.gradients / GB, optimizer_states=mem.optimizer_states / GB,
+            runtime_overhead=mem.runtime_overhead / GB, total=mem.total / GB, headroom_fraction=mem.headroom_fraction,
+            required_capacity=mem.required_capacity / GB, capacity=cap,
+            usable=None if cap is None else cap * (1 - mem.headroom_fraction), capacity_as_sold=sold)
 
 
 class Range(Out):
@@ -173,6 +205,23 @@ class OwnedOut(Out):
     usd_per_run: float | None = None
     break_even_utilization: float | None = Field(
         default=None, description="utilization above which buying beats the cheapest on-demand rental (H15)")
+
+
+class LatencyOut(Out):
+    """Latency at the estimate's load as a benchmark measures it: median and p99 over a run, with the arrival
+    pattern the figures assume (rules/sizing/serving_load.py)."""
+
+    arrival: str = Field(description="the arrival pattern: 'closed loop, burst start' (a benchmark's N clients, "
+                         "every one sending at once, then its next request as its last one ends: vLLM bench serve, "
+                         "SGLang bench_serving with --max-concurrency N)")
+    clients: int = Field(description="requests in flight per replica (the batch)")
+    ttft_p50_s: float = Field(description="median time to first token")
+    ttft_p99_s: float = Field(description="p99 time to first token: the slowest prompts of the run's first burst")
+    tpot_p50_s: float = Field(description="median time per output token")
+    tpot_p99_s: float = Field(description="p99 time per output token: the burst's first requests, whose decodes "
+                              "carry the rest of the burst's prompts")
+    engine_release: str | None = Field(default=None, description="the engine release the figures assume (the "
+                                       "profile's)")
 
 
 class ServingOut(Out):
@@ -256,6 +305,9 @@ class EstimateResult(Out):
     ttft_idle_s: float | None = Field(default=None, description="time to first token of one prompt of "
                                       "input_tokens on an idle replica")
     ttft_s_range: Range | None = None
+    latency: LatencyOut | None = Field(default=None, description=(
+        "median and p99 time to first token and per output token at the batch, under a benchmark's closed loop with "
+        "a burst start"))
     training_flops: float | None = None
     training_gpu_hours: float | None = None
     training_gpu_hours_range: Range | None = None

@@ -29,7 +29,6 @@ from gpuadvisor.rules.sizing.speed import (
     prefill,
 )
 from gpuadvisor.rules.sizing.training import attention_flops_per_token, default_virtual_stages
-from gpuadvisor.rules.sizing.units import GB
 from gpuadvisor.rules.topology import ScaleOut, Topology, accelerator_topology, device_for
 from gpuadvisor.rules.units import Unit
 
@@ -193,7 +192,7 @@ def predict_training(row: Row, catalog: Catalog, factors: Factors) -> float:
         _, tt = search.evaluate(acc, unit, par)
         assert tt is not None
     else:
-        best = search.best(acc, unit, gpus, fused_attention(acc), acc.memory_gb.value * GB)
+        best = search.best(acc, unit, gpus, fused_attention(acc), acc.memory_bytes())
         assert best is not None, f"no layout of {gpus} GPUs fits: {row.label}"
         tt, _ = search._time(acc, max(1, gpus // unit.node), gpus, best[2], False)
     if row.measures == "training_gpu_hours":

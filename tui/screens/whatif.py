@@ -140,18 +140,18 @@ the consultation reruns and the results mark the options that moved (Δ column, 
             error.update("✖ " + "; ".join(errors.values()))
             return
         note = change_note(self.original, self.trial, keys)
-        if self.phase is None:
-            self.app.post_message(ResultsRequested(answers, note))
-        else:
-            from gpuadvisor.knowledge.errors import AdvisorError
-            from gpuadvisor.tui.screens.phase import changed_answers, with_changes
+        from gpuadvisor.knowledge.errors import AdvisorError
+        from gpuadvisor.tui.screens.phase import changed_answers
 
-            try:
-                lifecycle = with_changes(self.phase.lifecycle, self.phase.index,
-                                         changed_answers(self.answers, answers, keys))
-            except AdvisorError as exc:
-                error.update(f"✖ {exc}")
-                return
-            self.app.post_message(PhaseWhatIf(lifecycle, self.phase.index, note))
+        changes = changed_answers(self.answers, answers, keys)  # only what was edited moves
+        try:
+            if self.phase is None:
+                self.app.post_message(ResultsRequested(self.answers.with_changes(changes, "what-if"), note))
+            else:
+                lifecycle = self.phase.lifecycle.with_changes(self.phase.index, changes)
+                self.app.post_message(PhaseWhatIf(lifecycle, self.phase.index, note))
+        except AdvisorError as exc:
+            error.update(f"✖ {exc}")
+            return
         if self.is_attached and self.app.screen is self:
             self.dismiss()
