@@ -173,6 +173,7 @@ ACCELERATOR_RANGES: dict[str, tuple[float, float, bool]] = {
     **{f: (0, 10_000_000, False) for f in ("fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops",
                                           "fp4_tflops", "int8_tops")},
     "interconnect_gbs": (0, 1_000_000, False), "tdp_w": (0, 100_000, True),
+    "attention_softmax_speedup": (0, 100, True),
 }
 """(low, high, low excluded) per hardware figure: far around every real part (a GB200 NVL72 rack is 13.5 TB and
 1.4 EFLOPS of FP4 in all), so only a typo or an absurd value is refused."""
@@ -327,6 +328,10 @@ class Accelerator(Strict):
     rate a brute-force search over GEMM shapes reaches (Stas Bekman's MAMF finder), below the datasheet peak by a
     share that differs by part (H100 SXM 80 %, MI300X 51 %) and sets how much of its peak a training step's GEMMs
     can reach (`matmul_share`)."""
+    attention_softmax_speedup: Measure | None = Field(default=None)
+    """How many times faster the part's special-function units run attention's softmax exponentials than the
+    generation before it at the same tensor rate (NVIDIA Blackwell Ultra: 2, 'doubles the SFU throughput for key
+    attention instructions'); None = 1. Training's attention cost beyond its matmuls is that much cheaper."""
     power_limits: list[PowerLimit] = []
     """Board power limits below the rated one at which the part has a published large-batch result (MLPerf
     MaxQ): what it sustains there. `at_power_limit` gives the part as run at one of them."""
@@ -405,9 +410,11 @@ class Accelerator(Strict):
 
     def matmul_share(self, compute: str) -> float | None:
         """Share of the datasheet dense peak at `compute` a GEMM can reach on this part (`matmul_tflops` ÷ the peak
-        it was measured against), None when unmeasured (fp4 falls back to fp8's share, fp16 to bf16's)."""
-        for name in {"fp4": ("fp4", "fp8"), "fp16": ("fp16", "bf16"), "tf32": ("tf32", "bf16")}.get(compute,
-                                                                                                 (compute,)):
+        it was measured against), None when unmeasured (fp4 falls back to fp8's share; the 16-bit formats and TF32
+        to each other's, the same tensor cores: a T4 has no BF16, its FP16 share serves)."""
+        fallback = {"fp4": ("fp4", "fp8"), "fp16": ("fp16", "bf16"), "bf16": ("bf16", "fp16"),
+                    "tf32": ("tf32", "bf16", "fp16")}
+        for name in fallback.get(compute, (compute,)):
             m = self.matmul_tflops.get(name)
             peak = self.dense_tflops(name)
             if m is not None and peak:

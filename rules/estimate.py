@@ -89,6 +89,7 @@ OptimizerName = Literal["adamw", "sgd", "adam8bit"]
 
 FASTER_WHEN_HIGHER = ("decode_bandwidth_efficiency", "compute_efficiency", "training_mfu", "training_comm_overlap",
                       "training_network_gbs", "training_stack_efficiency", "training_xla_stack_efficiency",
+                      "training_rocm_stack_efficiency", "training_synapseai_stack_efficiency",
                       "training_matmul_share_default")
 SLOWER_WHEN_HIGHER = ("step_overhead_per_layer_us", "allreduce_latency_nvlink_us", "allreduce_latency_pcie_us",
                       "training_grad_bytes_per_param", "moe_gemm_half_ridge", "training_attention_cost",

@@ -56,6 +56,18 @@ def _share(acc: Accelerator, compute: str, factors: Factors) -> float:
     return share
 
 
+STACK_SHARES = {"xla": "training_xla_stack_efficiency", "rocm": "training_rocm_stack_efficiency",
+                "synapseai": "training_synapseai_stack_efficiency"}
+"""The factor holding each software stack's share of its parts' achievable matmul rate; every other stack (CUDA,
+and Neuron, which no published table with its layout calibrates) takes `training_stack_efficiency`."""
+
+
+def stack_efficiency(acc: Accelerator, factors: Factors) -> float:
+    """Share of `acc`'s achievable matmul rate its training stack's GEMMs reach over a whole step, fitted per stack
+    on its publisher's own tables (tests/benchmarks/fit_training.py)."""
+    return float(getattr(factors, STACK_SHARES.get(acc.software_stack, "training_stack_efficiency")))
+
+
 def training_device(acc: Accelerator, topo: Topology, fmt: TrainingFormat, gpus: int, factors: Factors
                     ) -> TrainingDevice | None:
     """The step model's view of `acc` in machines of `topo` running `gpus` of them; None without a dense peak."""
@@ -70,13 +82,13 @@ def training_device(acc: Accelerator, topo: Topology, fmt: TrainingFormat, gpus:
         machines = math.ceil(gpus / topo.node)
         network = (topo.network_gbs() or factors.training_network_gbs) * network_efficiency(topo.tcp_network,
                                                                                            machines, factors)
-    efficiency = factors.training_xla_stack_efficiency if acc.software_stack == "xla" else \
-        factors.training_stack_efficiency
+    efficiency = stack_efficiency(acc, factors)
     return TrainingDevice(
         gemm_tflops=peak * _share(acc, fmt.compute, factors), bf16_tflops=bf16 * _share(acc, "bf16", factors),
         bandwidth_gbs=acc.memory_bandwidth_gbs.value, stack_efficiency=efficiency, gpus_per_node=topo.node,
         scale_up_gbs=up.gbs_per_direction if fast else None, scale_up_domain=up.domain if fast else 1,
-        pcie_gbs=topo.pcie_gbs_per_direction, network_gbs=network)
+        pcie_gbs=topo.pcie_gbs_per_direction, network_gbs=network,
+        softmax_speedup=acc.attention_softmax_speedup.value if acc.attention_softmax_speedup else 1.0)
 
 
 def layouts(n: int, topo: Topology, *, layers: int, heads: int, seq: int, micro_batch: int, global_batch: int,

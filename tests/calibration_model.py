@@ -34,7 +34,10 @@ from gpuadvisor.rules.units import Unit
 
 DATA = Path(__file__).resolve().parent / "data" / "calibration.toml"
 DECODE_MEASURES = ("decode_tokens_per_s", "generation_tokens_per_s")
-TRAINING_MEASURES = ("training_gpu_hours", "training_tokens_per_s_per_gpu", "training_model_tflops_per_gpu")
+TRAINING_MEASURES = ("training_gpu_hours", "training_tokens_per_s_per_gpu", "training_model_tflops_per_gpu",
+                     "training_speed_ratio")
+"""training_speed_ratio: the row's tokens/s/GPU over the same run's on `reference_gpu` (a vendor's published ratio
+against another vendor's part, with no absolute figure): it calibrates one stack's share against another's."""
 
 
 def load() -> dict[str, Any]:
@@ -176,8 +179,12 @@ def training_search(row: Row, catalog: Catalog, factors: Factors) -> TrainingSea
 
 
 def predict_training(row: Row, catalog: Catalog, factors: Factors) -> float:
-    """GPU-hours or tokens/s/GPU of a training row: the row's layout when it gives one (tp, pp, cp, vp, zero and
-    its recomputation, else the least that fits), else the planner's fastest layout of its GPUs."""
+    """GPU-hours, tokens/s/GPU or a speed ratio of a training row: the row's layout when it gives one (tp, pp, cp, vp,
+    zero and its recomputation, else the least that fits), else the planner's fastest layout of its GPUs."""
+    if row.measures == "training_speed_ratio":
+        per_gpu = {**row.raw, "measures": "training_tokens_per_s_per_gpu"}
+        return predict_training(Row(per_gpu), catalog, factors) / predict_training(
+            Row({**per_gpu, "gpu": row.reference_gpu}), catalog, factors)
     acc = catalog.accelerators[row.gpu]
     search = training_search(row, catalog, factors)
     unit = training_unit(acc, row)

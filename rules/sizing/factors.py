@@ -43,6 +43,10 @@ class Factors:
     stack (Megatron-Core / NeMo, TorchTitan, FSDP) reach over a whole step (training.training_step)."""
     training_xla_stack_efficiency: float = 0.72
     """The same share for XLA on TPUs (MaxText)."""
+    training_rocm_stack_efficiency: float = 0.80
+    """The same share for ROCm stacks on AMD Instinct (Primus-Megatron, Primus-TorchTitan)."""
+    training_synapseai_stack_efficiency: float = 0.62
+    """The same share for SynapseAI on Intel Gaudi (Optimum Habana, DeepSpeed)."""
     training_matmul_share_default: float = 0.75
     """Achievable share of the dense peak assumed for a part whose matmul rate was never measured."""
     training_attention_cost: float = 2.6

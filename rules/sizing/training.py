@@ -6,6 +6,7 @@ rank order; each data-parallel rank runs m = G ÷ (dp × b) micro-batches of b s
 Per micro-batch a GPU runs its 1/(tp·pp) of the layers on its 1/cp of the tokens:
 
     compute   = GEMM FLOPs × depth ÷ R_gemm + attention FLOPs × c_attn ÷ R_bf16 + elementwise bytes ÷ HBM
+                (c_attn = 1 + the softmax's share, which parts with faster exponential units pay less of)
     R         = dense peak at the format × the part's achievable-matmul share (MAMF) × the stack's share of it
     exposed   = Σ max(0, collective − ω × the compute it can hide behind)
                 TP: 4 all-gathers / reduce-scatters per layer forward, 4 backward (4 more under full recompute)
@@ -75,6 +76,9 @@ class TrainingDevice:
     pcie_gbs: float = 31.5
     network_gbs: float | None = None
     """A node's NIC bandwidth per direction (GB/s), after the fabric's efficiency; None = no network."""
+    softmax_speedup: float = 1.0
+    """How many times faster the part runs attention's softmax exponentials than the parts the attention cost was
+    fitted on (`Accelerator.attention_softmax_speedup`: Blackwell Ultra 2)."""
 
     def __post_init__(self) -> None:
         if min(self.gemm_tflops, self.bf16_tflops, self.bandwidth_gbs, self.stack_efficiency) <= 0:
@@ -200,6 +204,14 @@ def attention_flops_per_token(arch: Architecture, seq: int) -> float:
     return 6.0 * arch.num_hidden_layers * seq * q
 
 
+def attention_cost(fitted: float, softmax_speedup: float = 1.0) -> float:
+    """Cost of an attention-score FLOP relative to a GEMM FLOP: its own matmul (1) plus the softmax beside it
+    (`fitted` − 1), whose exponentials run on the special-function units, not the tensor cores (FlashAttention-3/4:
+    on Hopper and Blackwell the exponential's throughput, not the matmul's, bounds the kernel), so a part with faster
+    exponential units pays that share `softmax_speedup` times less."""
+    return 1.0 + max(0.0, fitted - 1.0) / max(softmax_speedup, 1e-9)
+
+
 def training_step(run: TrainingRun, dev: TrainingDevice, factors: Factors = DEFAULT_FACTORS) -> TrainingStep:
     """The step time of `run` on GPUs like `dev` (see the module docstring for the parts)."""
     par, arch, params = run.par, run.arch, run.params
@@ -224,7 +236,7 @@ def training_step(run: TrainingRun, dev: TrainingDevice, factors: Factors = DEFA
     gemm = gemm_flops * depth * (body * (1.0 - hp) / r_low + (body * hp + head) / r_bf16)
     attn_passes = 6.0 + (2.0 if run.recompute == "full" else 0.0)
     attention = attention_flops_per_token(arch, run.seq) * attn_passes / 6.0 * tokens_mb / (tp * pp) \
-        * factors.training_attention_cost / r_bf16
+        * attention_cost(factors.training_attention_cost, dev.softmax_speedup) / r_bf16
     elementwise = factors.training_elementwise_bytes * h * tokens_mb * layers / (tp * pp) \
         / (dev.bandwidth_gbs * GB)
     compute_mb = gemm + attention + elementwise

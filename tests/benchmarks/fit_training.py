@@ -8,6 +8,10 @@ Fitted (least squares on log(predicted / published), Nelder-Mead), each with a p
   training_elementwise_bytes     elementwise traffic per token per layer per hidden unit (bytes)
   training_comm_overlap          share of the compute beside a collective that hides it
   training_xla_stack_efficiency  the stack share on TPUs (MaxText), fitted on the TPU rows alone
+  training_rocm_stack_efficiency the stack share on AMD Instinct (ROCm), fitted on AMD's MI355X/B200 ratios
+  training_synapseai_stack_efficiency  the stack share on Intel Gaudi (SynapseAI), fitted on Optimum Habana's rows
+Each non-CUDA stack's share is fitted on its own rows with the CUDA constants held; a stack with no rows (held out)
+takes the CUDA share.
 Held out: each accelerator family (its rows predicted with the constants fitted on the others), and each source.
 Copy the printed values into knowledge/data/assumptions.toml and rules/sizing/factors.py (a test keeps the two
 equal). MLPerf Training v5.0 and later are the external judge: they are not in the file and never fitted.
@@ -30,6 +34,7 @@ from gpuadvisor.knowledge.catalog import Catalog  # noqa: E402
 from gpuadvisor.knowledge.loader import load_catalog  # noqa: E402
 from gpuadvisor.rules.estimate import catalog_factors  # noqa: E402
 from gpuadvisor.rules.sizing.factors import Factors  # noqa: E402
+from gpuadvisor.rules.training_plan import STACK_SHARES  # noqa: E402
 from tests.benchmarks.fit_engines import nelder_mead  # noqa: E402
 from tests.calibration_model import CHECKED, Row, error, family, predict, quantiles  # noqa: E402
 
@@ -41,8 +46,10 @@ def training_rows() -> list[Row]:
     return [r for r in CHECKED if r.kind == "training"]
 
 
-def is_tpu(row: Row, catalog: Catalog) -> bool:
-    return catalog.accelerators[row.gpu].software_stack == "xla"
+def stack(row: Row, catalog: Catalog) -> str:
+    """The software stack whose share the row calibrates ("cuda" for every stack without a share of its own)."""
+    name = catalog.accelerators[row.gpu].software_stack
+    return name if name in STACK_SHARES else "cuda"
 
 
 def fit(rows: Sequence[Row], catalog: Catalog, base: Factors, names: Sequence[str] = FITTED,
@@ -66,11 +73,13 @@ def fit(rows: Sequence[Row], catalog: Catalog, base: Factors, names: Sequence[st
 
 
 def fit_all(rows: Sequence[Row], catalog: Catalog, base: Factors, steps: int = 600) -> Factors:
-    """The GPU constants on the non-TPU rows, then the TPU stack share on the TPU rows with them held."""
-    gpu = [r for r in rows if not is_tpu(r, catalog)]
-    tpu = [r for r in rows if is_tpu(r, catalog)]
-    f = fit(gpu, catalog, base, steps=steps)
-    return fit(tpu, catalog, f, ("training_xla_stack_efficiency",), steps=80) if tpu else f
+    """The constants on the CUDA rows, then each other stack's share on its own rows with them held (the CUDA share
+    where a stack has no rows)."""
+    f = fit([r for r in rows if stack(r, catalog) == "cuda"], catalog, base, steps=steps)
+    for name, share in STACK_SHARES.items():
+        own = [r for r in rows if stack(r, catalog) == name]
+        f = fit(own, catalog, f, (share,), steps=80) if own else replace(f, **{share: f.training_stack_efficiency})
+    return f
 
 
 def errors(rows: Sequence[Row], catalog: Catalog, f: Factors) -> list[float]:
@@ -106,12 +115,15 @@ def main(argv: list[str]) -> int:
     base = catalog_factors(catalog)
     rows = training_rows()
     best = fit_all(rows, catalog, base)
-    print("fitted: " + ", ".join(f"{n} = {getattr(best, n):.4g}" for n in (*FITTED,
-                                                                           "training_xla_stack_efficiency")))
+    print("fitted: " + ", ".join(f"{n} = {getattr(best, n):.4g}" for n in (*FITTED, *STACK_SHARES.values())))
     by_source: dict[str, list[float]] = defaultdict(list)
     for r, e in zip(rows, errors(rows, catalog, best), strict=True):
         by_source[r.source].append(e)
     report("in-sample, by source:", dict(sorted(by_source.items())))
+    by_stack: dict[str, list[float]] = defaultdict(list)
+    for r, e in zip(rows, errors(rows, catalog, best), strict=True):
+        by_stack[stack(r, catalog)].append(e)
+    report("in-sample, by software stack:", dict(sorted(by_stack.items())))
     if "--quick" in argv:
         return 0
     report("leave one accelerator family out (fitted without it):",
