@@ -45,8 +45,8 @@ class Factors:
     """The same share for XLA on TPUs (MaxText)."""
     training_rocm_stack_efficiency: float = 0.80
     """The same share for ROCm stacks on AMD Instinct (Primus-Megatron, Primus-TorchTitan)."""
-    training_synapseai_stack_efficiency: float = 0.62
-    """The same share for SynapseAI on Intel Gaudi (Optimum Habana, DeepSpeed)."""
+    training_synapseai_stack_efficiency: float = 0.56
+    """The same share for SynapseAI on Intel Gaudi (Intel's pre-training table, Optimum Habana)."""
     training_matmul_share_default: float = 0.75
     """Achievable share of the dense peak assumed for a part whose matmul rate was never measured."""
     training_attention_cost: float = 2.6

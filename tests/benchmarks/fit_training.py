@@ -9,7 +9,7 @@ Fitted (least squares on log(predicted / published), Nelder-Mead), each with a p
   training_comm_overlap          share of the compute beside a collective that hides it
   training_xla_stack_efficiency  the stack share on TPUs (MaxText), fitted on the TPU rows alone
   training_rocm_stack_efficiency the stack share on AMD Instinct (ROCm), fitted on AMD's MI355X/B200 ratios
-  training_synapseai_stack_efficiency  the stack share on Intel Gaudi (SynapseAI), fitted on Optimum Habana's rows
+  training_synapseai_stack_efficiency  the stack share on Intel Gaudi (SynapseAI), on Intel's and Optimum Habana's rows
 Each non-CUDA stack's share is fitted on its own rows with the CUDA constants held; a stack with no rows (held out)
 takes the CUDA share.
 Held out: each accelerator family (its rows predicted with the constants fitted on the others), and each source.
