@@ -605,11 +605,13 @@ def training_memory(arch: Architecture, params: ParameterCount, *, method: Metho
         + ("(FlashAttention: no s² score term)" if flash_attention else "(unfused attention: 2·a·s² score term)")
         + {"full": "; full recomputation keeps 2·s·b·h per layer plus one layer being recomputed",
            "selective": "; selective recomputation reruns the norms and the MLP's activation function (no GEMM)",
-           "none": "; no recomputation: every layer's activations kept"}[recompute]
-        + "; divided by tp (sequence parallel) and cp (context parallel); 1F1B pipelines keep one micro-batch's "
-          "worth of all layers on the first stage (interleaved: × (1 + (pp − 1)/(pp·vp))); logits 6 B per "
-          "vocabulary entry per token on the last stage"),
+           "none": "; no recomputation: every layer's activations kept"}[recompute]),
         source="Korthikanti et al. 2022 (arXiv 2205.05198)"))
+    # the part every layout shares, a note of its own so that a report listing many layouts holds it once
+    notes.append(Note("method.activation_split", (
+        "Activations divided by tp (sequence parallel) and cp (context parallel); 1F1B pipelines keep one "
+        "micro-batch's worth of all layers on the first stage (interleaved: × (1 + (pp − 1)/(pp·vp))); logits "
+        "6 B per vocabulary entry per token on the last stage"), source="Korthikanti et al. 2022 (arXiv 2205.05198)"))
     if par.replicas > 1 and par.zero:
         notes.append(Note("method.zero", f"ZeRO stage {par.zero} (stage 1 = Megatron's distributed optimizer): "
                           "optimizer states"

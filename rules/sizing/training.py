@@ -358,9 +358,11 @@ def step_text(step: TrainingStep) -> str:
         parts.append(f"pipeline bubble {step.bubble:.3g} s")
     if step.optimizer >= 0.001 * step.seconds:
         parts.append(f"optimizer update {step.optimizer:.3g} s")
-    return (f"step {step.seconds:.3g} s for {step.tokens:,.0f} tokens ({step.micro_batches} micro-batch"
-            f"{'es' if step.micro_batches != 1 else ''} per data-parallel rank): " + ", ".join(parts)
-            + f"; scaling efficiency {step.scaling_efficiency:.0%}")
+    head = (f"step {step.seconds:.3g} s for {step.tokens:,.0f} tokens ({step.micro_batches} micro-batch"
+            f"{'es' if step.micro_batches != 1 else ''} per data-parallel rank)")
+    if len(parts) == 1:  # nothing exposed, no bubble: every GPU computes the whole step (a report says it once)
+        return head + ", all of it compute"
+    return head + ": " + ", ".join(parts) + f"; scaling efficiency {step.scaling_efficiency:.0%}"
 
 
 def training_time(active_params: float, tokens: float, *, gpus: int, peak_tflops: float,
@@ -388,7 +390,8 @@ def training_time(active_params: float, tokens: float, *, gpus: int, peak_tflops
             mfu_note = Note("method.training_mfu", "Model FLOPs utilisation given by the user", value=mfu,
                             source="user")
         elif used_step is not None:
-            mfu_note = Note("method.training_step", f"Training step on {gpus:,} GPUs: {step_text(used_step)}; model "
+            on = f"{gpus:,} GPU{'s' if gpus != 1 else ''}"
+            mfu_note = Note("method.training_step", f"Training step on {on}: {step_text(used_step)}; model "
                             f"FLOPs utilisation {used:.1%}", value=used,
                             source="rules/sizing/training.py; calibrated on published runs (tests/data/"
                                    "calibration.toml, tests/benchmarks/fit_training.py)")
