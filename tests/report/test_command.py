@@ -86,3 +86,23 @@ def test_from_is_required(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["report"])
     assert "--from" in capsys.readouterr().err
+
+
+STUDENT = Path(__file__).resolve().parents[2] / "examples" / "student-qlora-8b.toml"
+
+
+@pytest.mark.parametrize("flags", [[], ["--format", "md"], ["--why"], ["--full", "--format", "md"]])
+def test_report_from_a_saved_result_prints_what_recommend_prints(flags: list[str], tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """One renderer decides what a report holds (tui/report `Contents`): before, `report --from` printed every WHY
+    chain by default (636 lines for the student, issue 42) where `recommend` printed 362 for the same answers."""
+    saved = tmp_path / "student.json"
+    assert main(["recommend", "--answers", str(STUDENT), "--format", "json", "-o", str(saved)]) == 0
+    capsys.readouterr()
+    assert main(["recommend", "--answers", str(STUDENT), *flags]) == 0
+    recommended = capsys.readouterr().out
+    fmt = [] if "--format" in flags else ["--format", "text"]
+    assert main(["report", "--from", str(saved), *fmt, *flags]) == 0
+    assert capsys.readouterr().out == recommended
+    chains = "Why this option?" if "md" in flags else "Why:"
+    assert (chains in recommended) == ("--why" in flags or "--full" in flags)
