@@ -102,7 +102,7 @@ def render(result: RecommendResult, fmt: str, *, today: date | None = None, why:
     if fmt == "json":
         from gpuadvisor.tui.report.jsonfmt import to_json
 
-        return to_json(result)
+        return to_json(result, full=full)
     if fmt == "html":
         from gpuadvisor.tui.report.html import to_html
 

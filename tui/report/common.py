@@ -556,3 +556,34 @@ def weights_needed(result: RecommendResult) -> tuple[float, bool]:
         return result.profile.weights_gb, False
     return top.memory.weights, splits_model(top)
 
+
+
+# --- what a report holds ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sections:
+    """Which parts of one consultation a report shows. A consultation's own report shows them all; a phase inside a
+    lifecycle report is one of several, so by default it shows its ranking without the runners-up and the details of
+    its first option only, and leaves the assumptions and the knowledge base to the lifecycle, which lists them once
+    for every phase (issue 42: a lifecycle's Markdown within 400 lines). `--full` restores everything everywhere."""
+
+    runners_up: bool = True
+    details: int | None = None
+    """How many options get a details section (None: every recommended option)."""
+    shared: bool = True
+    """The assumptions and the knowledge base (a lifecycle writes them once, for the whole)."""
+
+
+def sections(full: bool, phase: bool) -> Sections:
+    """The sections of a consultation's report (`phase`: as a part of a lifecycle report)."""
+    return Sections() if full or not phase else Sections(runners_up=False, details=1, shared=False)
+
+
+def assumptions_used(results: Sequence[RecommendResult]) -> list[Any]:
+    """The assumptions any of these consultations reads (a lifecycle's phases: listed once for the whole)."""
+    first = results[0].assumptions if results else []
+    return [a for a in first if any(assumption_applies(a.id, r) for r in results)]
+
+
+def count_of(n: int, one: str, many: str) -> str:
+    """`1 runner-up`, `9 runners-up`."""
+    return f"{n} {one if n == 1 else many}"

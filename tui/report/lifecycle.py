@@ -9,8 +9,17 @@ import re
 from gpuadvisor.rules.result import PhaseResult, RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, walk
-from gpuadvisor.tui.report.markdown import _Doc, _table, md, to_markdown, why_list
-from gpuadvisor.tui.report.text import Page, feasibility_lines, to_text, why_lines
+from gpuadvisor.tui.report.markdown import (
+    _Doc,
+    _table,
+    assumptions_section,
+    footer,
+    knowledge_section,
+    md,
+    to_markdown,
+    why_list,
+)
+from gpuadvisor.tui.report.text import Page, feasibility_lines, shared_lines, to_text, why_lines
 
 _HEADING = re.compile(r"^(#{1,5}) ")
 
@@ -77,8 +86,13 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
     for p in result.phases:
         doc.add(f"*{md(in_plan(result, p))}*", "")
         text = to_markdown(_phase_meta(result, p), for_html=for_html, all_findings=all_findings, full=full,
-                           chart_prefix=f"p{p.phase}-")
+                           chart_prefix=f"p{p.phase}-", phase=True)
         doc.add(*[_HEADING.sub(lambda m: "#" + m.group(1) + " ", line) for line in text.splitlines()], "")
+    shows = c.sections(full or for_html, True)
+    if not shows.shared:  # once for every phase
+        assumptions_section(doc, result, full or for_html, c.assumptions_used(result.phases))
+        knowledge_section(doc, result, full or for_html)
+        footer(doc, result, full or for_html)
     return doc.text()
 
 
@@ -118,5 +132,8 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
         lines.append("")
     for p in result.phases:
         lines += [*page.wrap(in_plan(result, p)), "",
-                  to_text(_phase_meta(result, p), why=why, all_findings=all_findings, full=full, columns=columns), ""]
+                  to_text(_phase_meta(result, p), why=why, all_findings=all_findings, full=full, columns=columns,
+                          phase=True), ""]
+    if not c.sections(full, True).shared:
+        lines += shared_lines(result, result.phases, why, full, page)
     return "\n".join(lines).rstrip() + "\n"
