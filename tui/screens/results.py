@@ -1,7 +1,7 @@
 """Results: the headline, what was asked, the ranked options, the findings, the ruled-out list and the assumptions.
 
 The screen reads top-down like the reports: the recommendation in one sentence, the requirements (with the demand,
-the same for every option), then the ranking with a line saying what Score and the speed column mean. Narrow
+the same for every option), then the ranking with a line saying what Total and the speed column mean. Narrow
 terminals stack the table over the panels and abbreviate the table's figures; wide ones (≥130 columns) put them side
 by side, the table as wide as its content and the panel taking the rest. After a what-if, the rows that moved are
 marked (▲/▼/new in the Δ column, in bold) and a banner says what changed.
