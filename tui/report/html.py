@@ -26,7 +26,7 @@ from gpuadvisor.tui.report.markdown import to_markdown
 from gpuadvisor.tui.report.svg import cost_chart, memory_chart, timeline_chart
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-SEVERITY_HEADING = re.compile(r"^(?:\d+\. )?(RISK|ADVICE|NOTE) ")
+SEVERITY_HEADING = re.compile(r"^(?:\d+\. )?(RISK|ADVICE|NOTE)\b")
 
 
 def _render_details(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:

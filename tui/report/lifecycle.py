@@ -13,13 +13,15 @@ from gpuadvisor.tui.report.markdown import (
     _Doc,
     _table,
     assumptions_section,
+    finding,
     footer,
     knowledge_section,
     md,
     to_markdown,
+    why_body,
     why_list,
 )
-from gpuadvisor.tui.report.text import Page, feasibility_lines, shared_lines, to_text, why_lines
+from gpuadvisor.tui.report.text import Page, feasibility_lines, finding_line, shared_lines, to_text, why_lines
 
 _HEADING = re.compile(r"^(#{1,5}) ")
 
@@ -78,9 +80,9 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
     if not result.warnings:
         doc.add("No finding about the phases together; each phase's own findings are in its section.", "")
     for n, (i, w) in enumerate(c.findings(result, True), start=1):
-        doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)}", "", md(w.message), "")
+        words = finding(doc, n, w, result)
         if full or for_html:
-            doc.details(f"Why? ({w.id})", why_list(book.lines("warning", i)))
+            doc.details(f"Why? ({w.id})", why_body(words, book.lines("warning", i)))
     if result.defaults_applied:
         doc.add("## Defaults applied to the whole", "", *[f"- {md(d)}" for d in result.defaults_applied], "")
     for p in result.phases:
@@ -124,7 +126,7 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
     if not result.warnings:
         lines += ["No finding about the phases together; each phase's own findings are in its section.", ""]
     for n, (i, w) in enumerate(c.findings(result, True), start=1):
-        lines += page.wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
+        lines += page.wrap(finding_line(n, w, result))
         lines += ["  Why:", *why_lines(book.lines("warning", i), page), ""] if why else [""]
     if result.defaults_applied:
         lines += page.heading("Defaults applied to the whole", "-")

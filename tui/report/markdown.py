@@ -17,6 +17,7 @@ from gpuadvisor.rules.result import Recommendation, RecommendResult, Warning
 from gpuadvisor.rules.sizing.units import flops_text
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, sources, why_parts
+from gpuadvisor.tui.words import FindingWords, finding_words
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~&$!#])")
 _LIST_MARKER = re.compile(r"^(?:[-+=]|\d{1,9}[.)])(?=\s|$)|^:")
@@ -101,15 +102,28 @@ def _ranking(doc: _Doc, recs: Sequence[Recommendation], speed: str) -> None:
                     right=(0, 2, 3, 4, 6)))
 
 
-def _warning(doc: _Doc, n: int, w: Warning, chain: Sequence[ChainLine], titles: dict[str, str],
-             all_findings: bool, folded: bool) -> None:
-    doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)}", "", md(w.message), "")
+def finding(doc: _Doc, n: int, w: Warning, result: RecommendResult, heading: str = "###") -> FindingWords:
+    """A finding's heading and message in its reader's words (tui/words.py); returns the words."""
+    words = finding_words(w, result)
+    label = f" · {md(words.label)}" if words.label else ""
+    doc.add(f"{heading} {n}. {w.severity.upper()}{label}", "", md(words.message), "")
+    return words
+
+
+def why_body(words: FindingWords, chain: Sequence[ChainLine]) -> list[str]:
+    """A finding's chain, opened by the rule's own words when the top showed a learner's."""
+    return [*([f"*{md(words.whole)}*", ""] if not words.label else []), *why_list(chain)]
+
+
+def _warning(doc: _Doc, n: int, w: Warning, result: RecommendResult, chain: Sequence[ChainLine],
+             titles: dict[str, str], all_findings: bool, folded: bool) -> None:
+    words = finding(doc, n, w, result)
     if w.options:
         doc.add(f"*Concerns: {md(c.concerns(w, titles))}*", "")
     if all_findings and w.details:
         doc.add(*[f"- {md(d)}" for d in w.details], "")
     if folded:
-        doc.details(f"Why? ({_steps_label(chain)})", why_list(chain))
+        doc.details(f"Why? ({_steps_label(chain)})", why_body(words, chain))
 
 
 def _option(doc: _Doc, r: Recommendation, chain: Sequence[ChainLine], folded: bool) -> None:
@@ -293,7 +307,7 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
 
     doc.add("## Findings", "", md(c.findings_intro(result, all_findings, "--all-findings")), "")
     for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
-        _warning(doc, n, w, book.lines("warning", i), titles, all_findings, folded)
+        _warning(doc, n, w, result, book.lines("warning", i), titles, all_findings, folded)
 
     doc.add("## Option details", "")
     doc.chart("memory")

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuadvisor.knowledge.sanitize import safe_text
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.result import Recommendation, RecommendResult, Warning
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, why_parts
+from gpuadvisor.tui.words import finding_words
 
 WIDTH = 100
 """Widest a prose line or heading gets: a file, a pipe or a wide terminal (a narrower terminal: its width)."""
@@ -160,7 +161,7 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     lines += page.heading("Findings", "-")
     lines += [*page.wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]
     for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
-        lines += page.wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
+        lines += page.wrap(finding_line(n, w, result))
         if w.options:
             lines += page.wrap(f"Concerns: {c.concerns(w, titles)}", "   ")
         if all_findings:
@@ -225,6 +226,12 @@ def shared_lines(result: RecommendResult, parts: Sequence[RecommendResult], why:
     lines.append(f"{c.meta_of(result).generator} · {result.rules_fired} rules fired · schema version "
                  f"{result.schema_version}")
     return lines
+
+
+def finding_line(n: int, w: Warning, result: RecommendResult) -> str:
+    """`2. [ADVICE] H10: PyTorch: …`; a learner's without the id and the practitioner's asides (tui/words.py)."""
+    words = finding_words(w, result)
+    return f"{n}. [{w.severity.upper()}] " + (f"{words.label}: " if words.label else "") + words.message
 
 
 def printable(line: str) -> str:

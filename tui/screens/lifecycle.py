@@ -138,8 +138,12 @@ findings about how the phases interact (L1-L4).
         if not r.warnings:
             lines.append("No finding about the phases together; each phase's own findings are in its results.",
                          style="")
+        from gpuadvisor.tui.words import finding_words
+
         for w in r.warnings:
-            lines.append(f"[{w.severity.upper()}] {w.id}: {w.message}\n", style="")
+            words = finding_words(w, r)
+            label = f"{words.label}: " if words.label else ""
+            lines.append(f"[{w.severity.upper()}] {label}{words.message}\n", style="")
         lines.append("\n" + "  ".join(f"{p.phase}: {p.name}" for p in r.phases)
                      + " — press the number for a phase's own results", style="italic")
         self.query_one("#lifecycle-findings", Static).update(lines)
