@@ -119,6 +119,11 @@ class PhaseWhatIf(Message):
 
 
 @dataclass
+class DraftDiscarded(Message):
+    """The user discarded the questionnaire's answers (leaving it, or starting blank): the draft is gone."""
+
+
+@dataclass
 class AnswersLoaded(Message):
     """An answers file (or pasted answers) was read and validated: show its results (a lifecycle's on the lifecycle
     screen)."""

@@ -133,11 +133,15 @@ async def test_what_if_in_a_reopened_lifecycle_replans_the_lifecycle(catalog: Ca
         assert screen.previous is first.phases[0] and screen.what_if == "constraints.max_gpus none → 12"
         banner = str(screen.query_one("#results-banner", Static).render())
         assert "What-if: constraints.max_gpus none → 12" in banner
-        # Recent lists the lifecycle (as reopened, then as changed): never a consultation of one phase
+        # Recent lists the lifecycle (as reopened, the change under it: one entry, issue 42): never a consultation
+        # of one phase
         recent = settings.load_recent()
-        assert recent and all(r.title.startswith("lifecycle · pretrain → serve") for r in recent)
-        assert "max_gpus = 12" in Path(recent[0].path).read_text()
-        reopened = load_any(Path(recent[0].path))
+        assert len(recent) == 1 and recent[0].title.startswith("lifecycle · pretrain → serve")
+        changed = recent[0].what_ifs[0]
+        assert changed.title.startswith("lifecycle · pretrain → serve")
+        assert changed.title.endswith("what-if: phase 1: constraints.max_gpus none → 12")
+        assert "max_gpus = 12" in Path(changed.path).read_text()
+        reopened = load_any(Path(changed.path))
         assert isinstance(reopened, LifecycleAnswers) and reopened.phases[0].answers.constraints.max_gpus == 12
         await pilot.press("escape")  # back to the lifecycle, which shows the replan
         await pilot.pause()

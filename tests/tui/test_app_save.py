@@ -105,7 +105,7 @@ async def test_answers_saved_from_a_what_if_are_listed_under_its_title(catalog: 
         await pilot.press("w", "tab", *["backspace"] * 4, *"32768", "ctrl+n")  # the what-if: context 4,096 → 32,768
         await settle(pilot)
         await wait_until(pilot, lambda: app.result is not before)
-        recorded = settings.load_recent()[0].title
+        recorded = settings.load_recent()[0].what_ifs[0].title
         screen = await open_save(pilot)
         await pilot.press("down", "down", "down", "enter")  # answers (TOML)
         await type_path(pilot, screen, target)
