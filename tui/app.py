@@ -559,14 +559,15 @@ class GpuAdvisorApp(App[None]):
 
         result = clean_strings(message.result)
         self.lifecycle_result = result
-        what_if = f"phase {message.phase}: {message.what_if}" if message.phase is not None else None
+        what_if = None if message.phase is None else \
+            f"{f'phase {message.phase}' if message.phase else 'every phase'}: {message.what_if}"
         self._record(message.lifecycle, consultation_title(message.lifecycle, what_if=what_if),
                      variant=message.phase is not None)
         below = next((s for s in reversed(self.screen_stack) if isinstance(s, LifecycleScreen)), None)
         if message.phase is None or below is None:
             self.push_screen(LifecycleScreen(result, message.lifecycle))
         else:  # a what-if on a phase: the lifecycle below and the phase on top both show the replan
-            below.replan(result, message.lifecycle, f"phase {message.phase}: {message.what_if}")
+            below.replan(result, message.lifecycle, what_if or "")
             screen = next((s for s in reversed(self.screen_stack)
                            if isinstance(s, ResultsScreen) and s.phase is not None), None)
             if screen is not None and screen.phase is not None:

@@ -115,6 +115,7 @@ class PhaseWhatIf(Message):
     lifecycle: Any
     """The changed LifecycleAnswers."""
     phase: int
+    """1-based; 0: the answers every phase shares (a what-if on the lifecycle screen)."""
     what_if: str
 
 

@@ -26,7 +26,7 @@ from gpuadvisor.tui.screens.save import SaveScreen
 from gpuadvisor.tui.screens.whatif import WhatIfScreen
 from gpuadvisor.tui.widgets.question_field import QuestionField
 
-from .conftest import make_app, settle, wait_until
+from .conftest import make_app, settle, wait_until, what_if
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lifecycle-13b-train-then-serve.toml"
 """Seed 002's case: train a 13B model from scratch, then serve it to 50,000 daily users, one $2M budget."""
@@ -55,10 +55,7 @@ async def open_phase(pilot: Pilot[None], n: int) -> ResultsScreen:
 
 
 async def type_into(pilot: Pilot[None], key: str, text: str) -> None:
-    field = next(f for f in pilot.app.screen.query(QuestionField) if f.question.key == key)
-    field.focus_control()
-    await pilot.pause()
-    await pilot.press("ctrl+a", *["backspace"] * 12, *text)
+    await what_if(pilot, {key: text}, apply=False)
 
 
 def test_a_what_if_change_goes_into_the_lifecycle() -> None:
@@ -216,3 +213,27 @@ async def test_a_phase_what_if_with_a_lifecycle_entered_in_the_questionnaire(cat
         assert life.lifecycle.phases[1].answers.precision.context_tokens == 16384
         assert life.lifecycle.phases[0].answers.precision.context_tokens != 16384
         assert life.lifecycle.data["phase"][1]["months"] == 6
+
+
+async def test_what_if_on_the_lifecycle_changes_what_every_phase_shares(catalog: Catalog) -> None:
+    """Issue 42: w on the lifecycle screen asks the answers its phases share (stage, budget, deployment,
+    constraints, framework, current hardware) and plans the whole again with them changed in its shared tables."""
+    app = make_app(catalog, example())
+    async with app.run_test(size=(100, 30)) as pilot:
+        life = await lifecycle_screen(pilot)
+        first = life.result
+        await pilot.press("w")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, WhatIfScreen) and form.shared is life.lifecycle
+        asked = {f.question.key for f in form.query(QuestionField)}
+        assert {"stage", "budget.capex_usd", "deployment.where", "constraints.vendors"} <= asked
+        assert not asked & {"workload", "model", "training.tokens_b", "inference.daily_active_users"}
+        await what_if(pilot, {"budget.capex_usd": "1M"})
+        await wait_until(pilot, lambda: life.result is not first, tries=1500)
+        await settle(pilot)
+        assert app.screen is life
+        assert life.lifecycle.data["budget"] == {"capex_usd": 1_000_000}
+        assert all(p.answers.budget.capex_usd == 1_000_000 for p in life.lifecycle.phases)
+        assert "every phase: budget.capex_usd 2000000 → 1000000" in str(
+            life.query_one("#lifecycle-banner", Static).render())

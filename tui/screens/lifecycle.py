@@ -62,6 +62,8 @@ class LifecycleScreen(Screen[None]):
                 tooltip="Back to the questionnaire, or to the start when the lifecycle was opened from a file"),
         Binding("s", "save", "Save", id="lifecycle.save", tooltip="Save the report (Markdown, HTML, JSON) or the "
                                                                    "answers file with its [[phase]] tables"),
+        Binding("w", "what_if", "What-if", id="lifecycle.what_if",
+                tooltip="Change what every phase shares (stage, budget, deployment, constraints) and plan again"),
         *[Binding(str(n), f"phase({n})", f"Phase {n}", show=n <= 3, id=f"lifecycle.phase{n}",
                   tooltip=f"Phase {n}'s own results") for n in range(1, 10)],
     ]
@@ -74,6 +76,8 @@ findings about how the phases interact (L1-L4).
 
 - **1-9** open a phase's own results (its ranking, findings and WHY chains). There, **w** (what-if) changes the
   phase within this lifecycle and plans the whole again; **Escape** comes back here.
+- **w** (what-if) changes what every phase shares (stage, budget, deployment, constraints, framework, the hardware
+  you have) and plans the whole again.
 - **s** saves the report (Markdown, HTML with the timeline chart, JSON) or the answers file.
 - **Escape** goes back.
 """
@@ -158,6 +162,17 @@ findings about how the phases interact (L1-L4).
 
         if self.lifecycle is not None:
             self.app.push_screen(save_screen(self.result, self.lifecycle, getattr(self.app, "today", None)))
+
+    def action_what_if(self) -> None:
+        """What-if on the answers every phase shares, from the first phase's answers (the shared ones merged in)."""
+        from gpuadvisor.tui.screens.answers_state import AnswerState
+        from gpuadvisor.tui.screens.whatif import WhatIfScreen
+
+        if self.lifecycle is None:
+            return
+        answers = self.lifecycle.phases[0].answers
+        state = AnswerState.from_answers(answers).with_model_format(getattr(self.app, "catalog", None))
+        self.app.push_screen(WhatIfScreen(state, answers, shared=self.lifecycle))
 
     def action_phase(self, n: int) -> None:
         """Phase n's own results, in a results screen that knows it shows a phase of this lifecycle."""

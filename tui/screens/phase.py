@@ -22,6 +22,14 @@ SHARED_ONLY = ("budget",)
 """Answers a lifecycle holds only at its top level (one budget for the whole): a what-if changes them there."""
 
 
+def is_shared(dotted: str) -> bool:
+    """An answer the lifecycle's phases share (rules.lifecycle_answers.SHARED_SECTIONS: stage, budget, deployment,
+    constraints, framework, current)."""
+    from gpuadvisor.rules.lifecycle_answers import SHARED_SECTIONS
+
+    return dotted.split(".")[0] in SHARED_SECTIONS
+
+
 @dataclass(frozen=True)
 class PhaseOf:
     """Phase `index` (1-based) of a planned lifecycle: its answers, the lifecycle's result and the phase's."""
@@ -89,16 +97,18 @@ def _prune(d: dict[str, Any]) -> None:
             del d[k]
 
 
-def changed_answers(before: Answers, after: Answers, keys: list[str]) -> dict[str, Any]:
-    """The given value of each dotted key in `after` (None: no longer given), for the keys that differ."""
+def changed_answers(before: Answers, after: Answers) -> dict[str, Any]:
+    """The given value of each dotted key in `after` (None: no longer given), for the keys whose given value
+    differs. The one place a what-if's change is merged into answers (issue 40's Answers.with_changes can take its
+    place)."""
     old, new = _flat(before.given()), _flat(after.given())
-    return {k: new.get(k) for k in keys if old.get(k) != new.get(k)}
+    return {k: new.get(k) for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)}
 
 
 def with_changes(lifecycle: LifecycleAnswers, index: int, changes: Mapping[str, Any]) -> LifecycleAnswers:
     """The lifecycle with phase `index`'s answers changed (dotted key → value, None to remove): the budget in the
     shared table, the rest in the phase's own table (a phase's keys win over the shared ones). Validated as a file
-    is; InputError names the phase and field."""
+    is; InputError names the phase and field. The lifecycle's shared answers change with `with_shared_changes`."""
     from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
 
     data = copy.deepcopy(dict(lifecycle.data))
@@ -108,5 +118,18 @@ def with_changes(lifecycle: LifecycleAnswers, index: int, changes: Mapping[str, 
         _set(target, dotted, value)
         if value is None and target is phase and dotted.split(".")[0] in data:
             _set(data, dotted, None)  # removed from the phase: the shared value would come back through the merge
+    _prune(data)
+    return parse_lifecycle(data, "what-if")
+
+
+def with_shared_changes(lifecycle: LifecycleAnswers, changes: Mapping[str, Any]) -> LifecycleAnswers:
+    """The lifecycle with the answers its phases share changed (`is_shared` keys only, in its top-level tables; a
+    phase that gives its own value keeps it). Validated as a file is."""
+    from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
+
+    data = copy.deepcopy(dict(lifecycle.data))
+    for dotted, value in changes.items():
+        if is_shared(dotted):
+            _set(data, dotted, value)
     _prune(data)
     return parse_lifecycle(data, "what-if")
