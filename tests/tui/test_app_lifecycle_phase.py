@@ -237,3 +237,25 @@ async def test_what_if_on_the_lifecycle_changes_what_every_phase_shares(catalog:
         assert all(p.answers.budget.capex_usd == 1_000_000 for p in life.lifecycle.phases)
         assert "every phase: budget.capex_usd 2000000 → 1000000" in str(
             life.query_one("#lifecycle-banner", Static).render())
+
+
+INFRA_LEAD = {"stage": "production", "budget": {"capex_usd": 2_000_000}, "deployment": {"where": "on_prem"},
+              "phase": [{"name": "pretrain", "workload": "training", "model": {"params_b": 13},
+                         "training": {"tokens_b": 1000, "deadline_days": 60}},
+                        {"name": "serve", "workload": "inference", "model": "phase:1",
+                         "inference": {"daily_active_users": 50_000}}]}
+"""The infra lead of issue 42: $2M on premises, a 13B pretrained on 1T tokens in 60 days, then served; its
+timeline's On column read "3 ×", "OAM", "(ai" at 80 columns (How took "reuse (bought in phase 1)" whole)."""
+
+
+def test_the_infra_leads_timeline_cuts_no_word_at_80_columns(catalog: Catalog) -> None:
+    from gpuadvisor.rules.consult import get_advisor
+
+    result = get_advisor(catalog).consult_lifecycle(parse_lifecycle(INFRA_LEAD, "infra.toml"))
+    rows = timeline_cells(result)
+    assert any("(" in r[3] for r in rows)  # a How with its reason ("reuse (bought in phase 1)")
+    for width in (80, 100, 200):
+        widths = timeline_widths(rows, width)
+        assert sum(widths) + 2 * len(widths) + 4 <= width, (width, widths)
+        for i in (3, 4):  # How and On wrap by words: each word fits its column
+            assert widths[i] >= max(len(w) for r in rows for w in r[i].split()), (width, i, widths)

@@ -40,16 +40,23 @@ def timeline_cells(result: RecommendResult) -> list[list[str]]:
 def timeline_widths(cells: list[list[str]], screen_width: int) -> list[int]:
     """Column widths: Phase and When as wide as their first line (at most 15 for When; Phase at most a sixth of the
     screen, 14 at 80 columns, so a phase's name is not broken mid-word where there is room), Cost as its widest
-    line (a part: `−$32,980 resale`), How as its word, On the width left (at least 16), so the table fits 80
-    columns."""
+    line (a part: `−$32,980 resale`), How as wide as it needs unless On needs the room (How then wraps by words),
+    On the width left (at least its longest word), so the table fits 80 columns without cutting a word."""
     def widest(i: int, first_only: bool = False) -> int:
         lines = [ln for row in cells for ln in (row[i].split("\n")[:1] if first_only else row[i].split("\n"))]
         return max([len(TIMELINE_COLUMNS[i])] + [len(ln) for ln in lines])
 
-    widths = [min(widest(0, True), max(14, screen_width // 6)), min(widest(1, True), 15), min(widest(2), 18),
-              widest(3)]
+    def longest_word(i: int) -> int:
+        return max([len(TIMELINE_COLUMNS[i])] + [len(w) for row in cells for w in row[i].split()])
+
+    widths = [min(widest(0, True), max(14, screen_width // 6)), min(widest(1, True), 15), min(widest(2), 18)]
     padding = 2 * len(TIMELINE_COLUMNS) + 4  # a cell's padding, the screen's and the scroll bar
-    return [*widths, max(16, screen_width - sum(widths) - padding)]
+    rest = screen_width - sum(widths) - padding
+    # How gives way to On (wrapped by words: "reuse (bought in phase 1)"), never below its longest word; On keeps
+    # at least its longest word ("(air-cooled)"), so no word is cut at 80 columns ("3 ×", "OAM", "(ai": issue 42)
+    on_min = max(longest_word(4), 16 if rest >= 16 + widest(3) else longest_word(4))
+    how = max(longest_word(3), min(widest(3), rest - on_min))
+    return [*widths, how, max(longest_word(4), rest - how)]
 
 
 class LifecycleScreen(Screen[None]):
