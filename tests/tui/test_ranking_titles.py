@@ -45,7 +45,7 @@ def test_labels_are_unique_and_never_cut_mid_word(catalog: Catalog) -> None:
             assert len(label) <= width
             words = label.replace("…", " ").split()
             whole = " ".join(_brief(r, lv) for lv in range(3)) + " " + " ".join(
-                [str(r.count), "GPUs", r.unit.name, *r.unit.name.split(), "buy", r.instance.name if r.instance else "",
+                [str(r.count), "GPUs", "GPU", r.unit.name, "buy", r.instance.name if r.instance else "",
                  r.instance.pricing.replace("-", " ") if r.instance else "", f"#{r.rank}"])
             tokens = set(whole.replace("(", " ").replace(")", " ").replace(",", " ").split())
             assert all(w.strip("(),×") in tokens for w in words), (width, label)

@@ -17,6 +17,9 @@ from gpuadvisor.tui.widgets import format as fmt
 
 MAX_MARKS = 3
 MIN_OPTION = 14
+LABEL_ROOM = 22
+"""Columns an option's label needs to name the part and how it comes ("MI300X · TensorWave", "H100 NVL · buy (2U)");
+below it, at 80 columns, the Price column (the price's age, also in the detail and the legend's reports) gives way."""
 MAX_OPTION = 72
 RIGHT = frozenset({"rank", "count", "memory", "speed", "cost", "unit", "score"})
 
@@ -107,7 +110,7 @@ def _differences(group: Sequence[Recommendation], brief: bool = False) -> list[s
         return "buy" if r.purchase else r.instance.provider if r.instance is not None else ""
 
     def count(r: Recommendation) -> str:
-        return f"{r.count}×" if brief else f"{r.count} GPUs"
+        return f"{r.count}×" if brief else f"{r.count} GPU{'s' if r.count != 1 else ''}"
 
     aspects = (where, count, term, server, lambda r: r.instance.name if r.instance else "",
                lambda r: f"#{r.rank}")
@@ -125,11 +128,13 @@ def _differences(group: Sequence[Recommendation], brief: bool = False) -> list[s
 
 def option_labels(recs: Sequence[Recommendation], width: int) -> dict[str, str]:
     """Labels for the option column, unique across the ranking (two options both reading "H100 NVL 94GB · buy 2×1"
-    say what differs: count, term, server) and fitted to `width` by rule, never cut mid-word: the most detailed level
-    of `_brief` at which every label fits; options that would still read alike say in brackets what differs (in a
+    say what differs: count, term, server) and fitted to `width` by rule, never cut mid-word: each at the most
+    detailed level of `_brief` that fits; options that would still read alike say in brackets what differs (in a
     word each when the column is narrow), their common part shortened by whole words to leave it room."""
-    level = next((lv for lv in range(3) if all(len(_brief(r, lv)) <= width for r in recs)), 2)
-    base = {r.option: _brief(r, level) for r in recs}
+    def detailed(r: Recommendation) -> str:
+        return next((t for lv in range(3) if len(t := _brief(r, lv)) <= width), _brief(r, 2))
+
+    base = {r.option: detailed(r) for r in recs}
     labels = {k: fit_words(v, width) or v[:width] for k, v in base.items()}
     groups: dict[str, list[Recommendation]] = {}
     for r in recs:
@@ -238,6 +243,9 @@ class RankingTable(DataTable[Text]):
         if room - sum(widths.values()) < MIN_OPTION + 6:
             self.compact = True
             cols, rows, widths = self._layout(workload, True)
+        if self.compact and room - sum(widths.values()) < LABEL_ROOM:  # 80 columns: the price's age gives way
+            cols = [c for c in cols if c.key != "price"]
+            widths.pop("price", None)
         option_width = max(MIN_OPTION, min(MAX_OPTION, room - sum(widths.values())))
         row_key = self.cursor_row
         self.clear(columns=True)
