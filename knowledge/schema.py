@@ -154,6 +154,7 @@ Market = Literal["datacenter", "workstation", "consumer", "cloud-only"]
 InterconnectKind = Literal["nvlink", "infinity-fabric", "ici", "neuronlink", "roce", "pcie", "unified", "none"]
 SoftwareStack = Literal["cuda", "rocm", "xla", "neuron", "synapseai", "metal", "cpu", "other"]
 FlashAttention = Literal["yes", "no", "not-listed", "n/a"]
+ModelSplit = Literal["tensor", "pipeline"]
 
 
 ACCELERATOR_RANGES: dict[str, tuple[float, float, bool]] = {
@@ -385,6 +386,22 @@ class Accelerator(Strict):
             side = f"over {_n(low)}" if positive else f"at least {_n(low)}"
             raise ValueError(f"value {_n(m.value)} is implausible: it must be {side} and at most {_n(high)}")
         return m
+
+    def memory_bytes(self) -> float:
+        """Bytes of device memory the driver gives software (what an engine's memory fraction is a share of).
+
+        NVIDIA's and AMD's GPU memory sizes are binary: their HBM and GDDR stacks and chips come in 2^30-byte
+        multiples, so an "80 GB" H100 holds 80 GiB = 85.9 × 10^9 bytes (nvidia-smi: 81,559 of 81,920 MiB), a
+        "180 GB" B200 182,631 MiB, an A100 40GB 40,960 MiB, and ROCm and Azure list the MI300X in GiB (192).
+        Data-centre GDDR parts run ECC inline, which takes 1/16 (T4: 15,360 of 16,384 MiB). Other parts' figures
+        (unified memory, TPUs and Trainium already converted from GiB, CPUs) are taken as 10^9 bytes. Source: the
+        reference data's correction 14 (observed nvidia-smi totals), `knowledge/data/accelerators.toml` notes."""
+        gb = self.memory_gb.value
+        kind = self.memory_type.lower()
+        if self.vendor not in ("nvidia", "amd") or not ("hbm" in kind or "gddr" in kind):
+            return gb * 1e9
+        inline_ecc = "gddr" in kind and self.ecc and self.market in ("datacenter", "cloud-only")
+        return gb * 2**30 * (15 / 16 if inline_ecc else 1.0)
 
     def dense_tflops(self, precision: str) -> float | None:
         """Dense tensor throughput for a compute precision ('bf16', 'fp16', 'fp8', 'fp4', 'int8', 'tf32', 'fp32')."""
@@ -912,6 +929,14 @@ class Engine(Strict):
     runtime_overhead_gb: float | None = Field(default=None, ge=0, le=16)
     """Memory per GPU the engine itself holds besides weights, KV cache and activations (CUDA context, framework,
     workspaces). None: the `runtime_overhead_gb` assumption (a PyTorch-based server)."""
+    activation_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    """Tokens of the largest forward pass the engine reserves activation memory for (llama.cpp's compute buffer:
+    one physical batch, --ubatch-size 512). None: the `prefill_chunk_tokens` assumption (a chunked-prefill
+    server's token budget)."""
+    model_split: list[ModelSplit] = Field(default=["tensor", "pipeline"], min_length=1)
+    """How the engine spreads one model over several GPUs: `tensor` (every layer's matrices split, an all-reduce
+    per layer: vLLM, SGLang, TensorRT-LLM) and/or `pipeline` (whole layers per GPU, one sequence's token crossing
+    them in turn: llama.cpp's default layer split). The planner searches only these."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
 

@@ -24,6 +24,7 @@ from gpuadvisor.rules.sizing.cost import power_usd_per_hour
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
 from gpuadvisor.rules.usage import read_usage
+from gpuadvisor.rules.workload import Workload, workload_of
 
 WEEKS_PER_MONTH = 52.0 / 12.0
 
@@ -77,7 +78,8 @@ class AlternativeRules:
     def price_free_tier(self, ctx: RuleContext, config: Fact, tier: Fact, work: Fact) -> None:
         t = self.catalog.free_tiers[str(tier["key"])]
         usage = read_usage(ctx)
-        training = work["workload"] != "inference"
+        w = workload_of(ctx)
+        training = w.training
         quota = monthly_quota_hours(t)
         limit = ""
         if training:
@@ -85,23 +87,23 @@ class AlternativeRules:
             sessions = max(1, math.ceil(hours / t.session_hours))
             if quota is not None and hours > quota:
                 limit = (f"the run takes {hours:,.1f} GPU-hours; {t.name} allows about {quota:,.0f} a month")
-            elif sessions > 1 and not work.get("checkpointing", True):
+            elif sessions > 1 and not w.checkpointing:
                 limit = (f"the run takes {hours:,.1f} h but a session ends after {t.session_hours:g} h, and the job "
                          "does not checkpoint to resume (training.checkpointing)")
             use = f"one run of {hours:,.1f} h in {sessions} session(s) of at most {t.session_hours:g} h"
         else:
             hours = usage.hours_per_month
             sessions = max(1, math.ceil(hours / t.session_hours))
-            if work["stage"] == "production":
+            if w.stage == "production":
                 limit = (f"a notebook session is not a server: it ends after {t.session_hours:g} h and has no "
                          "service endpoint, so production serving cannot run on it")
             elif quota is not None and hours > quota:
                 limit = f"you plan {hours:,.0f} h a month; {t.name} allows about {quota:,.0f}"
             use = f"{hours:,.0f} h a month in sessions of at most {t.session_hours:g} h"
         a = self.catalog.accelerators[str(config["accelerator"])]
-        cost = DecisionCost("one run" if training else horizon_words(serving_months(self._factors(work))),
-                            None if training else serving_months(self._factors(work)), ())
-        conclude_option(ctx, option_fact(config, a, work, f"free:{t.id}", {
+        cost = DecisionCost("one run" if training else horizon_words(serving_months(self._factors(w))),
+                            None if training else serving_months(self._factors(w)), ())
+        conclude_option(ctx, option_fact(config, a, w, f"free:{t.id}", {
             "large_cluster": False, "gpu_hours": None, "title": f"{t.name} (free)" if "free" not in t.name.lower()
             else t.name, "unit_name": t.name, "unit_kind": "notebook",
             "purchase": False, "acquisition": "free", "instance": t.name, "instance_id": t.id,
@@ -120,9 +122,10 @@ class AlternativeRules:
         need = int(config["count"])
         usage = read_usage(ctx)
         watts = a.tdp_w.value if a.tdp_w else 0.0
-        pue, usd_per_kwh = float(work["pue"]), float(work["power_usd_per_kwh"])
+        w = workload_of(ctx)
+        pue, usd_per_kwh = w.pue, w.power_usd_per_kwh
         power = power_usd_per_hour(watts, need, pue=pue, usd_per_kwh=usd_per_kwh)
-        training = work["workload"] != "inference"
+        training = w.training
         what = (f"{watts * need:,.0f} W × {pue:g} PUE × ${usd_per_kwh:g}/kWh = ${power:,.3f}/h (already paid for: "
                 "power only)")
         if training:
@@ -137,22 +140,21 @@ class AlternativeRules:
             hours = usage.hours_per_month
             busy = HOURS_PER_MONTH * usage.utilization
             costs = {"usd_per_month": round(power * busy, 2)}
-            months = serving_months(self._factors(work))
+            months = serving_months(self._factors(w))
             cost = DecisionCost(horizon_words(months), months, (CostPart(
                 "power", power * busy * months, f"{what} × {busy * months:,.0f} busy hours"),))
-        conclude_option(ctx, option_fact(config, a, work, "own", {
+        conclude_option(ctx, option_fact(config, a, w, "own", {
             "large_cluster": False, "gpu_hours": None, "title": f"Your own {need}× {a.name}",
             "unit_name": "your own hardware", "unit_kind": "own",
             "purchase": False, "acquisition": "own", "instance": "your own hardware", "instance_id": "own",
             "instances": 1, "provider": "own", "provider_kind": "owned", "pricing": "owned",
             "usd_per_hour": round(power, 4), **costs, "usage_hours": round(hours, 3), "price_known": True,
             "price_kind": "owned", "provider_allowed": True,
-            "over_monthly": work.get("monthly_usd") is not None and costs["usd_per_month"] > float(
-                work["monthly_usd"]),
+            "over_monthly": w.monthly_usd is not None and costs["usd_per_month"] > w.monthly_usd,
         }, "", text=f"Your own {need}× {a.name}: already paid for; power only, {watts * need:,.0f} W × {pue:g} PUE "
                     f"× ${usd_per_kwh:g}/kWh = ${power:,.3f}/h", cost=cost), cost)
 
     @staticmethod
-    def _factors(work: Fact) -> Factors:
+    def _factors(work: Workload) -> Factors:
         """The consultation's lifetime (the serving horizon) and power figures."""
-        return replace(DEFAULT_FACTORS, hardware_lifetime_years=float(work["lifetime_years"]))
+        return replace(DEFAULT_FACTORS, hardware_lifetime_years=work.lifetime_years)

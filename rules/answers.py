@@ -454,15 +454,21 @@ class Answers(Section):
         other answers (`contextual_defaults`), else the field's default."""
         flat = self.flat()
         given = self.given_keys()
-        implied = self.implied()
+        implied = _implied(flat, given)
         return {k: (v if k in given or k not in implied else implied[k]) for k, v in flat.items()}
 
     def implied(self) -> dict[str, Any]:
         """The defaults the given answers imply for the keys not given (`contextual_defaults`)."""
-        flat = self.flat()
-        given = self.given_keys()
-        return {k: v for k, v in contextual_defaults({k: flat[k] for k in given if k in flat}).items()
-                if k not in given}
+        return _implied(self.flat(), self.given_keys())
+
+    def with_changes(self, changes: Mapping[str, Any], where: str = "answers") -> Answers:
+        """These answers with some changed, by dotted key (`current.gpu`; None: no longer given), validated as an
+        answers file is (InputError names the field). Detection, a lifecycle's reuse of a purchase, the feasibility
+        re-plans and the what-if change answers this way, never by rebuilding them by hand."""
+        data = self.given()
+        for dotted, value in changes.items():
+            put_dotted(data, dotted, value)
+        return parse_answers(data, where)
 
     def given_keys(self) -> set[str]:
         """Dotted keys of the answers the user gave."""
@@ -567,6 +573,8 @@ IMPLIED_WHY = {
     "deployment.spot": "production serving runs on capacity that is not reclaimed",
     "inference.failover": "production serving survives a machine loss (N+1)",
     "inference.min_tokens_per_s_per_user": "production serving: a stream a little faster than people read",
+    "inference.input_tokens": "the default request's prompt, within the stated context",
+    "inference.output_tokens": "the default request's output, within the stated context",
 }
 """Why `contextual_defaults` sets each key (shown with the default in every report)."""
 
@@ -602,17 +610,81 @@ def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = No
         out["deployment.spot"] = False
         out["inference.failover"] = True
         out["inference.min_tokens_per_s_per_user"] = INTERACTIVE_MIN_TOKENS_PER_S
+    context = _count(flat.get("precision.context_tokens"))
+    if serving and context is not None:
+        out.update(request_within_context(context, _count(flat.get("inference.input_tokens")),
+                                          _count(flat.get("inference.output_tokens"))))
     return out
 
 
+def _count(value: Any) -> int | None:
+    """A token count as given: an int, or the text a form holds while it is typed ("2,048"); None when it is not one
+    yet (the form says why)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 1 else None
+    if isinstance(value, str):
+        text = value.replace(",", "").replace("_", "").strip()
+        return int(text) if text.isdigit() and int(text) >= 1 else None
+    return None
+
+
+def request_within_context(context: int, prompt: int | None, output: int | None) -> dict[str, int]:
+    """The request's token counts the user did not give, when their defaults would not fit the stated context (a
+    default never contradicts what was typed): a context shorter than the default request (500 + 200 tokens) holds
+    the default request's share of prompt and output (llama-bench's `tg128` is `--context 128`); with one of the two
+    given, the other takes what the context leaves (at least 1 token, never more than its default)."""
+    fields = InferenceAnswer.model_fields
+    p_default = int(fields["input_tokens"].default)
+    o_default = int(fields["output_tokens"].default)
+    out: dict[str, int] = {}
+    if prompt is None and output is None:
+        if p_default + o_default > context:
+            out["inference.input_tokens"] = p = max(1, round(context * p_default / (p_default + o_default)))
+            out["inference.output_tokens"] = max(1, context - p)
+    elif prompt is None and output is not None and p_default + output > context:
+        out["inference.input_tokens"] = max(1, context - output)
+    elif output is None and prompt is not None and prompt + o_default > context:
+        out["inference.output_tokens"] = max(1, context - prompt)
+    return out
+
+
+def _implied(flat: Mapping[str, Any], given: set[str]) -> dict[str, Any]:
+    return {k: v for k, v in contextual_defaults({k: flat[k] for k in given if k in flat}).items() if k not in given}
+
+
 def flatten_dotted(d: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Nested tables as dotted keys: {"inference": {"engine": "vllm"}} → ("inference.engine", "vllm")."""
+    """Nested tables as dotted keys: {"inference": {"engine": "vllm"}} → ("inference.engine", "vllm"). The one
+    flatten of answers (reports, the questionnaire's state and the what-if read answers through it)."""
     for k, v in d.items():
         key = f"{prefix}{k}"
         if isinstance(v, Mapping):
             yield from flatten_dotted(v, key + ".")
         else:
             yield key, v
+
+
+def put_dotted(d: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set `section.key` in nested tables (None removes it, and a table the removal leaves empty: an empty
+    [budget] is not an answer)."""
+    *parents, leaf = dotted.split(".")
+    tables = [d]
+    for p in parents:
+        nxt = tables[-1].get(p)
+        if not isinstance(nxt, dict):
+            if value is None:
+                return
+            nxt = tables[-1][p] = {}
+        tables.append(nxt)
+    if value is not None:
+        tables[-1][leaf] = value
+        return
+    tables[-1].pop(leaf, None)
+    for parent, name, table in zip(reversed(tables[:-1]), reversed(parents), reversed(tables[1:]), strict=True):
+        if table:
+            break
+        del parent[name]
 
 
 def _unset(m: BaseModel, prefix: str) -> Iterator[str]:

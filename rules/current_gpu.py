@@ -9,17 +9,21 @@ never fails a consultation: when nothing is found `current.gpu` is left unset an
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.hardware_probe import Detection, detect, part_memory_of
 from gpuadvisor.rules.answers import AUTO_GPU, Answers
 
-DetectFn = Callable[[Catalog], Detection]
+if TYPE_CHECKING:  # the probe (subprocess, shutil) is imported when a detection runs, not with the consultation
+    from gpuadvisor.knowledge.hardware_probe import Detection
+
+DetectFn = Callable[[Catalog], "Detection"]
 
 
 def detect_for(catalog: Catalog) -> Detection:
     """Detect this machine's accelerators, named against `catalog`."""
+    from gpuadvisor.knowledge.hardware_probe import detect, part_memory_of
+
     return detect(part_memory_of(catalog.accelerators))
 
 
@@ -60,17 +64,12 @@ _DETECTED_ONLY = {"gpu", "gpu_name", "detection"}
 
 def apply_detection(answers: Answers, detection: Detection) -> Answers:
     """Write a detection into the answers. What the user gave besides `gpu` (a count, a memory size) wins."""
-    data = answers.given()
-    current = dict(data.get("current", {}))
-    current.pop("gpu", None)
-    for dotted, value in detected_answers(detection).items():
-        leaf = dotted.removeprefix("current.")
-        if leaf in _DETECTED_ONLY:
-            current[leaf] = value
-        else:
-            current.setdefault(leaf, value)
-    data["current"] = current
-    return Answers.model_validate(data)
+    given = answers.given_keys()
+    found = detected_answers(detection)
+    changes: dict[str, Any] = {"current.gpu": found.get("current.gpu")}  # "auto" goes, found or not
+    changes.update({dotted: value for dotted, value in found.items()
+                    if dotted.removeprefix("current.") in _DETECTED_ONLY or dotted not in given})
+    return answers.with_changes(changes, "detection")
 
 
 def detection_note(answers: Answers) -> str | None:

@@ -8,18 +8,20 @@ callbacks were built with; per-consultation settings (power price, PUE, lifetime
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice, Precision
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice
 from gpuadvisor.rules.economics import economics, resale_class
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.fact_kinds import ConfigFact, Fact, LibrarySupport, MigSlices, SplitFields
 from gpuadvisor.rules.facts import flagship
+from gpuadvisor.rules.formats import Formats
+from gpuadvisor.rules.planned import Planned
 from gpuadvisor.rules.planning import (
     Disaggregation,
     InferenceSearch,
@@ -47,7 +49,6 @@ from gpuadvisor.rules.profile import (
     consultation_factors,
     demand_fact,
     inference_search,
-    served_weights,
     serving_targets,
     training_search,
     training_targets,
@@ -79,6 +80,7 @@ from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.usage import Usage, read_usage, spot_hours, usage_values
 from gpuadvisor.rules.user_load import user_load_values
+from gpuadvisor.rules.workload import Workload, workload_of
 
 MIN_UTILIZATION = 1e-4
 """Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
@@ -129,11 +131,10 @@ class Derivations:
             "price_rental", "price_purchase")}
 
     # --- helpers -------------------------------------------------------------------------------------------------
-    def factors(self, work: Fact, ctx: RuleContext | None = None) -> Factors:
+    def factors(self, work: Workload, ctx: RuleContext | None = None) -> Factors:
         """The catalog's factors with the consultation's power price, PUE and lifetime (built once per
         consultation when `ctx` is given)."""
-        key = ("factors", work["pue"], work["power_usd_per_kwh"], work["lifetime_years"],
-               work.get("site_usd_per_kw_month"))
+        key = ("factors", work.pue, work.power_usd_per_kwh, work.lifetime_years, work.site_usd_per_kw_month)
         found = ctx.scratch.get(key) if ctx is not None else None
         if found is None:
             found = consultation_factors(self.base_factors, work)
@@ -141,10 +142,14 @@ class Derivations:
                 ctx.scratch[key] = found
         return found
 
-    def _precision(self, ctx: RuleContext, role: str) -> tuple[int, Precision]:
+    def _precision(self, ctx: RuleContext, role: str) -> tuple[int, Formats]:
+        """The `precision` input fact of `role` and the formats record beside it (consult.profile_inputs)."""
         for fid, f in ctx.read("precision", as_premises=False):
             if f["role"] == role:
-                return fid, self.catalog.precisions[str(f["key"])]
+                formats = ctx.attachment(fid)
+                if not isinstance(formats, Formats):
+                    raise LookupError(f"no formats record beside the {role} precision fact")
+                return fid, formats
         raise LookupError(f"no {role} precision among the inputs")
 
     def _model(self, ctx: RuleContext) -> tuple[int, Fact]:
@@ -164,14 +169,14 @@ class Derivations:
             used.append(fid)
             return value
 
-        wid, wprec = self._precision(ctx, "weights")
-        kid, kprec = self._precision(ctx, "kv_cache")
+        wid, formats = self._precision(ctx, "weights")  # the record resolution chose, beside its facts
+        kid, _ = self._precision(ctx, "kv_cache")
         used += [wid, kid]
-        fact = workload_profile(a, lambda key: answers[key][1], lambda key: answers[key][0] in given_ids,
+        work = workload_profile(a, lambda key: answers[key][1], lambda key: answers[key][0] in given_ids,
                                 model_name=str(model["name"]), params=params_of(model), moe=bool(model.get("moe")),
-                                weights=wprec, kv=kprec, usage_values=self.usage_values,
+                                formats=formats, usage_values=self.usage_values,
                                 user_load_values=self.user_load_values)
-        ctx.conclude(fact, also_from=used)
+        ctx.conclude(work.fact(), also_from=used, attachment=work)  # the engine's edge: the fact, the Workload beside
 
     def parameters(self, ctx: RuleContext, model: Fact) -> None:
         p = params_of(model)
@@ -183,7 +188,7 @@ class Derivations:
     # --- stratum 1 -----------------------------------------------------------------------------------------------
     def weights(self, ctx: RuleContext, params: Fact, prec: Fact, work: Fact) -> None:
         _, model = self._model(ctx)
-        p = self.catalog.precisions[str(prec["key"])]
+        p = self._precision(ctx, "weights")[1].weights
         fmt = weight_format(arch_of(model), p)
         rest_bytes, experts = fmt.bytes_per_weight, fmt.experts
         n_bytes = fmt.total_bytes(params_of(model))
@@ -196,11 +201,12 @@ class Derivations:
                                f"others × {rest_bytes:g} bytes (bf16) = {n_bytes / GB:,.1f} GB")})
 
     def kv_cache(self, ctx: RuleContext, model: Fact, prec: Fact, work: Fact) -> None:
+        w = workload_of(ctx)
         arch = arch_of(model)
-        p = self.catalog.precisions[str(prec["key"])]
+        p = w.formats.kv_cache
         per_token = kv_bytes_per_token(arch, p.bytes_per_weight)
-        seqs, context = int(work["concurrency"]), int(work["context"])
-        prompt, output = int(work["input_tokens"]), int(work["output_tokens"])
+        seqs, context = w.concurrency, w.context
+        prompt, output = w.input_tokens, w.output_tokens
         tokens = request_kv_tokens(context, prompt, output)
         per_seq = kv_bytes_per_sequence(arch, p.bytes_per_weight, tokens)  # local layers capped at their window
         kind = attention_kind(arch)
@@ -208,7 +214,7 @@ class Derivations:
                    f"{arch.mla.qk_rope_head_dim})"
                    if arch.mla else f"2 × layers {arch.num_hidden_layers} × KV heads {arch.kv_heads} × head dim "
                                     f"{arch.head_size}")
-        per_option = bool(work.get("per_option_batch"))
+        per_option = w.per_option_batch
         ctx.conclude({"kind": "kv_cache", "ref": "kv_cache", "bytes_per_token": per_token,
                       "gb_per_sequence": _gb(per_seq), "gb_total": _gb(per_seq * seqs), "sequences": seqs,
                       "context": context, "tokens_per_sequence": tokens, "per_option": per_option,
@@ -224,20 +230,21 @@ class Derivations:
                                  f" × {seqs} sequences = {per_seq * seqs / GB:,.1f} GB")})
 
     def demand(self, ctx: RuleContext, work: Fact) -> None:
-        ctx.conclude(demand_fact(work, self.base_factors.burst_headroom))
+        ctx.conclude(demand_fact(workload_of(ctx), self.base_factors.burst_headroom))
 
     def compute_need(self, ctx: RuleContext, params: Fact, work: Fact) -> None:
-        ctx.conclude(compute_need_fact(float(params["active"]), work))
+        ctx.conclude(compute_need_fact(float(params["active"]), workload_of(ctx)))
 
     def intensity(self, ctx: RuleContext, weights: Fact, work: Fact) -> None:
         # serving decodes the requests in flight together (continuous batching): the batch is the concurrency
-        batch = int(work["concurrency"]) if work["workload"] == "inference" else int(work["batch"])
+        w = workload_of(ctx)
+        batch = w.concurrency if w.inference else w.batch
         value = 2.0 * batch / (float(weights["bits"]) / 8.0)
         ridges = sorted(tflops * 1e3 / a.memory_bandwidth_gbs.value
                         for a in self.catalog.accelerators.values() if (tflops := half_precision_tflops(a)))
         low = ridges[len(ridges) // 10] if ridges else 100.0
         bound = "bandwidth" if value < low else "compute"
-        per_option = bool(work.get("per_option_batch"))
+        per_option = w.per_option_batch
         ctx.conclude({"kind": "intensity", "ref": "intensity", "phase": "decode", "flop_per_byte": round(value, 3),
                       "bound": bound, "batch": batch, "per_option": per_option,
                       "text": ("Decode batch: formed by each option at the request rate (its layout); at the "
@@ -251,30 +258,33 @@ class Derivations:
     # --- stratum 2: memory needs ---------------------------------------------------------------------------------
     def memory_inference(self, ctx: RuleContext, weights: Fact, kv: Fact, work: Fact) -> None:
         _, model = self._model(ctx)
-        wp, kp = self.catalog.precisions[str(weights["precision"])], self.catalog.precisions[str(work["kv_precision"])]
+        w = workload_of(ctx)
+        wp, kp = w.formats.weights, w.formats.kv_cache
         fmt = weight_format(arch_of(model), wp)
-        tokens = request_kv_tokens(int(work["context"]), int(work["input_tokens"]), int(work["output_tokens"]))
+        tokens = request_kv_tokens(w.context, w.input_tokens, w.output_tokens)
         mem = inference_memory(arch_of(model), params_of(model), weight_bytes_per_param=fmt.bytes_per_weight,
                                kv_bytes_per_value=kp.bytes_per_weight, context=tokens,
-                               batch=int(work["concurrency"]), embedding_bytes=fmt.embedding_bytes,
-                               factors=self.factors(work, ctx), experts=fmt.experts)
+                               batch=w.concurrency, embedding_bytes=fmt.embedding_bytes,
+                               factors=self.factors(w, ctx), experts=fmt.experts)
         self._conclude_need(ctx, "inference", mem, float(weights["gb"]))
 
     def memory_training(self, ctx: RuleContext, params: Fact, model: Fact, work: Fact) -> None:
-        wp = self.catalog.precisions[str(work["weights_precision"])]
-        mem = training_memory(arch_of(model), params_of(model), method="full", optimizer=work["optimizer"],
-                              weight_bits=32.0 if wp.bits_per_weight >= 32 else 16.0, seq=int(work["context"]),
-                              micro_batch=int(work["batch"]), checkpointing=bool(work["gradient_checkpointing"]),
-                              factors=self.factors(work, ctx))
+        w = workload_of(ctx)
+        wp = w.formats.weights
+        mem = training_memory(arch_of(model), params_of(model), method="full", optimizer=w.optimizer,
+                              weight_bits=32.0 if wp.bits_per_weight >= 32 else 16.0, seq=w.context,
+                              micro_batch=w.batch, checkpointing=w.gradient_checkpointing,
+                              factors=self.factors(w, ctx))
         self._conclude_need(ctx, "training", mem, float(params["total"]) * 2 / GB)
 
     def memory_adapter(self, ctx: RuleContext, weights: Fact, model: Fact, work: Fact) -> None:
-        method = str(work["method"])
+        w = workload_of(ctx)
+        method = w.method
         mem = training_memory(arch_of(model), params_of(model), method=method,  # type: ignore[arg-type]
-                              optimizer=work["optimizer"], weight_bits=float(weights["bits"]),
-                              seq=int(work["context"]), micro_batch=int(work["batch"]),
-                              checkpointing=bool(work["gradient_checkpointing"]), lora_rank=int(work["lora_rank"]),
-                              factors=self.factors(work, ctx))
+                              optimizer=w.optimizer,
+                              weight_bits=float(weights["bits"]), seq=w.context, micro_batch=w.batch,
+                              checkpointing=w.gradient_checkpointing, lora_rank=w.lora_rank,
+                              factors=self.factors(w, ctx))
         self._conclude_need(ctx, method, mem, float(weights["gb"]))
 
     def _conclude_need(self, ctx: RuleContext, mode: str, mem: Any, weights_gb: float) -> None:
@@ -310,13 +320,13 @@ class Derivations:
         mid, model = self._model(ctx)
         u = self._unit(ctx, unit)
         a = self.catalog.accelerators[u.accelerator]
-        weights = served_weights(self.catalog, work, a)
+        weights = work.formats.served_on(a)
         key = ("inference-search", wid, mid, ctx.premise_ids["demand"], weights.id)
         search = ctx.scratch.get(key)
         if search is None:  # one search per format: memory curves are shared by every accelerator
             targets = serving_targets(work, demand)
             search = ctx.scratch[key] = inference_search(self.catalog, work, arch_of(model), params_of(model),
-                                                         targets, self.factors(work, ctx), weights_id=weights.id)
+                                                         targets, self.factors(work, ctx), weights=weights)
         plan = search.plan(a, u, with_notes=False)
         split = search.disaggregated(a, u, plan) if isinstance(plan, Plan) else None
         self._conclude_plan(ctx, a, u, str(unit["key"]), plan, work, search, float(demand["tokens_per_s"]),
@@ -336,11 +346,11 @@ class Derivations:
                                                         targets, self.factors(work, ctx))
         self._conclude_plan(ctx, a, u, str(unit["key"]), search.plan(a, u, with_notes=False), work, search)
 
-    def _work(self, ctx: RuleContext) -> tuple[int, Fact]:
-        found = ctx.read("workload")  # registered as a premise: every configuration depends on the profile
-        return found[0]
+    def _work(self, ctx: RuleContext) -> tuple[int, Workload]:
+        fid = ctx.read("workload")[0][0]  # registered as a premise: every configuration depends on the profile
+        return fid, workload_of(ctx)
 
-    def _conclude_plan(self, ctx: RuleContext, a: Accelerator, u: Unit, shape: str, plan: Plan | NoFit, work: Fact,
+    def _conclude_plan(self, ctx: RuleContext, a: Accelerator, u: Unit, shape: str, plan: Plan | NoFit, work: Workload,
                        search: InferenceSearch | TrainingSearch, need_tps: float = 0.0,
                        split: SplitFields | None = None) -> None:
         if isinstance(plan, NoFit):
@@ -349,7 +359,7 @@ class Derivations:
             return
         fact = config_fact(self.catalog, a, u, shape, plan, work, models=int(getattr(search, "models", 1)),
                            need_tps=need_tps, split=split, weights=search.weights.id)
-        ctx.conclude(fact, attachment=LazyAttachment(lambda: _plan_details(a, u, search)))
+        ctx.conclude(fact, attachment=Planned(plan, a, u, search))  # the plan beside its fact, read by the result
 
     # --- stratum 4: options (S8/S9) ----------------------------------------------------------------------------
     @reads_only
@@ -357,10 +367,11 @@ class Derivations:
         i = self.catalog.instances[str(inst["key"])]
         a = self.catalog.accelerators[str(config["accelerator"])]
         u = self.units.units[f"inst:{i.id}"]
-        training = work["workload"] != "inference"
+        w = workload_of(ctx)
+        training = w.training
         machines, count = int(config["machines"]), int(config["count"])
         usage = read_usage(ctx)
-        f = self.factors(work, ctx)
+        f = self.factors(w, ctx)
         months = serving_months(f)
         kinds = ("on-demand", "spot") if training else ("on-demand", "spot", *COMMITMENTS)
         for pricing in kinds:
@@ -377,8 +388,8 @@ class Derivations:
                 "provider_kind": i.provider_kind, "pricing": pricing, "usd_per_hour": round(hourly, 4),
                 "price_known": True, "price_as_of": price.as_of, "price_kind": pricing,
                 "price_age_months": age_months(price.as_of), "price_source": sources,
-                "provider_allowed": i.provider in work["providers"],
-                "over_hourly": work.get("hourly_usd") is not None and hourly > float(work["hourly_usd"]),
+                "provider_allowed": i.provider in w.providers,
+                "over_hourly": w.hourly_usd is not None and hourly > w.hourly_usd,
                 "unit_name": u.name, "unit_kind": u.kind, "title": u.describe(machines, count),
             }
             if training:
@@ -386,7 +397,7 @@ class Derivations:
                 if pricing == "spot":
                     extra["spot_run_too_long"] = wall > self._spot_hours
                     extra["spot_hours"] = self._spot_hours
-                    wall, what = self._spot_wall(wall, machines, f, work, extra, what)
+                    wall, what = self._spot_wall(wall, machines, f, w, extra, what)
                 billed = usage.rented_hours_per_run(wall)
                 cost = rental_run(hourly, billed, what)
                 monthly = cost.total if wall <= HOURS_PER_MONTH else cost.total * HOURS_PER_MONTH / wall
@@ -402,21 +413,21 @@ class Derivations:
                 monthly = cost.total / months
                 extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(billed, 3),
                               "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
-                                                                             work))})
+                                                                             w))})
                 extra["pd_usd_per_month"] = split_cost(extra, config)
-            extra["over_monthly"] = work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"])
+            extra["over_monthly"] = w.monthly_usd is not None and monthly > w.monthly_usd
             label = (f"{extra['title']} {pricing} at ${price.usd_per_hour:,.2f}/h each (as of "
                      f"{as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
-            self._conclude_option(ctx, config, a, work, extra, label, cost)
+            self._conclude_option(ctx, config, a, w, extra, label, cost)
 
-    def _spot_wall(self, wall: float, machines: int, f: Factors, work: Fact, extra: dict[str, Any],
+    def _spot_wall(self, wall: float, machines: int, f: Factors, work: Workload, extra: dict[str, Any],
                    what: str) -> tuple[float, str]:
         """A run's wall time on spot machines: every reclaim of any of them costs the job a restart and the work
         since its checkpoint (planning.spot_wall_hours), so the run takes longer and is billed longer than on
         demand; `spot_misses_deadline` when that eats the plan's schedule margin (rule D.spot-deadline)."""
         stretched = spot_wall_hours(wall, machines, self._spot_hours, f)
         reclaims = machines * wall / self._spot_hours
-        sized = float(work["deadline_days"]) * 24 * (1.0 - f.training_schedule_margin)
+        sized = work.deadline_days * 24 * (1.0 - f.training_schedule_margin)
         extra["spot_misses_deadline"] = stretched > sized * (1 + 1e-9)
         if math.isinf(stretched):
             return wall, what
@@ -432,9 +443,9 @@ class Derivations:
             return f"billed {extra['usage_hours']:,.1f} h per run incl. {usage.session_overhead_hours:g} h set-up"
         return f"billed {extra['usage_hours']:,.0f} h a month"
 
-    def _per_million(self, monthly: float, config: Fact, hours: float, work: Fact) -> float | None:
+    def _per_million(self, monthly: float, config: Fact, hours: float, work: Workload) -> float | None:
         """$ per 1M tokens over the month: at the load described, or at full capacity when none was given."""
-        tps = _served_tps(work) or _f(config.get("capacity_tokens_per_s"))
+        tps = work.served_tokens_per_s or _f(config.get("capacity_tokens_per_s"))
         if not tps or hours <= 0:
             return None
         return monthly / (tps * 3600.0 * hours) * 1e6
@@ -453,13 +464,14 @@ class Derivations:
         a = self.catalog.accelerators[u.accelerator]
         system = self.catalog.systems[str(sys["system"])]
         machines, count = int(config["machines"]), int(config["count"])
-        training = work["workload"] != "inference"
+        w = workload_of(ctx)
+        training = w.training
         title = "Buy " + u.describe(machines, count)
-        slots = int(work.get("pc_slots") or 0)
+        slots = w.pc_slots or 0
         if system.existing and slots == 0:
             return  # no computer of the user's to put a card in (current.pc_slots)
         if a.purchase_price_usd is None and not (system.price is not None and system.price.includes_accelerators):
-            self._conclude_option(ctx, config, a, work, {
+            self._conclude_option(ctx, config, a, w, {
                 "purchase": True, "acquisition": "buy", "instance": "purchase", "provider": "on-prem",
                 "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": False,
                 "unit_name": u.name, "unit_kind": u.kind, "title": title, "instances": machines,
@@ -468,7 +480,7 @@ class Derivations:
         spans = training or int(config["tensor_parallel"]) * int(config["pipeline_parallel"]) > int(config["fill"])
         bill = purchase_bill(self.catalog, system, a, machines, count, joined=machines > 1 and spans)
         usage = read_usage(ctx)
-        f = self.factors(work, ctx)
+        f = self.factors(w, ctx)
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
         owned = Ownership(hardware_usd=bill.accelerators_usd + bill.host_usd, network_usd=bill.fabric_usd,
                           power_w=bill.power_w, site_kw=site_kw, accelerators_usd=bill.accelerators_usd,
@@ -478,7 +490,7 @@ class Derivations:
         busy_note = ""
         if training:
             run_h = float(config.get("training_days") or 0) * 24
-            if work.get("utilization_given") is None and work.get("hours_per_month_given") is None:
+            if w.utilization_given is None and w.hours_per_month_given is None:
                 # nothing else is known to keep the machines busy: bought for this run, resold at its end
                 years = run_h / HOURS_PER_YEAR
                 share_left, host_left = self.economics.resale_shares(cls, years)
@@ -525,8 +537,8 @@ class Derivations:
             "horizon_years": f.hardware_lifetime_years, "site_usd": round(lifetime_site, 2),
             "power_share": round(lifetime_power / bill.capex_usd, 4),
             "resale_usd": round(-cost.usd("resale"), 2), "resale_share": round(share_left, 4),
-            "over_capex": work.get("capex_usd") is not None and bill.capex_usd > float(work["capex_usd"]),
-            "over_monthly": work.get("monthly_usd") is not None and monthly > float(work["monthly_usd"]),
+            "over_capex": w.capex_usd is not None and bill.capex_usd > w.capex_usd,
+            "over_monthly": w.monthly_usd is not None and monthly > w.monthly_usd,
             "unit_name": u.name, "unit_kind": u.kind, "title": title,
             "units_bought": count, "instances": machines, "existing_host": system.existing,
             "pc_fits": not system.existing or count <= slots, "pc_slots": slots,
@@ -534,7 +546,7 @@ class Derivations:
         if training:
             extra["usd_per_run"] = _r(cost.total)
         else:
-            extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util, work))
+            extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util, w))
             if config.get("pd_machines"):
                 extra.update(self._split_purchase(system, a, config, util, f))
         if be is not None:
@@ -545,7 +557,7 @@ class Derivations:
         label = (f"{extra['title']}: ${bill.capex_usd:,.0f} ({bill.words}); {bill.power_w / 1000:,.1f} kW{site}; "
                  + (f"busy {util:.1%} of the time over {f.hardware_lifetime_years:g} years" if not training or
                     not busy_note else "held for the run") + busy_note)
-        self._conclude_option(ctx, config, a, work, extra, label, cost)
+        self._conclude_option(ctx, config, a, w, extra, label, cost)
 
     def _split_purchase(self, system: Any, a: Accelerator, config: Fact, util: float, f: Factors) -> dict[str, Any]:
         """The disaggregated layout bought: `pd_machines` machines, joined by fabric (the KV cache crosses it), with
@@ -556,19 +568,19 @@ class Derivations:
         owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
         return {"pd_usd_per_month": round(owned.usd_per_month(util), 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
-    def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Fact, extra: dict[str, Any],
+    def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Workload, extra: dict[str, Any],
                          label: str, cost: DecisionCost | None) -> None:
         key = "buy:" + str(config["shape"]) if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
         conclude_option(ctx, option_fact(config, a, work, key, extra, label, cost=cost), cost)
 
 
-def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Plan, work: Fact, *, models: int = 1,
+def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Plan, work: Workload, *, models: int = 1,
                 need_tps: float = 0.0, split: SplitFields | None = None,
                 weights: str | None = None) -> ConfigFact:
     """A plan as the `config` fact the rules test: one flattening of `planning.Plan`, for the configuration
     search's rule (H1) and for `gpuadvisor estimate`'s layout alike; `weights` is the format the plan serves in
-    when it is not the consultation's (`profile.served_weights`)."""
-    served = weights or str(work["weights_precision"])
+    when it is not the consultation's (`Formats.served_on`)."""
+    served = weights or work.weights_precision
     layout = (f"EP {plan.expert_parallel} (experts split, attention data-parallel)" if plan.expert_parallel > 1
               else f"TP {plan.tensor_parallel}") + (f" × PP {plan.pipeline_parallel}" if plan.pipeline_parallel > 1
                                                     else "")
@@ -576,7 +588,7 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
     per = plan.count // max(1, plan.machines)
     where = (f"{plan.count:,} × {a.name}" + (f" on {plan.machines:,} machines of {per}" if plan.machines > 1
                                              else ""))
-    if work["workload"] == "inference":
+    if work.inference:
         capacity = plan.capacity_tokens_per_s or 0.0
         load = (f"capacity {capacity:,.0f} tokens/s = {capacity / need_tps:,.1f}× the {need_tps:,.0f} needed"
                 if need_tps > 0 else f"capacity {capacity:,.0f} tokens/s")
@@ -619,11 +631,10 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         "mig": int(a.mig_max_instances.value) if a.mig_max_instances else 0, "memory_gb": a.memory_gb.value,
         **_mig_slices(a, plan, models),
         "flagship": flagship(a),
-        "vendor_allowed": a.vendor in work["vendors"],
+        "vendor_allowed": a.vendor in work.vendors,
         **library_support(catalog, a, served),
-        "precision_fallback": "" if served == work["weights_precision"] else
-        f"{work['weights_precision']} → {served}",
-        "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {a.memory_gb.value:g} GB per GPU "
+        "precision_fallback": "" if served == work.weights_precision else f"{work.weights_precision} → {served}",
+        "text": f"{where}: {plan.memory_gb_per_gpu:,.1f} of {plan.capacity_gb:,.1f} GB per GPU "
                 f"({plan.memory_utilization:.0%}); {perf}",
         **(split if split is not None else SplitFields()),
     }
@@ -666,7 +677,7 @@ def _link_name(kind: str) -> str:
                                                     "PCIe")
 
 
-def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mapping[str, Any], label: str, *,
+def option_fact(config: Fact, a: Accelerator, work: Workload, key: str, extra: Mapping[str, Any], label: str, *,
                 text: str | None = None, cost: DecisionCost | None = None) -> dict[str, Any]:
     """One way to acquire a configuration (a rental, a purchase, a free tier, your own hardware): the fields every
     option shares, then `extra`, then its decision cost (`decision_usd` and a `cost_<part>_usd` field for each part,
@@ -688,7 +699,7 @@ def option_fact(config: Fact, a: Accelerator, work: Fact, key: str, extra: Mappi
         "capacity_tokens_per_s": config.get("capacity_tokens_per_s"), "headroom": config.get("headroom"),
         "memory_utilization": config["memory_utilization"], "flagship": config["flagship"],
         "memory_gb": a.memory_gb.value,
-        "stage": work["stage"], "large_cluster": int(config["count"]) >= LARGE_CLUSTER_GPUS,
+        "stage": work.stage, "large_cluster": int(config["count"]) >= LARGE_CLUSTER_GPUS,
         "gpu_hours": _f(config.get("training_gpu_hours")),
         **{k: v for k, v in config.items() if k.startswith("pd_")},
         "over_capex": False, "over_hourly": False, "over_monthly": False, **extra,
@@ -718,46 +729,6 @@ def conclude_option(ctx: RuleContext, fact: dict[str, Any], cost: DecisionCost |
     ctx.conclude(fact, attachment={"cost": cost} if cost is not None else None)
 
 
-class LazyAttachment(Mapping[str, Any]):
-    """Presentation data built on first read. A configuration's memory breakdown and notes are shown only for the
-    few options a result lists, so they are written then, by searching that accelerator again with notes (the
-    search is deterministic: the same plan, now explained)."""
-
-    def __init__(self, build: Callable[[], dict[str, Any]]) -> None:
-        self._build: Callable[[], dict[str, Any]] | None = build
-        self._value: dict[str, Any] = {}
-
-    def _data(self) -> dict[str, Any]:
-        if self._build is not None:
-            self._value = self._build()
-            self._build = None
-        return self._value
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data())
-
-    def __len__(self) -> int:
-        return len(self._data())
-
-
-def _plan_details(a: Accelerator, u: Unit, search: InferenceSearch | TrainingSearch) -> dict[str, Any]:
-    """The memory breakdown (GB) and the notes of accelerator `a`'s configuration on unit `u`."""
-    plan = search.plan(a, u)
-    if isinstance(plan, NoFit):  # cannot happen: the same search found a plan before
-        raise LookupError(f"no configuration of {a.id} to explain")
-    m = plan.memory
-    return {
-        "breakdown": {"weights": _gb(m.weights), "kv_cache": _gb(m.kv_cache), "activations": _gb(m.activations),
-                      "gradients": _gb(m.gradients), "optimizer_states": _gb(m.optimizer_states),
-                      "runtime_overhead": _gb(m.runtime_overhead), "total": _gb(m.total),
-                      "headroom_required": round(a.memory_gb.value * m.headroom_fraction, 3)},
-        "notes": sorted({n.text for n in plan.notes}),
-    }
-
-
 def _cheapest_rent_per_gpu_hour(catalog: Catalog) -> dict[str, float]:
     """Per accelerator, the lowest current on-demand price per GPU-hour among the instances (rent vs buy, H15)."""
     best: dict[str, float] = {}
@@ -767,14 +738,6 @@ def _cheapest_rent_per_gpu_hour(catalog: Catalog) -> dict[str, float]:
             per_gpu = p.usd_per_hour / i.accelerator_count
             best[i.accelerator] = min(per_gpu, best.get(i.accelerator, per_gpu))
     return best
-
-
-def _served_tps(work: Fact) -> float | None:
-    """The tokens/s the described traffic needs (S10), or None: training, or no request rate given."""
-    rpm = work.get("requests_per_minute")
-    if work["workload"] != "inference" or rpm is None:
-        return None
-    return float(rpm) * float(work["output_tokens"]) / 60.0
 
 
 def _r(x: float | None, nd: int = 4) -> float | None:

@@ -21,6 +21,7 @@ from typing import Any
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator
 from gpuadvisor.rules.engine import Callback, RuleContext
+from gpuadvisor.rules.workload import workload_of
 
 RESALE_CLASSES = ("datacenter", "consumer", "workstation", "apple")
 RESALE_YEARS = (1, 2, 3, 5)
@@ -136,8 +137,9 @@ class EconomicsRules:
     def porting(self, ctx: RuleContext, work: Mapping[str, Any]) -> None:
         """One `porting` fact per stack the team would have to port to; the answers framework.port_weeks and
         framework.engineer_usd_per_week replace the knowledge base's figures (and the text says whose they are)."""
-        framework, workload = str(work["framework"]), str(work["workload"])
-        given_rate, given_weeks = work.get("engineer_usd_per_week_given"), work.get("port_weeks_given")
+        w = workload_of(ctx)
+        framework, workload = w.framework, w.workload
+        given_rate, given_weeks = w.engineer_usd_per_week_given, w.port_weeks_given
         rate = float(given_rate) if given_rate is not None else self.values.usd_per_engineer_week
         rate_from = "framework.engineer_usd_per_week" if given_rate is not None else "ml_engineer_loaded_usd_per_week"
         doing = "serve the model" if workload == "inference" else "train"

@@ -16,6 +16,7 @@ from typing import Any
 from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, flatten_dotted
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.user_load import ANSWER_KEYS as USER_ANSWER_KEYS
+from gpuadvisor.rules.workload import Workload
 
 IRRELEVANT: dict[str, tuple[str, ...]] = {
     "inference": ("training.", "finetune."),
@@ -31,10 +32,10 @@ SILENT_WHEN_UNSET = frozenset({"current.gpu_name", "current.detection", "current
 alternative to requests_per_minute): not listed as "not set"."""
 
 
-def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, Any],
+def effective_answers(answers: Answers, resolved: Resolved, work: Workload | None,
                       usage: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """(`answers_effective`, `defaults_applied`) from the answers, the resolution and the derived workload and usage
-    facts (`work`, `usage`: empty when the consultation stopped before deriving them)."""
+    """(`answers_effective`, `defaults_applied`) from the answers, the resolution, the workload and the derived usage
+    fact (`work` None, `usage` empty: the consultation stopped before deriving them)."""
     eff = answers.model_dump(mode="json")
     workload = answers.workload
     given = set(_given(answers))
@@ -44,30 +45,11 @@ def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, A
         used["model.name"] = (model.id, "no model given")
     eff["precision"]["weights"] = resolved.weights.id
     eff["precision"]["kv_cache"] = resolved.kv_cache.id
-    for note in resolved.notes:  # "precision.weights = nf4 (QLoRA default: ...)": the resolution's own reason
-        key, _, rest = note.partition(" = ")
-        value, _, why = rest.partition(" (")
-        if key in ("precision.weights", "precision.kv_cache"):
-            used[key] = (value, why.rstrip(")").removeprefix("default: "))
-    if workload != "inference" and "training.tokens_b" not in given and work.get("tokens_b") is not None:
-        tokens = float(work["tokens_b"])
-        eff["training"]["tokens_b"] = tokens
-        why = str(work.get("tokens_default") or "default").replace(" (", ", ").rstrip(")")
-        used["training.tokens_b"] = (tokens, why)
-    if workload == "inference" and "inference.concurrent_requests" not in given and work.get("per_option_batch"):
-        # a request rate was asked: each option batches what the rate needs, so no single figure was assumed
-        used["inference.concurrent_requests"] = ("each option's batch", "as many as the request rate keeps in flight")
-    elif workload == "inference" and "inference.concurrent_requests" not in given and work.get("concurrency"):
-        eff["inference"]["concurrent_requests"] = int(work["concurrency"])
-        used["inference.concurrent_requests"] = (int(work["concurrency"]), "the batch size")
-    if workload == "inference" and work.get("load_from_users") and "inference.requests_per_minute" not in given:
-        rpm = float(work["requests_per_minute"])
-        eff["inference"]["requests_per_minute"] = rpm
-        used["inference.requests_per_minute"] = (rpm, f"from {work['load_from_users'].rsplit(' = ', 1)[0]}")
-        for leaf, asm in USER_ANSWER_KEYS.items():
-            if f"inference.{leaf}" not in given and work.get(leaf) is not None:
-                eff["inference"][leaf] = float(work[leaf])
-                used[f"inference.{leaf}"] = (float(work[leaf]), f"assumptions.toml {asm}")
+    for key, chosen in resolved.chosen.items():  # QLoRA's NF4, a published MXFP4: the resolution's own reason
+        if key.startswith("precision."):
+            used[key] = (chosen.value, chosen.why)
+    if work is not None:
+        _from_workload(work, given, eff, used)
     if usage:
         if "deployment.hours_per_month" not in given:
             hours = float(usage["hours_per_month"])
@@ -84,6 +66,30 @@ def effective_answers(answers: Answers, resolved: Resolved, work: Mapping[str, A
             used[key] = (value, IMPLIED_WHY[key])
     others = [n for n in resolved.notes if n.partition(" = ")[0] not in used]  # detection, an unknown own GPU
     return eff, _defaults(answers, eff, used, workload, others)
+
+
+def _from_workload(work: Workload, given: set[str], eff: dict[str, Any], used: dict[str, tuple[Any, str]]) -> None:
+    """What the workload decided that no answer said: the training tokens, the concurrency, a daily-users load."""
+    if work.training and "training.tokens_b" not in given and work.tokens_b is not None:
+        tokens = float(work.tokens_b)
+        eff["training"]["tokens_b"] = tokens
+        used["training.tokens_b"] = (tokens, (work.tokens_default or "default").replace(" (", ", ").rstrip(")"))
+    if work.inference and "inference.concurrent_requests" not in given and work.per_option_batch:
+        # a request rate was asked: each option batches what the rate needs, so no single figure was assumed
+        used["inference.concurrent_requests"] = ("each option's batch", "as many as the request rate keeps in flight")
+    elif work.inference and "inference.concurrent_requests" not in given and work.concurrency:
+        eff["inference"]["concurrent_requests"] = work.concurrency
+        used["inference.concurrent_requests"] = (work.concurrency, "the batch size")
+    if work.inference and work.load_from_users and "inference.requests_per_minute" not in given \
+            and work.requests_per_minute is not None:
+        rpm = float(work.requests_per_minute)
+        eff["inference"]["requests_per_minute"] = rpm
+        used["inference.requests_per_minute"] = (rpm, f"from {work.load_from_users.rsplit(' = ', 1)[0]}")
+        for leaf, asm in USER_ANSWER_KEYS.items():
+            value = getattr(work, leaf)
+            if f"inference.{leaf}" not in given and value is not None:
+                eff["inference"][leaf] = float(value)
+                used[f"inference.{leaf}"] = (float(value), f"assumptions.toml {asm}")
 
 
 def _usage_why(answers: Answers, what: str) -> str:

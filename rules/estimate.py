@@ -12,16 +12,17 @@ Python copies of them. So `estimate` and `recommend` print the same memory and s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import natural_key
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
-from gpuadvisor.rules.answers import Answers, parse_answers
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
+from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, parse_answers
 from gpuadvisor.rules.estimate_result import (
     SCHEMA_VERSION,
     AssumptionUsed,
@@ -41,7 +42,7 @@ from gpuadvisor.rules.estimate_result import (
     Workload,
 )
 from gpuadvisor.rules.fit_hints import fit_changes
-from gpuadvisor.rules.planning import Plan, spot_wall_hours
+from gpuadvisor.rules.planning import Plan, replica_link, spot_wall_hours
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import rental_run
 from gpuadvisor.rules.profile import (
@@ -57,24 +58,24 @@ from gpuadvisor.rules.profile import (
 )
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
 from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
+from gpuadvisor.rules.serving import engine_splits, resolve_engine
 from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import (
-    MemoryBreakdown,
     Parallelism,
     embedding_bytes,
     fused_attention,
     lora_parameters,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
-from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import device_for, training_compute
+from gpuadvisor.rules.topology import device_for
 from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
 from gpuadvisor.rules.usage import Usage, spot_hours, usage_profile, usage_values
 from gpuadvisor.rules.user_load import user_load_values
+from gpuadvisor.rules.workload import Workload as Profile
 
 __all__ = ["SCHEMA_VERSION", "EstimateRequest", "EstimateResult", "catalog_factors", "embedding_bytes", "estimate",
            "factor_bounds"]
@@ -370,7 +371,9 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
     model_flag = "--model" if req.model is not None else "--params" if req.params is not None else "--model-config"
     resolved = _resolved(answers, catalog, model_flag)
     arch = resolved.model.architecture
-    par = _parallelism(req, arch, training, ctx)
+    engine = resolve_engine(acc, req.engine) if acc is not None else canonical_engine(req.engine or "auto")
+    par = _parallelism(req, arch, training, ctx, engine_splits(catalog, acc, req.engine) if acc is not None
+                       else _named_splits(catalog, engine), engine)
     if par.dp > 1 and not training:
         answers = _answers(req, method, weights_given, kv_given, par.dp)
         resolved = _resolved(answers, catalog, model_flag)
@@ -380,38 +383,40 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
         _check_precision(weights_p, method, training)
     work = _profile(answers, resolved, catalog, params)
     factors = consultation_factors(catalog_factors(catalog), work)
-    context = int(work["context"])
-    batch = int(work["batch"])
+    context = work.context
+    batch = work.batch
     if arch.max_position_embeddings and context > arch.max_position_embeddings:
         ctx.warnings.append(f"--context {context:,} exceeds the model's maximum of {arch.max_position_embeddings:,} "
                             "tokens (max_position_embeddings)")
-    if not training and int(work["input_tokens"]) > context:
-        raise InputError(f"--input-tokens {work['input_tokens']} exceeds the context of {context} tokens (give "
+    if not training and work.input_tokens > context:
+        raise InputError(f"--input-tokens {work.input_tokens} exceeds the context of {context} tokens (give "
                          "--context)")
-    _defaults(ctx, answers, resolved, req, training, method, float(work["utilization"]))
+    _defaults(ctx, answers, resolved, req, training, method, work.utilization)
     _model_notes(ctx, resolved, arch)
     unit = _unit(acc, par.gpus) if acc is not None else None
+    if acc is not None and unit is not None:
+        _check_joined(acc, unit, par, training)
     flash = acc is None or fused_attention(acc)
 
     result = EstimateResult(
         model=_model_out(resolved, arch),
         setup=SetupOut(workload=req.workload, method=method, context=context, batch=batch,
-                       input_tokens=None if training else int(work["input_tokens"]),
-                       output_tokens=None if training else int(work["output_tokens"]),
+                       input_tokens=None if training else work.input_tokens,
+                       output_tokens=None if training else work.output_tokens,
                        gpu=acc.id if acc else None, gpu_name=acc.name if acc else None, gpus=par.gpus,
                        tensor_parallel=par.tp, expert_parallel=par.ep, pipeline_parallel=par.pp,
                        data_parallel=par.dp, zero_stage=par.zero, power_limit_w=req.power_limit_w,
-                       optimizer=str(work["optimizer"]) if training else None,
-                       gradient_checkpointing=bool(work["gradient_checkpointing"]) if training else None,
+                       optimizer=work.optimizer if training else None,
+                       gradient_checkpointing=work.gradient_checkpointing if training else None,
                        flash_attention=flash,
-                       lora_rank=int(work["lora_rank"]) if method in ("lora", "qlora") else None,
-                       tokens=float(work["tokens_b"]) * 1e9 if training and req.tokens is not None else None),
+                       lora_rank=work.lora_rank if method in ("lora", "qlora") else None,
+                       tokens=float(work.tokens_b or 0.0) * 1e9 if training and req.tokens is not None else None),
         precision=PrecisionOut(weights=weights_p.id, weights_bits=weights_p.bits_per_weight,
                                kv_cache=None if training else kv_p.id,
-                               compute=training_compute(weights_p) if training else weights_p.compute),
+                               compute=resolved.formats.compute),
         parameters=ParametersOut(total=params.total, active=params.active, active_per_token=params.active_per_token,
                                  embedding=params.embedding + params.position_embedding + params.lm_head,
-                                 trainable=_trainable(arch, params, method, int(work["lora_rank"]))),
+                                 trainable=_trainable(arch, params, method, work.lora_rank)),
         memory_gb=MemoryOut(weights=0, kv_cache=0, activations=0, gradients=0, optimizer_states=0,
                             runtime_overhead=0, total=0, headroom_fraction=0, required_capacity=0),
         assumptions=[],
@@ -421,8 +426,8 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
     else:
         plan = _inference(result, req, catalog, acc, unit, work, arch, params, par, factors, ctx)
     if acc is not None and unit is not None:
-        usage = usage_profile(str(work["workload"]), str(work["stage"]), work.get("hours_per_month_given"),
-                              work.get("utilization_given"), usage_values(catalog))
+        usage = usage_profile(work.workload, work.stage, work.hours_per_month_given, work.utilization_given,
+                              usage_values(catalog))
         _costs(result, catalog, acc, par, factors, usage, ctx)
     if acc is not None and unit is not None and plan is not None:
         _judge(catalog, answers, resolved, acc, unit, plan, work, ctx)
@@ -437,14 +442,14 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
     return result
 
 
-def _profile(answers: Answers, resolved: Resolved, catalog: Catalog, params: ParameterCount) -> dict[str, Any]:
-    """The consultation's `workload` fact for these answers (rules/profile.py)."""
+def _profile(answers: Answers, resolved: Resolved, catalog: Catalog, params: ParameterCount) -> Profile:
+    """The consultation's Workload for these answers (rules/profile.py)."""
     effective = answers.effective()
     given = answers.given_keys()
     return workload_profile(effective.__getitem__, effective.__getitem__, given.__contains__,
                             model_name=resolved.model.name, params=params,
-                            moe=resolved.model.architecture.moe is not None, weights=resolved.weights,
-                            kv=resolved.kv_cache, usage_values=usage_values(catalog),
+                            moe=resolved.model.architecture.moe is not None, formats=resolved.formats,
+                            usage_values=usage_values(catalog),
                             user_load_values=user_load_values(catalog))
 
 
@@ -475,10 +480,11 @@ def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequ
         if method in ("lora", "qlora") and req.lora_rank is None:
             ctx.defaults.append(f"lora_rank = {eff['finetune.lora_rank']}")
     else:
-        if req.input_tokens is None:
-            ctx.defaults.append(f"input_tokens = {eff['inference.input_tokens']}")
-        if req.output_tokens is None:
-            ctx.defaults.append(f"output_tokens = {eff['inference.output_tokens']}")
+        implied = answers.implied()
+        for flag, key in ((req.input_tokens, "inference.input_tokens"), (req.output_tokens, "inference.output_tokens")):
+            if flag is None:
+                why = f" ({IMPLIED_WHY[key]})" if key in implied else ""
+                ctx.defaults.append(f"{key.removeprefix('inference.')} = {eff[key]}{why}")
     if req.utilization is None:  # the usage profile's figure, the one the owned-hardware cost was computed with
         ctx.defaults.append(f"utilization = {utilization:.2g} (owned hardware, the usage profile's busy share)")
 
@@ -506,15 +512,27 @@ def _model_notes(ctx: _Ctx, resolved: Resolved, arch: Architecture) -> None:
                             "Llama-3-like model of that size")
 
 
-def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: _Ctx) -> Parallelism:
-    pp = req.pp or 1
+def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: _Ctx,
+                 splits: tuple[ModelSplit, ...] = ("tensor", "pipeline"), engine: str = "") -> Parallelism:
+    """The layout: what was typed, else the model split over --gpus the way the serving engine splits it (tensor
+    parallel, or by layers for llama.cpp)."""
+    layers_only = not training and "tensor" not in splits
+    if layers_only and (req.tp or 1) > 1:
+        raise InputError(f"--tp {req.tp}: {engine} splits a model over GPUs by layers (its default layer split; "
+                         f"give --pp {req.tp}); its row split is not modelled")
+    if layers_only and req.pp is None and req.tp is None and req.ep is None and (req.gpus or 1) > 1:
+        pp = req.gpus or 1
+        ctx.defaults.append(f"pp = {pp} ({engine} splits the model over --gpus by layers)")
+    else:
+        pp = req.pp or 1
     if pp > arch.num_hidden_layers:
         raise InputError(f"--pp {pp} exceeds the model's {arch.num_hidden_layers} layers")
     if req.tp is not None:
         tp = req.tp
     elif not training and req.gpus is not None:
         tp = max(1, req.gpus // pp)
-        ctx.defaults.append(f"tp = {tp} (inference splits the model over --gpus)")
+        if tp > 1 or not layers_only:
+            ctx.defaults.append(f"tp = {tp} (inference splits the model over --gpus)")
     else:
         tp = 1
     if arch.num_attention_heads % tp:
@@ -539,20 +557,32 @@ def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: 
     return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero, ep=ep)
 
 
+def _check_joined(acc: Accelerator, unit: Unit, par: Parallelism, training: bool) -> None:
+    """Refuse, in one line naming the missing fact, a layout whose GPUs no link in the knowledge base joins (more
+    desk-side machines than their cable pairs, a model split over machines with no network)."""
+    group = par.gpus if training else par.model_shards
+    try:
+        unit.topology.link(group)
+    except ValueError:
+        topo = unit.topology
+        most = max(topo.node, topo.scale_up.domain)
+        raise InputError(
+            f"--gpus {par.gpus}: {acc.name} machines hold {topo.node} GPU(s) each and the knowledge base has no "
+            f"network joining {-(-group // topo.node)} of them (a desk-side part"
+            + (f"; {most} pair over their own link" if topo.scale_up.domain > topo.node else "")
+            + f"): at most {most} GPU(s)" + ("" if training else " per replica")) from None
+
+
+def _named_splits(catalog: Catalog, engine: str) -> tuple[ModelSplit, ...]:
+    """The model split of an engine named without a GPU (`--engine llama.cpp` sizing memory alone)."""
+    found = catalog.engines.get(engine)
+    return ("tensor", "pipeline") if found is None else tuple(found.model_split)
+
+
 def _trainable(arch: Architecture, params: ParameterCount, method: Method | None, rank: int) -> int | None:
     if method is None:
         return None
     return params.total if method == "full" else lora_parameters(arch, rank)
-
-
-def _memory_out(mem: MemoryBreakdown, acc: Accelerator | None) -> MemoryOut:
-    cap = acc.memory_gb.value if acc else None
-    return MemoryOut(
-        weights=mem.weights / GB, kv_cache=mem.kv_cache / GB, activations=mem.activations / GB,
-        gradients=mem.gradients / GB, optimizer_states=mem.optimizer_states / GB,
-        runtime_overhead=mem.runtime_overhead / GB, total=mem.total / GB, headroom_fraction=mem.headroom_fraction,
-        required_capacity=mem.required_capacity / GB, capacity=cap,
-        usable=None if cap is None else cap * (1 - mem.headroom_fraction))
 
 
 def _band(value: float, low: float, high: float, names: Iterable[str]) -> ErrorBand:
@@ -563,7 +593,7 @@ def _fit_warning(ctx: _Ctx, result: EstimateResult, acc: Accelerator, plan: Plan
     """H1, the planner's verdict: the layout as given does not fit the part."""
     m = plan.memory
     ctx.warnings.append(f"H1: does not fit: needs {m.total / GB:.1f} GB per GPU{what}, {acc.name} has "
-                        f"{acc.memory_gb.value:g} GB of which {m.usable(acc.memory_gb.value * GB) / GB:.1f} GB "
+                        f"{acc.memory_bytes() / GB:.1f} GB of which {m.usable(acc.memory_bytes()) / GB:.1f} GB "
                         f"usable with {m.headroom_fraction:.0%} kept free (W6)")
 
 
@@ -571,16 +601,16 @@ def _fit_warning(ctx: _Ctx, result: EstimateResult, acc: Accelerator, plan: Plan
 
 
 def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator | None,
-               unit: Unit | None, work: Mapping[str, Any], arch: Architecture, params: ParameterCount,
+               unit: Unit | None, work: Profile, arch: Architecture, params: ParameterCount,
                par: Parallelism, factors: Factors, ctx: _Ctx) -> Plan | None:
-    from gpuadvisor.rules.serving import efficiency_bounds, resolve_engine
+    from gpuadvisor.rules.serving import efficiency_bounds
 
     # the load an estimate is judged under is the closed loop of its batch × replicas clients; a request rate
     # only sizes the replicas it would need (`serving` below), never the latency of the layout given
     targets = replace(serving_targets(work, demand_fact(work, factors.burst_headroom)), requests_per_s=None)
     search = inference_search(catalog, work, arch, params, targets, factors)
-    kv_p = catalog.precisions[str(work["kv_precision"])]
-    batch, prompt, out_tokens = int(work["batch"]), int(work["input_tokens"]), int(work["output_tokens"])
+    kv_p = work.formats.kv_cache
+    batch, prompt, out_tokens = work.batch, work.input_tokens, work.output_tokens
     tokens = targets.kv_tokens
     result.kv_cache_bytes_per_token = kv_bytes_per_token(arch, kv_p.bytes_per_weight)
     result.kv_cache_tokens_per_sequence = tokens
@@ -588,7 +618,7 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
     if acc is None or unit is None:  # memory only: the split's memory curve, as the search builds it
         mem = search.memory(par.tp, par.pp, True, (), par.ep).breakdown(batch)
         ctx.notes.extend(mem.notes)
-        result.memory_gb = _memory_out(mem, None)
+        result.memory_gb = MemoryOut.of(mem, None)
         if arch.moe is not None:
             ctx.warnings.append(f"W13: mixture of experts: all {params.total / 1e9:.1f}B parameters must be resident; "
                                 f"only {params.active / 1e9:.1f}B are active per token")
@@ -601,16 +631,19 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
         ctx.defaults.append(f"engine = {engine} (by deployment: {acc.name})")
     plan = search.evaluate(acc, unit, par.tp, par.pp, par.ep, batch=batch, replicas=par.dp)
     ctx.notes.extend(plan.notes)
-    result.memory_gb = _memory_out(plan.memory, acc)
+    result.memory_gb = MemoryOut.of(plan.memory, acc)
     result.fits = plan.fits
     if not plan.fits:
         full = search.memory(par.tp, par.pp, result.setup.flash_attention, search.memory_factors(acc), par.ep,
                              kv_tokens=targets.context)
         alone = full.total(1)
+        if not full.fits(1, acc.memory_bytes()):  # the line of the memory table that decides the fit
+            result.memory_gb.full_context = alone / GB
+            result.memory_gb.full_context_tokens = targets.context
         _fit_warning(ctx, result, acc, plan, f" at batch {batch}" + (
             f" (one request at the full {targets.context:,}-token context alone needs {alone / GB:.1f} GB)"
-            if not full.fits(1, acc.memory_gb.value * GB) else ""))
-    link = unit.topology.link(max(par.tp, par.ep))
+            if not full.fits(1, acc.memory_bytes()) else ""))
+    link = replica_link(unit.topology, max(par.tp, par.ep), par.pp)
     device = device_for(acc, search.weights.compute, link, eff)
     speed, seconds = search.curve(device, par.tp, par.pp, par.ep)
     step = speed.step(batch)
@@ -626,10 +659,14 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
     result.tpot_idle_s = speed.step(1).step_seconds / throttle  # one stream alone, as ttft_idle_s is one prompt
     result.tokens_per_s_per_user = plan.tokens_per_s_per_user
     result.tpot_s = 1.0 / plan.tokens_per_s_per_user if plan.tokens_per_s_per_user else None
-    if peak_tflops(acc, search.weights.compute)[0] is None:
+    if device.peak_tflops is None:
+        # no figure from a missing rate: without a compute rate the prompts' time is unknown, not zero, so the
+        # throughput with prompts, the capacity and the price per token are not given (decode alone is)
         ctx.warnings.append(f"{acc.name} publishes no dense {search.weights.compute} throughput: compute-bound "
-                            "figures (prefill, large batches) cannot be estimated; decode uses bandwidth only")
-    result.throughput_tokens_per_s = plan.tokens_per_s
+                            "figures (prefill, time to first token, throughput with prompts, capacity and price per "
+                            "token) cannot be estimated; decode uses bandwidth only")
+    else:
+        result.throughput_tokens_per_s = plan.tokens_per_s
     result.capacity_tokens_per_s = plan.capacity_tokens_per_s
     result.throughput_output_tokens = out_tokens
     if device.peak_tflops is not None:  # without a published peak the prompts' compute is unknown, not zero
@@ -679,7 +716,7 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
     return plan
 
 
-def _evaluate_at(catalog: Catalog, work: Mapping[str, Any], arch: Architecture, params: ParameterCount,
+def _evaluate_at(catalog: Catalog, work: Profile, arch: Architecture, params: ParameterCount,
                  targets: Any, factors: Factors, efficiency: Any, acc: Accelerator, unit: Unit, par: Parallelism,
                  batch: int) -> Plan:
     """The same layout planned with other factors and engine efficiency (an end of the error band)."""
@@ -691,7 +728,7 @@ def _evaluate_at(catalog: Catalog, work: Mapping[str, Any], arch: Architecture, 
 
 
 def _training(result: EstimateResult, req: EstimateRequest, catalog: Catalog, acc: Accelerator | None,
-              unit: Unit | None, work: Mapping[str, Any], arch: Architecture, params: ParameterCount,
+              unit: Unit | None, work: Profile, arch: Architecture, params: ParameterCount,
               par: Parallelism, factors: Factors, ctx: _Ctx) -> Plan | None:
     compute = compute_need_fact(float(params.active), work)
     targets = replace(training_targets(work, compute), grad_precision=req.grad_precision or "bf16")
@@ -701,11 +738,11 @@ def _training(result: EstimateResult, req: EstimateRequest, catalog: Catalog, ac
     if acc is None or unit is None:
         mem = search.memory(par, True, with_notes=True)
         ctx.notes.extend(mem.notes)
-        result.memory_gb = _memory_out(mem, None)
+        result.memory_gb = MemoryOut.of(mem, None)
         return None
     plan, tt = search.evaluate(acc, unit, par, mfu=req.mfu)
     ctx.notes.extend(plan.notes)
-    result.memory_gb = _memory_out(plan.memory, acc)
+    result.memory_gb = MemoryOut.of(plan.memory, acc)
     result.fits = plan.fits
     if not plan.fits:
         _fit_warning(ctx, result, acc, plan, "")
@@ -739,17 +776,17 @@ def _training(result: EstimateResult, req: EstimateRequest, catalog: Catalog, ac
 
 
 def _judge(catalog: Catalog, answers: Answers, resolved: Resolved, acc: Accelerator, unit: Unit, plan: Plan,
-           work: Mapping[str, Any], ctx: _Ctx) -> None:
+           work: Profile, ctx: _Ctx) -> None:
     """The packs' findings on the configuration: those about it or its accelerator, and the plan-wide warnings."""
     from gpuadvisor.rules.consult import get_advisor
     from gpuadvisor.rules.derivations import config_fact
 
     need = float(demand_fact(work, catalog_factors(catalog).burst_headroom)["tokens_per_s"]) \
-        if work["workload"] == "inference" else 0.0
+        if work.inference else 0.0
     shape = f"estimate:{acc.id}:{plan.count}"
-    config = config_fact(catalog, acc, unit, shape, plan, work, models=int(work.get("models_per_gpu") or 1),
+    config = config_fact(catalog, acc, unit, shape, plan, work, models=work.models_per_gpu or 1,
                          need_tps=need)
-    if work["workload"] != "inference" and "training.deadline_days" not in answers.given_keys():
+    if work.training and "training.deadline_days" not in answers.given_keys():
         config["meets_deadline"] = True  # an estimate states no deadline: it reports the days the run takes
     cons = get_advisor(catalog).judge(answers, resolved, acc, config, "estimate: the layout given")
     ours = {str(config["ref"]), f"acc:{acc.id}"}

@@ -6,9 +6,15 @@ one the consultation's planner gives the same layout (rules/estimate.py builds t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from gpuadvisor.rules.sizing.units import GB
+
+if TYPE_CHECKING:
+    from gpuadvisor.knowledge.schema import Accelerator
+    from gpuadvisor.rules.sizing.memory import MemoryBreakdown
 
 SCHEMA_VERSION = 1
 Workload = Literal["inference", "training", "finetune"]
@@ -93,6 +99,29 @@ class MemoryOut(Out):
     required_capacity: float = Field(description="total ÷ (1 − headroom): the card size this needs")
     capacity: float | None = Field(default=None, description="the GPU's memory, GB")
     usable: float | None = Field(default=None, description="capacity × (1 − headroom)")
+    capacity_as_sold: float | None = Field(default=None, description=(
+        "the vendor's memory figure when capacity differs from it: NVIDIA's and AMD's GPU memory is sold in binary "
+        "GB (80 GB = 80 GiB = 85.9 × 10^9 bytes), data-centre GDDR parts lose 1/16 to inline ECC"))
+    full_context: float | None = Field(default=None, description=(
+        "serving, when it decides the fit: one request at the full context alone (weights, its KV cache, "
+        "activations, runtime), GB per GPU — an engine refuses to start when it cannot hold it (vLLM's "
+        "max_model_len check)"))
+    full_context_tokens: int | None = Field(default=None, description="the context full_context is sized at")
+
+    @classmethod
+    def of(cls, mem: MemoryBreakdown, acc: Accelerator | None) -> MemoryOut:
+        """The plan's breakdown (bytes, rules/sizing/memory.py) in GB, on accelerator `acc` when one is named (its
+        device bytes, and the figure it is sold as when that differs): the one breakdown shape, as estimate
+        publishes it."""
+        cap = acc.memory_bytes() / GB if acc is not None else None
+        sold = acc.memory_gb.value if acc is not None and abs(acc.memory_bytes() / GB - acc.memory_gb.value) > 0.005 \
+            else None
+        return cls(
+            weights=mem.weights / GB, kv_cache=mem.kv_cache / GB, activations=mem.activations / GB,
+            gradients=mem.gradients / GB, optimizer_states=mem.optimizer_states / GB,
+            runtime_overhead=mem.runtime_overhead / GB, total=mem.total / GB, headroom_fraction=mem.headroom_fraction,
+            required_capacity=mem.required_capacity / GB, capacity=cap,
+            usable=None if cap is None else cap * (1 - mem.headroom_fraction), capacity_as_sold=sold)
 
 
 class Range(Out):

@@ -138,7 +138,7 @@ def quote_fact(q: Quote, target_name: str, *, expired: bool) -> QuoteFact:
 
 def precision_fact(role: str, p: Precision, given: bool = True) -> PrecisionFact:
     """A format of the consultation; `given` = the user chose it (a default is served per option in what the part
-    runs, profile.served_weights)."""
+    runs, Formats.served_on)."""
     return {
         "kind": "precision", "ref": f"prec:{role}:{p.id}", "role": role, "key": p.id, "name": p.name,
         "given": given,

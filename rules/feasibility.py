@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.rules.answers import Answers, parse_answers
+from gpuadvisor.rules.answers import Answers, flatten_dotted
 from gpuadvisor.rules.fact_kinds import Fact
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS
 
@@ -210,14 +210,9 @@ def candidates(options: Iterable[tuple[Fact, Fact, set[str]]], answers: Answers,
 
 
 def _merged(answers: Answers, changes: Mapping[str, Any]) -> Answers | None:
-    data = answers.given()
-    for section, values in changes.items():
-        if isinstance(values, Mapping):
-            data[section] = {**data.get(section, {}), **values}
-        else:
-            data[section] = values
+    """The answers with a suggestion's changes (tables of them) applied; None when they do not validate."""
     try:
-        return parse_answers(data)
+        return answers.with_changes(dict(flatten_dotted(changes)))
     except InputError:
         return None
 

@@ -148,10 +148,9 @@ is planned on this many of them."""
 
 def reuse_answers(answers: Answers, bought: Candidate) -> Answers:
     """The phase's answers with an earlier purchase as the hardware the user owns (at most MAX_OWNED of it)."""
-    data = answers.given()
-    data["current"] = {**{k: v for k, v in data.get("current", {}).items() if k == "pc_slots"},
-                       "gpu": bought.accelerator, "gpu_count": min(bought.count, MAX_OWNED)}
-    return Answers.model_validate(data)
+    dropped = {k: None for k in answers.given_keys() if k.startswith("current.") and k != "current.pc_slots"}
+    return answers.with_changes({**dropped, "current.gpu": bought.accelerator,
+                                 "current.gpu_count": min(bought.count, MAX_OWNED)}, "lifecycle")
 
 
 def reuse_candidate(advisor: Advisor, answers: Answers, bought: Candidate) -> Candidate | None:
@@ -763,7 +762,7 @@ def _eval_checks(slots: Sequence[_Slot], chosen: FleetPlan) -> list[InputFact]:
         trained = trainer.result.profile
         need = trained.weights_gb * 1.1
         machine = cand.per_machine * cand.memory_gb
-        prec = str((trainer.result.answers_effective.get("precision") or {}).get("weights", "bf16"))
+        prec = str(trainer.result.answers_effective["precision"]["weights"])  # the format resolution chose
         out.append(InputFact({
             "kind": "eval_check", "ref": f"eval:{ph.index}", "phase": ph.index, "name": ph.name,
             "trained_phase": trainer.phase.index, "title": cand.title, "machine_memory_gb": round(machine, 1),

@@ -21,7 +21,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.rules.answers import Answers, describe_validation_error, parse_answers, read_answers_source
+from gpuadvisor.rules.answers import (
+    Answers,
+    describe_validation_error,
+    parse_answers,
+    put_dotted,
+    read_answers_source,
+)
 
 SHARED_SECTIONS = ("budget", "deployment", "constraints", "framework", "current", "stage")
 """Top-level tables (and `stage`) that apply to every phase of a lifecycle file."""
@@ -62,6 +68,10 @@ class PhaseSettings(BaseModel):
         "unset = one run"))
 
 
+SHARED_ONLY = ("budget",)
+"""Answers a lifecycle holds only at its top level (one budget for the whole): a change to a phase's goes there."""
+
+
 @dataclass(frozen=True)
 class Phase:
     """One workload of a lifecycle, with the answers a one-workload consultation of it takes."""
@@ -93,6 +103,20 @@ class LifecycleAnswers:
 
     def given(self) -> dict[str, Any]:
         return copy.deepcopy(dict(self.data))
+
+    def with_changes(self, index: int, changes: Mapping[str, Any], where: str = "what-if") -> LifecycleAnswers:
+        """The lifecycle with phase `index`'s answers changed (dotted key → value, None to remove): the budget in
+        the shared table, the rest in the phase's own table (a phase's keys win over the shared ones). Validated as
+        a file is; InputError names the phase and field."""
+        data = self.given()
+        phase = data["phase"][index - 1]
+        for dotted, value in changes.items():
+            section = dotted.split(".")[0]
+            target = data if section in SHARED_ONLY else phase
+            put_dotted(target, dotted, value)
+            if value is None and target is phase and section in data:
+                put_dotted(data, dotted, None)  # removed from the phase: the shared value would come back merged
+        return parse_lifecycle(data, where)
 
     def to_toml(self) -> str:
         import tomli_w

@@ -28,7 +28,6 @@ from gpuadvisor.rules.profile import (
     consultation_factors,
     inference_search,
     runs_on,
-    served_weights,
     serving_targets,
     training_search,
     training_targets,
@@ -36,6 +35,7 @@ from gpuadvisor.rules.profile import (
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.topology import training_peak
 from gpuadvisor.rules.units import own_unit
+from gpuadvisor.rules.workload import Workload, workload_of
 
 Fact = Mapping[str, Any]
 
@@ -85,7 +85,7 @@ class OwnedRules:
             return  # an option nothing rules out is ranked like any other
         config = next(iter(configs.values()))[1] if configs else {}
         option = options[0][1] if options else {}
-        job = _Job(self, ctx, work, acc, int(own["count"]))
+        job = _Job(self, ctx, workload_of(ctx), acc, int(own["count"]))
         levers = job.levers({str(v["rule"]) for _, v in vetoes}, bool(outs), config, option)
         if not levers:
             return
@@ -100,12 +100,12 @@ class OwnedRules:
 class _Job:
     """The consultation's job re-planned on the user's own GPUs with one thing changed at a time."""
 
-    def __init__(self, rules: OwnedRules, ctx: RuleContext, work: Fact, acc: Accelerator, count: int) -> None:
+    def __init__(self, rules: OwnedRules, ctx: RuleContext, work: Workload, acc: Accelerator, count: int) -> None:
         self.catalog, self.work, self.acc, self.count = rules.catalog, work, acc, count
         self.factors: Factors = consultation_factors(rules.base_factors, work)
         model = ctx.read("model", as_premises=False)[0][1]
         self.arch, self.params = arch_of(model), params_of(model)
-        self.training = work["workload"] != "inference"
+        self.training = work.training
         self.demand = (ctx.read("demand", as_premises=False) or [(0, {})])[0][1]
         self.compute = (ctx.read("compute_need", as_premises=False) or [(0, {})])[0][1]
         self.name = acc.name
@@ -113,9 +113,9 @@ class _Job:
     # --- planning ------------------------------------------------------------------------------------------------
     def _serve(self, n: int, weights: Precision | None = None, targets: ServingTargets | None = None) -> bool:
         t = targets or serving_targets(self.work, self.demand)
-        w = weights or served_weights(self.catalog, self.work, self.acc)
+        w = weights or self.work.formats.served_on(self.acc)
         plan = inference_search(self.catalog, self.work, self.arch, self.params, t, self.factors,
-                                weights_id=w.id).plan(self.acc, own_unit(self.acc, n), with_notes=False)
+                                weights=w).plan(self.acc, own_unit(self.acc, n), with_notes=False)
         return (isinstance(plan, Plan) and plan.meets_tpot and plan.meets_ttft and plan.meets_latency
                 and plan.meets_failover and (plan.tensor_parallel <= 4 or plan.link != "pcie"))
 
@@ -195,7 +195,7 @@ class _Job:
         if rules == {"SLA.failover"}:
             return "failover, with a spare replica"
         if "D.deadline" in rules:
-            return f"the {self.work['deadline_days']:g}-day deadline is met"
+            return f"the {self.work.deadline_days:g}-day deadline is met"
         return "the service level is met"
 
     def _fits_alone(self) -> bool:
@@ -209,8 +209,7 @@ class _Job:
     def _memory_bound(self) -> bool:
         """Whether more of the part can help at all: a part that does not train or publishes no rate to size a run
         with is ruled out for that, not for its memory."""
-        return not self.training or (self.acc.trains and bool(training_peak(self.acc, self.catalog.precisions[
-            str(self.work["weights_precision"])])))
+        return not self.training or (self.acc.trains and bool(training_peak(self.acc, self.work.formats.weights)))
 
     def _load(self) -> list[str]:
         """A model that fits but cannot serve the requests in flight (a part with no published compute rate runs
@@ -247,7 +246,7 @@ class _Job:
         """'FP8 weights fit where BF16 does not': the largest smaller format the part runs that makes it work."""
         if self.training:
             return []
-        current = served_weights(self.catalog, self.work, self.acc)
+        current = self.work.formats.served_on(self.acc)
         for pid in SMALLER_FORMATS:
             p = self.catalog.precisions.get(pid)
             if p is None or p.bits_per_weight >= current.bits_per_weight or "weights" not in p.uses:
@@ -259,12 +258,12 @@ class _Job:
     def _methods(self) -> list[str]:
         """Fine-tuning that does not fit in full: LoRA (frozen base, no optimizer states for it), then QLoRA (a 4-bit
         base), each planned on the GPUs as they are."""
-        if self.work["workload"] != "finetune" or self.work["method"] == "qlora":
+        if self.work.workload != "finetune" or self.work.method == "qlora":
             return []
         base = training_targets(self.work, self.compute)
         nf4 = self.catalog.precisions.get("nf4")
         tries: list[tuple[str, TrainingTargets, Precision | None]] = []
-        if self.work["method"] == "full":
+        if self.work.method == "full":
             tries.append(("lora", replace(base, flops_factor="lora"), None))
         if nf4 is not None and runs_on(nf4, self.acc):
             tries.append(("qlora", replace(base, flops_factor="qlora"), nf4))
@@ -272,7 +271,7 @@ class _Job:
             plan = self._train(self.count, targets, weights)
             if plan is not None:
                 words = "LoRA" if method == "lora" else "QLoRA (a 4-bit base)"
-                return [f"{words} fits where {self.work['method']} fine-tuning does not (finetune.method = "
+                return [f"{words} fits where {self.work.method} fine-tuning does not (finetune.method = "
                         f"\"{method}\", {plan.training_days or 0:,.1f} days)"]
         return []
 

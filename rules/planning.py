@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
 from gpuadvisor.rules.sizing.disagg import (
     MAX_POOL_REPLICAS,
     DecodePool,
@@ -210,11 +210,15 @@ class NoFit:
     reason: str
 
 
-def _replica_layouts(unit: Unit, limit: int) -> list[tuple[int, int]]:
+def _replica_layouts(unit: Unit, limit: int, splits: tuple[ModelSplit, ...] = ("tensor", "pipeline")
+                     ) -> list[tuple[int, int]]:
     """(tp, pp) per model replica, cheapest communication first: tensor parallel inside a machine (or across the
     machines of a scale-up domain that spans them: NVL72 trays, TPU hosts), then pipeline stages over whole machines
     where a network joins them. Every layout fills whole machines or divides one machine's fill evenly, so a plan uses
-    every accelerator it pays for."""
+    every accelerator it pays for. An engine that splits by layers only (`splits` without "tensor": llama.cpp)
+    gets `_pipeline_layouts`."""
+    if "tensor" not in splits:
+        return _pipeline_layouts(unit, limit)
     topo = unit.topology
     domain = topo.scale_up.domain if topo.scale_up.domain > topo.node else topo.node
     fills = set(unit.fills)
@@ -224,6 +228,19 @@ def _replica_layouts(unit: Unit, limit: int) -> list[tuple[int, int]]:
         top = max((tp for tp, _ in layouts if tp >= topo.node), default=topo.node)
         if top % topo.node == 0 or top == topo.node:
             layouts += [(top, pp) for pp in POWERS[1:] if top * pp <= limit and pp * top // topo.node <= SERVING_SPAN]
+    return layouts
+
+
+def _pipeline_layouts(unit: Unit, limit: int) -> list[tuple[int, int]]:
+    """(1, pp): whole layers on each GPU, one sequence's token crossing them in turn (llama.cpp's layer split) — over
+    any count of a machine's GPUs that divides one of its fills (three cards split a model as well as two), then
+    over whole machines where a network joins them."""
+    topo = unit.topology
+    inside = sorted({n for n in (*POWERS, *unit.fills) if n <= min(topo.node, limit)
+                     and any(f % n == 0 for f in unit.fills)})
+    layouts = [(1, pp) for pp in inside]
+    if topo.joinable and not unit.single:
+        layouts += [(1, k * topo.node) for k in POWERS[1:] if k * topo.node <= limit and k <= SERVING_SPAN]
     return layouts
 
 
@@ -273,7 +290,9 @@ class InferenceSearch:
                  t: ServingTargets, factors: Factors,
                  efficiency: Callable[[Accelerator], EngineEfficiency | None] = lambda acc: None,
                  memory_factors: Callable[[Accelerator], tuple[tuple[str, float], ...]] = lambda acc: (),
-                 models: int = 1) -> None:
+                 models: int = 1,
+                 splits: Callable[[Accelerator], tuple[ModelSplit, ...]] = lambda acc: ("tensor", "pipeline")
+                 ) -> None:
         self.arch, self.params, self.weights, self.kv, self.t, self.factors = arch, params, weights, kv, t, factors
         self.models = models
         """Distinct models of this size hosted side by side (inference.models_per_gpu): each replica holds all of
@@ -283,6 +302,8 @@ class InferenceSearch:
         self.memory_factors = memory_factors
         """The serving engine's memory factors on an accelerator (free margin, own footprint), overriding the
         assumptions'."""
+        self.splits = splits
+        """How the serving engine on an accelerator spreads a model over GPUs (engines.toml `model_split`)."""
         self._saturation = math.ceil(factors.prefill_chunk_tokens / t.kv_tokens)
         self._memory: dict[tuple[int, int, bool, tuple[tuple[str, float], ...], int, int], InferenceMemoryCurve] = {}
         self._speed: DecodeCurve | None = None  # the model's decode constants; `split` per device and layout
@@ -408,7 +429,7 @@ class InferenceSearch:
         (and the memory breakdown's), nothing else."""
         unit = unit or bare_unit(acc)
         t = self.t
-        capacity = acc.memory_gb.value * GB
+        capacity = acc.memory_bytes()
         flash = fused_attention(acc)
         # searched beyond a user's maximum too, so a plan that needs more can say how many (C.max-gpus)
         search_limit = max(t.max_gpus or 0, SERVING_SPAN * unit.node, unit.topology.scale_up.domain)
@@ -416,8 +437,11 @@ class InferenceSearch:
         devices: dict[str, Device] = {}
         engine_memory = self.memory_factors(acc)
         held: list[tuple[int, int]] = []  # (GPUs a replica, sequences it holds) of layouts that fit but not the load
-        for tp, pp in _replica_layouts(unit, search_limit):
-            link = unit.topology.link(tp)
+        whole = _costs_nothing_more(unit)
+        for tp, pp in _replica_layouts(unit, search_limit, self.splits(acc)):
+            if pp > self.arch.num_hidden_layers:
+                continue
+            link = replica_link(unit.topology, tp, pp)
             settled = False
             for ep in self.expert_splits(tp, link):
                 mem = self.memory(tp, pp, flash, engine_memory, ep)
@@ -436,7 +460,8 @@ class InferenceSearch:
                 found = self._packed(acc, unit, tp, pp, fit, speed, seconds, device, mem, link, ep)
                 if found is not None:
                     candidates.append(found)
-                    settled = settled or _settled(candidates)
+                    # hardware that is there already is searched whole: a wider split may be faster at no cost
+                    settled = settled or (not whole and _settled(candidates))
                 else:
                     held.append((max(tp, ep) * pp, fit))
             if settled:
@@ -489,7 +514,7 @@ class InferenceSearch:
             return (f"the prefill pool would need more than {MAX_POOL_REPLICAS:,} replicas at "
                     f"{rate:,.0f} requests/s")
         mem = self.memory(tp, pp, fused_attention(acc), self.memory_factors(acc), ep)
-        fit = _largest_fitting_batch(mem, acc.memory_gb.value * GB, MAX_BATCH_PER_REPLICA, self._saturation)
+        fit = _largest_fitting_batch(mem, acc.memory_bytes(), MAX_BATCH_PER_REPLICA, self._saturation)
         b = decode_batch(speed.seconds, fit if device.peak_tflops is not None else 1, t.min_tokens_per_s_per_user,
                          pre.ttft_p95_s, t.output_tokens, t.latency_p95_s)
         if b is None:
@@ -597,9 +622,9 @@ class InferenceSearch:
         """The plan of a layout as given — `replicas` replicas of `tp` (or `ep`) × `pp` GPUs, each running `batch`
         sequences — with the figures a search would give it (`gpuadvisor estimate`: the pipeline fixed to one
         accelerator and layout). It may not fit (`Plan.fits`); its speeds and latencies are reported anyway."""
-        capacity = acc.memory_gb.value * GB
+        capacity = acc.memory_bytes()
         flash = fused_attention(acc)
-        link = unit.topology.link(max(tp, ep))
+        link = replica_link(unit.topology, max(tp, ep), pp)
         engine_memory = self.memory_factors(acc)
         mem = self.memory(tp, pp, flash, engine_memory, ep)
         holds = self.holds_full_context(tp, pp, flash, capacity, engine_memory, ep)
@@ -616,6 +641,13 @@ class InferenceSearch:
                             machines >= 2, mem, speed, device, link)
         plan = self._plan(acc, unit, c, capacity, flash, with_notes=True)
         return replace(plan, fits=holds and mem.fits(batch, capacity))
+
+    def explain(self, acc: Accelerator, unit: Unit, plan: Plan) -> tuple[Note, ...]:
+        """The notes of a plan this search found without them (`with_notes=False`): its own layout evaluated with
+        notes, nothing searched again (the notes of memory, decode and prefill depend on the layout and batch only;
+        ep is 1 or tp, so the layout's link is the search's)."""
+        return self.evaluate(acc, unit, plan.tensor_parallel, plan.pipeline_parallel, plan.expert_parallel,
+                             batch=plan.batch_per_replica, replicas=plan.replicas).notes
 
     def _plan(self, acc: Accelerator, unit: Unit, c: _Candidate, capacity: float, flash: bool,
               with_notes: bool) -> Plan:
@@ -639,14 +671,16 @@ class InferenceSearch:
         return Plan(
             accelerator=acc.id, count=c.gpus, nodes=c.machines, tensor_parallel=c.tp,
             pipeline_parallel=c.pp, replicas=c.replicas, zero_stage=0, batch_per_replica=c.batch, memory=memory,
-            capacity_gb=acc.memory_gb.value,
+            capacity_gb=acc.memory_bytes() / GB,
             fits_single_gpu=c.tp * c.pp == 1 or self.memory(1, 1, flash, self.memory_factors(acc)).fits(1, capacity),
             bound=bound, throttled=c.throttle < 1.0, tokens_per_s=c.batch / step_seconds * c.throttle * c.replicas,
-            capacity_tokens_per_s=c.fit / seconds(c.fit) * c.throttle * c.replicas if c.fit else None,
+            # no capacity without a compute rate: the prompts' time would be counted as zero (issue 44)
+            capacity_tokens_per_s=(c.fit / seconds(c.fit) * c.throttle * c.replicas
+                                   if c.fit and c.device.peak_tflops is not None else None),
             tokens_per_s_per_user=c.per_user, ttft_s=c.ttft, latency_s=c.latency, meets_tpot=c.meets_tpot,
             meets_ttft=c.meets_ttft, meets_latency=c.meets_latency, within_max_gpus=c.within_max_gpus,
             notes=(*memory.notes, *step_notes, *pre_notes), machines=c.machines,
-            replicas_for_load=c.replicas_for_load, link=c.link.kind if c.tp > 1 else "local",
+            replicas_for_load=c.replicas_for_load, link=c.link.kind if c.tp * c.pp > 1 else "local",
             meets_failover=c.meets_failover, expert_parallel=c.ep,
         )
 
@@ -658,17 +692,28 @@ def plan_inference(acc: Accelerator, arch: Architecture, params: ParameterCount,
     return InferenceSearch(arch, params, weights, kv, t, factors).plan(acc, unit)
 
 
-def _gpus_key(unit: Unit, c: _Candidate, concurrency: int) -> tuple[int, int]:
-    """Fewer GPUs first (each costs money), except on a free notebook: there every GPU of the machine that has a
-    request to serve does (Kaggle's T4 x2 runs two replicas for two requests or more), since the second costs
-    nothing and doubles the capacity; a replica with no request of its own is not planned."""
-    busy = min(c.replicas, concurrency) if unit.acquisition == "free" else 0
-    return -busy, c.gpus
+def _gpus_key(unit: Unit, c: _Candidate, concurrency: int) -> tuple[float, int]:
+    """Fewer GPUs first (each costs money), except where they cost nothing more. On a free notebook every GPU of
+    the machine that has a request to serve does (Kaggle's T4 x2 runs two replicas for two requests or more), since
+    the second costs nothing and doubles the capacity; a replica with no request of its own is not planned. On
+    your own GPUs the layout each stream runs fastest on at the load (its throughput is that × the requests in
+    flight): eight owned A100s serving 8 users in TP 8 rather than TP 4 with half the server idle."""
+    if unit.acquisition == "free":
+        return -min(c.replicas, concurrency), c.gpus
+    if unit.acquisition == "own" and unit.single:
+        return -round(c.per_user, 6), c.gpus
+    return 0, c.gpus
 
 
-def _preferred(unit: Unit, c: _Candidate, concurrency: int) -> tuple[bool, float, tuple[int, int]]:
+def _preferred(unit: Unit, c: _Candidate, concurrency: int) -> tuple[bool, float, tuple[float, int]]:
     """How a layout's machine fills are ranked: failover met first, then cost, then GPUs (`_gpus_key`)."""
     return not c.meets_failover, c.cost, _gpus_key(unit, c, concurrency)
+
+
+def replica_link(topo: Topology, tp: int, pp: int) -> Link:
+    """What a replica's GPUs talk over: its tensor-parallel group's link, or — split by layers alone — the link
+    its pipeline stages hand each token over (the network between two DGX Sparks, PCIe between cards)."""
+    return topo.link(tp if tp > 1 else pp)
 
 
 def _settled(candidates: list[_Candidate]) -> bool:
@@ -1003,7 +1048,7 @@ class TrainingSearch:
         peak = training_peak(acc, self.weights)
         if not peak:
             return NoFit(acc.id, f"{acc.name}: no published dense training throughput to size the run with")
-        capacity = acc.memory_gb.value * GB
+        capacity = acc.memory_bytes()
         flash = fused_attention(acc)
         cap = t.max_gpus if t.max_gpus is not None else NO_CAP
         search_cap = NO_CAP  # searched beyond a user's maximum too, so a plan can say how many it needs
@@ -1085,14 +1130,21 @@ class TrainingSearch:
         return Plan(
             accelerator=acc.id, count=n, nodes=machines, tensor_parallel=par.tp,
             pipeline_parallel=par.pp, replicas=par.dp, zero_stage=par.zero, batch_per_replica=t.micro_batch,
-            memory=mem, capacity_gb=acc.memory_gb.value, fits_single_gpu=fits_single, bound="compute",
+            memory=mem, capacity_gb=acc.memory_bytes() / GB, fits_single_gpu=fits_single, bound="compute",
             throttled=acc.market == "consumer" and n // machines >= 4, training_days=days,
             training_gpu_hours=tt.gpu_hours * slowdown, tokens_per_s=tt.tokens_per_s / slowdown,
             meets_deadline=days <= self.target_days() * (1.0 + 1e-9),
             within_max_gpus=t.max_gpus is None or n <= t.max_gpus, notes=(*mem.notes, *tt.notes),
             machines=machines, link=model_link, sync_link=sync_link,
-            fits=mem.fits(acc.memory_gb.value * GB),
+            fits=mem.fits(acc.memory_bytes()),
         )
+
+    def explain(self, acc: Accelerator, unit: Unit, plan: Plan) -> tuple[Note, ...]:
+        """The notes of a plan this search found without them (`with_notes=False`): its own layout evaluated with
+        notes, nothing searched again (the memory and the run's time depend on the layout, not on the machines)."""
+        par = Parallelism(tp=plan.tensor_parallel, pp=plan.pipeline_parallel, dp=plan.replicas,
+                          zero=plan.zero_stage)
+        return self.evaluate(acc, unit, par)[0].notes
 
     def evaluate(self, acc: Accelerator, unit: Unit, par: Parallelism, *, mfu: float | None = None
                  ) -> tuple[Plan, TrainingTime | None]:
@@ -1102,15 +1154,15 @@ class TrainingSearch:
         flash = fused_attention(acc)
         n = par.gpus
         machines = 1 if unit.single else max(1, math.ceil(n / unit.node))
-        fits_single = self.memory(replace(par, tp=1, pp=1, dp=1, zero=0), flash).fits(acc.memory_gb.value * GB)
+        fits_single = self.memory(replace(par, tp=1, pp=1, dp=1, zero=0), flash).fits(acc.memory_bytes())
         peak = training_peak(acc, self.weights)
         if not peak:
             mem = self.memory(par, flash, with_notes=True)
             return Plan(accelerator=acc.id, count=n, nodes=machines, tensor_parallel=par.tp,
                         pipeline_parallel=par.pp, replicas=par.dp, zero_stage=par.zero,
-                        batch_per_replica=self.t.micro_batch, memory=mem, capacity_gb=acc.memory_gb.value,
+                        batch_per_replica=self.t.micro_batch, memory=mem, capacity_gb=acc.memory_bytes() / GB,
                         fits_single_gpu=fits_single, bound="compute", throttled=False, notes=mem.notes,
-                        machines=machines, fits=mem.fits(acc.memory_gb.value * GB)), None
+                        machines=machines, fits=mem.fits(acc.memory_bytes())), None
         tt, slowdown = self._time(acc, unit, machines, n, par, peak, True, mfu)
         return self._timed_plan(acc, unit, machines, n, par, tt, slowdown, fits_single, flash, True), tt
 

@@ -14,8 +14,10 @@ from typing import Any
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
 from gpuadvisor.rules.fact_kinds import ComputeNeedFact, DemandFact
+from gpuadvisor.rules.formats import Formats
+from gpuadvisor.rules.formats import runs_on as runs_on  # re-exported: its callers name it here
 from gpuadvisor.rules.planning import InferenceSearch, ServingTargets, TrainingSearch, TrainingTargets
-from gpuadvisor.rules.serving import engine_efficiency, engine_memory
+from gpuadvisor.rules.serving import engine_efficiency, engine_memory, engine_splits
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import ParameterCount
 from gpuadvisor.rules.sizing.speed import EngineEfficiency
@@ -23,6 +25,7 @@ from gpuadvisor.rules.sizing.units import count_text, flops_text
 from gpuadvisor.rules.usage import usage_profile
 from gpuadvisor.rules.user_load import ANSWER_KEYS as USER_ANSWER_KEYS
 from gpuadvisor.rules.user_load import user_load
+from gpuadvisor.rules.workload import Workload
 
 Fact = Mapping[str, Any]
 Answer = Callable[[str], Any]
@@ -38,10 +41,10 @@ ADAPTER_FLOPS_PER_TOKEN = 4.0
 
 
 def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, model_name: str,
-                     params: ParameterCount, moe: bool, weights: Precision, kv: Precision,
-                     usage_values: Mapping[str, float], user_load_values: Mapping[str, float]) -> dict[str, Any]:
-    """The `workload` fact: every answer the sizing reads, under the names the rules test, with what follows from
-    them (training tokens by default, a request rate from daily users, the owned hardware's busy share).
+                     params: ParameterCount, moe: bool, formats: Formats,
+                     usage_values: Mapping[str, float], user_load_values: Mapping[str, float]) -> Workload:
+    """The workload: every answer the sizing reads, under the names the rules test, with what follows from them
+    (training tokens by default, a request rate from daily users, the owned hardware's busy share).
 
     `a` reads an answer the profile rests on, `peek` one it only looks at, `given` says whether the user gave it."""
     workload = a("workload")
@@ -60,17 +63,16 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         else:
             tokens_b = DEFAULT_FINETUNE_TOKENS_B
             tokens_default = "0.1B tokens (a typical instruction-tuning set)"
-    fact: dict[str, Any] = {
-        "kind": "workload", "ref": "workload", "workload": workload, "method": method, "stage": a("stage"),
+    stage = a("stage")
+    fields: dict[str, Any] = {
+        "workload": workload, "method": method, "stage": stage,
         "params_b": round(params.total / 1e9, 4), "active_b": round(params.active / 1e9, 4),
         "batch": batch, "context": int(a("precision.context_tokens")),
         "concurrency": int(concurrency) if concurrency else batch,
         "framework": a("framework.name"), "where": a("deployment.where"),
         "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
-        "models_per_gpu": int(a("inference.models_per_gpu")), "weights_precision": weights.id,
-        "weights_given": given("precision.weights"),
-        "engine": str(a("inference.engine")),
-        "kv_precision": kv.id, "moe": moe,
+        "models_per_gpu": int(a("inference.models_per_gpu")), "formats": formats,
+        "engine": str(a("inference.engine")), "moe": moe,
         "hours_per_month_given": a("deployment.hours_per_month"),
         "utilization_given": a("deployment.utilization"),
         "capex_usd": a("budget.capex_usd"), "hourly_usd": a("budget.hourly_usd"),
@@ -89,7 +91,7 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "pue": float(a("deployment.pue")), "power_usd_per_kwh": float(a("deployment.power_usd_per_kwh")),
         "lifetime_years": float(a("deployment.lifetime_years")), "max_gpus": a("constraints.max_gpus"),
         "site_usd_per_kw_month": a("deployment.site_usd_per_kw_month"),
-        "vendors": list(a("constraints.vendors")), "providers": list(a("deployment.providers")),
+        "vendors": tuple(a("constraints.vendors")), "providers": tuple(a("deployment.providers")),
         "requests_per_minute": a("inference.requests_per_minute"),
         "input_tokens": int(a("inference.input_tokens")), "output_tokens": int(a("inference.output_tokens")),
         "min_tps_user": a("inference.min_tokens_per_s_per_user"), "ttft_max_s": a("inference.ttft_max_s"),
@@ -99,54 +101,52 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "lora_rank": int(a("finetune.lora_rank")),
         "tokens_b": tokens_b, "tokens_default": tokens_default,
     }
-    if workload == "inference" and fact["requests_per_minute"] is None \
+    if workload == "inference" and fields["requests_per_minute"] is None \
             and peek("inference.daily_active_users") is not None:
         load = user_load(int(a("inference.daily_active_users")),
                          {leaf: a(f"inference.{leaf}") for leaf in USER_ANSWER_KEYS}, user_load_values)
-        fact["daily_active_users"] = load.daily_active_users
-        fact["requests_per_minute"] = round(load.requests_per_minute, 3)
-        fact["sessions_per_user_per_day"] = load.sessions_per_user_per_day
-        fact["requests_per_session"] = load.requests_per_session
-        fact["peak_to_average"] = load.peak_to_average
-        fact["load_from_users"] = load.text()
+        fields.update(daily_active_users=load.daily_active_users,
+                      requests_per_minute=round(load.requests_per_minute, 3),
+                      sessions_per_user_per_day=load.sessions_per_user_per_day,
+                      requests_per_session=load.requests_per_session, peak_to_average=load.peak_to_average,
+                      load_from_users=load.text())
     # with a request rate and neither a concurrency nor a batch given, the decode batch is not an answer: each
     # option's plan forms its own at the rate (its layout's batch per replica), so no workload-level line may
     # describe the service as batch 1
-    fact["per_option_batch"] = bool(
-        workload == "inference" and fact["requests_per_minute"] is not None and concurrency is None
-        and not given("precision.batch_size"))
-    fact["utilization"] = usage_profile(str(workload), str(fact["stage"]), fact["hours_per_month_given"],
-                                        fact["utilization_given"], usage_values).utilization
+    per_option = bool(workload == "inference" and fields["requests_per_minute"] is not None and concurrency is None
+                      and not given("precision.batch_size"))
+    w = Workload(**fields, per_option_batch=per_option,
+                 utilization=usage_profile(str(workload), str(stage), fields["hours_per_month_given"],
+                                           fields["utilization_given"], usage_values).utilization)
     what = {"inference": "Serving", "training": "Training from scratch", "finetune": f"Fine-tuning ({method})"}
-    fact["text"] = (f"{what[str(workload)]} {model_name} ({fact['params_b']:.2f}B parameters) in {weights.name}, "
-                    + (f"context {fact['context']:,}, "
-                       + ("requests in flight as each option's batch holds them at the request rate"
-                          if fact["per_option_batch"] else
-                          f"up to {fact['concurrency']:,} request{'s' if fact['concurrency'] != 1 else ''} "
-                          "in flight") if workload == "inference"
-                       else f"context {fact['context']:,}, micro-batch {batch}")
-                    + (f"; load: {fact['load_from_users']} (assumptions.toml dau_*)"
-                       if fact.get("load_from_users") else "")
-                    + f"; {fact['stage']}, {fact['framework']}, deployment {fact['where']}")
-    return fact
+    text = (f"{what[str(workload)]} {model_name} ({w.params_b:.2f}B parameters) in {formats.weights.name}, "
+            + (f"context {w.context:,}, "
+               + ("requests in flight as each option's batch holds them at the request rate"
+                  if w.per_option_batch else
+                  f"up to {w.concurrency:,} request{'s' if w.concurrency != 1 else ''} "
+                  "in flight") if workload == "inference"
+               else f"context {w.context:,}, micro-batch {batch}")
+            + (f"; load: {w.load_from_users} (assumptions.toml dau_*)" if w.load_from_users else "")
+            + f"; {w.stage}, {w.framework}, deployment {w.where}")
+    return replace(w, text=text)
 
 
-def demand_fact(work: Fact, burst: float) -> DemandFact:
+def demand_fact(work: Workload, burst: float) -> DemandFact:
     """S10: the tokens/s the traffic needs, or, with no request rate given, no throughput target at all: the
     fleet is sized for the requests in flight and each option reports its capacity (never an invented load)."""
-    rpm, out = work.get("requests_per_minute"), int(work["output_tokens"])
-    concurrency = int(work["concurrency"])
+    rpm, out = work.requests_per_minute, work.output_tokens
+    concurrency = work.concurrency
     if rpm is None:
         return {"kind": "demand", "ref": "demand", "tokens_per_s": 0.0, "requests_per_s": 0.0,
                 "concurrency": concurrency, "burst": burst, "target": False,
                 "text": f"No throughput target given (inference.requests_per_minute): sized for "
                         f"{concurrency} request(s) in flight; each option's capacity is reported"}
-    needed = float(rpm) * out / 60.0
+    needed = rpm * out / 60.0
     return {"kind": "demand", "ref": "demand", "tokens_per_s": round(needed * (1 + burst), 3),
-            "requests_per_s": round(float(rpm) / 60.0, 4), "concurrency": concurrency, "burst": burst,
+            "requests_per_s": round(rpm / 60.0, 4), "concurrency": concurrency, "burst": burst,
             "target": True,
-            "text": (f"{work['load_from_users']}; " if work.get("load_from_users") else "")
-                    + f"{float(rpm):,.0f} requests/min × {out} output tokens = {needed:,.0f} tokens/s; "
+            "text": (f"{work.load_from_users}; " if work.load_from_users else "")
+                    + f"{rpm:,.0f} requests/min × {out} output tokens = {needed:,.0f} tokens/s; "
                     f"+{burst:.0%} burst headroom → plan {needed * (1 + burst):,.0f} tokens/s, "
                     f"{concurrency} requests in flight"}
 
@@ -156,12 +156,12 @@ def training_flops_per_token(method: str) -> float:
     return FULL_TRAINING_FLOPS_PER_TOKEN if method == "full" else ADAPTER_FLOPS_PER_TOKEN
 
 
-def compute_need_fact(active_params: float, work: Fact) -> ComputeNeedFact:
+def compute_need_fact(active_params: float, work: Workload) -> ComputeNeedFact:
     """S8: the run's compute, factor × active parameters × tokens."""
-    tokens = float(work["tokens_b"]) * 1e9
-    factor = training_flops_per_token(str(work["method"]))
+    tokens = float(work.tokens_b or 0.0) * 1e9
+    factor = training_flops_per_token(work.method)
     flops = factor * active_params * tokens
-    src = f" ({work['tokens_default']}, default)" if work["tokens_default"] else ""
+    src = f" ({work.tokens_default}, default)" if work.tokens_default else ""
     return {"kind": "compute_need", "ref": "compute_need", "flops": flops, "tokens": tokens,
             "factor": factor, "pflop_days": round(flops / 1e15 / 86400, 3),
             "text": f"Compute = {factor:g} × {active_params:,.0f} active parameters × {count_text(tokens)} tokens"
@@ -175,30 +175,25 @@ def pflop_days_text(flops: float) -> str:
     return f"{days:,.0f} PFLOP/s-days" if days >= 100 else f"{days:.3g} PFLOP/s-days"
 
 
-def _int_or_none(x: Any) -> int | None:
-    return None if x is None else int(x)
-
-
-def serving_targets(work: Fact, demand: Fact) -> ServingTargets:
+def serving_targets(work: Workload, demand: Fact) -> ServingTargets:
     """What a serving plan must deliver, from the profile and the demand (S10)."""
     return ServingTargets(
         concurrency=int(demand["concurrency"]), tokens_per_s=float(demand["tokens_per_s"]),
-        input_tokens=int(work["input_tokens"]), output_tokens=int(work["output_tokens"]),
-        context=int(work["context"]), min_tokens_per_s_per_user=work.get("min_tps_user"),
-        ttft_max_s=work.get("ttft_max_s"), latency_p95_s=work.get("latency_p95_s"),
-        max_gpus=_int_or_none(work.get("max_gpus")), failover=bool(work.get("failover")),
+        input_tokens=work.input_tokens, output_tokens=work.output_tokens,
+        context=work.context, min_tokens_per_s_per_user=work.min_tps_user,
+        ttft_max_s=work.ttft_max_s, latency_p95_s=work.latency_p95_s,
+        max_gpus=work.max_gpus, failover=work.failover,
         requests_per_s=float(demand["requests_per_s"]) if demand.get("target") else None)
 
 
-def training_targets(work: Fact, compute: Fact) -> TrainingTargets:
+def training_targets(work: Workload, compute: Fact) -> TrainingTargets:
     """What a training plan must deliver, from the profile and the run's compute (S8)."""
-    zero = work["zero_stage"]
     return TrainingTargets(
-        tokens=float(compute["tokens"]), flops_factor=str(work["method"]),  # type: ignore[arg-type]
-        seq=int(work["context"]), micro_batch=int(work["batch"]), deadline_days=float(work["deadline_days"]),
-        optimizer=work["optimizer"], zero_stage=None if zero == "auto" else int(zero),
-        checkpointing=bool(work["gradient_checkpointing"]), lora_rank=int(work["lora_rank"]),
-        max_gpus=_int_or_none(work.get("max_gpus")), pretraining=work["workload"] == "training")
+        tokens=float(compute["tokens"]), flops_factor=work.method,  # type: ignore[arg-type]
+        seq=work.context, micro_batch=work.batch, deadline_days=work.deadline_days,
+        optimizer=work.optimizer, zero_stage=work.zero,
+        checkpointing=work.gradient_checkpointing, lora_rank=work.lora_rank,
+        max_gpus=work.max_gpus, pretraining=work.workload == "training")
 
 
 def catalog_factors(catalog: Catalog) -> Factors:
@@ -206,51 +201,33 @@ def catalog_factors(catalog: Catalog) -> Factors:
     return Factors.from_values({k: a.value for k, a in catalog.assumptions.items()})
 
 
-def consultation_factors(base: Factors, work: Fact) -> Factors:
+def consultation_factors(base: Factors, work: Workload) -> Factors:
     """The catalog's factors with the consultation's power price, PUE, lifetime and site rate."""
-    site = work.get("site_usd_per_kw_month")
-    return replace(base, pue=float(work["pue"]), power_usd_per_kwh=float(work["power_usd_per_kwh"]),
-                   hardware_lifetime_years=float(work["lifetime_years"]),
+    site = work.site_usd_per_kw_month
+    return replace(base, pue=work.pue, power_usd_per_kwh=work.power_usd_per_kwh,
+                   hardware_lifetime_years=work.lifetime_years,
                    colocation_usd_per_kw_month=float(site) if site is not None else base.colocation_usd_per_kw_month)
 
 
-def runs_on(p: Precision, acc: Accelerator) -> bool:
-    """Whether `acc` runs the format natively: its tensor rates (`requires`), its software stack, its compute
-    capability (the kernels' minimum)."""
-    if not all(getattr(acc, need) for need in p.requires):
-        return False
-    if p.software and acc.software_stack not in p.software:
-        return False
-    return p.min_compute_capability is None or (acc.cc is not None and acc.cc >= p.min_compute_capability)
 
 
-def served_weights(catalog: Catalog, work: Fact, acc: Accelerator) -> Precision:
-    """The weights format an option serves in: the user's, or the default (FP8 for production, a 4-bit K-quant for
-    a local model, the checkpoint's own) where the part runs it, else BF16 (FP16 on a part without BF16) — what
-    the deployment would run. A format the user chose is kept, and the rules say when the part cannot run it."""
-    p = catalog.precisions[str(work["weights_precision"])]
-    if work.get("weights_given") or runs_on(p, acc) or work.get("workload") != "inference":
-        return p
-    return catalog.precisions["bf16" if acc.bf16_support else "fp16"]
-
-
-def inference_search(catalog: Catalog, work: Fact, arch: Architecture, params: ParameterCount,
+def inference_search(catalog: Catalog, work: Workload, arch: Architecture, params: ParameterCount,
                      targets: ServingTargets, factors: Factors,
                      efficiency: Callable[[Accelerator], EngineEfficiency | None] | None = None,
-                     weights_id: str | None = None) -> InferenceSearch:
-    """The serving search of a consultation (or of an estimate): its formats (`weights_id`: an option's own, see
-    `served_weights`), the engine's calibrated efficiency (or `efficiency`: an end of its band) and memory factors
-    on each part, the models hosted side by side."""
-    weights = catalog.precisions[weights_id or str(work["weights_precision"])]
-    kv = catalog.precisions[str(work["kv_precision"])]
-    engine = str(work.get("engine", "auto"))
-    return InferenceSearch(arch, params, weights, kv, targets, factors,
+                     weights: Precision | None = None) -> InferenceSearch:
+    """The serving search of a consultation (or of an estimate): its formats (`weights`: an option's own, see
+    `Formats.served_on`), the engine's calibrated efficiency (or `efficiency`: an end of its band) and memory
+    factors on each part, the models hosted side by side."""
+    kv = work.formats.kv_cache
+    engine = work.engine
+    return InferenceSearch(arch, params, weights or work.formats.weights, kv, targets, factors,
                            efficiency or (lambda acc: engine_efficiency(catalog, acc, engine)),
                            lambda acc: engine_memory(catalog, acc, engine),
-                           models=int(work.get("models_per_gpu") or 1))
+                           models=work.models_per_gpu or 1,
+                           splits=lambda acc: engine_splits(catalog, acc, engine))
 
 
-def training_search(catalog: Catalog, work: Fact, arch: Architecture, params: ParameterCount,
+def training_search(catalog: Catalog, work: Workload, arch: Architecture, params: ParameterCount,
                     targets: TrainingTargets, factors: Factors) -> TrainingSearch:
     """The training search of a consultation (or of an estimate)."""
-    return TrainingSearch(arch, params, catalog.precisions[str(work["weights_precision"])], targets, factors)
+    return TrainingSearch(arch, params, work.formats.weights, targets, factors)

@@ -25,6 +25,7 @@ from gpuadvisor.rules.explain import Explainer
 from gpuadvisor.rules.feasibility import Replan, candidates, checked
 from gpuadvisor.rules.findings import triage
 from gpuadvisor.rules.how import how_entries
+from gpuadvisor.rules.planned import Planned
 from gpuadvisor.rules.pricing import CostPart, DecisionCost
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
@@ -47,6 +48,7 @@ from gpuadvisor.rules.result import (
 )
 from gpuadvisor.rules.sizing.units import billions_text, usd_text
 from gpuadvisor.rules.units import UnitTable, unit_table
+from gpuadvisor.rules.workload import Workload
 
 RUNNERS_UP = 10
 Fact = Mapping[str, Any]
@@ -85,6 +87,9 @@ class _Index:
         self.one = {kind: (cons.of_kind(kind) or [(0, {})])[0] for kind in
                     ("workload", "parameters", "weights", "kv_cache", "demand", "compute_need", "memory_need",
                      "intensity", "model")}
+        attached = cons.attachment(self.one["workload"][0]) if self.one["workload"][0] else None
+        self.work: Workload | None = attached if isinstance(attached, Workload) else None
+        """The consultation's Workload (None when it stopped before the profile was derived)."""
 
     def targets(self, option: Fact) -> tuple[str, ...]:
         """`_targets(option)`, computed once per option."""
@@ -119,7 +124,7 @@ def build_result(cons: Consultation, answers: Answers, resolved: Resolved, catal
 def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, catalog: Catalog,
                   top: int, replan: Replan | None) -> RecommendResult:
     idx = _Index(cons, catalog)
-    workload = str(idx.one["workload"][1].get("workload", answers.workload))
+    workload = idx.work.workload if idx.work is not None else answers.workload
     ranked: list[Ranked] = []
     for fid, opt in idx.options:
         base = idx.decision_cost(fid)
@@ -151,13 +156,12 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     # costs added by rules explain the order of every listed option, runners-up included (why an option sank)
     listed_targets = {t for r in ranked[: top + RUNNERS_UP] for t in idx.targets(r.opt)}
     warnings = triage(_warnings(idx, shown_targets, listed_targets, recs), recs)
-    effective, defaults = effective_answers(answers, resolved, idx.one["workload"][1],
-                                            (cons.of_kind("usage") or [(0, {})])[0][1])
+    effective, defaults = effective_answers(answers, resolved, idx.work, (cons.of_kind("usage") or [(0, {})])[0][1])
     return RecommendResult(
         answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
         ranking_reason=ranking_reason(recs[:2]),
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
-        headline=_headline(recs[:top], answers, workload, idx.one["workload"][1]) if recs else None,
+        headline=_headline(recs[:top], answers, workload, idx.work) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
         warnings=warnings, ruled_out=_ruled_out(cons, idx, catalog, shown), how=how_entries(cons),
         to_make_feasible=[] if recs else _to_make_feasible(idx, answers, replan),
@@ -219,8 +223,9 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
     opt, rank_fid = r.opt, r.rank_fid
     cfg_fid, cfg = idx.configs[str(opt["config"])]
     acc = catalog.accelerators[str(opt["accelerator"])]
-    details = idx.cons.attachment(cfg_fid) or {}
-    b = details["breakdown"]
+    planned = idx.cons.attachment(cfg_fid)
+    if not isinstance(planned, Planned):
+        raise LookupError(f"configuration {cfg['ref']}: no plan beside it")
     instance = None
     acquisition = str(opt.get("acquisition") or ("buy" if opt["purchase"] else "rent"))
     if acquisition in ("rent", "free"):
@@ -233,10 +238,7 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
     elif acquisition == "buy":
         title = f"{title} — {acc.name}"
     capacity = acc.memory_gb.value
-    memory = MemoryBreakdown(
-        weights=b["weights"], kv_cache=b["kv_cache"], activations=b["activations"], gradients=b["gradients"],
-        optimizer_states=b["optimizer_states"], runtime_overhead=b["runtime_overhead"], total=b["total"],
-        capacity=capacity, headroom_required=b["headroom_required"], utilization=round(b["total"] / capacity, 4))
+    memory = MemoryBreakdown.of(planned.memory, acc)
     warn_ids = sorted({w for t in idx.targets(opt) for w in idx.warning_ids.get(t, ())})
     return Recommendation(
         rank=rank, option=str(opt["ref"]), title=title,
@@ -279,7 +281,7 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
             horizon_months=r.cost.months,
             parts=[CostPartOut(part=p.part, usd=round(p.usd, 2), label=p.label, rule=p.rule) for p in r.cost.parts],
             more_than_first_usd=None if rank == 1 else round(r.cost.total - first, 2)),
-        warnings=warn_ids, notes=list(details.get("notes", [])), disaggregated=_disaggregated(opt),
+        warnings=warn_ids, notes=list(planned.notes), disaggregated=_disaggregated(opt),
         why=idx.explainer.chain(rank_fid),
     )
 
@@ -300,7 +302,7 @@ PRICING_WORDS = {"on-demand": "on on-demand capacity", "spot": "on spot capacity
 """How a rental is paid for, in the headline's words."""
 
 
-def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Fact | None = None) -> str:
+def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Workload | None = None) -> str:
     """The recommendation in one sentence: what to do, on what capacity, and why — the cheapest plan that meets
     what was asked, at what it costs over the horizon."""
     top = recs[0]
@@ -318,7 +320,7 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
         what = f"{top.unit.machines:,} × {top.unit.name} ({top.count:,} × {short})"
     capacity = {"rent": f" {PRICING_WORDS.get(top.instance.pricing, top.instance.pricing)}" if top.instance
                 else ""}.get(top.acquisition, "")
-    goal = _asked(answers, workload, top, (work or {}).get("requests_per_minute"))
+    goal = _asked(answers, workload, top, work.requests_per_minute if work is not None else None)
     meets = goal.replace(" that meets", " and meets", 1).replace(" that serves", " and serves", 1)
     if top.acquisition == "free" or top.decision_cost.usd <= 0:
         return f"{verb} {what}: it costs nothing{meets}."
@@ -603,7 +605,7 @@ def _to_make_feasible(idx: _Index, answers: Answers, replan: Replan | None) -> l
 def _profile(idx: _Index, resolved: Resolved) -> ProfileOut:
     p, w, kv = idx.one["parameters"][1], idx.one["weights"][1], idx.one["kv_cache"][1]
     need, demand, compute = idx.one["memory_need"][1], idx.one["demand"][1], idx.one["compute_need"][1]
-    intensity, work = idx.one["intensity"][1], idx.one["workload"][1]
+    intensity = idx.one["intensity"][1]
     weights_gb = float(w.get("gb") or need.get("weights_gb") or 0.0)
     return ProfileOut(
         model=resolved.model.name, model_source=resolved.model.source,
@@ -613,7 +615,7 @@ def _profile(idx: _Index, resolved: Resolved) -> ProfileOut:
         training_memory_gb=float(need["total_gb"]) if need and need.get("mode") != "inference" else None,
         required_tokens_per_s=float(demand["tokens_per_s"]) if demand else None,
         training_flops=float(compute["flops"]) if compute else None,
-        bound=str(intensity.get("bound", "compute" if work.get("workload") != "inference" else "bandwidth")),
+        bound=str(intensity.get("bound", "compute" if idx.work is None or idx.work.training else "bandwidth")),
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import AdvisorError, InputError
@@ -22,6 +22,7 @@ from gpuadvisor.rules.answers import (
     QLORA_BASE_FORMAT,
     Answers,
 )
+from gpuadvisor.rules.formats import Formats
 
 if TYPE_CHECKING:
     from gpuadvisor.knowledge.hf_hub import HubModel
@@ -47,25 +48,45 @@ class ResolvedModel:
     """How the architecture was read (a config.json's fields read through aliases, a Hub snapshot's revision)."""
 
 
+class Chosen(NamedTuple):
+    """A value resolution chose for an answer the user did not give, and why (listed with the defaults)."""
+
+    value: Any
+    why: str
+
+
 @dataclass(frozen=True)
 class Resolved:
     model: ResolvedModel
-    weights: Precision
-    kv_cache: Precision
+    formats: Formats
+    """The weights' and the KV cache's formats, chosen here once (rules/formats.py)."""
     notes: list[str] = field(default_factory=list)
-    """Defaults chosen by resolution itself (e.g. the model, or NF4 for QLoRA), listed with the answers' defaults."""
+    """What resolution found and says beside the defaults: a detection, how a Hub model was read, an unknown own
+    GPU (one `key = …` line each)."""
+    chosen: dict[str, Chosen] = field(default_factory=dict)
+    """Answers resolution chose itself, by dotted key: the model when none was named, the weights format a QLoRA
+    base, a published checkpoint or the stage implies."""
     owned: tuple[Accelerator, int] | None = None
     """The knowledge-base part and count of current.gpu, the hardware the user already has (None: none, or a part
     the knowledge base does not know)."""
+
+    @property
+    def weights(self) -> Precision:
+        return self.formats.weights
+
+    @property
+    def kv_cache(self) -> Precision:
+        return self.formats.kv_cache
 
 
 def resolve(answers: Answers, catalog: Catalog) -> Resolved:
     from gpuadvisor.rules.current_gpu import detection_note
 
     notes: list[str] = []
+    chosen: dict[str, Chosen] = {}
     check_providers(answers, catalog)
-    model = _model(answers, catalog, notes)
-    weights = _published_weights(answers, catalog, model, notes) or _weights(answers, catalog, notes)
+    model = _model(answers, catalog, notes, chosen)
+    weights = _published_weights(answers, catalog, model, chosen) or _weights(answers, catalog, chosen)
     kv = _lookup_precision(catalog, answers.precision.kv_cache, "precision.kv_cache")
     if "kv_cache" not in kv.uses:
         raise InputError(f"precision.kv_cache = {answers.precision.kv_cache!r}: {kv.name} is not a KV-cache format "
@@ -73,7 +94,9 @@ def resolve(answers: Answers, catalog: Catalog) -> Resolved:
     note = detection_note(answers)
     if note:
         notes.append(note)
-    return Resolved(model=model, weights=weights, kv_cache=kv, notes=notes, owned=_owned(answers, catalog, notes))
+    formats = Formats.chosen(weights, kv, catalog.precisions, training=answers.workload != "inference",
+                             weights_given="weights" in answers.precision.model_fields_set)
+    return Resolved(model=model, formats=formats, notes=notes, chosen=chosen, owned=_owned(answers, catalog, notes))
 
 
 def check_providers(answers: Answers, catalog: Catalog) -> None:
@@ -104,7 +127,7 @@ def _owned(answers: Answers, catalog: Catalog, notes: list[str]) -> tuple[Accele
     return acc, c.gpu_count or 1
 
 
-def _model(answers: Answers, catalog: Catalog, notes: list[str]) -> ResolvedModel:
+def _model(answers: Answers, catalog: Catalog, notes: list[str], chosen: dict[str, Chosen]) -> ResolvedModel:
     m = answers.model
     if m.config is not None:
         from gpuadvisor.knowledge.hf_config import read_hf_config
@@ -127,7 +150,7 @@ def _model(answers: Answers, catalog: Catalog, notes: list[str]) -> ResolvedMode
     name = m.name
     if name is None:
         name = DEFAULT_MODEL
-        notes.append(f"model.name = {DEFAULT_MODEL} (default: no model given)")
+        chosen["model.name"] = Chosen(DEFAULT_MODEL, "no model given")
     from gpuadvisor.knowledge.hf_hub import HubModel, describe_hub, find_model_or_hub, stored_format
 
     try:
@@ -164,18 +187,18 @@ def _lookup_precision(catalog: Catalog, name: str, field_name: str) -> Precision
 
 
 def _published_weights(answers: Answers, catalog: Catalog, model: ResolvedModel,
-                       notes: list[str]) -> Precision | None:
+                       chosen: dict[str, Chosen]) -> Precision | None:
     """Serving a model published with its routed experts in a format of their own (gpt-oss: MXFP4) defaults to that
     checkpoint rather than a bf16 copy; None when the user chose a format, or trains, or the model has none."""
     native = served_format(model.architecture, model.published_format)
     if native is None or answers.workload != "inference" or "weights" in answers.precision.model_fields_set:
         return None
     what = "its experts" if model.architecture.expert_weights_format else "its weights"
-    notes.append(f"precision.weights = {native} (default: {model.name} is published with {what} in {native})")
+    chosen["precision.weights"] = Chosen(native, f"{model.name} is published with {what} in {native}")
     return _lookup_precision(catalog, native, "precision.weights")
 
 
-def _weights(answers: Answers, catalog: Catalog, notes: list[str]) -> Precision:
+def _weights(answers: Answers, catalog: Catalog, chosen: dict[str, Chosen]) -> Precision:
     given = "weights" in answers.precision.model_fields_set
     method = answers.method
     implied = answers.implied().get("precision.weights")
@@ -184,7 +207,7 @@ def _weights(answers: Answers, catalog: Catalog, notes: list[str]) -> Precision:
                PRODUCTION_SERVING_FORMAT: "production serving: FP8 where the part runs it, as NVIDIA NIM's H100 "
                                           "profiles; BF16 on parts without FP8",
                LOCAL_SERVING_FORMAT: "a local model: the 4-bit GGUF K-quant Ollama and LM Studio serve by default"}
-        notes.append(f"precision.weights = {implied} ({why.get(implied, 'default')})")
+        chosen["precision.weights"] = Chosen(implied, why.get(implied, "default"))
         return _lookup_precision(catalog, implied, "precision.weights")
     p = _lookup_precision(catalog, answers.precision.weights, "precision.weights")
     problem = weights_problem(p, method)

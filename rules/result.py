@@ -6,9 +6,15 @@ warning and rule-out carries `why`: the explanation chain back to the answers, k
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from gpuadvisor.rules.sizing.units import GB
+
+if TYPE_CHECKING:
+    from gpuadvisor.knowledge.schema import Accelerator
+    from gpuadvisor.rules.sizing.memory import MemoryBreakdown as SizedMemory
 
 SCHEMA_VERSION = 3
 """3: the JSON report writes its why chains once (tui/report/whyjson.py); 2: options ranked by decision_cost."""
@@ -138,6 +144,16 @@ class MemoryBreakdown(Out):
     capacity: float
     headroom_required: float = Field(description="GB kept free against allocator fragmentation (W6)")
     utilization: float = Field(description="total / capacity")
+
+    @classmethod
+    def of(cls, mem: SizedMemory, acc: Accelerator) -> MemoryBreakdown:
+        """The plan's breakdown (bytes, rules/sizing/memory.py) in GB on accelerator `acc`, measured against the
+        bytes its driver gives software (`Accelerator.memory_bytes`): the one conversion of the one breakdown shape."""
+        capacity_gb = round(acc.memory_bytes() / GB, 3)
+        gb = {k: round(getattr(mem, k) / GB, 4) for k in ("weights", "kv_cache", "activations", "gradients",
+                                                           "optimizer_states", "runtime_overhead", "total")}
+        return cls(**gb, capacity=capacity_gb, headroom_required=round(capacity_gb * mem.headroom_fraction, 3),
+                   utilization=round(gb["total"] / capacity_gb, 4))
 
 
 class CostPartOut(Out):
@@ -431,6 +447,3 @@ class PhaseResult(RecommendResult):
     months: float = 0.0
     cost_usd: float | None = Field(default=None, description="the phase's cost under the chosen fleet (its "
                                                               "purchase price included when it buys)")
-
-
-RecommendResult.model_rebuild()

@@ -13,7 +13,7 @@ from typing import Literal
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.engine_names import canonical_engine
-from gpuadvisor.knowledge.schema import Accelerator, Band, EngineProfile
+from gpuadvisor.knowledge.schema import Accelerator, Band, EngineProfile, ModelSplit
 from gpuadvisor.rules.sizing.speed import EngineEfficiency
 
 _ARCH_WORDS = ("blackwell", "hopper", "ada", "ampere", "turing", "volta", "pascal", "cdna 3", "cdna 2", "rdna")
@@ -73,13 +73,22 @@ def resolve_engine(acc: Accelerator, requested: str | None) -> str:
 
 def engine_memory(catalog: Catalog, acc: Accelerator, requested: str | None = None) -> tuple[tuple[str, float], ...]:
     """The memory factors the chosen (or automatic) engine sets on `acc`, as (factor id, value) pairs: its free
-    margin (`headroom_fraction`) and its own footprint (`runtime_overhead_gb`); empty when engines.toml gives none
-    (the assumptions then apply)."""
+    margin (`headroom_fraction`), its own footprint (`runtime_overhead_gb`) and the tokens its activations are
+    reserved for (`prefill_chunk_tokens`); empty when engines.toml gives none (the assumptions then apply)."""
     engine = catalog.engines.get(resolve_engine(acc, requested))
     if engine is None:
         return ()
-    pairs = (("headroom_fraction", engine.memory_headroom), ("runtime_overhead_gb", engine.runtime_overhead_gb))
+    pairs = (("headroom_fraction", engine.memory_headroom), ("runtime_overhead_gb", engine.runtime_overhead_gb),
+             ("prefill_chunk_tokens", engine.activation_tokens))
     return tuple((k, v) for k, v in pairs if v is not None)
+
+
+def engine_splits(catalog: Catalog, acc: Accelerator, requested: str | None = None) -> tuple[ModelSplit, ...]:
+    """How the chosen (or automatic) engine spreads one model over several GPUs of `acc` (engines.toml
+    `model_split`): llama.cpp splits by layers only; an engine the knowledge base does not describe is searched in
+    both ways."""
+    engine = catalog.engines.get(resolve_engine(acc, requested))
+    return ("tensor", "pipeline") if engine is None else tuple(engine.model_split)
 
 
 Which = Literal["value", "slow", "fast"]

@@ -19,6 +19,7 @@ from typing import Any
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
+from gpuadvisor.rules.workload import workload_of
 
 DEFAULTS = {
     "usage_hours_learning": 20.0,
@@ -117,8 +118,8 @@ class UsageRules:
         return {"usage": self.usage}
 
     def usage(self, ctx: RuleContext, work: Mapping[str, Any]) -> None:
-        u = usage_profile(str(work["workload"]), str(work["stage"]), work.get("hours_per_month_given"),
-                          work.get("utilization_given"), self.values)
+        w = workload_of(ctx)
+        u = usage_profile(w.workload, w.stage, w.hours_per_month_given, w.utilization_given, self.values)
         if u.per_run:
             sessions = (f"each run is one rental session with {u.session_overhead_hours:g} h of start-up and set-up "
                         "billed on top")

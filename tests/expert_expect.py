@@ -128,8 +128,11 @@ def _min_total_memory_gb(result: Result, gb: Any) -> str | None:
     recs = _recs(result)
     if not recs:
         return _none_msg("min_total_memory_gb")
-    bad = [f"{_label(r)} = {r['count'] * r['accelerator']['memory_gb']:g} GB" for r in recs
-           if r["count"] * r["accelerator"]["memory_gb"] < gb]
+    # GB = 10^9 bytes of device memory (memory.capacity: an "48 GB" card holds 48 GiB = 51.5e9 bytes, issue 44)
+    def total(r: Mapping[str, Any]) -> float:
+        return float(r["count"] * ((r.get("memory") or {}).get("capacity") or r["accelerator"]["memory_gb"]))
+
+    bad = [f"{_label(r)} = {total(r):g} GB" for r in recs if total(r) < gb]
     return f"min_total_memory_gb: options below {gb} GB: {bad}" if bad else None
 
 

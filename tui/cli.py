@@ -24,7 +24,6 @@ from gpuadvisor.knowledge.errors import (
 )
 from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.tui import streams
-from gpuadvisor.tui.version import generator
 
 MAX_LINES = 12
 """Lines of one error message (a few problems, then a count: see `errors.bounded`)."""
@@ -41,6 +40,17 @@ SUBCOMMANDS = {
 }
 
 
+class _Version(argparse.Action):
+    """`--version`: the installed version, read (importlib.metadata, ~30 ms) only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from gpuadvisor.tui.version import generator
+
+        sys.stdout.write(generator() + "\n")  # where argparse's own version action prints it
+        parser.exit()
+
+
 def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
     """The whole command line; `only` names the one subcommand whose arguments are registered ("*": all, None:
     none, for launching the TUI). Registering a subcommand imports its module — `recommend`'s flags come from the
@@ -54,7 +64,7 @@ def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
     parser.add_argument("--answers", metavar="FILE", help="open the TUI with these answers, straight at the results")
     parser.add_argument("--theme", default=None, help="TUI theme (textual-dark, textual-light, ...)")
     parser.add_argument("--debug", action="store_true", help="on an error, show the traceback too")
-    parser.add_argument("--version", action="version", version=generator(),
+    parser.add_argument("--version", action=_Version, nargs=0,
                         help="print the version (every report also names its knowledge base's)")
     # `gpuadvisor serve` starts each browser session with these (tui/served.py); not for the terminal
     parser.add_argument("--served", action="store_true", help=argparse.SUPPRESS)

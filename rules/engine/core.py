@@ -51,6 +51,10 @@ DROP_CHAIN_S = 10.0
 _ruleset_names = itertools.count(1)
 
 
+_Prepared = tuple[PreparedFact, str, Any]
+"""An input ready to store: the prepared fact, its origin, what rides beside it."""
+
+
 class _Failure:
     """The first callback failure of a run."""
 
@@ -135,6 +139,10 @@ class RuleContext:
         if as_premises:
             self._read.extend(fid for fid, _ in found if fid not in self._read)
         return found
+
+    def attachment(self, fid: int) -> Any:
+        """What was attached beside fact `fid` when it was concluded (None: nothing); reading it adds no premise."""
+        return self._run.cons.attachment(fid)
 
     def render(self, template: str | None = None) -> str:
         """Render `template` (default: the rule's `message`) with the matched facts; see `templates`."""
@@ -442,21 +450,22 @@ class RuleEngine:
                 finally:
                     self._owner = None
 
-    def _prepare(self, inputs: Sequence[InputFact | tuple[Mapping[str, Any], str]]) -> list[tuple[PreparedFact, str]]:
-        out: list[tuple[PreparedFact, str]] = []
+    def _prepare(self, inputs: Sequence[InputFact | tuple[Mapping[str, Any], str]]) -> list[_Prepared]:
+        out: list[_Prepared] = []
         memo = self._inputs
         for i, item in enumerate(inputs):
+            attachment = item.attachment if isinstance(item, InputFact) else None
             try:
-                fact, origin = item
+                fact, origin = item[:2] if isinstance(item, InputFact) else item
             except (TypeError, ValueError) as e:
                 raise FactError(f"input #{i}: expected InputFact(fact, origin), got {item!r}") from e
             if not isinstance(origin, str) or not origin:
                 raise FactError(f"input #{i}: origin must be a non-empty string, got {origin!r}")
-            out.append((memo.prepare(fact, origin), origin))
+            out.append((memo.prepare(fact, origin), origin, attachment))
         out.sort(key=lambda po: (po[0].kind, po[0].key, po[1]))
         return out
 
-    def _consult_locked(self, prepared: list[tuple[PreparedFact, str]]) -> Consultation:
+    def _consult_locked(self, prepared: list[_Prepared]) -> Consultation:
         sid = str(next(self._sids))
         cons = Consultation(sid, self._by_id)
         run = _Run(cons, self)
@@ -466,8 +475,10 @@ class RuleEngine:
             self._assert_top(run, {"id": "0", "sid": sid, "kind": SESSION_KIND})
             opened = True
             fresh: list[tuple[int, PreparedFact]] = []
-            for p, origin in prepared:  # store every input first: ids 1..n, all visible to ctx.facts()
+            for p, origin, attachment in prepared:  # store every input first: ids 1..n, all visible to ctx.facts()
                 fid, new = cons.store(p, Derivation(None, (), origin))
+                if attachment is not None:
+                    cons.attach(fid, attachment)
                 if new:
                     fresh.append((fid, p))
             self._assert_inputs(run, fresh)

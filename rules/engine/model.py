@@ -66,6 +66,9 @@ class InputFact(NamedTuple):
 
     fact: Mapping[str, Any]
     origin: str
+    attachment: Any = None
+    """Kept beside the stored fact (`Consultation.attachment`), out of the engine's sight: the typed value the fact
+    flattens (e.g. the formats record beside a `precision` fact)."""
 
 
 class Derivation(NamedTuple):

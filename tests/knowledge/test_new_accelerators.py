@@ -76,7 +76,7 @@ def test_key_figures(shipped: Catalog, acc: str, field: str, value: float, sourc
     ("nvidia-rtx-pro-6000-blackwell", "pcie", None, 2),  # 600 W flow-through cards: two per workstation
     ("nvidia-rtx-pro-6000-blackwell-server", "pcie", None, 8),
     ("nvidia-rtx-5080", "pcie", None, 4),
-    ("nvidia-dgx-spark", "unified", None, 1),
+    ("nvidia-dgx-spark", "roce", 2, 1),  # one box; two pair over ConnectX-7 RoCE with a cable (issue 44)
     ("amd-mi355x", "infinity-fabric", 8, 8),
     ("google-tpu7x", "ici", 9216, 4),  # 9,216 chips per pod, 4 chips per VM
 ])

@@ -41,8 +41,10 @@ def test_a_desk_side_purchase_costs_its_price_and_power_less_its_resale(advisor:
     r = advisor.consult(parse_answers({"workload": "inference", "model": {"name": "llama-3.1-8b"},
                                        "inference": {"concurrent_requests": 8}, "deployment": {"where": "on_prem"},
                                        "constraints": {"vendors": ["nvidia"]}}))
-    top = r.recommendations[0]
-    assert top.acquisition == "buy" and top.unit.kind == "desktop"
+    # the first desk-side PC among the options (a DGX Spark appliance may rank above it since its derived tensor
+    # rate lets it batch, issue 44)
+    top = next(x for x in r.recommendations if x.unit.kind == "desktop")
+    assert top.acquisition == "buy"
     card = CATALOG.accelerators[top.accelerator.id]
     assert card.purchase_price_usd is not None and card.tdp_w is not None
     host = CATALOG.systems["desktop-single-consumer-gpu"]

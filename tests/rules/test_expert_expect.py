@@ -127,6 +127,10 @@ def test_memory_is_count_times_memory() -> None:
     data = result(rec(1, "nvidia-h100-sxm5", 8, memory_gb=80))      # 640 GB
     assert check(data, {"min_total_memory_gb": 640}) == []
     assert check(data, {"min_total_memory_gb": 641}) != []
+    # the device memory a result reports (an "80 GB" H100 holds 80 GiB = 85.9 GB) is what is counted (issue 44)
+    measured = result({**rec(1, "nvidia-h100-sxm5", 8, memory_gb=80), "memory": {"capacity": 85.899}})
+    assert check(measured, {"min_total_memory_gb": 687}) == []
+    assert check(measured, {"min_total_memory_gb": 688}) != []
 
 
 @pytest.mark.parametrize(("wid", "heuristic", "matches"), [

@@ -39,14 +39,15 @@ GPT_OSS = {"workload": "inference", "stage": "production", "model": {"name": "gp
 def test_issue_reproduction_two_h100s_rank_first(advisor: Advisor, failover: bool | None) -> None:
     """The issue's case: production gpt-oss-120b at 64 requests with 2× H100 SXM5. MXFP4 weights (65.2 GB) and the
     KV cache fit one H100 (69.0 GB of 80), so the second H100 is the failover spare: the owned GPUs rank first
-    with and without failover (they were once neither recommended nor ruled out)."""
+    with and without failover (they were once neither recommended nor ruled out). Without failover the pair is used
+    whole (issue 44): one TP 2 replica over NVLink streams faster than one H100 alone with the other idle."""
     answers = {**GPT_OSS, "current": {"gpu": "nvidia-h100-sxm5", "gpu_count": 2}}
     if failover is not None:
         answers["inference"] = {**answers["inference"], "failover": failover}
     result = _consult(advisor, answers)
     assert _own_rank(result) == 1
     own = result.recommendations[0]
-    assert (own.count, own.replicas, own.failover) == ((2, 2, True) if failover is None else (1, 1, False))
+    assert (own.count, own.replicas, own.failover) == ((2, 2, True) if failover is None else (2, 1, False))
 
 
 def test_one_h100_without_failover_says_what_would_make_it_work(advisor: Advisor) -> None:
@@ -86,9 +87,10 @@ def test_cloud_only_answer_lists_the_owned_gpus_with_its_reason(advisor: Advisor
 
 
 @pytest.mark.parametrize(("answers", "gpu", "count", "lever"), [
-    # Llama 3.1 70B in BF16 (141 GB) on one A100 80GB: no FP8 on Ampere; AWQ 4-bit (36.7 GB) fits
+    # Llama 3.1 70B in BF16 (141 GB) on one A100 80GB: no FP8 on Ampere; INT8 W8A8 (70.6 GB) fits the 80 GiB
+    # (85.9e9 bytes, 77.3 usable) the card holds (issue 44: device memory in binary units)
     ({"workload": "inference", "model": {"name": "llama-3.1-70b"}, "precision": {"weights": "bf16"}},
-     "nvidia-a100-sxm-80gb", 1, 'weights fit where BF16 (bfloat16) does not (precision.weights = "awq")'),
+     "nvidia-a100-sxm-80gb", 1, 'weights fit where BF16 (bfloat16) does not (precision.weights = "int8")'),
     # Mixtral 8x7B (46.7B parameters) on one H100: BF16 (93 GB) does not fit 80 GB, FP8 (47 GB) does
     ({"workload": "inference", "model": {"name": "mixtral-8x7b"}, "precision": {"weights": "bf16"}},
      "nvidia-h100-sxm5", 1, 'FP8 (E4M3) weights fit where BF16 (bfloat16) does not (precision.weights = "fp8")'),
@@ -99,9 +101,10 @@ def test_cloud_only_answer_lists_the_owned_gpus_with_its_reason(advisor: Advisor
     # Llama 3.1 70B as a 4-bit K-quant (42.8 GB) for a learner: one RTX 4090 (24 GB) does not hold it, two do
     ({"workload": "inference", "stage": "learning", "model": {"name": "llama-3.1-70b"}},
      "nvidia-rtx-4090", 1, "1 more NVIDIA GeForce RTX 4090 (2 in all): the job fits"),
-    # full fine-tuning of 8B on one 24 GB card: 16 B a parameter does not fit; QLoRA does
+    # full fine-tuning of 8B on one 24 GB card: 16 B a parameter does not fit; LoRA on the BF16 base (16.1 GB of
+    # weights) fits the 24 GiB (25.8e9 bytes) the card holds (issue 44: device memory in binary units)
     ({"workload": "finetune", "model": {"name": "llama-3.1-8b"}, "finetune": {"method": "full"}},
-     "nvidia-rtx-4090", 1, 'QLoRA (a 4-bit base) fits where full fine-tuning does not (finetune.method = "qlora"'),
+     "nvidia-rtx-4090", 1, 'LoRA fits where full fine-tuning does not (finetune.method = "lora"'),
     # 8B from scratch on 160B tokens on 8 H100s takes 31.9 days: past the 30-day default deadline (28.5 with its
     # 5 % schedule margin); 31.9 / 0.95 = 33.6 -> 34 days, or a ninth H100
     ({"workload": "training", "stage": "prototyping", "model": {"name": "llama-3.1-8b"}},

@@ -20,7 +20,6 @@ from gpuadvisor.tui import settings
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.screens.compare import CompareScreen
 from gpuadvisor.tui.screens.lifecycle import LifecycleScreen, timeline_cells, timeline_widths
-from gpuadvisor.tui.screens.phase import with_changes
 from gpuadvisor.tui.screens.results import ResultsScreen
 from gpuadvisor.tui.screens.save import SaveScreen
 from gpuadvisor.tui.screens.whatif import WhatIfScreen
@@ -61,7 +60,7 @@ async def type_into(pilot: Pilot[None], key: str, text: str) -> None:
 def test_a_what_if_change_goes_into_the_lifecycle() -> None:
     """The budget is the lifecycle's (its shared table); anything else is the phase's own (its keys win)."""
     lc = example()
-    capped = with_changes(lc, 2, {"constraints.max_gpus": 48, "budget.capex_usd": 500_000.0})
+    capped = lc.with_changes(2, {"constraints.max_gpus": 48, "budget.capex_usd": 500_000.0})
     assert capped.data["budget"] == {"capex_usd": 500_000.0}
     assert capped.data["phase"][1]["constraints"] == {"max_gpus": 48}
     assert "budget" not in capped.data["phase"][1] and "constraints" not in capped.data["phase"][0]
@@ -69,10 +68,10 @@ def test_a_what_if_change_goes_into_the_lifecycle() -> None:
     assert capped.phases[0].answers.budget.capex_usd == 500_000.0  # one budget for every phase
     assert capped.data["phase"][1]["model"] == "phase:1"  # still the model phase 1 trains
     assert capped.phases[1].answers.model.params_b == 13
-    unset = with_changes(capped, 1, {"budget.capex_usd": None})
+    unset = capped.with_changes(1, {"budget.capex_usd": None})
     assert "budget" not in unset.data and unset.phases[1].answers.budget.capex_usd is None
     with pytest.raises(InputError, match=r"phase\[2\].*max_gpus"):
-        with_changes(lc, 2, {"constraints.max_gpus": 0})
+        lc.with_changes(2, {"constraints.max_gpus": 0})
 
 
 def test_the_timeline_fits_its_cost_at_80_columns(catalog: Catalog) -> None:

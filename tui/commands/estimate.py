@@ -277,9 +277,14 @@ def render_text(r: EstimateResult) -> str:
     mem_rows = [(k, f"{v:9.2f} GB") for k, v in items if v or k in ("weights", "activations")]
     mem_rows.append(("total", f"{m.total:9.2f} GB   (needs a {m.required_capacity:.1f} GB card with "
                               f"{m.headroom_fraction:.0%} kept free)"))
+    if m.full_context is not None and m.full_context_tokens is not None:
+        mem_rows.append(("full context", f"{m.full_context:9.2f} GB   (one request of {m.full_context_tokens:,} "
+                                         "tokens alone: the engine must hold it to start)"))
     if m.capacity is not None:
-        mem_rows.append(("capacity", f"{m.capacity:9.2f} GB   ({m.usable:.2f} GB usable)"))
-        mem_rows.append(("fits", f"{'yes' if r.fits else 'NO':>9}"))
+        sold = f"sold as {m.capacity_as_sold:g} GB in binary units; " if m.capacity_as_sold is not None else ""
+        mem_rows.append(("capacity", f"{m.capacity:9.2f} GB   ({sold}{m.usable:.2f} GB usable)"))
+        why = "   (one request at the full context does not fit)" if m.full_context is not None else ""
+        mem_rows.append(("fits", f"{'yes' if r.fits else 'NO':>9}{why}"))
     out += _table(mem_rows)
     if r.fit_options:
         out += ["", "To make it fit (each change on its own, sized again)"]

@@ -5,12 +5,13 @@ Keeping these in one place means Markdown, HTML and plain text show the same fig
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import one_line as _one_line
+from gpuadvisor.rules.answers import flatten_dotted
 from gpuadvisor.rules.ranking import fmt_tokens
 from gpuadvisor.rules.result import (
     SEVERITY_ORDER,
@@ -110,15 +111,6 @@ class AnswerRow:
     default: bool
 
 
-def flatten(d: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Nested answers as dotted `section.key` pairs (already-flat dicts pass through unchanged)."""
-    for key, value in d.items():
-        if isinstance(value, Mapping):
-            yield from flatten(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
-
-
 def default_names(result: RecommendResult) -> set[str]:
     """The dotted names in `defaults_applied` (entries may also be spelled `name = value`)."""
     return {entry.split("=", 1)[0].strip() for entry in result.defaults_applied}
@@ -126,7 +118,7 @@ def default_names(result: RecommendResult) -> set[str]:
 
 def given_names(result: RecommendResult) -> set[str]:
     """The dotted names of the answers the user set (the `answers` object holds only those)."""
-    return {key for key, _ in flatten(result.answers)}
+    return {key for key, _ in flatten_dotted(result.answers)}
 
 
 def answer_rows(result: RecommendResult, *, every: bool = False) -> list[AnswerRow]:
@@ -136,8 +128,8 @@ def answer_rows(result: RecommendResult, *, every: bool = False) -> list[AnswerR
     neither (the inference section of a fine-tuning job) does not apply to the workload and is left out, unless
     `every` asks for the whole answers model (then it is marked a default: the user did not set it)."""
     given, defaults = given_names(result), default_names(result)
-    return [AnswerRow(key, value_text(value), key not in given) for key, value in flatten(result.answers_effective)
-            if every or key in given or key in defaults]
+    return [AnswerRow(key, value_text(value), key not in given)
+            for key, value in flatten_dotted(result.answers_effective) if every or key in given or key in defaults]
 
 
 def defaults_line(result: RecommendResult) -> str:

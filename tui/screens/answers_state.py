@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -93,14 +93,6 @@ def _put(d: dict[str, Any], dotted: str, value: Any) -> None:
     for p in parents:
         d = d.setdefault(p, {})
     d[leaf] = value
-
-
-def _flatten(d: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
-    for k, v in d.items():
-        if isinstance(v, Mapping):
-            yield from _flatten(v, f"{prefix}{k}.")
-        else:
-            yield f"{prefix}{k}", v
 
 
 def visible_questions(raw: Raw) -> list[Question]:
@@ -207,7 +199,9 @@ class AnswerState:
             state.raw["model"] = f"{model['params_b']:g}"
         elif "config" in model:
             state.raw["model"] = str(model["config"])
-        for dotted, value in _flatten(given):
+        from gpuadvisor.rules.answers import flatten_dotted
+
+        for dotted, value in flatten_dotted(given):
             q = QUESTIONS.get(dotted)
             if q is None:
                 state.extra[dotted] = value

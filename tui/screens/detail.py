@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
+from gpuadvisor.rules.formats import Formats
 from gpuadvisor.rules.result import Recommendation, RecommendResult
 from gpuadvisor.tui import present
 from gpuadvisor.tui.present import decision_rows, split_text
@@ -155,8 +156,8 @@ class DetailScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         rec = self.rec
-        weights = str(self.result.answers_effective.get("precision", {}).get("weights", "bf16"))
-        ridge = ridge_for(self.catalog, rec.accelerator.id, weights)
+        formats = Formats.of_result(self.result, self.catalog.precisions) if self.catalog is not None else None
+        ridge = ridge_for(self.catalog, rec.accelerator.id, formats.compute if formats is not None else None)
         yield Header()
         yield Static(title_line(rec, self.result), id="detail-title")
         with TabbedContent(initial=self.start, id="detail-tabs"):

@@ -65,7 +65,7 @@ def _flat(answers: Answers) -> dict[str, Any]:
     return dict(answers.effective())
 
 
-def question_keys(answers: Answers, key: str) -> str:
+def question_key(key: str) -> str:
     """The question a dotted answers key belongs to (`model.name` → `model`)."""
     return "model" if key.split(".")[0] == "model" else key
 
@@ -73,7 +73,7 @@ def question_keys(answers: Answers, key: str) -> str:
 def changed_questions(before: Answers, after: Answers) -> list[str]:
     """The questions whose answer differs between two validated answers, in the questionnaire's order."""
     old, new = _flat(before), _flat(after)
-    moved = {question_keys(after, k) for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+    moved = {question_key(k) for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
     return [q.key for step in STEPS for q in step.questions if q.key in moved]
 
 
@@ -219,28 +219,23 @@ answers as they were runs nothing. **Escape** cancels.
                          + (f" ({', '.join(typed)} read as before)" if typed else "") + "; nothing was run.")
             return
         note = change_note(self.answers, answers, keys)
-        if self.shared is not None:
-            from gpuadvisor.knowledge.errors import AdvisorError
-            from gpuadvisor.tui.screens.phase import changed_answers, with_shared_changes
+        from gpuadvisor.knowledge.errors import AdvisorError
+        from gpuadvisor.rules.answers import flatten_dotted
+        from gpuadvisor.tui.screens.phase import changed_answers, with_shared_changes
 
-            try:
-                lifecycle = with_shared_changes(self.shared, changed_answers(self.answers, answers))
-            except AdvisorError as exc:
-                error.update(f"✖ {exc}")
-                return
-            self.app.post_message(PhaseWhatIf(lifecycle, 0, note))
-        elif self.phase is None:
-            self.app.post_message(ResultsRequested(answers, note))
-        else:
-            from gpuadvisor.knowledge.errors import AdvisorError
-            from gpuadvisor.tui.screens.phase import changed_answers, with_changes
-
-            try:
-                lifecycle = with_changes(self.phase.lifecycle, self.phase.index,
-                                         changed_answers(self.answers, answers))
-            except AdvisorError as exc:
-                error.update(f"✖ {exc}")
-                return
-            self.app.post_message(PhaseWhatIf(lifecycle, self.phase.index, note))
+        given = {k for a in (self.answers, answers) for k, _ in flatten_dotted(a.given())}
+        dotted = [k for k in sorted(given) if question_key(k) in keys]
+        changes = changed_answers(self.answers, answers, dotted)  # only what was edited moves
+        try:
+            if self.shared is not None:
+                self.app.post_message(PhaseWhatIf(with_shared_changes(self.shared, changes), 0, note))
+            elif self.phase is None:
+                self.app.post_message(ResultsRequested(self.answers.with_changes(changes, "what-if"), note))
+            else:
+                lifecycle = self.phase.lifecycle.with_changes(self.phase.index, changes)
+                self.app.post_message(PhaseWhatIf(lifecycle, self.phase.index, note))
+        except AdvisorError as exc:
+            error.update(f"✖ {exc}")
+            return
         if self.is_attached and self.app.screen is self:
             self.dismiss()

@@ -26,16 +26,16 @@ class Ridge:
         return self.tflops * 1e12 / (self.bandwidth_gbs * 1e9)
 
 
-def ridge_for(catalog: Any | None, accelerator_id: str, weights: str) -> Ridge | None:
-    """The accelerator's ridge point at the compute precision the weights run at (falling back to BF16/FP16)."""
-    if catalog is None:
+def ridge_for(catalog: Any | None, accelerator_id: str, compute: str | None) -> Ridge | None:
+    """The accelerator's ridge point at the precision the math runs in (`Formats.compute`; None: unknown)."""
+    if catalog is None or compute is None:
         return None
     acc = catalog.accelerators.get(accelerator_id)
     if acc is None:
         return None
-    precision = catalog.precisions.get(weights)
-    # the peak the speed model runs this format at (rules.sizing.peak), so the diagram shows the figure used
-    tflops, name = peak_tflops(acc, precision.compute if precision is not None else "bf16")
+    # the peak the speed model runs this format at (rules.sizing.peak, falling back as it does on a part without
+    # it), so the diagram shows the figure used
+    tflops, name = peak_tflops(acc, compute)
     return Ridge(tflops, name, acc.memory_bandwidth_gbs.value) if tflops else None
 
 
