@@ -251,8 +251,14 @@ def test_the_infra_leads_timeline_cuts_no_word_at_80_columns(catalog: Catalog) -
     from gpuadvisor.rules.consult import get_advisor
 
     result = get_advisor(catalog).consult_lifecycle(parse_lifecycle(INFRA_LEAD, "infra.toml"))
-    rows = timeline_cells(result)
-    assert any("(" in r[3] for r in rows)  # a How with its reason ("reuse (bought in phase 1)")
+    planned = timeline_cells(result)
+    # the plan as issue 42 saw it (phase 2 reusing phase 1's purchase) besides the plan as it now is
+    reused = [planned[0], [*planned[1][:3], "reuse (bought in phase 1)", "2 of the 24 × AMD Instinct MI350X bought"]]
+    for rows in (planned, reused):
+        check_words_fit(rows)
+
+
+def check_words_fit(rows: list[list[str]]) -> None:
     for width in (80, 100, 200):
         widths = timeline_widths(rows, width)
         assert sum(widths) + 2 * len(widths) + 4 <= width, (width, widths)
