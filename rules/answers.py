@@ -127,6 +127,15 @@ class TrainingAnswer(Section):
         "days the run may take (≥ 15 min)", flag="deadline_days", question="Deadline",
         hint="Time = compute ÷ (GPUs × peak × utilization): the deadline sets the GPU count (000, S8).",
         unit="days"))
+    deadline_from: Literal["auto", "today", "delivery"] = Field(default="auto", **ask(
+        "when a stated deadline starts: today (bought hardware must first be delivered and installed, its lead "
+        "time counted) or delivery (the clock starts when the hardware runs); auto = today where the run could be "
+        "rented instead, delivery where only buying is possible (on premises)", flag="deadline_from",
+        question="The deadline counts from",
+        hint="GPU servers have shipped 8-20 weeks after the order (Dell, HPE, 2024): counted from today, a purchase "
+             "that cannot arrive in time is ruled out (002 Q6, H15).",
+        choices={"auto": "Automatic (today if the run could be rented)", "today": "Today (delivery counts)",
+                 "delivery": "Delivery of the hardware"}))
     optimizer: Literal["adamw", "sgd", "adam8bit"] = Field(default="adamw", **ask(
         "optimizer: adamw | sgd | adam8bit", flag="optimizer", question="Optimizer",
         hint="Mixed-precision AdamW holds ~16–18 bytes per parameter before activations (000/002, S4, W2).",
@@ -289,15 +298,23 @@ class DeploymentAnswer(Section):
         "end", flag="lifetime_years", question="Horizon (years the decision covers)",
         hint="Options are ranked by what they cost over it: rent, or price + power + site − resale (seed 002 "
              "amortizes over 3 years)."))
+    after_run: Literal["keep", "sell"] = Field(default="keep", **ask(
+        "hardware bought for one training or fine-tuning run, once it ends: keep (the run costs its price; what it "
+        "would resell for is shown beside) or sell (its used price at its age then, less selling costs, is taken "
+        "off)", flag="after_run", question="Hardware bought for a run, when it ends",
+        hint="A used part fetches a share of its price new that falls with its age from launch; hosts and network "
+             "fetch scrap (002 Q6, H15).",
+        choices={"keep": "Keep it", "sell": "Sell it"}))
     site_usd_per_kw_month: float | None = Field(default=None, ge=0, le=10_000, **ask(
         "what a kW of server-room capacity costs a month (space, power and cooling capacity; 0 for a room you "
         "already pay for); unset = the colocation rate of the knowledge base", flag="site_price",
         unit="USD/kW-month"))
     reservations: bool = Field(default=True, **ask(
-        "consider 1- and 3-year reserved (committed-use) rates for serving, paid for the whole term; false when you "
-        "will not commit", flag="reservations", question="Consider 1- and 3-year reservations",
-        hint="A reservation costs 30-60% less than on-demand for steady serving, but the whole term is paid even if "
-             "the service stops."))
+        "consider reserved capacity, paid for its whole term: 1- and 3-year rates for serving, short-term reserved "
+        "clusters (days to 6 months) for a training run; false when you will not commit", flag="reservations",
+        question="Consider reservations",
+        hint="A reservation costs 30-60% less than on-demand for steady serving, a short reserved cluster less than "
+             "on-demand for a planned run; the whole term is paid even if the work stops."))
     spot: bool = Field(default=True, **ask(
         "consider spot/preemptible prices; unset = yes, except for production serving (on-demand capacity, never "
         "reclaimed)", flag="spot", question="Use spot / preemptible prices",

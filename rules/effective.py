@@ -90,6 +90,9 @@ def _from_workload(work: Workload, given: set[str], eff: dict[str, Any], used: d
             if f"inference.{leaf}" not in given and value is not None:
                 eff["inference"][leaf] = float(value)
                 used[f"inference.{leaf}"] = (float(value), f"assumptions.toml {asm}")
+    if work.training and not work.deadline_from_given and work.deadline_from in ("today", "delivery"):
+        eff["training"]["deadline_from"] = work.deadline_from  # auto: what the answers allow (issue 39)
+        used["training.deadline_from"] = (work.deadline_from, work.deadline_from_why)
 
 
 def _usage_why(answers: Answers, what: str) -> str:

@@ -26,6 +26,7 @@ from gpuadvisor.rules.feasibility import Replan, candidates, checked
 from gpuadvisor.rules.findings import triage
 from gpuadvisor.rules.how import how_entries
 from gpuadvisor.rules.planned import Planned
+from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import CostPart, DecisionCost
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
@@ -159,7 +160,7 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     effective, defaults = effective_answers(answers, resolved, idx.work, (cons.of_kind("usage") or [(0, {})])[0][1])
     return RecommendResult(
         answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
-        ranking_reason=ranking_reason(recs[:2]),
+        ranking_reason=ranking_reason(recs[:2]), contracts=_contracts(idx, workload),
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
         headline=_headline(recs[:top], answers, workload, idx.work) if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
@@ -195,6 +196,41 @@ def _rank_key(r: Ranked, workload: str) -> tuple[float, int, float, float, str]:
         delivers = -float(opt.get("capacity_tokens_per_s") or opt.get("tokens_per_s") or 0.0)
     acquisition = str(opt.get("acquisition") or "rent")
     return (round(r.cost.total), SPENDS.get(acquisition, 2), round(r.cost.total, 2), delivers, str(opt["ref"]))
+
+
+CONTRACTS = (("buy", "buying"), ("capacity-block", "a short reserved cluster"), ("on-demand", "on demand"),
+             ("spot", "spot"))
+"""The ways a training run can be paid for, compared in the ranking's reason (issue 39)."""
+
+
+def _contracts(idx: _Index, workload: str) -> str | None:
+    """A training run compares buying, a short reserved cluster and on-demand (and spot): the cheapest of each,
+    with the rule that rules it out when one does ('buying $1,212,536 — ruled out by D.lead-time')."""
+    if workload == "inference":
+        return None
+    best: dict[str, tuple[float, str, str]] = {}
+    for fid, opt in idx.options:
+        kind = "buy" if opt.get("purchase") else str(opt.get("pricing") or "")
+        cost = idx.decision_cost(fid)
+        if kind not in dict(CONTRACTS) or cost is None:
+            continue
+        total = cost.with_parts(tuple(CostPart(str(c["part"]), float(c["usd"]), "", str(c["rule"]))  # type: ignore[arg-type]
+                                      for _, c in idx.costs_of(opt))).total
+        rules = sorted({str(v["rule"]) for _, v in idx.vetoes_of(opt)})
+        if not math.isfinite(total):
+            continue
+        key = (0 if not rules else 1, total)
+        held = best.get(kind)
+        if held is None or key < (0 if not held[2] else 1, held[0]):
+            best[kind] = (total, str(opt.get("title") or ""), ", ".join(rules))
+    if len(best) < 2:
+        return None
+    words = []
+    for kind, name in CONTRACTS:
+        if kind in best:
+            total, title, out_by = best[kind]
+            words.append(f"{name} {usd_text(total)} ({title}" + (f"; ruled out by {out_by}" if out_by else "") + ")")
+    return "By contract, the cheapest run: " + "; ".join(words) + "."
 
 
 def ranking_reason(recs: list[Recommendation]) -> str | None:
@@ -271,6 +307,7 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
                   usd_per_month=opt.get("usd_per_month"), price_as_of=opt.get("price_as_of"),
                   price_source=opt.get("price_source"), price_kind=opt.get("price_kind"),
                   price_age_months=opt.get("price_age_months"), usage_hours=opt.get("usage_hours"),
+                  price_basis=opt.get("price_basis"), node_known=opt.get("node_known"),
                   break_even_utilization=opt.get("break_even_utilization"),
                   capex_beyond_accelerators_usd=opt.get("capex_beyond_accelerators_usd"),
                   fabric_usd=opt.get("fabric_usd"),
@@ -298,7 +335,8 @@ def _disaggregated(opt: Fact) -> Disaggregated | None:
 
 
 PRICING_WORDS = {"on-demand": "on on-demand capacity", "spot": "on spot capacity",
-                 "reserved-1y": "on a 1-year reservation", "reserved-3y": "on a 3-year reservation"}
+                 "reserved-1y": "on a 1-year reservation", "reserved-3y": "on a 3-year reservation",
+                 "capacity-block": "on a short-term reserved cluster"}
 """How a rental is paid for, in the headline's words."""
 
 
@@ -327,7 +365,27 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     if top.acquisition == "own":
         return f"{verb} {what}: already paid for, only its power, {figure}{meets}."
     split = _split_clause(top, metric, per_run)
-    return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}.{split}"
+    return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}{_price_words(top)}.{split}"
+
+
+def _price_words(top: Recommendation) -> str:
+    """' (list price of 2026-07-28)', ' (aggregator's figure of 2026-05-18; the node it comes in … is not in the
+    source)': what the headline's price is and when it was read (issue 39: price confidence travels with the
+    figure to the headline)."""
+    c = top.cost
+    if c.price_basis is None:
+        return ""
+    when = as_of_label(c.price_as_of)
+    dated = f" of {when}" if when != "undated" else ", undated"
+    basis = PRICE_BASIS_WORDS.get(c.price_basis, f"{c.price_basis} price")
+    node = "; the node it comes in (GPUs per node, fabric) is not in the source" if c.node_known is False else ""
+    return f" ({basis}{dated}{node})"
+
+
+PRICE_BASIS_WORDS = {"list": "list price", "list, transcribed": "list price as transcribed",
+                     "aggregator": "an aggregator's figure", "street": "street price", "used": "used price",
+                     "estimate": "an estimate", "system share": "a system-share estimate", "your quote": "your quote"}
+"""A price's basis (Cost.price_basis) as the headline says it."""
 
 
 def decision_words(d: DecisionCostOut) -> str:

@@ -174,7 +174,7 @@ def phase_when(p: PhasePlan) -> str:
 def phase_spend(p: PhasePlan) -> float:
     """What the phase costs its owner: its work, and for a purchase the price and the holding to the horizon less
     its resale then (the lifecycle's total is the sum of these)."""
-    return p.cost_usd + p.capex_usd + p.holding_usd - p.resale_usd
+    return p.spend_usd
 
 
 def timeline_rows(result: RecommendResult) -> list[list[str]]:
@@ -189,8 +189,12 @@ def timeline_rows(result: RecommendResult) -> list[list[str]]:
         cost = usd(phase_spend(p))
         if p.capex_usd:
             site = f", {usd(p.holding_usd)} site" if p.holding_usd else ""
-            resale = f", −{usd(p.resale_usd)} resale" if p.resale_usd else ""
-            cost += f" ({usd(p.capex_usd)} to buy{site}, {usd(p.cost_usd)} power{resale})"
+            when = f" at month {fixed(p.sold_month, 1)}" if p.sold_month is not None else ""
+            resale = f", −{usd(p.resale_usd)} resale{when}" if p.resale_usd else ""
+            port = f", {usd(p.engineering_usd)} porting" if p.engineering_usd else ""
+            cost += f" ({usd(p.capex_usd)} to buy{site}, {usd(p.cost_usd)} power{port}{resale})"
+        elif p.engineering_usd:
+            cost += f" ({usd(p.cost_usd)}, {usd(p.engineering_usd)} porting)"
         rows.append([f"{p.phase}. {p.name}", label, phase_when(p), how, p.title.removeprefix("Buy "), cost])
     return rows
 

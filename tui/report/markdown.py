@@ -303,6 +303,8 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
         more = "" if shows.runners_up or not result.runners_up else \
             f" {c.count_of(len(result.runners_up), 'runner-up', 'runners-up')}: `--full` lists them."
         doc.add(f"*{md(c.COST_NOTE + more)}*", "")
+        if result.contracts:
+            doc.add(md(result.contracts), "")
     doc.chart("cost")
 
     doc.add("## Findings", "", md(c.findings_intro(result, all_findings, "--all-findings")), "")

@@ -157,6 +157,8 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
         more = "" if shows.runners_up or not result.runners_up else \
             f" {c.count_of(len(result.runners_up), 'runner-up', 'runners-up')}: --full lists them."
         lines += [*page.wrap(c.COST_NOTE + more), ""]
+        if result.contracts:
+            lines += [*page.wrap(result.contracts), ""]
 
     lines += page.heading("Findings", "-")
     lines += [*page.wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]
