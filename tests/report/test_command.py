@@ -89,6 +89,14 @@ def test_from_is_required(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 STUDENT = Path(__file__).resolve().parents[2] / "examples" / "student-qlora-8b.toml"
+LAPTOP_STUDENT = """workload = "finetune"
+stage = "learning"
+model = { name = "llama-3.1-8b" }
+finetune = { method = "qlora" }
+budget = { monthly_usd = 20.0 }
+current = { gpu = "laptop" }
+"""
+"""Issue 42's student with the laptop they have: 156 rule-outs, so its JSON is past 200 KB and saved cut (why_cut)."""
 
 
 @pytest.mark.parametrize("flags", [[], ["--format", "md"], ["--why"], ["--full", "--format", "md"]])
@@ -106,3 +114,26 @@ def test_report_from_a_saved_result_prints_what_recommend_prints(flags: list[str
     assert capsys.readouterr().out == recommended
     chains = "Why this option?" if "md" in flags else "Why:"
     assert (chains in recommended) == ("--why" in flags or "--full" in flags)
+
+
+@pytest.mark.parametrize("answers", ["example", "laptop"])
+def test_report_from_a_saved_result_writes_the_html_recommend_writes(answers: str, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The HTML folds each rule-out's chain to the veto and its premises, as a JSON past its budget keeps it: the
+    laptop student's HTML from `recommend` was 557 KB with every rule-out's whole chain, from its saved (cut) JSON
+    239 KB; both now hold the same. The example's JSON is within budget (not cut): the same holds."""
+    path = STUDENT
+    if answers == "laptop":
+        path = tmp_path / "laptop.toml"
+        path.write_text(LAPTOP_STUDENT, encoding="utf-8")
+    saved = tmp_path / "student.json"
+    assert main(["recommend", "--answers", str(path), "--format", "json", "-o", str(saved)]) == 0
+    assert ('"why_cut"' in saved.read_text(encoding="utf-8")) == (answers == "laptop")
+    capsys.readouterr()
+    assert main(["recommend", "--answers", str(path), "--format", "html", "-o", "-"]) == 0
+    recommended = capsys.readouterr().out
+    assert main(["report", "--from", str(saved), "--format", "html", "-o", "-"]) == 0
+    assert capsys.readouterr().out == recommended
+    assert "Every option ruled out, and why" in recommended
+    assert main(["recommend", "--answers", str(path), "--format", "html", "--full", "-o", "-"]) == 0
+    assert len(capsys.readouterr().out) > len(recommended)  # --full: every step of every rule-out's chain

@@ -91,8 +91,8 @@ def render(result: RecommendResult, fmt: str, *, today: date | None = None, why:
     """The report in `fmt` (text, md, html, json). A result without a report header gets one dated `today`.
     `contents` (or the three flags it stands for, see `Contents`) says what it holds: `why` adds the explanation
     chains to the text format; `full` gives Markdown and text everything (every chain, rule-out, answer and price:
-    by default they are what a reader reads in five minutes; the HTML folds the rest into `<details>` and the JSON
-    holds it all); `all_findings` lists every finding instead of the few shown by default (JSON always holds them
+    by default they are what a reader reads in five minutes; the HTML folds the rest into `<details>`, each rule-out's
+    chain to the veto and its premises, and the JSON holds it all within its budget); `all_findings` lists every finding instead of the few shown by default (JSON always holds them
     all). `columns`: the terminal's width, which text tables then fit (None: a file or a pipe, one line a row)."""
     if contents is not None:
         why, all_findings, full = contents.why, contents.all_findings, contents.full
@@ -105,8 +105,11 @@ def render(result: RecommendResult, fmt: str, *, today: date | None = None, why:
         return to_json(result, full=full)
     if fmt == "html":
         from gpuadvisor.tui.report.html import to_html
+        from gpuadvisor.tui.report.jsonfmt import RULED_OUT_DEPTH, cut_ruled_out
 
-        return to_html(result, all_findings=all_findings)
+        # its folded rule-outs keep the veto and its premises, as a JSON past its budget does, so the HTML of a
+        # saved JSON (`report --from`) is the HTML `recommend` writes; `full` keeps every step
+        return to_html(result if full else cut_ruled_out(result, RULED_OUT_DEPTH), all_findings=all_findings)
     if result.lifecycle is not None:  # the timeline, the fleets, then every phase's own report
         from gpuadvisor.tui.report.lifecycle import lifecycle_markdown, lifecycle_text
 
