@@ -90,10 +90,11 @@ def render(result: RecommendResult, fmt: str, *, today: date | None = None, why:
            contents: Contents | None = None) -> str:
     """The report in `fmt` (text, md, html, json). A result without a report header gets one dated `today`.
     `contents` (or the three flags it stands for, see `Contents`) says what it holds: `why` adds the explanation
-    chains to the text format; `full` gives Markdown and text everything (every chain, rule-out, answer and price:
-    by default they are what a reader reads in five minutes; the HTML folds the rest into `<details>`, each rule-out's
-    chain to the veto and its premises, and the JSON holds it all within its budget); `all_findings` lists every finding instead of the few shown by default (JSON always holds them
-    all). `columns`: the terminal's width, which text tables then fit (None: a file or a pipe, one line a row)."""
+    chains to the text format; `full` gives every format everything (every chain, rule-out, answer and price: by
+    default Markdown and text are what a reader reads in five minutes, the HTML folds the rest into `<details>` with
+    each rule-out's chain to its veto and premises, the JSON holds it all within its budget); `all_findings` lists
+    every finding instead of the few shown by default (JSON always holds them all). `columns`: the terminal's
+    width, which text tables then fit (None: a file or a pipe, one line a row)."""
     if contents is not None:
         why, all_findings, full = contents.why, contents.all_findings, contents.full
     why = why or full  # everything includes the chains
