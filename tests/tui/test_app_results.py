@@ -287,3 +287,28 @@ async def test_what_if_asks_any_question_and_a_change_that_changes_nothing_runs_
         await wait_until(pilot, lambda: app.result is not before, tries=1500)
         assert app.answers is not None and app.answers.inference.requests_per_minute == 600
         assert app.what_if == "inference.requests_per_minute none → 600"
+
+
+async def test_the_headline_is_whole_at_80x24(catalog: Catalog) -> None:
+    """Issue 42: at 80×24 nothing is cut. The startup engineer's headline (a 70B at 1,000 requests a minute, first
+    an MI325X rented at an aggregator's per-GPU figure) takes five lines with its price's basis and the node it
+    lacks; the headline held at most four and read '… the node it comes in (GPUs per node, fabric) is not in'."""
+    from gpuadvisor.tui.report.common import headline
+
+    answers = parse_answers({"workload": "inference", "stage": "production", "model": {"name": "llama-3.1-70b"},
+                             "inference": {"requests_per_minute": 1000}})
+    app = make_app(catalog, answers)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultsScreen) and app.screen.result is not None,
+                         tries=1500)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ResultsScreen) and screen.result is not None
+        assert headline(screen.result).endswith("(GPUs per node, fabric) is not in the source).")
+        head = screen.query_one("#results-headline", Static)
+        width = head.content_region.width
+        needed = head.get_content_height(head.content_region.size, app.size, width)
+        assert needed == 5 and head.content_region.height == needed
+        table = screen.query_one(RankingTable)
+        assert table.size.height >= 5  # the ranking still shows its first options
