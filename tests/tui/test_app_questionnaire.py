@@ -90,8 +90,11 @@ async def test_back_from_the_first_question_offers_to_keep_or_discard(catalog: C
         welcome = app.screen
         assert isinstance(welcome, WelcomeScreen)
         resume = welcome.query_one("#resume", Button)
-        # 4 answers: the two typed, and the workload and stage Next chose
-        assert resume.display and str(resume.label) == "Resume (u): serving llama-3.1-8b · 4 answers"
+        # 4 answers: the two typed, and the workload and stage Next chose; said under the buttons, where it wraps
+        # (in the button's label it was cut at 80 columns)
+        status = welcome.query_one("#draft-status", Static)
+        assert resume.display and str(resume.label) == "Resume (u)" and status.display
+        assert str(status.render()) == "Not run yet, kept as a draft: serving llama-3.1-8b · 4 answers (u resumes it)."
         resume_key = app.active_bindings["u"]  # in the footer, not hidden
         assert resume_key.enabled and resume_key.binding.show
         await pilot.press("n")  # a draft waits: ask
@@ -107,6 +110,7 @@ async def test_back_from_the_first_question_offers_to_keep_or_discard(catalog: C
         await pilot.pause()
         assert isinstance(app.screen, WelcomeScreen)
         assert load_draft() is None and not app.screen.query_one("#resume", Button).display
+        assert not app.screen.query_one("#draft-status", Static).display
         await pilot.press("n")  # nothing waits: a blank questionnaire at once
         await pilot.pause()
         assert wizard(pilot).step_id == "workload" and app.state.raw == {}

@@ -74,6 +74,9 @@ and explains each result down to the source documents.
                 yield Button("New consultation (n)", id="new", variant="primary", compact=True)
                 yield Button("Open saved answers (o)", id="open", compact=True)
                 yield Button("Resume (u)", id="resume", compact=True)
+            # what the draft holds, under the buttons where it wraps by words (in the button's label it was cut
+            # at 80 columns: 'Resume (u): fine-tuning ·')
+            yield Static("", id="draft-status", markup=False)
             yield Label("Recent consultations", id="recent-title")
             yield OptionList(id="recent", markup=False)  # titles and paths are data: text, never markup
             yield Static("", id="recent-empty")
@@ -99,10 +102,11 @@ and explains each result down to the source documents.
 
         raw = load_draft()
         self._has_draft = raw is not None
-        button = self.query_one("#resume", Button)
-        button.display = raw is not None
+        self.query_one("#resume", Button).display = raw is not None
+        status = self.query_one("#draft-status", Static)
+        status.display = raw is not None
         if raw is not None:
-            button.label = f"Resume (u): {draft_summary(raw)}"
+            status.update(f"Not run yet, kept as a draft: {draft_summary(raw)} (u resumes it).")
         self.refresh_bindings()
 
     def on_screen_resume(self) -> None:
