@@ -582,6 +582,9 @@ class FreeTier(Strict):
     """Accelerator quota per week; None when the provider publishes none (dynamic limits)."""
     daily_hours: float | None = Field(default=None, gt=0, le=24)
     """Accelerator quota per (rolling) 24 hours, where published."""
+    idle_minutes: float | None = Field(default=None, gt=0, le=1440)
+    """Minutes without interaction after which the session is disconnected (its model unloaded), where reported:
+    a notebook is a session someone sits at, not a server that waits for requests."""
     guaranteed: bool
     """False when the provider says a GPU may not be available (Colab free tier)."""
     ram_gb: float | None = Field(default=None, gt=0)

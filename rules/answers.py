@@ -581,6 +581,14 @@ LOCAL_SERVING_FORMAT = "q4_k_m"
 default (Ollama's library tags default to q4_K_M)."""
 HOBBY_PC_SLOTS = 2
 """Learners and hobbyists buy cards for the desktop they have: an ATX board takes two double-width cards."""
+PRODUCTION_CONCURRENCY = 32
+"""Requests in flight a stated production service is sized for when no load is given (no request rate, daily users,
+concurrency or batch): seed 002's own sizing of a production 70B service ("serving 32 concurrent requests with
+4096-token context", W5: plan for the peak, not the average). A service is never sized for one request in flight;
+stating the load replaces this figure, and the report says it was assumed."""
+LOAD_KEYS = ("inference.requests_per_minute", "inference.daily_active_users", "inference.concurrent_requests",
+             "precision.batch_size")
+"""Answers that state a serving load: with none of them, production assumes `PRODUCTION_CONCURRENCY`."""
 INTERACTIVE_MIN_TOKENS_PER_S = 10.0
 """Production serving's default per-user streaming floor: a little faster than people read (about 4-5 words, ~6-7
 tokens, a second), so the text never stalls on screen. Set inference.min_tokens_per_s_per_user for batch work."""
@@ -592,6 +600,7 @@ IMPLIED_WHY = {
     "deployment.spot": "production serving runs on capacity that is not reclaimed",
     "inference.failover": "production serving survives a machine loss (N+1)",
     "inference.min_tokens_per_s_per_user": "production serving: a stream a little faster than people read",
+    "inference.concurrent_requests": "assumed: production with no stated load, seed 002's sizing example",
     "inference.input_tokens": "the default request's prompt, within the stated context",
     "inference.output_tokens": "the default request's output, within the stated context",
 }
@@ -604,7 +613,7 @@ def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = No
     stated production service is planned in FP8 (each option on a part without FP8 in BF16), a learner's or a
     hobbyist's local model in the 4-bit GGUF K-quant local engines run; a learner's or hobbyist's cards go in the
     desktop they have; production serving is a service level — on-demand capacity (no spot), failover (N+1) and a
-    per-user speed floor.
+    per-user speed floor — and, with no load stated, `PRODUCTION_CONCURRENCY` requests in flight.
 
     `flat` holds the answers GIVEN so far as `section.key` → value (no field defaults). Resolution, the consultation
     and the questionnaire all use this, so the default a user is shown is the default the consultation applies.
@@ -629,6 +638,8 @@ def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = No
         out["deployment.spot"] = False
         out["inference.failover"] = True
         out["inference.min_tokens_per_s_per_user"] = INTERACTIVE_MIN_TOKENS_PER_S
+        if not any(key in flat for key in LOAD_KEYS):  # never sized for one request in flight
+            out["inference.concurrent_requests"] = PRODUCTION_CONCURRENCY
     context = _count(flat.get("precision.context_tokens"))
     if serving and context is not None:
         out.update(request_within_context(context, _count(flat.get("inference.input_tokens")),
@@ -667,6 +678,13 @@ def request_within_context(context: int, prompt: int | None, output: int | None)
     elif output is None and prompt is not None and prompt + o_default > context:
         out["inference.output_tokens"] = max(1, context - prompt)
     return out
+
+
+def assumed_load(given: Mapping[str, Any]) -> int | None:
+    """The requests in flight a production service was sized for because no load was stated (None when a load was
+    given, or the service is not a stated production one); `given` is the answers as given (nested tables)."""
+    value = contextual_defaults(dict(flatten_dotted(given))).get("inference.concurrent_requests")
+    return int(value) if value is not None else None
 
 
 def _implied(flat: Mapping[str, Any], given: set[str]) -> dict[str, Any]:

@@ -79,6 +79,7 @@ from gpuadvisor.rules.sizing.memory import (
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.peak import half_precision_tflops
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_MONTH, HOURS_PER_YEAR
+from gpuadvisor.rules.splits import slow_split
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.usage import Usage, read_usage, spot_hours, usage_values
@@ -699,6 +700,9 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         "link": plan.link, "sync_link": plan.sync_link, "interconnect_kind": plan.link,
         "scale_up_kind": topo.scale_up.kind, "unit_kind": u.kind, "topology": topo.describe(),
         "scale_out_kind": topo.scale_out.kind if topo.scale_out is not None else "none",
+        "slow_split": slow_split(tensor_parallel=plan.tensor_parallel, pipeline_parallel=plan.pipeline_parallel,
+                                 expert_parallel=plan.expert_parallel, link=plan.link, per_machine=plan.fill,
+                                 scale_out_kind=topo.scale_out.kind if topo.scale_out is not None else "none"),
         "market": a.market, "vendor": a.vendor, "ecc": a.ecc, "trains": a.trains,
         "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2,
         "format_native": format_native(served, a),

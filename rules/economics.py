@@ -9,7 +9,8 @@ Two facts of the world a price list does not show:
   market series: they fetch scrap value (`resale_share_host`). The seller keeps the price less its selling costs.
 - **Porting.** A team whose code runs on one stack (PyTorch on CUDA) pays engineer-weeks to train or serve on
   another (ROCm, TPU, Neuron, Gaudi, Apple): weeks × a loaded weekly cost, added by rule H10.port as a cost part, so a
-  port wins only where the hardware saving repays it.
+  port wins only where the hardware saving repays it. A team that names its serving engine and owns hardware that
+  engine runs on already serves on that hardware's stack (Ollama or MLX on its own Mac: Metal): nothing to port there.
 
 Every value is an assumption of knowledge/data/assumptions.toml (resale_share_*, resale_decline_*, port_weeks_*,
 ml_engineer_loaded_usd_per_week), with its sources and range; an overlay changes them. Pure functions with typed
@@ -24,6 +25,7 @@ from datetime import date
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.schema import Accelerator
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.workload import workload_of
@@ -208,6 +210,7 @@ class EconomicsRules:
     """The callback of rule P.porting: what moving to each stack the team does not run would cost it."""
 
     def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
         self.values = economics(catalog)
 
     def table(self) -> dict[str, Callback]:
@@ -223,9 +226,10 @@ class EconomicsRules:
         rate_from = "framework.engineer_usd_per_week" if given_rate is not None else "ml_engineer_loaded_usd_per_week"
         doing = "serve the model" if workload == "inference" else "train"
         mode = "serve" if workload == "inference" else "train"
+        served = self.served_stack(ctx, work)
         for stack, name in STACK_PORTS.items():
             weeks = self.values.porting_weeks(framework, workload, stack)
-            if weeks <= 0:
+            if weeks <= 0 or stack == served:
                 continue  # the team runs this stack already
             weeks_from = f"port_weeks_{mode}_{name}"
             high = self.values.porting_weeks(framework, workload, stack, native_format=False)
@@ -243,3 +247,15 @@ class EconomicsRules:
                         f"part has no tensor cores for (kernels to bring up): {high:g} engineer-weeks ({high_from}) "
                         f"= ${usd_format:,.0f}",
             })
+
+    def served_stack(self, ctx: RuleContext, work: Mapping[str, Any]) -> str | None:
+        """The stack the team already serves on: its own hardware's, when it names a serving engine that runs there
+        (inference.engine = "ollama" with current.gpu an Apple Mac: Metal). The owned fact becomes a premise."""
+        engine = canonical_engine(str(work.get("engine") or "auto"))
+        if work["workload"] != "inference" or engine == "auto" or engine not in self.catalog.engines:
+            return None
+        for _, own in ctx.read("owned"):
+            acc = self.catalog.accelerators.get(str(own["accelerator"]))
+            if acc is not None and acc.software_stack in self.catalog.engines[engine].software:
+                return acc.software_stack
+        return None

@@ -29,7 +29,6 @@ from gpuadvisor.rules.estimate_result import (
     CostOut,
     ErrorBand,
     EstimateResult,
-    FitOption,
     LatencyOut,
     MemoryOut,
     Method,
@@ -42,7 +41,6 @@ from gpuadvisor.rules.estimate_result import (
     SetupOut,
     Workload,
 )
-from gpuadvisor.rules.fit_hints import fit_changes
 from gpuadvisor.rules.planning import Plan, replica_link, spot_wall_hours
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import rental_run
@@ -337,9 +335,10 @@ def _resolved(answers: Answers, catalog: Catalog, model_flag: str) -> Resolved:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True) -> EstimateResult:
-    """Size one configuration; raises InputError (naming the flag) for bad or contradictory input. When it does not
-    fit its GPUs, `fit_options` lists the changes that would (each one estimate more, rules/fit_hints.py)."""
+def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
+    """Size one configuration; raises InputError (naming the flag) for bad or contradictory input. The changes that
+    would make a configuration that does not fit its GPUs fit are rules/fit_hints.py's `estimate_with_fit_options`
+    (each one estimate more: it calls this, so this module does not call it back)."""
     from gpuadvisor.knowledge.lookup import find_accelerator
 
     ctx = _Ctx()
@@ -437,11 +436,6 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
     result.warnings = list(dict.fromkeys(ctx.warnings))
     result.defaults_applied = ctx.defaults
     result.assumptions = _assumptions(ctx.notes, catalog)
-    if fit_options:
-        result.fit_options = [
-            FitOption(flags=change.flags, change=change.what, total_gb=other.memory_gb.total,
-                      usable_gb=other.memory_gb.usable or 0.0)
-            for change, other in fit_changes(req, result, lambda r: estimate(r, catalog, fit_options=False))]
     return result
 
 

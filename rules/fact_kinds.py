@@ -132,6 +132,8 @@ class FreeTierFact(_Fact):
     quota_published: bool
     guaranteed: bool
     shape: str
+    idle_minutes: float
+    """0 when unreported."""
 
 
 class OwnedFact(_Fact):
@@ -142,6 +144,14 @@ class OwnedFact(_Fact):
     acc_ref: str
     name: str
     shape: str
+
+
+class OwnedUnknownFact(_Fact):
+    """The user's own GPUs known only by name and memory (rules/owned_unknown.py)."""
+
+    name: str
+    memory_gb: float
+    count: int
 
 
 class UnitFact(_Fact):
@@ -260,6 +270,9 @@ class WorkloadFact(_Fact):
     load_from_users: NotRequired[str]
     per_option_batch: bool
     weights_given: bool
+    context_given: bool
+    lengths_given: bool
+    load_given: bool
     porting: bool
     port_weeks_given: float | None
     engineer_usd_per_week_given: float | None
@@ -516,6 +529,8 @@ class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     trains: bool
     topology: str
     precision_fallback: str
+    slow_split: str
+    """'' or what makes the replica's split a last resort ('tensor parallel 4 over PCIe'; rules/splits.py)."""
 
 
 class OptionFact(_Fact, SplitFields):
@@ -680,6 +695,14 @@ class RemedyFact(_Fact):
     reason: str
 
 
+class LastResortFact(_Fact):
+    """A configuration weighed only after every plan without its flaw (rule W3.last-resort): `target` is the
+    config's ref, `reason` what makes it a last resort."""
+
+    target: str
+    reason: str
+
+
 class RankedFact(_Fact):
     """An option's place in the ranking: its decision cost in dollars."""
 
@@ -718,6 +741,8 @@ FACT_KINDS: dict[str, type[_Fact]] = {
     "ruled_out": RuledOutFact,
     "remedy": RemedyFact,
     "ranked": RankedFact,
+    "last_resort": LastResortFact,
+    "owned_unknown": OwnedUnknownFact,
 }
 """Every fact kind a rule may test, by the name facts carry in `kind`."""
 

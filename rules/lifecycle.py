@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.answers import Answers
@@ -50,7 +50,22 @@ from gpuadvisor.rules.result import (
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.consult import Advisor
+    from gpuadvisor.rules.derivations import Derivations
+    from gpuadvisor.rules.engine import RuleEngine
+    from gpuadvisor.rules.resolve import Resolved
+
+
+class Advisor(Protocol):
+    """What a lifecycle needs of the advisor that consults its phases (rules/consult.py's Advisor is one): named
+    here, not imported, so that consult.py may call the lifecycle without a circle of imports."""
+
+    catalog: Catalog
+    derivations: Derivations
+    engine: RuleEngine
+
+    def run(self, answers: Answers) -> tuple[Consultation, Resolved]: ...
+
+    def consult(self, answers: Answers, *, top: int = 5) -> RecommendResult: ...
 
 MAX_REUSE_PHASES = 6
 """Up to this many phases a later phase may run on an earlier one's purchase: each (phase, earlier purchase) pair is

@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.rules.answers import LOAD_KEYS
 from gpuadvisor.rules.fact_kinds import ComputeNeedFact, DemandFact
 from gpuadvisor.rules.formats import Formats
 from gpuadvisor.rules.formats import runs_on as runs_on  # re-exported: its callers name it here
@@ -72,6 +73,9 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "framework": a("framework.name"), "where": a("deployment.where"),
         "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
         "models_per_gpu": int(a("inference.models_per_gpu")), "formats": formats,
+        "context_given": given("precision.context_tokens"),
+        "lengths_given": given("inference.input_tokens") or given("inference.output_tokens"),
+        "load_given": any(given(key) for key in LOAD_KEYS),
         "engine": str(a("inference.engine")), "moe": moe,
         "hours_per_month_given": a("deployment.hours_per_month"),
         "utilization_given": a("deployment.utilization"),

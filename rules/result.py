@@ -237,6 +237,8 @@ class Recommendation(Out):
                                           "weights in: the consultation's, or, for a default its part cannot run, "
                                           "BF16 (FP16 on parts without BF16)")
     failover: bool | None = Field(default=None, description="serving: survives the loss of one machine at full load")
+    last_resort: str | None = Field(default=None, description="what makes the plan a last resort, ranked after every "
+                                    "plan without it: 'tensor parallel 4 over PCIe' (rule W3.last-resort)")
     instance: InstanceRef | None
     purchase: bool
     acquisition: Literal["rent", "buy", "free", "own"] = Field(

@@ -67,6 +67,10 @@ class Workload:
     pc_slots: int
     production_stated: bool
     stage_stated: bool
+    context_given: bool
+    lengths_given: bool
+    load_given: bool
+    """A load was stated (a request rate, daily users, concurrency or batch): else production assumes one."""
     failover: bool
     pue: float
     power_usd_per_kwh: float

@@ -808,3 +808,10 @@ def termios_error() -> type[BaseException]:
         return termios.error
     except ImportError:  # pragma: no cover - Windows
         return OSError
+
+
+if TYPE_CHECKING:
+    from gpuadvisor.tui.screens.base import AdvisorState
+
+    _STATE_CHECK: type[AdvisorState] = GpuAdvisorApp
+    """mypy holds the app to the state its screens read (tui/screens/base.py)."""

@@ -177,3 +177,18 @@ def test_every_lifecycle_example_keeps_its_report_budgets(example: str, advisor:
     assert parse_report(out, "lifecycle.json").model_copy(update={"report": None}) == kept
     full_json = render(result, "json", today=TODAY, full=True)
     assert parse_report(full_json, "lifecycle.json").model_copy(update={"report": None}) == result
+
+
+def test_lead_times_listed_are_those_of_the_systems_shown(advisor: Advisor) -> None:
+    """A purchase's lead time (lead_time_weeks_<kind>, issue 39) is listed for the kinds of system the options shown
+    buy: Mixtral's ranking buys desktop PCs, 4-card workstations and 2U/4U PCIe servers, so 3 of the 5 (it listed all
+    5, rack and appliance too, and its Markdown ran to 301 lines of its 300); a ranking of rentals lists none."""
+    result = advisor.consult(parse_answers(GOLDEN_CASES["inference-mixtral-fp8"]))
+    out = render(result, "md", today=TODAY)
+    listed = {line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| Weeks from ordering")}
+    assert {title.split(" to running")[0].removeprefix("Weeks from ordering ") for title in listed} == {
+        "a desktop PC with a GPU (or a card for your own PC)", "a built-to-order GPU workstation",
+        "a data-centre GPU server (HGX, OAM, PCIe)"}
+    cloud = advisor.consult(parse_answers({**GOLDEN_CASES["inference-mixtral-fp8"],
+                                           "deployment": {"where": "cloud"}}))
+    assert "| Weeks from ordering" not in render(cloud, "md", today=TODAY)

@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.estimate import EstimateRequest, estimate
+from gpuadvisor.rules.estimate import EstimateRequest
+from gpuadvisor.rules.fit_hints import estimate_with_fit_options as estimate
 
 CATALOG = load_catalog(user_dir=None)
 TRAIN_70B = EstimateRequest(model="llama-3.1-70b", workload="training", gpu="nvidia-h100-sxm5", gpus=64, tokens=100e9)

@@ -96,8 +96,9 @@ def test_eight_mi210_no_longer_beat_one_mi300x_by_resale(advisor: Advisor) -> No
     # of a 7.4-year-old part — the data-centre curve's 0.35 at 5 years declining 28 % a year: 0.35 × 0.72^2.4 =
     # 0.16, less 10 % selling cost — not at a new part's 3-year share (0.68 × 0.9 = 61 %, what put them ahead)
     r = advisor.consult(parse_answers({"workload": "inference", "model": {"name": "llama-3.1-70b"},
-                                       "stage": "production"}), top=40)
+                                       "stage": "production"}), top=400)  # all: PCIe TP is a last resort (#97)
     mi210 = next(x for x in _all(r) if x.accelerator.id == "amd-mi210" and x.acquisition == "buy")
+    assert mi210.last_resort and "tensor parallel 4 over PCIe" in mi210.last_resort  # issue 37's tier
     mi300x = next(x for x in _all(r) if x.accelerator.id == "amd-mi300x" and x.acquisition == "rent")
     age = TODAY - _launch("amd-mi210") + 3
     share = _curve("datacenter", age) * 0.9

@@ -181,12 +181,12 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
 
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor.knowledge.loader import load_catalog
-    from gpuadvisor.rules.estimate import estimate
+    from gpuadvisor.rules.fit_hints import estimate_with_fit_options
 
     if args.json and args.format == "text":
         raise InputError("--json and --format text: give one")
     request = request_from(args)
-    result = estimate(request, load_catalog())
+    result = estimate_with_fit_options(request, load_catalog())
     if args.json or args.format == "json":
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:

@@ -11,7 +11,7 @@ from datetime import date
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import one_line as _one_line
-from gpuadvisor.rules.answers import flatten_dotted
+from gpuadvisor.rules.answers import assumed_load, flatten_dotted
 from gpuadvisor.rules.ranking import fmt_tokens
 from gpuadvisor.rules.result import (
     SEVERITY_ORDER,
@@ -316,6 +316,10 @@ def _effective(result: RecommendResult, dotted: str) -> Any:
     return d
 
 
+LONG_CONTEXT = 4096
+"""A context window above the default: its user expects long requests, so the assumed lengths are said (W5.lengths)."""
+
+
 def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     """What was asked, as (label, value): the workload, the model and format actually used, then every target the
     user gave (load, service level, training size and deadline, budget, where, hardware owned)."""
@@ -332,6 +336,12 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
         return _given(result, key)
 
     if work == "inference":
+        if (g("precision.context_tokens") or 0) > LONG_CONTEXT and g("inference.input_tokens") is None \
+                and g("inference.output_tokens") is None:  # the lengths the KV cache was sized for (W5.lengths)
+            out.append(("Requests", f"{int(_effective(result, 'inference.input_tokens') or 0):,} in + "
+                                    f"{int(_effective(result, 'inference.output_tokens') or 0):,} out tokens a "
+                                    "request, assumed (none given): the KV cache is sized for them; one request at "
+                                    "the full context is checked to fit"))
         rpm = g("inference.requests_per_minute")
         if rpm is not None:
             tokens = (f" of {int(_effective(result, 'inference.input_tokens') or 0):,} in + "
@@ -341,6 +351,9 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
             out.append(("Demand", rate(p.required_tokens_per_s) + " to generate"))
         if g("inference.concurrent_requests") is not None:
             out.append(("Concurrency", f"{g('inference.concurrent_requests'):,} requests in flight"))
+        elif (assumed := assumed_load(result.answers)) is not None:
+            out.append(("Load", f"{assumed:,} requests in flight, assumed (no load stated): give requests a minute, "
+                                "daily users or requests in flight and the replicas and KV cache follow yours"))
         sla = []
         if g("inference.latency_p95_s") is not None:
             sla.append(f"p95 latency ≤ {number(float(g('inference.latency_p95_s')))} s")
@@ -368,7 +381,12 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     if g("constraints.max_gpus") is not None:
         out.append(("At most", f"{g('constraints.max_gpus'):,} GPUs"))
     if g("current.gpu") is not None:
-        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu')}"))
+        memory = f" ({number(float(g('current.gpu_memory_gb')))} GB)" if g("current.gpu_memory_gb") else ""
+        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu')}{memory}"))
+    elif g("current.gpu_name") is not None:
+        memory = f", {number(float(g('current.gpu_memory_gb')))} GB" if g("current.gpu_memory_gb") else ""
+        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu_name')} (not in the knowledge "
+                                f"base{memory})"))
     return [(label, one_line(value)) for label, value in out]
 
 
@@ -464,8 +482,9 @@ TRAINING_ASSUMPTIONS = ("training_", "finetune_", "port_weeks_train_", "spot_uni
 """Assumptions only training and fine-tuning read (`finetune_` only fine-tuning, `training_global_batch` only
 pretraining)."""
 PURCHASE_ASSUMPTIONS = ("resale_", "colocation_", "power_usd", "pue", "hardware_lifetime", "server_accounting",
-                        "consumer_dense_throttle")
-"""Assumptions that cost hardware bought: read only when an option shown is a purchase."""
+                        "consumer_dense_throttle", "lead_time_weeks_")
+"""Assumptions that cost hardware bought: read only when an option shown is a purchase (a lead time only when one
+of its kind of system: lead_time_weeks_<unit kind>)."""
 PORT_SUFFIX = {"amd": "rocm", "apple": "apple", "google": "tpu", "aws": "neuron", "intel": "gaudi"}
 """The `port_weeks_*_<stack>` an option of a vendor pays (NVIDIA's CUDA needs no port)."""
 STAGE_ASSUMPTIONS = {"usage_hours_learning": "learning", "usage_hours_prototyping": "prototyping"}
@@ -498,6 +517,8 @@ def assumption_applies(assumption_id: str, result: RecommendResult) -> bool:
         bought = [r for r in shown if r.purchase]
         if not bought:
             return False
+        if assumption_id.startswith("lead_time_weeks_"):
+            return any(r.unit.kind == assumption_id.removeprefix("lead_time_weeks_") for r in bought)
         if assumption_id.startswith("resale_share_"):
             classes = {"apple" if r.accelerator.vendor == "apple" else r.accelerator.market for r in bought}
             return any(f"_{k}_" in assumption_id for k in classes)
