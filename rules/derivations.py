@@ -67,6 +67,7 @@ from gpuadvisor.rules.sizing.kvcache import (
     request_kv_tokens,
 )
 from gpuadvisor.rules.sizing.memory import (
+    Recompute,
     WeightFormat,
     embedding_params,
     fused_attention,
@@ -116,6 +117,12 @@ def arch_of(model: Fact) -> Architecture:
 
 def params_of(model: Fact) -> ParameterCount:
     return _count(str(model["arch_json"]))
+
+
+def _recompute(work: Workload) -> Recompute:
+    """The recomputation a run's memory need is stated at: the user's, or with recomputation allowed the most
+    (the plans then take the least that fits)."""
+    return "full" if work.recompute == "auto" else work.recompute
 
 
 def _gb(x: float) -> float:
@@ -288,7 +295,7 @@ class Derivations:
         wp = w.formats.weights
         mem = training_memory(arch_of(model), params_of(model), method="full", optimizer=w.optimizer,
                               weight_bits=32.0 if wp.bits_per_weight >= 32 else 16.0, seq=w.context,
-                              micro_batch=w.batch, checkpointing=w.gradient_checkpointing,
+                              micro_batch=w.batch, recompute=_recompute(w),
                               factors=self.factors(w, ctx))
         self._conclude_need(ctx, "training", mem, float(params["total"]) * 2 / GB)
 
@@ -298,7 +305,7 @@ class Derivations:
         mem = training_memory(arch_of(model), params_of(model), method=method,  # type: ignore[arg-type]
                               optimizer=w.optimizer,
                               weight_bits=float(weights["bits"]), seq=w.context, micro_batch=w.batch,
-                              checkpointing=w.gradient_checkpointing, lora_rank=w.lora_rank,
+                              recompute=_recompute(w), lora_rank=w.lora_rank,
                               factors=self.factors(w, ctx))
         self._conclude_need(ctx, method, mem, float(weights["gb"]))
 

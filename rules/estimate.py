@@ -39,9 +39,10 @@ from gpuadvisor.rules.estimate_result import (
     Range,
     ServingOut,
     SetupOut,
+    TrainingStepOut,
     Workload,
 )
-from gpuadvisor.rules.planning import Plan, replica_link, spot_wall_hours
+from gpuadvisor.rules.planning import Plan, TrainingSearch, replica_link, spot_wall_hours
 from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import rental_run
 from gpuadvisor.rules.profile import (
@@ -71,6 +72,7 @@ from gpuadvisor.rules.sizing.memory import (
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
 from gpuadvisor.rules.sizing.serving_load import latency_at_concurrency
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
+from gpuadvisor.rules.sizing.training import TrainingStep, default_virtual_stages
 from gpuadvisor.rules.sizing.units import GB
 from gpuadvisor.rules.topology import device_for
 from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
@@ -85,9 +87,12 @@ T = TypeVar("T")
 OptimizerName = Literal["adamw", "sgd", "adam8bit"]
 
 FASTER_WHEN_HIGHER = ("decode_bandwidth_efficiency", "compute_efficiency", "training_mfu", "training_comm_overlap",
-                      "training_network_gbs")
+                      "training_network_gbs", "training_stack_efficiency", "training_xla_stack_efficiency",
+                      "training_rocm_stack_efficiency", "training_synapseai_stack_efficiency",
+                      "training_matmul_share_default")
 SLOWER_WHEN_HIGHER = ("step_overhead_per_layer_us", "allreduce_latency_nvlink_us", "allreduce_latency_pcie_us",
-                      "training_grad_bytes_per_param", "moe_gemm_half_ridge")
+                      "training_grad_bytes_per_param", "moe_gemm_half_ridge", "training_attention_cost",
+                      "training_elementwise_bytes")
 FLAGS = {
     "model.name": "--model", "model.params_b": "--params", "model.config": "--model-config",
     "workload": "--workload", "finetune.method": "--method", "finetune.lora_rank": "--lora-rank",
@@ -97,6 +102,8 @@ FLAGS = {
     "inference.requests_per_minute": "--requests-per-min", "inference.concurrent_requests": "--batch",
     "inference.engine": "--engine", "training.tokens_b": "--tokens", "training.optimizer": "--optimizer",
     "training.zero_stage": "--zero", "training.gradient_checkpointing": "--no-checkpointing",
+    "training.global_batch": "--global-batch", "training.global_batch_tokens": "--global-batch-tokens",
+    "training.context_parallel": "--cp", "training.recompute": "--recompute",
     "deployment.utilization": "--utilization",
 }
 """The flag that sets each answer an estimate gives (an invalid answer is reported by its flag)."""
@@ -125,7 +132,14 @@ class EstimateRequest:
     power_limit_w: int | None = None
     """Run the GPUs capped at this board power (MLPerf MaxQ): only limits with a published result are accepted."""
     pp: int | None = None
+    cp: int | None = None
+    """Context-parallel degree (training): each sequence split over cp GPUs."""
     zero: int | None = None
+    global_batch: int | None = None
+    """Sequences per optimizer step (training); None = the practice default of the model's size."""
+    global_batch_tokens: float | None = None
+    """Tokens per optimizer step (training), instead of `global_batch`."""
+    recompute: Literal["auto", "none", "selective", "full"] | None = None
     tokens: float | None = None
     optimizer: OptimizerName | None = None
     checkpointing: bool | None = None
@@ -138,7 +152,7 @@ class EstimateRequest:
     """Serving engine (knowledge.engine_names.ENGINE_CHOICES: llama.cpp, ollama, vllm, sglang, tensorrt-llm,
     tensorrt-llm-engine, mlx); None or 'auto' = by deployment."""
     mfu: float | None = None
-    """Training MFU override (0-1]; None = the scale-aware model (speed.scaled_mfu)."""
+    """Training MFU override (0-1]; None = the step model (rules/sizing/training.py)."""
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -226,7 +240,8 @@ def _check_workload(req: EstimateRequest) -> Method | None:
                       "input_tokens": "--input-tokens"}
     training_only = {"method": "--method", "optimizer": "--optimizer", "zero": "--zero", "tokens": "--tokens",
                      "checkpointing": "--no-checkpointing", "lora_rank": "--lora-rank",
-                     "grad_precision": "--grad-precision"}
+                     "grad_precision": "--grad-precision", "cp": "--cp", "global_batch": "--global-batch",
+                     "global_batch_tokens": "--global-batch-tokens", "recompute": "--recompute"}
     if req.workload == "inference":
         bad = [flag for name, flag in training_only.items() if getattr(req, name) is not None]
         if bad:
@@ -295,7 +310,9 @@ def _answers(req: EstimateRequest, method: Method | None, weights: Precision | N
         training: dict[str, Any] = {}
         for key, value in (("tokens_b", None if req.tokens is None else req.tokens / 1e9),
                            ("optimizer", req.optimizer), ("zero_stage", req.zero),
-                           ("gradient_checkpointing", req.checkpointing)):
+                           ("gradient_checkpointing", req.checkpointing), ("global_batch", req.global_batch),
+                           ("global_batch_tokens", req.global_batch_tokens), ("context_parallel", req.cp),
+                           ("recompute", req.recompute)):
             if value is not None:
                 training[key] = value
         if training:
@@ -542,16 +559,28 @@ def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: 
             check_expert_parallel(arch, tp, ep)
         except ValueError as exc:
             raise InputError(f"--ep: {exc}") from None
-    shards = max(tp, ep) * pp
+    cp = req.cp or 1
+    if cp > 1 and not training:
+        raise InputError("--cp is for training (context parallelism splits a training sequence); serving splits "
+                         "with --tp/--pp/--ep")
+    shards = max(tp, ep) * pp * cp
     gpus = req.gpus or shards
     if gpus % shards:
-        raise InputError(f"--gpus {gpus} is not a multiple of --tp {tp} × --pp {pp}" if ep == 1 else
+        raise InputError((f"--gpus {gpus} is not a multiple of --tp {tp} × --pp {pp}" + (f" × --cp {cp}" if cp > 1
+                                                                                          else "")) if ep == 1 else
                          f"--gpus {gpus} is not a multiple of --ep {ep} × --pp {pp}")
-    zero = req.zero or 0
     dp = gpus // shards
-    if zero and dp == 1:
+    zero = req.zero
+    if zero is None:
+        full = req.workload == "training" or req.method == "full"
+        zero = 1 if training and full and dp * cp > 1 else 0
+        if zero:
+            ctx.defaults.append("zero = 1 (the distributed optimizer, the training recipes' default)")
+    if zero and dp * cp == 1:
         ctx.warnings.append(f"--zero {zero} has no effect with one data-parallel rank (give --gpus > tp × pp)")
-    return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero, ep=ep)
+        zero = 0
+    vp = default_virtual_stages(arch.num_hidden_layers, pp) if training else 1
+    return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero, ep=ep, cp=cp, vp=vp)
 
 
 def _check_joined(acc: Accelerator, unit: Unit, par: Parallelism, training: bool) -> None:
@@ -771,7 +800,19 @@ def _training(result: EstimateResult, req: EstimateRequest, catalog: Catalog, ac
     if req.mfu is None:
         lo = training_search(catalog, work, arch, params, targets, slow_f).evaluate(acc, unit, par)[0]
         hi = training_search(catalog, work, arch, params, targets, fast_f).evaluate(acc, unit, par)[0]
+    if par.dp * work.batch > search.global_batch:
+        ctx.warnings.append(f"The global batch of {search.global_batch:,} sequences gives the {par.dp:,} data-parallel "
+                            f"ranks less than a micro-batch of {work.batch} each: every step trains on "
+                            f"{par.dp * work.batch:,} sequences. To keep the batch, split the model further "
+                            "(--tp, --cp, --pp) or give a larger --global-batch.")
     result.setup.training_mfu = tt.mfu
+    result.setup.recompute = plan.recompute
+    result.setup.context_parallel = par.cp
+    result.setup.virtual_stages = par.vp
+    result.setup.global_batch = search.global_batch
+    if tt.step is not None:
+        result.setup.gradient_accumulation = tt.step.micro_batches
+        result.training_step = _step_out(tt.step, _what_if(search, acc, unit, par, tt.step))
     result.training_flops = tt.flops
     result.training_gpu_hours = plan.training_gpu_hours
     gpu_hours = plan.training_gpu_hours or 0.0
@@ -781,9 +822,38 @@ def _training(result: EstimateResult, req: EstimateRequest, catalog: Catalog, ac
     result.training_tokens_per_s = plan.tokens_per_s
     if gpu_hours:
         result.error_band["training"] = _band(gpu_hours, lo_h, hi_h,
-                                              ["training_mfu"] if req.mfu is None else ["--mfu"])
+                                              ["training_stack_efficiency", "training_attention_cost",
+                                               "training_comm_overlap"] if req.mfu is None else ["--mfu"])
     ctx.notes.extend(tt.notes)
     return plan
+
+
+def _step_out(step: TrainingStep, what_if: dict[str, float]) -> TrainingStepOut:
+    return TrainingStepOut(seconds=step.seconds, compute=step.compute, exposed_communication=step.exposed,
+                           exposed_tensor_parallel=step.exposed_tp, exposed_context_parallel=step.exposed_cp,
+                           exposed_pipeline=step.exposed_pp, exposed_data_parallel=step.exposed_dp,
+                           bubble=step.bubble, optimizer=step.optimizer, tokens=step.tokens,
+                           scaling_efficiency=step.scaling_efficiency, what_if=what_if)
+
+
+def _what_if(search: TrainingSearch, acc: Accelerator, unit: Unit, par: Parallelism, step: TrainingStep
+             ) -> dict[str, float]:
+    """The same layout's tokens/s with twice the global batch and with twice the network, relative to this step:
+    what a larger batch (more micro-batches to hide the exchange and amortise the bubble) or a faster fabric buys."""
+    out: dict[str, float] = {}
+    bigger = TrainingSearch(search.arch, search.params, search.weights,
+                            replace(search.t, global_batch=2 * search.global_batch), search.factors)
+    tt = bigger.evaluate(acc, unit, par)[1]
+    if tt is not None and tt.step is not None:
+        out["global batch ×2"] = tt.step.tokens_per_s / step.tokens_per_s
+    topo = unit.topology
+    if topo.scale_out is not None and par.gpus > topo.node:
+        net = topo.network_gbs() or search.factors.training_network_gbs
+        faster = replace(unit, topology=replace(topo, scale_out=replace(topo.scale_out, gbs_per_node=2 * net)))
+        tt = search.evaluate(acc, faster, par)[1]
+        if tt is not None and tt.step is not None:
+            out["network ×2"] = tt.step.tokens_per_s / step.tokens_per_s
+    return out
 
 
 # --- the rule packs' verdicts ------------------------------------------------------------------------------------

@@ -26,7 +26,9 @@ from tests.rules.test_consult_golden import CASES as GOLDEN_CASES
 
 STUDENT = Path(__file__).resolve().parents[2] / "examples" / "student-qlora-8b.toml"
 MARKDOWN_LINES = 300
-JSON_BYTES = 200_000
+JSON_BYTES = 210_000
+"""Raised from 200 KB by issue 38: each option now carries its training step (layout, exposed communication,
+bubble: option_notes 1.4 -> 5.2 KB) and four fitted training assumptions (+1.5 KB); the student's report is 207 KB."""
 
 
 @pytest.fixture(scope="module")
@@ -70,11 +72,18 @@ def test_html_folds_the_rule_outs_and_the_chains(student: RecommendResult) -> No
 
 
 def test_json_holds_everything_within_its_budget(student: RecommendResult) -> None:
+    """Since issue 38's training-step chains the student's whole JSON is 207 KB, past its 200 KB: by default each
+    rule-out keeps its chain to the veto and its premises (and says so in why_cut), every other step is kept;
+    `--full` holds everything."""
     out = render(student, "json", today=TODAY)
     assert len(out.encode()) <= JSON_BYTES
     back = parse_report(out, "student.json")
-    assert back.model_copy(update={"report": None}) == student  # nothing lost: every chain step, every rule-out
-    assert sum(len(o.why) for o in back.ruled_out) > 500
+    kept = cut_ruled_out(student, RULED_OUT_DEPTH) if "why_cut" in json.loads(out) else student
+    assert back.model_copy(update={"report": None}) == kept  # every rule-out, every recommendation's whole chain
+    assert len(back.ruled_out) == len(student.ruled_out) > 60
+    full = parse_report(render(student, "json", today=TODAY, full=True), "student.json")
+    assert full.model_copy(update={"report": None}) == student  # nothing lost: every chain step, every rule-out
+    assert sum(len(o.why) for o in full.ruled_out) > 500
 
 
 def test_sections_that_do_not_apply_are_left_out(student: RecommendResult) -> None:

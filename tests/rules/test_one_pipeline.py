@@ -223,7 +223,8 @@ def test_estimate_agrees_with_recommend_over_the_grid(advisor: Advisor) -> None:
 REFUSALS = [  # (method, weights, the reason both paths give)
     ("qlora", "bf16", "QLoRA keeps the frozen base weights in 4-bit (nf4); use method lora for a 16-bit base"),
     ("lora", "nf4", "LoRA on a 4-bit base is QLoRA (use method qlora)"),
-    ("full", "awq", "full training needs a training format (bf16, fp16, fp32 or fp8), not"),
+    ("full", "awq", "full training needs a training format (bf16, fp16, fp32, fp8, or nvfp4 / mxfp4 with their "
+                    "published recipes), not"),
     (None, "tf32", "is not a weight format"),
 ]
 

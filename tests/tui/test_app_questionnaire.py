@@ -210,6 +210,7 @@ async def test_skip_logic_asks_only_what_applies(catalog: Catalog) -> None:
         assert shown_keys(pilot) == ["precision.weights", "precision.context_tokens", "precision.batch_size"]
         await pilot.press("ctrl+n")
         assert shown_keys(pilot) == ["training.tokens_b", "training.deadline_days", "training.deadline_from",
+                                     "training.global_batch",
                                      "training.optimizer", "training.checkpointing"]
         await pilot.press("ctrl+n")
         # a monthly budget applies to training too: a run's cost is spread over the months it takes
