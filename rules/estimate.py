@@ -23,6 +23,7 @@ from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import natural_key
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
 from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, parse_answers
+from gpuadvisor.rules.economics import accelerator_age, economics
 from gpuadvisor.rules.estimate_result import (
     SCHEMA_VERSION,
     AssumptionUsed,
@@ -43,8 +44,8 @@ from gpuadvisor.rules.estimate_result import (
     Workload,
 )
 from gpuadvisor.rules.planning import Plan, TrainingSearch, replica_link, spot_wall_hours
-from gpuadvisor.rules.price_age import as_of_label
-from gpuadvisor.rules.pricing import rental_run
+from gpuadvisor.rules.price_age import as_of_label, today
+from gpuadvisor.rules.pricing import break_even_utilization, ownership_notes, owning, price_owned, rental_run
 from gpuadvisor.rules.profile import (
     catalog_factors,
     compute_need_fact,
@@ -60,7 +61,7 @@ from gpuadvisor.rules.profile import (
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
 from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
 from gpuadvisor.rules.serving import engine_splits, resolve_engine
-from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
+from gpuadvisor.rules.sizing.cost import cloud_cost, serving_capacity, usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import (
@@ -919,7 +920,7 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
                     run = rental_run(c.usd_per_hour, usage.rented_hours_per_run(wall), inst.id).total
             per_m = None
             if tokens_per_s:
-                per_m = c.usd_per_gpu_hour * par.gpus / (tokens_per_s * 3600.0) * 1e6
+                per_m = usd_per_million_tokens(c.usd_per_gpu_hour * par.gpus, tokens_per_s)
             result.costs.append(CostOut(
                 instance=inst.id, provider=inst.provider_name, name=inst.instance, pricing=kind,  # type: ignore[arg-type]
                 gpus_per_instance=inst.accelerator_count, instances=c.instances, usd_per_hour=c.usd_per_hour,
@@ -938,25 +939,31 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
     if bought is None:
         return
     unit, machines, paid, bill = bought
-    owned = system_cost(bill.capex_usd, bill.power_w, utilization=utilization, tokens_per_s=tokens_per_s,
-                        factors=factors)
-    ctx.notes.extend(owned.notes)
+    # held for the hardware's life as a consultation holds a purchase (derivations.price_purchase): site rent for a
+    # server, the resale at the part's age after deployment.lifetime_years
+    desk_side = catalog.systems[unit.id.split(":")[1]].desk_side
+    cards, rest = economics(catalog).resale_shares(accelerator_age(acc, today(), bill.kind),
+                                                   factors.hardware_lifetime_years)
+    ownership = owning(bill, site_kw=0.0 if desk_side else bill.power_w / 1000.0, resale_share=cards,
+                       host_resale_share=rest)
+    owned = price_owned(ownership, utilization=utilization, factors=factors)
+    ctx.notes.extend(ownership_notes(factors))
     if paid > par.gpus:
         ctx.warnings.append(f"{unit.name} holds {paid} GPUs: the purchase prices all {paid}; plan the work on all of "
                             "them (gpuadvisor recommend does)")
     run = None
     if gpu_hours is not None:
-        run = owned.usd_per_busy_hour * gpu_hours / par.gpus
+        run = owned.usd_per_hour * gpu_hours / par.gpus
     card = acc.purchase_price_usd
     result.owned = OwnedOut(
         price_usd_each=card.value if card is not None else None, price_as_of=as_of_label(bill.as_of),
-        system=unit.name, machines=machines, accelerators_paid=paid, capex_usd=owned.capex_usd,
+        system=unit.name, machines=machines, accelerators_paid=paid, capex_usd=bill.capex_usd,
         capex_beyond_accelerators_usd=bill.beyond_usd,
         power_kw=bill.power_w / 1000.0, utilization=utilization,
-        usd_per_busy_hour=owned.usd_per_busy_hour, usd_per_million_tokens=owned.usd_per_million_tokens,
+        usd_per_busy_hour=owned.usd_per_hour, usd_per_million_tokens=owned.usd_per_million_tokens(tokens_per_s),
         usd_per_run=run,
         break_even_utilization=None if cheapest_rent is None else break_even_utilization(
-            bill.capex_usd / paid, bill.power_w / paid, cheapest_rent, factors=factors))
+            ownership, paid, cheapest_rent, factors=factors))
 
 
 def _cheapest_purchase(catalog: Catalog, acc: Accelerator, gpus: int, *, joined: bool

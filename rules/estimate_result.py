@@ -186,8 +186,9 @@ class CostOut(Out):
 
 
 class OwnedOut(Out):
-    """Buying the GPUs in the machine they go in (systems.toml): amortization over the lifetime plus power while busy
-    (space and staff excluded)."""
+    """Buying the GPUs in the machine they go in (systems.toml), priced as a consultation prices a purchase
+    (rules/pricing.price_owned): the price, server-room rent while held and power while busy over the hardware's life,
+    less its resale at the part's age then (staff excluded)."""
 
     price_usd_each: float | None = Field(default=None, description="one accelerator; null when only a whole-system "
                                                                    "price is published")

@@ -395,7 +395,7 @@ def test_cost_tables_read_as_a_person_reads_them(capsys: pytest.CaptureFixture[s
     # 131,072 B/token × (500 prompt + 200 output tokens) × 16 sequences = 1.468 GB
     assert "1.47 GB for 700 tokens a sequence × 16 sequences" in out
     busy = next(line for line in out.splitlines() if "per busy hour" in line)
-    assert busy.split()[3].count(".") == 1 and len(busy.split()[3].split(".")[1]) == 2  # $23.28, not $23.281
+    assert busy.split()[3].count(".") == 1 and len(busy.split()[3].split(".")[1]) == 2  # $25.68, not $25.684
 
 
 def test_latencies_name_the_load_they_are_under(capsys: pytest.CaptureFixture[str]) -> None:
