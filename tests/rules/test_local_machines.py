@@ -188,3 +188,31 @@ def test_a_context_being_typed_derives_the_request_from_its_text() -> None:
     assert contextual_defaults({"precision.context_tokens": "128"}) == {"inference.input_tokens": 91,
                                                                         "inference.output_tokens": 37}
     assert contextual_defaults({"precision.context_tokens": "lots"}) == {}
+
+
+# --- a desk-side purchase as a consultation plans it ----------------------------------------------------------
+
+def test_two_cards_one_model_is_split_over_are_bought_in_one_workstation(advisor: Advisor) -> None:
+    # 70B q4_K_M on 2 x RTX 4090 (llama.cpp, split by layers): both cards hold one model, so they sit in one machine
+    # that takes two. estimate priced '2 x desktop PC' ($1,380 hosts each, no network joins them); a consultation
+    # buys the 4-card workstation with 2 of its 4 slots: 2 x $1,599 (MSRP) + $6,499 (host) = $9,697
+    r = estimate(EstimateRequest(model="llama-3.1-70b", gpu="nvidia-rtx-4090", gpus=2, precision="q4_k_m"), CATALOG)
+    assert r.owned is not None
+    assert (r.owned.system, r.owned.machines, r.owned.accelerators_paid) == ("4-card workstation", 1, 2)
+    assert r.owned.capex_usd == pytest.approx(2 * 1599 + 6499)
+    result = advisor.consult(parse_answers({"workload": "inference", "model": {"name": "llama-3.1-70b"},
+                                            "precision": {"weights": "q4_k_m"},
+                                            "deployment": {"where": "on_prem", "desk_side": True}}), top=60)
+    bought = next(o for o in (*result.recommendations, *result.runners_up)
+                  if o.accelerator.id == "nvidia-rtx-4090" and o.acquisition == "buy" and o.count == 2)
+    assert bought.cost.capex_usd == pytest.approx(r.owned.capex_usd)
+
+
+def test_independent_replicas_may_sit_in_separate_desktops() -> None:
+    # two replicas of an 8B model (one card each) need no link between them: two desktop PCs ($1,380 host each) are
+    # cheaper than the workstation, and a consultation plans replicas on separate machines alike
+    r = estimate(EstimateRequest(model="llama-3.1-8b", gpu="nvidia-rtx-4090", gpus=2, tp=1, precision="q4_k_m"),
+                 CATALOG)
+    assert r.owned is not None
+    assert (r.owned.system, r.owned.machines) == ("desktop PC", 2)
+    assert r.owned.capex_usd == pytest.approx(2 * 1599 + 2 * 1380)
