@@ -29,7 +29,7 @@ PACK_MAX_BYTES = 8 * MIB
 STATE_MAX_BYTES = 1 * MIB  # the TUI's own list of recent consultations
 CACHE_MAX_BYTES = 64 * MIB  # parsed copies of knowledge files (marshal)
 
-_NOT_REGULAR: tuple[tuple[Callable[[int], bool], str], ...] = (
+NOT_REGULAR: tuple[tuple[Callable[[int], bool], str], ...] = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
     (stat.S_ISCHR, "a character device"),
@@ -53,7 +53,7 @@ def _size(n: int) -> str:
 def _check(path: Path | str, st: os.stat_result, what: str, max_bytes: int) -> None:
     """Refuse a non-regular file or one over the cap, from its stat alone."""
     if not stat.S_ISREG(st.st_mode):
-        kind = next((name for test, name in _NOT_REGULAR if test(st.st_mode)), "a special file")
+        kind = next((name for test, name in NOT_REGULAR if test(st.st_mode)), "a special file")
         raise FileReadError(path, f"cannot read {what}: it is {kind}, not a regular file")
     if st.st_size > max_bytes:
         raise FileReadError(path, f"cannot read {what}: it is {st.st_size:,} bytes, over the {_size(max_bytes)} limit")

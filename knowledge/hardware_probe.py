@@ -24,7 +24,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from gpuadvisor.knowledge.errors import KnowledgeError
+from gpuadvisor.knowledge.budget import read_toml
+from gpuadvisor.knowledge.errors import AdvisorError, KnowledgeError
+from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES
 
 TIMEOUT_S = 2.0
 """Longest wait for one tool: a hung driver must not hold up the questionnaire or a consultation."""
@@ -125,9 +127,9 @@ def name_key(name: str) -> str:
 def load_name_table(path: Path = NAMES_FILE) -> NameTable:
     """Read reported_names.toml; a malformed file raises KnowledgeError naming the file and the entry."""
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KnowledgeError(f"{path}: cannot read: {exc}") from None
+        doc = read_toml(path, what="name table", max_bytes=KNOWLEDGE_MAX_BYTES)
+    except AdvisorError as exc:
+        raise KnowledgeError(f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise KnowledgeError(f"{path}: not valid TOML: {exc}") from None
     ratio = doc.get("match", {}).get("memory_ratio")

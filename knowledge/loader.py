@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from gpuadvisor.knowledge import budget
+from gpuadvisor.knowledge.budget import Shape
 from gpuadvisor.knowledge.catalog import Catalog, CatalogFile, RefreshInfo
 from gpuadvisor.knowledge.errors import MAX_PROBLEMS, KnowledgeError
 from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES, FileReadError, list_files, read_text_file
@@ -145,18 +147,27 @@ def _fmt_loc(loc: Sequence[str | int]) -> str:
     return out
 
 
-def _parse(path: Path, overlay: bool, sink: _Sink, meta_keys: frozenset[str] = META_KEYS,
-           cache: bool | None = None, refresh: bool = False) -> _File | None:
+def _read(path: Path, overlay: bool, sink: _Sink) -> str | None:
     try:
-        text = read_text_file(path, what="overlay file" if overlay else "knowledge file", max_bytes=KNOWLEDGE_MAX_BYTES)
+        return read_text_file(path, what="overlay file" if overlay else "knowledge file", max_bytes=KNOWLEDGE_MAX_BYTES)
     except FileReadError as exc:
         sink.add(str(exc))
+        return None
+
+
+def _parse(path: Path, overlay: bool, sink: _Sink, meta_keys: frozenset[str] = META_KEYS,
+           cache: bool | None = None, refresh: bool = False, text: str | None = None,
+           shape: Shape | None = None) -> _File | None:
+    """The file parsed (through the parse cache) into its tables; `text` and its `shape` when the caller has read
+    it and checked its budget already (the overlay set)."""
+    text = _read(path, overlay, sink) if text is None else text
+    if text is None:
         return None
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()  # strict UTF-8 round-trips: the file's own bytes
     sha = digest[:12]
     try:
-        doc = parse_toml(text, digest, use_cache=not overlay if cache is None else cache, source=str(path),
-                         refresh=refresh)
+        doc = parse_toml(text, digest, use_cache=True if cache is None else cache, source=str(path),
+                         refresh=refresh, checked=shape is not None)
     except NestingError as exc:
         sink.add(str(exc))
         return None
@@ -164,7 +175,7 @@ def _parse(path: Path, overlay: bool, sink: _Sink, meta_keys: frozenset[str] = M
         message, line = split_syntax_error(str(exc))
         sink.add(f"{path}:{line}: TOML syntax error: {message}" if line else f"{path}: TOML syntax error: {message}")
         return None
-    if overlay:
+    if overlay and (shape is None or shape.dates):  # the walk costs ~0.15 ms an entry: only where a date may be
         doc = _dates_as_text(doc)
     tables: dict[str, list[dict[str, Any]]] = {}
     bare = _File(path, text, sha, overlay, tables, {k: v for k, v in doc.items() if k in meta_keys})
@@ -182,6 +193,21 @@ def _parse(path: Path, overlay: bool, sink: _Sink, meta_keys: frozenset[str] = M
             continue
         tables[key] = value
     return bare
+
+
+@dataclass
+class _SetBudget:
+    """The overlay files of one load, summed against `budget.OVERLAY_SET` before each is parsed."""
+
+    total: Shape = field(default_factory=Shape)
+
+    def add(self, text: str, source: str) -> Shape:
+        """Check one file's text against a knowledge file's budget and the set's with it (BudgetError if over);
+        returns the file's shape."""
+        shape = budget.check_text(text, source, budget.KNOWLEDGE)
+        self.total = self.total + shape
+        budget.check(self.total, budget.OVERLAY_SET, f"{source} (with the overlay files before it)")
+        return shape
 
 
 def _dates_as_text(value: Any) -> Any:
@@ -374,9 +400,9 @@ class _HintSink(_Sink):
         self.inner.add(f"{message} ({self.hint})")
 
 
-def _load_refreshed(state: _State, path: Path, sink: _Sink) -> None:
+def _load_refreshed(state: _State, path: Path, sink: _Sink, refresh: bool = False) -> None:
     hinted = _HintSink(sink, f"written by `gpuadvisor kb refresh`: run it again, or delete {path}")
-    file = _parse(path, True, hinted, META_KEYS | {REFRESH_KEY}, cache=True)
+    file = _parse(path, True, hinted, META_KEYS | {REFRESH_KEY}, cache=True, refresh=refresh)
     if file is None:
         return
     state.files.append(file)
@@ -496,18 +522,27 @@ Refreshed = Path | None | Literal["default"]
 
 
 def _load(user_dir: UserDir, extra_files: Sequence[Path], sink: _Sink,
-          shipped: Callable[[Path], _State], refreshed: Refreshed = "default") -> Catalog:
+          shipped: Callable[[Path], _State], refreshed: Refreshed = "default", refresh: bool = False) -> Catalog:
     directory = data_dir()
     state = shipped(directory).copy()
     if refreshed == "default":
         refreshed = refreshed_prices_path() if user_dir == "default" else None
     if refreshed is not None and os.path.isfile(refreshed):  # never raises (an unreadable directory is reported below)
-        _load_refreshed(state, refreshed, sink)
+        _load_refreshed(state, refreshed, sink, refresh)
     udir = overlay_dir() if user_dir == "default" else user_dir
     seen: dict[tuple[str, str], _Raw] = {}
     touched: list[_Raw] = []
-    for path in _overlay_paths(udir, extra_files, directory):
-        file = _parse(path, True, sink)
+    overlay_set = _SetBudget()
+    texts: list[tuple[Path, str, Shape]] = []
+    for path in _overlay_paths(udir, extra_files, directory):  # every file read and measured before any is parsed
+        text = _read(path, True, sink)
+        try:
+            if text is not None:
+                texts.append((path, text, overlay_set.add(text, str(path))))
+        except NestingError as exc:
+            sink.add(str(exc))
+    for path, text, shape in texts:
+        file = _parse(path, True, sink, refresh=refresh, text=text, shape=shape)
         if file is not None:
             state.files.append(file)
             touched += _add_overlay(state, file, seen, sink)
@@ -524,8 +559,16 @@ def load_catalog(*, user_dir: UserDir = "default", extra_files: Sequence[Path] =
     refreshed: the prices `kb refresh` wrote; "default" = `paths.refreshed_prices_path()` when user_dir is
     "default" (none otherwise), None = none, or a file.
     """
-    sink = _Sink(collect=False)
-    return _load(user_dir, extra_files, sink, lambda d: _cached_shipped(d, _shipped_key(d)), refreshed)
+    def shipped(d: Path) -> _State:
+        return _cached_shipped(d, _shipped_key(d))
+
+    try:
+        return _load(user_dir, extra_files, _Sink(collect=False), shipped, refreshed)
+    except KnowledgeError:
+        # overlays are parsed through the content-addressed cache too (tomllib costs ~0.6 ms an entry): a cached
+        # copy wrong in a way its checks missed must not be blamed on the file, so parse the texts themselves
+        # before reporting (a really broken file raises the same error again)
+        return _load(user_dir, extra_files, _Sink(collect=False), shipped, refreshed, refresh=True)
 
 
 @dataclass(frozen=True)
@@ -540,5 +583,5 @@ def validate_knowledge(*, user_dir: UserDir = "default", extra_files: Sequence[P
                        refreshed: Refreshed = "default") -> ValidationReport:
     """Like `load_catalog`, but collects every error instead of stopping at the first (for `gpuadvisor kb validate`)."""
     sink = _Sink(collect=True)
-    catalog = _load(user_dir, extra_files, sink, lambda d: _build_shipped(d, sink), refreshed)
+    catalog = _load(user_dir, extra_files, sink, lambda d: _build_shipped(d, sink), refreshed, refresh=True)
     return ValidationReport(sink.messages, None if sink.messages else catalog)

@@ -6,19 +6,23 @@ recursing) breaks every recursive walk after it (validation, merging, caching). 
 shipped file (a rule pack) is 8 levels — so anything over `MAX_DEPTH` is refused with the file and line named.
 
 The pre-scan skips strings and comments, so brackets inside a name do not count; it visits only strings and
-brackets, so even a file at the size cap is scanned in about a second.
+brackets, so even a file at the size cap is scanned in about a second. TOML is read through `budget.loads_toml`,
+which runs this pre-scan with the rest of the parse budget.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
-import tomllib
 from typing import Any, Literal
 
 from gpuadvisor.knowledge.errors import InputError
 
 MAX_DEPTH = 32
+MAX_DIGITS = 100
+"""Longest number (in digits) any reader converts: 10^100 is far over every field's bound (the largest is 10^15), and
+Python refuses to convert an integer of more than 4,300 digits with a ValueError no user should see."""
 
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _TOML_TOKENS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]')
@@ -80,32 +84,37 @@ def check_doc(doc: Any, source: str, limit: int = MAX_DEPTH) -> None:
             stack.extend((v, depth + 1) for v in value)
 
 
-def _too_deep(source: str) -> NestingError:
+def too_deep(source: str) -> NestingError:
     return NestingError(source, None, f"nested too deeply to parse (more than {MAX_DEPTH} levels)")
 
 
 def loads_json(text: str, source: str, *, finite: bool = False) -> Any:
-    """json.loads with the depth limited before and after; JSONDecodeError propagates for the caller to word.
-    `finite`: refuse Python's NaN/Infinity extensions (gpuadvisor never writes them; standard JSON has none)."""
+    """json.loads with the depth limited before and after and every number's digits counted before it is converted;
+    JSONDecodeError propagates for the caller to word. `finite`: refuse Python's NaN/Infinity extensions and numbers
+    too large for a float (`1e400`, which json would read as infinity); gpuadvisor never writes them."""
     check_text(text, source, "json")
+
+    def number(digits: str, kind: type[int] | type[float]) -> int | float:
+        count = sum(map(str.isdigit, digits)) if len(digits) > MAX_DIGITS else 0  # Python's own limit never speaks
+        if count > MAX_DIGITS:
+            raise _refused(text, digits, source, f"a number of {count:,} digits; no field takes more than "
+                                                 f"{MAX_DIGITS}")
+        value = kind(digits)
+        if finite and not math.isfinite(value):
+            raise _refused(text, digits, source, f"{digits} is too large for a number (numbers must be finite)")
+        return value
+
     try:
-        if finite:
-            return json.loads(text, parse_constant=lambda name: _not_finite(name, source))
-        return json.loads(text)  # its depth is the brackets' depth, checked above
-    except RecursionError:
-        raise _too_deep(source) from None
+        return json.loads(text, parse_int=lambda d: number(d, int), parse_float=lambda d: number(d, float),
+                          parse_constant=(lambda name: _not_finite(name, source)) if finite else None)
+    except RecursionError:  # its depth is the brackets' depth, checked above
+        raise too_deep(source) from None
+
+
+def _refused(text: str, digits: str, source: str, reason: str) -> NestingError:
+    at = text.find(digits)
+    return NestingError(source, text.count("\n", 0, at) + 1 if at >= 0 else None, reason)
 
 
 def _not_finite(name: str, source: str) -> Any:
     raise InputError(f"{source}: {name} is not a number JSON allows (numbers must be finite)")
-
-
-def loads_toml(text: str, source: str) -> dict[str, Any]:
-    """tomllib.loads with the depth limited before and after; TOMLDecodeError propagates for the caller to word."""
-    check_text(text, source, "toml")
-    try:
-        doc = tomllib.loads(text)
-    except RecursionError:
-        raise _too_deep(source) from None
-    check_doc(doc, source)
-    return doc

@@ -32,8 +32,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from gpuadvisor.knowledge.budget import read_toml
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.errors import KnowledgeError
+from gpuadvisor.knowledge.errors import AdvisorError, KnowledgeError
+from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES
 from gpuadvisor.knowledge.hardware_probe import NameTable, identify, load_name_table, part_memory_of
 from gpuadvisor.knowledge.price_catalog import CatalogRow, ProviderCatalog
 from gpuadvisor.knowledge.schema import Instance
@@ -74,8 +76,8 @@ class CatalogSettings:
 def catalog_settings(path: Path = PROVIDERS_FILE) -> CatalogSettings:
     """Read price_catalogs.toml; a malformed file raises KnowledgeError naming the file and the entry."""
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        doc = read_toml(path, what="provider table", max_bytes=KNOWLEDGE_MAX_BYTES)
+    except (AdvisorError, tomllib.TOMLDecodeError) as exc:
         raise KnowledgeError(f"{path}: cannot read: {exc}") from None
     url = doc.get("catalog", {}).get("url")
     if not isinstance(url, str) or not url:
@@ -482,8 +484,8 @@ def previous_prices(path: Path) -> dict[PriceKey, float]:
     """The prices the last refresh wrote ({} when there is none or it cannot be read: the summary then calls every
     price new, which is honest)."""
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        doc = read_toml(path, what="refreshed prices", max_bytes=KNOWLEDGE_MAX_BYTES)
+    except (AdvisorError, tomllib.TOMLDecodeError):
         return {}
     out: dict[PriceKey, float] = {}
     for inst in doc.get("instance", []):

@@ -12,9 +12,7 @@ leaves half a file.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,8 +20,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.knowledge.errors import KnowledgeError
+from gpuadvisor.knowledge.budget import read_toml
+from gpuadvisor.knowledge.errors import AdvisorError, KnowledgeError
+from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES
 from gpuadvisor.knowledge.schema import Accelerator, Price, Quote, Source, System, SystemPrice
+from gpuadvisor.knowledge.statefile import write_atomic
 
 QUOTES_FILE = "quotes.toml"
 TODAY_ENV = "GPUADVISOR_TODAY"
@@ -123,11 +124,13 @@ def _host_share(system: System, whole_usd: float) -> Price | None:
 
 def read_quotes(path: Path) -> list[dict[str, Any]]:
     """The [[quote]] tables of a quotes file as written (an absent file has none)."""
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        doc = read_toml(path, what="quotes file", max_bytes=KNOWLEDGE_MAX_BYTES)
+    except AdvisorError as exc:
+        raise KnowledgeError(str(exc)) from None
+    except tomllib.TOMLDecodeError as exc:
         raise KnowledgeError(f"{path}: cannot read: {exc}") from None
     rows = doc.get("quote", [])
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
@@ -136,7 +139,7 @@ def read_quotes(path: Path) -> list[dict[str, Any]]:
 
 
 def write_quotes(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write the quotes file atomically: a temporary file in the same directory, fsynced, renamed over the old."""
+    """Write the quotes file atomically (`statefile.write_atomic`); a caller changing it holds `statefile.locked`."""
     import tomli_w
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,14 +147,4 @@ def write_quotes(path: Path, rows: list[dict[str, Any]]) -> None:
             "# too). A valid quote replaces the knowledge base's price of its part or system; an expired one is\n"
             "# ignored, and the consultation says so.\n\n")
     text = head + tomli_w.dumps({"quote": rows}) if rows else head
-    fd, tmp = tempfile.mkstemp(prefix=".quotes-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text)

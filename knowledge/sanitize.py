@@ -6,8 +6,14 @@ attributes and titles, SVG titles — passes data through `safe_text`, and long 
 they are echoed in a message.
 
 The rule is `str.isprintable()`: control characters (C0, DEL, C1 such as CSI 0x9b), format characters (bidi
-overrides, zero-width joiners), line and paragraph separators and unassigned code points become a space. Newlines
-and tabs survive only where asked (multi-line text output).
+overrides U+202A-U+202E and isolates U+2066-U+2069, U+200E/F, U+061C, zero-width joiners), line and paragraph
+separators and unassigned code points become a space. Newlines and tabs survive only where asked (multi-line text
+output).
+
+The output edges that call it (issue 41: one function at every edge): standard output and error (`tui.streams`, so
+every command's text, Markdown, JSON and `report --from`), every saved file (`tui.report.atomic.save_report`:
+reports and answers, from the CLI and the TUI), every download of the served app (`tui.served.deliver`), the TUI's
+screens (`clean_strings` on each result; `safe_text` on messages) and the served app's log lines.
 """
 
 from __future__ import annotations

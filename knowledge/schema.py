@@ -23,6 +23,7 @@ from gpuadvisor.knowledge.bounds import (
     MAX_PARAMETERS,
     MAX_POSITIONS,
     MAX_VOCAB,
+    bound,
 )
 from gpuadvisor.knowledge.engine_names import EngineName
 
@@ -30,9 +31,19 @@ _DATE_PREFIX = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 
 
 class Strict(BaseModel):
-    """Base of every knowledge-base model: unknown fields are errors, instances are immutable."""
+    """Base of every knowledge-base model: unknown fields are errors, instances are immutable, and values are taken as
+    written (`strict`: `memory_gb = true` or `"80"` is not a number, `8.0` is not a count). Every number is finite and
+    within `bounds.MAX_MEASURE` unless its field has a tighter bound of its own (see `knowledge.bounds`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True, strict=True)
+
+    @model_validator(mode="after")
+    def _magnitudes(self) -> Strict:
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > MAX_MEASURE:
+                raise ValueError(f"{name}: {value:g} is implausible: no figure is over {MAX_MEASURE:g}")
+        return self
 
 
 class Source(Strict):
@@ -97,15 +108,15 @@ class Price(Strict):
     date nobody observed. An `estimate` carries the `low`/`high` range its sources span.
     """
 
-    value: float = Field(gt=0)
+    value: float = Field(**bound("purchase_usd").field())
     kind: PriceKind
     as_of: AsOf = None
     sources: list[str] = Field(min_length=1)
     approximate: bool = True
     derived: bool = False
     """Arithmetic on sourced figures (the formula is in `notes`)."""
-    low: float | None = Field(default=None, gt=0)
-    high: float | None = Field(default=None, gt=0)
+    low: float | None = Field(default=None, **bound("purchase_usd").field())
+    high: float | None = Field(default=None, **bound("purchase_usd").field())
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -175,7 +186,7 @@ class PowerLimit(Strict):
     """A board power limit with a published result: what the part sustains there (MLPerf MaxQ systems run the same
     GPUs capped with `nvidia-smi -pl`)."""
 
-    limit_w: int = Field(ge=50, le=3000)
+    limit_w: int = Field(**bound("power_limit_w").field())
     sustained_compute_ratio: Measure
     """Share of the datasheet tensor rate sustained at the limit, derived like `sustained_compute_ratio` from the
     capped system's rows against the same system at full power (tests/benchmarks/derive_sustained.py)."""
@@ -194,7 +205,7 @@ class Quote(Strict):
     """The part quoted (an accelerators.toml id): `usd` is per accelerator."""
     system: str | None = None
     """The machine quoted (a systems.toml id): `usd` is per machine."""
-    usd: float = Field(gt=0, le=1e9)
+    usd: float = Field(**bound("purchase_usd").field())
     includes_accelerators: bool = False
     """A system quote for the whole machine with its accelerators (only for a system built around a fixed part)."""
     quoted_on: str
@@ -430,8 +441,8 @@ class InstancePrice(Strict):
     """One list price of a cloud instance, with the date its source gives (None = the source is undated)."""
 
     type: PriceType
-    usd_per_hour: float = Field(gt=0, le=100_000)  # the dearest rack rents for a few hundred dollars an hour
-    usd_per_accelerator_hour: float | None = Field(default=None, gt=0, le=100_000)
+    usd_per_hour: float = Field(**bound("hourly_usd").field())
+    usd_per_accelerator_hour: float | None = Field(default=None, **bound("hourly_usd").field())
     as_of: AsOf = None
     """'YYYY-MM-DD' or 'YYYY-MM' (free text may follow); None when the source gives no date — never a guessed date."""
     sources: list[str] = Field(min_length=1)
@@ -1026,6 +1037,11 @@ class EngineProfile(Strict):
     rows: int = Field(default=0, ge=0)
     """Published measurements the values were fitted to (0 = carried over from a related family)."""
     sources: list[str] = Field(min_length=1)
+    release: str = Field(min_length=1)
+    """The engine releases the fitted rows measured (what the profile describes: engines change fast, and a figure
+    says which software it assumed)."""
+    released: str = Field(pattern=r"^\d{4}-\d{2}$")
+    """The newest of those releases' dates, YYYY-MM."""
     notes: str | None = None
 
 

@@ -14,11 +14,13 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gpuadvisor.knowledge.bounds import bound
+from gpuadvisor.knowledge.budget import loads_toml
 from gpuadvisor.knowledge.engine_names import EngineChoice, normal_engine_key
 from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError
 from gpuadvisor.knowledge.files import ANSWERS_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.locate import find_line, split_syntax_error
-from gpuadvisor.knowledge.nesting import loads_json, loads_toml
+from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.sanitize import shorten
 
 Workload = Literal["training", "finetune", "inference"]
@@ -110,13 +112,13 @@ class FinetuneAnswer(Section):
         "fine-tuning method: full | lora | qlora", flag="method", question="Fine-tuning method",
         hint="QLoRA keeps 4-bit base weights: a 7B model fits one 24 GB card (000/002, S5).",
         choices={"full": "Full fine-tuning", "lora": "LoRA adapters", "qlora": "QLoRA (4-bit base)"}))
-    lora_rank: int = Field(default=16, ge=1, le=4096, **ask(
+    lora_rank: int = Field(default=16, **bound("lora_rank").field(), **ask(
         "adapter rank (LoRA, QLoRA)", flag="lora_rank", question="Adapter rank",
         hint="The rank sets the adapter's trainable parameters, a small share of memory (002, S5)."))
 
 
 class TrainingAnswer(Section):
-    tokens_b: float | None = Field(default=None, ge=1e-6, le=1_000_000, **ask(
+    tokens_b: float | None = Field(default=None, **bound("training_tokens").scaled(1e-9).field(), **ask(
         "training tokens, billions, e.g. 2T or 500B (default: 20 per parameter for training, 0.1B for "
         "fine-tuning)", flag="tokens", question="Training tokens",
         hint="Training compute ≈ 6 × parameters × tokens, 4 × for LoRA/QLoRA (000, S8).", unit="billion",
@@ -141,7 +143,7 @@ class TrainingAnswer(Section):
 
 
 class InferenceAnswer(Section):
-    requests_per_minute: float | None = Field(default=None, ge=0.001, le=10_000_000, **ask(
+    requests_per_minute: float | None = Field(default=None, **bound("requests_per_minute").field(), **ask(
         "average request rate, requests per minute; unset = no throughput target (each option's capacity is "
         "reported)", flag="rpm", question="Requests per minute",
         hint="Requests/min × tokens per request → tokens/s needed, plus burst headroom (002 Q4, S10).",
@@ -162,13 +164,13 @@ class InferenceAnswer(Section):
     peak_to_average: float | None = Field(default=None, ge=1, le=100, **ask(
         "busiest-hour request rate ÷ the day's average (with daily_active_users; unset = assumptions.toml "
         "dau_peak_to_average)", flag="peak_to_average"))
-    input_tokens: int = Field(default=500, ge=1, le=10_000_000, **ask(
+    input_tokens: int = Field(default=500, **bound("request_tokens").field(), **ask(
         "prompt tokens per request", flag="input_tokens", question="Input tokens per request",
         hint="Long prompts raise prefill compute and the time to first token (002, S7).", unit="tokens"))
-    output_tokens: int = Field(default=200, ge=1, le=10_000_000, **ask(
+    output_tokens: int = Field(default=200, **bound("request_tokens").field(), **ask(
         "generated tokens per request", flag="output_tokens", question="Output tokens per request",
         hint="Output is generated token by token: it sets the bandwidth bill (002, S6).", unit="tokens"))
-    concurrent_requests: int | None = Field(default=None, ge=1, le=1_000_000, **ask(
+    concurrent_requests: int | None = Field(default=None, **bound("batch").field(), **ask(
         "requests in flight at peak (default: the batch size)", flag="concurrency",
         question="Peak concurrent requests",
         hint="Peak concurrency × context sets the KV cache, not the average (002, W5).",
@@ -223,12 +225,12 @@ class PrecisionAnswer(Section):
         "KV-cache format: fp16, bf16, fp8, int8", flag="kv_precision", question="KV cache precision",
         hint="KV cache = 2 × layers × KV heads × head dim × bytes × context × batch (002, S3).",
         choices={"fp16": "FP16", "bf16": "BF16", "fp8": "FP8", "int8": "INT8"}, widget="select"))
-    context_tokens: int = Field(default=4096, ge=1, le=10_000_000, **ask(
+    context_tokens: int = Field(default=4096, **bound("context_tokens").field(), **ask(
         "context length in tokens", flag="context", question="Context length",
         hint={"inference": "KV cache grows with context × concurrency: plan for the maximum (002, W5).",
               "training": "Activations grow with sequence length × batch (002, S4).",
               "finetune": "Activations grow with sequence length × batch (002, S4)."}, unit="tokens"))
-    batch_size: int = Field(default=1, ge=1, le=1_000_000, **ask(
+    batch_size: int = Field(default=1, **bound("batch").field(), **ask(
         "batch size (sequences per step)", flag="batch", question="Batch size",
         hint={"inference": "Batch-1 decode is bandwidth-bound; past ~32 sequences TFLOPS matter (002, S6/H4).",
               "training": "Activations scale with the micro-batch; checkpointing trades compute (002, S4).",
@@ -236,21 +238,21 @@ class PrecisionAnswer(Section):
         unit="sequences"))
 
 
-MAX_BUDGET_USD = 1e12
+MAX_BUDGET_USD = bound("budget_usd").high
 """A budget above a trillion dollars is a typo (or 1e308), not a constraint: refused rather than printed."""
 
 
 class BudgetAnswer(Section):
-    capex_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
+    capex_usd: float | None = Field(default=None, **bound("budget_usd").field(), **ask(
         "hardware (purchase) budget, USD", flag="capex", question="Purchase budget",
         hint="In the knowledge base one RTX 4090 costs {buy:nvidia-rtx-4090}, an L40S {buy:nvidia-l40s}, the "
              "eight GPUs of an H100 server {buy:nvidia-h100-sxm5*8} before the server itself (000, H14).",
         unit="USD", example="e.g. 50000 (empty: no limit)"))
-    hourly_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
+    hourly_usd: float | None = Field(default=None, **bound("budget_usd").field(), **ask(
         "cloud budget per hour, USD", flag="hourly", question="Cloud budget per hour",
         hint="Specialist clouds undercut the big three; spot saves 60–90% (000, H16/H17).", unit="USD/h",
         example="e.g. 40 (empty: no limit)"))
-    monthly_usd: float | None = Field(default=None, gt=0, le=MAX_BUDGET_USD, **ask(
+    monthly_usd: float | None = Field(default=None, **bound("budget_usd").field(), **ask(
         "budget per month, USD", flag="monthly", question="Monthly budget",
         hint="Sustained serving over months: rent vs buy turns on utilization (002 Q6, H15).", unit="USD/month",
         example="e.g. 50 (empty: no limit)"))
@@ -268,7 +270,7 @@ class DeploymentAnswer(Section):
         choices={"aws": "AWS", "gcp": "Google Cloud", "azure": "Azure", "oracle": "Oracle Cloud",
                  "lambda": "Lambda", "runpod": "RunPod", "nebius": "Nebius", "coreweave": "CoreWeave",
                  "crusoe": "Crusoe", "tensorwave": "TensorWave", "vultr": "Vultr", "vast": "Vast.ai (marketplace)"}))
-    utilization: float | None = Field(default=None, ge=0.01, le=1, **ask(
+    utilization: float | None = Field(default=None, **bound("utilization").field(), **ask(
         "expected busy fraction (0.01-1), for rent vs buy; unset = from hours_per_month, or by stage",
         flag="utilization", question="Expected utilization",
         hint="The busy fraction decides rent vs buy (002 Q6, H15).",
@@ -343,7 +345,7 @@ class ConstraintsAnswer(Section):
         hint="PyTorch runs first on NVIDIA; AMD, TPU, Trainium and Gaudi options cost porting time (000/004, H10).",
         choices={"nvidia": "NVIDIA", "amd": "AMD", "google": "Google (TPU)", "aws": "AWS (Trainium, Inferentia)",
                  "intel": "Intel (Gaudi)", "apple": "Apple silicon", "other": "Other (CPUs)"}))
-    max_gpus: int | None = Field(default=None, ge=1, le=1_000_000, **ask(
+    max_gpus: int | None = Field(default=None, **bound("gpus").field(), **ask(
         "most accelerators you would deploy; unset = as many as the job needs", flag="max_gpus",
         question="At most this many GPUs",
         hint="Multi-node jobs need InfiniBand-class networking between nodes (000, H21).", unit="GPUs",
@@ -375,7 +377,7 @@ class CurrentAnswer(Section):
         "how many of the GPU you already have", flag="current_gpu_count", question="How many of them",
         hint="A model that fits across the cards you have needs no new hardware at all.", unit="GPUs",
         example="e.g. 2 (empty: 1)"))
-    gpu_memory_gb: float | None = Field(default=None, gt=0, le=100_000, **ask(
+    gpu_memory_gb: float | None = Field(default=None, **bound("memory_gb").field(), **ask(
         "memory per GPU you have, GB (for a part the knowledge base does not know, or one sold in several memory "
         "sizes)", flag="current_gpu_memory"))
     gpu_name: str | None = Field(default=None, **ask("the name the machine reports (set by detection)", flag=None))

@@ -30,6 +30,7 @@ from gpuadvisor.rules.estimate_result import (
     ErrorBand,
     EstimateResult,
     FitOption,
+    LatencyOut,
     MemoryOut,
     Method,
     ModelOut,
@@ -69,6 +70,7 @@ from gpuadvisor.rules.sizing.memory import (
     lora_parameters,
 )
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
+from gpuadvisor.rules.sizing.serving_load import latency_at_concurrency
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
 from gpuadvisor.rules.sizing.units import GB
 from gpuadvisor.rules.topology import device_for
@@ -627,6 +629,9 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
     eff, eff_slow, eff_fast = efficiency_bounds(catalog, acc, engine)
     result.setup.engine = engine
     result.setup.engine_profile = eff.profile if eff else None
+    profile = catalog.engine_profiles.get(eff.profile) if eff and eff.profile else None
+    result.setup.engine_release = profile.release if profile else None
+    result.setup.engine_released = profile.released if profile else None
     if req.engine is None or req.engine == "auto":
         ctx.defaults.append(f"engine = {engine} (by deployment: {acc.name})")
     plan = search.evaluate(acc, unit, par.tp, par.pp, par.ep, batch=batch, replicas=par.dp)
@@ -680,6 +685,8 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
         idle = single.prefill(device, attn, ep=experts)
         ctx.notes.extend(idle.notes)
         result.ttft_idle_s = idle.seconds
+        result.latency = _benchmark_latency(speed, single.flops, batch, min(prompt, targets.context), out_tokens,
+                                            factors, throttle, eff.release if eff else None)
         result.prefill_tokens_per_s = whole.prefill(device, attn, with_notes=False, ep=experts).tokens_per_s
         ctx.notes.append(Note("method.serving_throughput", "Throughput with prompts: continuous batching with "
                               "chunked prefill; each iteration advances every sequence one token, and prompts arrive "
@@ -714,6 +721,18 @@ def _inference(result: EstimateResult, req: EstimateRequest, catalog: Catalog, a
                                     tokens_per_s_per_replica=plan.tokens_per_s / par.dp, replicas=sized.replicas,
                                     gpus=sized.replicas * par.model_shards)
     return plan
+
+
+def _benchmark_latency(speed: Any, prompt_flops: float, batch: int, prompt: int, out_tokens: int, factors: Factors,
+                       throttle: float, release: str | None) -> LatencyOut:
+    """The layout's median and p99 latencies at its batch as a serving benchmark measures them: `batch` clients in a
+    closed loop started as one burst (serving_load.ARRIVAL_BURST), each replica as many."""
+    load = latency_at_concurrency(speed, prompt_flops, concurrency=batch, slots=batch, input_tokens=max(1, prompt),
+                                  output_tokens=out_tokens, chunk_tokens=factors.prefill_chunk_tokens,
+                                  clients_in_step=True)
+    return LatencyOut(arrival=load.arrival, clients=batch, ttft_p50_s=load.ttft_p50_s / throttle,
+                      ttft_p99_s=load.ttft_p99_s / throttle, tpot_p50_s=load.tpot_p50_s / throttle,
+                      tpot_p99_s=load.tpot_p99_s / throttle, engine_release=release)
 
 
 def _evaluate_at(catalog: Catalog, work: Profile, arch: Architecture, params: ParameterCount,

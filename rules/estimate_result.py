@@ -82,6 +82,9 @@ class SetupOut(Out):
                                "(engines.toml profile id in engine_profile)")
     engine_profile: str | None = Field(default=None, description="engines.toml profile used (engine@family); "
                                        "null = engine-blind assumptions")
+    engine_release: str | None = Field(default=None, description="the engine release(s) the profile was measured "
+                                       "on: what every serving figure of this estimate assumes")
+    engine_released: str | None = Field(default=None, description="the newest of those releases' dates, YYYY-MM")
     training_mfu: float | None = Field(default=None, description="model FLOPs utilisation used for training time")
 
 
@@ -177,6 +180,23 @@ class OwnedOut(Out):
         default=None, description="utilization above which buying beats the cheapest on-demand rental (H15)")
 
 
+class LatencyOut(Out):
+    """Latency at the estimate's load as a benchmark measures it: median and p99 over a run, with the arrival
+    pattern the figures assume (rules/sizing/serving_load.py)."""
+
+    arrival: str = Field(description="the arrival pattern: 'closed loop, burst start' (a benchmark's N clients, "
+                         "every one sending at once, then its next request as its last one ends: vLLM bench serve, "
+                         "SGLang bench_serving with --max-concurrency N)")
+    clients: int = Field(description="requests in flight per replica (the batch)")
+    ttft_p50_s: float = Field(description="median time to first token")
+    ttft_p99_s: float = Field(description="p99 time to first token: the slowest prompts of the run's first burst")
+    tpot_p50_s: float = Field(description="median time per output token")
+    tpot_p99_s: float = Field(description="p99 time per output token: the burst's first requests, whose decodes "
+                              "carry the rest of the burst's prompts")
+    engine_release: str | None = Field(default=None, description="the engine release the figures assume (the "
+                                       "profile's)")
+
+
 class ServingOut(Out):
     """S10: replicas of this configuration needed for the traffic."""
 
@@ -258,6 +278,9 @@ class EstimateResult(Out):
     ttft_idle_s: float | None = Field(default=None, description="time to first token of one prompt of "
                                       "input_tokens on an idle replica")
     ttft_s_range: Range | None = None
+    latency: LatencyOut | None = Field(default=None, description=(
+        "median and p99 time to first token and per output token at the batch, under a benchmark's closed loop with "
+        "a burst start"))
     training_flops: float | None = None
     training_gpu_hours: float | None = None
     training_gpu_hours_range: Range | None = None

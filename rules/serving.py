@@ -136,7 +136,8 @@ def efficiency_of(profile: EngineProfile, which: Which = "value") -> EngineEffic
                             cost(profile.overhead_per_layer_us), None if comp is None else rate(comp), profile.id,
                             cost(profile.overhead_per_sequence_us), gemm_ramp_us=cost(profile.gemm_ramp_us),
                             overhead_per_moe_layer_us=cost(profile.overhead_per_moe_layer_us),
-                            overhead_per_sequence_layer_us=cost(profile.overhead_per_sequence_layer_us))
+                            overhead_per_sequence_layer_us=cost(profile.overhead_per_sequence_layer_us),
+                            release=profile.release)
 
 
 def _at(band: Band, which: Which, *, cost: bool) -> float:

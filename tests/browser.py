@@ -73,13 +73,17 @@ class Page:
 
 
 @contextlib.asynccontextmanager
-async def open_page(executable: str, profile: Path, width: int = 1280, height: int = 900) -> AsyncIterator[Page]:
-    """A headless Chromium with one blank tab, closed afterwards."""
+async def open_page(executable: str, profile: Path, width: int = 1280, height: int = 900,
+                    also_reach: tuple[str, ...] = ()) -> AsyncIterator[Page]:
+    """A headless Chromium with one blank tab, closed afterwards. `also_reach`: addresses of this machine beyond
+    127.0.0.1 it may open (the resolver rules map IP literals too)."""
     import aiohttp
 
+    offline = tuple(f"{arg}, {', '.join(f'EXCLUDE {a}' for a in also_reach)}" if arg.startswith("--host-resolver")
+                    and also_reach else arg for arg in OFFLINE)
     proc = subprocess.Popen([executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                              "--disable-extensions", "--remote-debugging-port=0", f"--user-data-dir={profile}",
-                             f"--window-size={width},{height}", *OFFLINE, "about:blank"],
+                             f"--window-size={width},{height}", *offline, "about:blank"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         port_file = profile / "DevToolsActivePort"

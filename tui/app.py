@@ -199,6 +199,7 @@ class GpuAdvisorApp(App[None]):
             self.terminated_by = signum
             try:
                 loop.call_soon_threadsafe(self.exit)
+                _watchdog(signum)
                 return
             except RuntimeError:  # the loop is closing
                 pass
@@ -720,3 +721,43 @@ class GpuAdvisorApp(App[None]):
 
     def action_toggle_theme(self) -> None:
         self.theme = DARK_THEME if self.theme == LIGHT_THEME else LIGHT_THEME
+
+
+SHUTDOWN_GRACE_S = 5.0
+"""How long an app asked to end by SIGTERM or SIGHUP may take to shut down before it is ended regardless."""
+
+
+def _watchdog(signum: int) -> None:
+    """End the process if the orderly exit has not ended it within SHUTDOWN_GRACE_S: a hung-up terminal (a closed
+    tmux session) can leave the exit waiting on a terminal that is gone, or the exit can be asked for while the app
+    is still starting, and the app then lived on after its terminal (5 of 5 starts killed as the title appeared).
+    A thread cannot re-raise the signal with its default action (only the main thread sets handlers), so it puts
+    the terminal's modes back if it still can and exits with the status a shell gives a signal's death (128 + n)."""
+    import os
+    import threading
+
+    def end() -> None:
+        try:
+            import termios
+
+            for fd in (0, 1):
+                if os.isatty(fd):
+                    attrs = termios.tcgetattr(fd)
+                    attrs[3] |= termios.ECHO | termios.ICANON
+                    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+        except (ImportError, OSError, termios_error()):
+            pass
+        os._exit(128 + signum)
+
+    timer = threading.Timer(SHUTDOWN_GRACE_S, end)
+    timer.daemon = True
+    timer.start()
+
+
+def termios_error() -> type[BaseException]:
+    try:
+        import termios
+
+        return termios.error
+    except ImportError:  # pragma: no cover - Windows
+        return OSError

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from gpuadvisor.knowledge.errors import AdvisorError
 from gpuadvisor.knowledge.files import STATE_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.paths import user_data_dir
+from gpuadvisor.knowledge.statefile import write_atomic
 
 FORMAT = "gpuadvisor-draft"
 VERSION = 1
@@ -58,16 +58,10 @@ def _clean(raw: Any) -> dict[str, Any]:
 def save_draft(raw: dict[str, object]) -> bool:
     """Replace the draft with these entries; False (and nothing left behind) when it cannot be written."""
     entries = _clean(raw)
-    path = draft_path()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        text = json.dumps({"format": FORMAT, "version": VERSION, "raw": entries}, ensure_ascii=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(draft_path(), json.dumps({"format": FORMAT, "version": VERSION, "raw": entries},
+                                              ensure_ascii=False))
     except (OSError, ValueError):
-        with suppress(OSError):
-            tmp.unlink()
         return False
     return True
 

@@ -32,6 +32,8 @@ def launch(answers_path: str | None, theme: str | None, *, served: bool = False,
     if theme is not None and theme not in app.available_themes:
         names = ", ".join(sorted(app.available_themes))
         raise InputError(f"--theme: unknown theme {theme!r}; choose one of {names}")
+    if not served:
+        _need_a_terminal()  # after the answers and the theme are checked: each mistake is named first
     previous = _on_termination(app.request_termination)
     try:
         app.run()
@@ -43,6 +45,26 @@ def launch(answers_path: str | None, theme: str | None, *, served: bool = False,
 
 
 _SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+def _need_a_terminal() -> None:
+    """Refuse to start without a terminal on standard input and output (`gpuadvisor </dev/null >out` used to run for
+    ever writing escape sequences into `out`; `gpuadvisor <&-` ended in a traceback): one line, exit 2."""
+    import sys
+
+    from gpuadvisor.knowledge.errors import InputError
+
+    def tty(stream: object) -> bool:
+        try:
+            return stream is not None and bool(stream.isatty())  # type: ignore[attr-defined]
+        except (OSError, ValueError):
+            return False
+
+    missing = [name for name, stream in (("input", sys.stdin), ("output", sys.stdout)) if not tty(stream)]
+    if missing:
+        raise InputError(f"the advisor needs a terminal, and standard {' and '.join(missing)} "
+                         f"{'is' if len(missing) == 1 else 'are'} not one; without a terminal use `gpuadvisor "
+                         "recommend --answers FILE` (or `gpuadvisor serve` for a browser)")
 
 
 def _on_termination(handler: Callable[[int], None]) -> dict[int, Any]:

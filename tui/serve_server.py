@@ -24,9 +24,12 @@ import asyncio
 import hmac
 import logging
 import os
+import re
 import shlex
 import shutil
 import signal
+import ssl
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -47,6 +50,16 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 STOP_WAIT_S = 5.0
 """How long a session's process gets to quit before it is killed."""
 HF_TOKEN_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH")
+FONT_LINK = re.compile(r'<link\s+rel="stylesheet"\s+href="https://fonts\.googleapis\.com/[^"]*"\s*/>')
+LOCAL_FONT = """<style>
+      @font-face { font-family: "Roboto Mono"; font-style: normal; font-weight: 100 700;
+        src: url("{{ config.static.url }}fonts/RobotoMono-VariableFont_wght.ttf") format("truetype"); }
+      @font-face { font-family: "Roboto Mono"; font-style: italic; font-weight: 100 700;
+        src: url("{{ config.static.url }}fonts/RobotoMono-Italic-VariableFont_wght.ttf") format("truetype"); }
+    </style>"""
+CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "font-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+"""Everything the page loads comes from this server: a request elsewhere is blocked by the browser itself."""
 
 
 @dataclass
@@ -112,13 +125,14 @@ class _Session:
     websocket: web.WebSocketResponse
     folder: Path
     last_input: float
+    service: SessionService | None = None
 
 
 class AdvisorServer(Server):
     """textual-serve's server with the gates of the module docstring."""
 
     def __init__(self, command: str, *, host: str, gates: Gates, refreshed_prices: Path | None,
-                 with_overlays: bool) -> None:
+                 with_overlays: bool, ssl_context: ssl.SSLContext | None = None) -> None:
         super().__init__(command, host=host, port=gates.port, title="gpuadvisor", public_url=gates.public_url)
         self.gates = gates
         self.refreshed_prices = refreshed_prices
@@ -127,11 +141,13 @@ class AdvisorServer(Server):
         """Every session's folder and the shared parse cache; removed when the server stops."""
         self.sessions: dict[int, _Session] = {}
         self.listening: str = ""
+        self.ssl_context = ssl_context
+        """TLS (`--certfile`/`--keyfile`): the page, the token and the websocket never cross the network in clear."""
 
     # --- the web application ---------------------------------------------------------------------------------------
     async def _make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard])
-        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+        aiohttp_jinja2.setup(app, loader=jinja2.FunctionLoader(self._template))
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
             web.get("/ws", self.handle_websocket, name="websocket"),
@@ -140,6 +156,17 @@ class AdvisorServer(Server):
         ])
         app.on_shutdown.append(self.on_shutdown)
         return app
+
+    def _template(self, name: str) -> str | None:
+        """textual-serve's page with its one third-party request, the Roboto Mono stylesheet of Google Fonts,
+        replaced by the same font from the copy textual-serve ships (its static/fonts, Apache-2.0): served by this
+        server, so the page looks the same on a LAN without internet access and no visitor's browser calls a third
+        party."""
+        path = Path(self.templates_path) / name
+        if not path.is_file():
+            return None
+        text = path.read_text(encoding="utf-8")
+        return FONT_LINK.sub(LOCAL_FONT, text)
 
     def serve(self, debug: bool = False) -> None:
         """Serve until SIGINT or SIGTERM; the sessions' processes and folders go with the server. The address line
@@ -153,10 +180,23 @@ class AdvisorServer(Server):
             loop.close()
             shutil.rmtree(self.root, ignore_errors=True)
 
+    def initialize_logging(self) -> None:
+        """textual-serve's coloured log on a terminal; elsewhere (a file, a journal, a pipe) plain lines, every one
+        through the one sanitiser, so a log never holds a raw escape sequence."""
+        if sys.stderr.isatty():
+            super().initialize_logging()
+            return
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_SafeFormatter("gpuadvisor serve: %(levelname)s %(message)s"))
+        logging.basicConfig(level="DEBUG" if self.debug else "INFO", handlers=[handler], force=True)
+
     async def _serve(self) -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):  # SIGHUP: the terminal that started the server closed
+            sig = getattr(signal, name, None)
+            if sig is None:
+                continue
             try:
                 loop.add_signal_handler(sig, stop.set)
             except NotImplementedError:
@@ -164,11 +204,21 @@ class AdvisorServer(Server):
         runner = web.AppRunner(await self._make_app(), handle_signals=False, shutdown_timeout=STOP_WAIT_S)
         await runner.setup()
         try:
-            await web.TCPSite(runner, self.host, self.port).start()
+            await web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context).start()
             print(self.listening, flush=True)
             await stop.wait()
         finally:
             await runner.cleanup()
+            self._end_sessions()
+
+    def _end_sessions(self) -> None:
+        """Whatever session outlived the shutdown (its handler cancelled mid-way): its app process group is killed
+        and its folder removed, so no visitor's process or files outlive the server."""
+        for session in list(self.sessions.values()):
+            if session.service is not None:
+                session.service.kill()
+            shutil.rmtree(session.folder, ignore_errors=True)
+        self.sessions.clear()
 
     async def on_shutdown(self, app: web.Application) -> None:
         for session in list(self.sessions.values()):
@@ -192,7 +242,7 @@ class AdvisorServer(Server):
         response: web.StreamResponse = await handler(request)
         if not response.prepared:  # a websocket's headers are sent already
             response.headers.setdefault("X-Frame-Options", "DENY")
-            response.headers.setdefault("Content-Security-Policy", "frame-ancestors 'none'")
+            response.headers.setdefault("Content-Security-Policy", CSP)
             response.headers.setdefault("Referrer-Policy", "no-referrer")
             response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
@@ -204,7 +254,8 @@ class AdvisorServer(Server):
         return request.query.get("token") or request.cookies.get(COOKIE)
 
     def _set_cookie(self, response: web.StreamResponse, token: str) -> None:
-        secure = bool(self.gates.public_url and self.gates.public_url.startswith("https:"))
+        secure = self.ssl_context is not None or bool(self.gates.public_url
+                                                      and self.gates.public_url.startswith("https:"))
         response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/", secure=secure)
 
     def _host_refusal(self, request: web.Request) -> str | None:
@@ -273,6 +324,7 @@ class AdvisorServer(Server):
             service = SessionService(self.command, self._session_environment(folder),
                                      write_bytes=websocket.send_bytes, write_str=websocket.send_str,
                                      close=websocket.close, download_manager=self.download_manager, debug=self.debug)
+            session.service = service
             await service.start(max(20, min(width, 500)), max(10, min(height, 200)))
             watchdog = asyncio.create_task(self._close_when_idle(session))
             await self._relay(session, service)
@@ -338,6 +390,13 @@ class AdvisorServer(Server):
             (folder / "config").mkdir()
             env["GPUADVISOR_CONFIG_DIR"] = str(folder / "config")
         return env
+
+
+class _SafeFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        from gpuadvisor.knowledge.sanitize import safe_text
+
+        return safe_text(super().format(record), keep_newlines=True)
 
 
 def _refuse(status: int, text: str) -> web.Response:

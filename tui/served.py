@@ -193,8 +193,11 @@ def deliver(app: Any, text: str, name: str, fmt: str) -> str | None:
     running in a browser (the terminal driver would write the file to the server's downloads folder instead)."""
     import io
 
+    from gpuadvisor.knowledge.sanitize import safe_text
+
     if not app.is_web:
         return "downloads need the browser: this session is not running in one"
-    app.deliver_text(io.StringIO(text), save_filename=name, mime_type=MIME_TYPES.get(fmt, "text/plain"),
+    app.deliver_text(io.StringIO(safe_text(text, keep_newlines=True)), save_filename=name,
+                     mime_type=MIME_TYPES.get(fmt, "text/plain"),
                      open_method="download", encoding="utf-8")
     return None

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from gpuadvisor.knowledge.files import STATE_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.paths import user_data_dir
 from gpuadvisor.knowledge.sanitize import one_line
+from gpuadvisor.knowledge.statefile import LockTimeout, locked, write_atomic
 
 MAX_RECENT = 8
 
@@ -38,15 +40,7 @@ class Recent:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -55,6 +49,19 @@ def _read_json(path: Path) -> dict[str, Any]:
     except (AdvisorError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+@contextmanager
+def _changing() -> Iterator[dict[str, Any]]:
+    """The state, to change in place and write back, under the state file's lock (a read-modify-write that a
+    concurrent TUI cannot interleave). A lock held too long is given up: state is a convenience, never fatal."""
+    try:
+        with locked(_state_file(), timeout=5):
+            state = _read_json(_state_file())
+            yield state
+            _write_atomic(_state_file(), json.dumps(state, indent=2) + "\n")
+    except LockTimeout:
+        return
 
 
 def _state_file() -> Path:
@@ -74,11 +81,10 @@ def load_recent() -> list[Recent]:
 
 def remember(path: Path, title: str) -> None:
     """Put an answers file at the top of the recent list (no duplicates, at most MAX_RECENT)."""
-    state = _read_json(_state_file())
     entry = Recent(str(path.resolve()), title)
-    rest = [r for r in load_recent() if r.path != entry.path]
-    state["recent"] = [asdict(r) for r in [entry, *rest][:MAX_RECENT]]
-    _write_atomic(_state_file(), json.dumps(state, indent=2) + "\n")
+    with _changing() as state:  # two TUIs finishing at once both stay listed
+        rest = [r for r in load_recent() if r.path != entry.path]
+        state["recent"] = [asdict(r) for r in [entry, *rest][:MAX_RECENT]]
 
 
 def record_consultation(answers_toml: str, title: str) -> Path:
@@ -97,6 +103,5 @@ def load_theme() -> str | None:
 
 
 def save_theme(theme: str) -> None:
-    state = _read_json(_state_file())
-    state["theme"] = theme
-    _write_atomic(_state_file(), json.dumps(state, indent=2) + "\n")
+    with _changing() as state:
+        state["theme"] = theme

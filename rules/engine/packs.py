@@ -66,6 +66,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.knowledge.budget import PACK
 from gpuadvisor.knowledge.files import PACK_MAX_BYTES, FileReadError, read_text_file
 from gpuadvisor.knowledge.nesting import NestingError
 from gpuadvisor.knowledge.parsecache import parse_toml
@@ -463,7 +464,7 @@ def _read(path: Path, problems: list[PackProblem], refresh: bool = False) -> tup
         return None
     try:
         digest = hashlib.sha256(text.encode()).hexdigest()
-        return text, parse_toml(text, digest, use_cache=True, source=file, refresh=refresh)
+        return text, parse_toml(text, digest, use_cache=True, source=file, refresh=refresh, budget=PACK)
     except NestingError as e:
         problems.append(PackProblem(file, e.line, None, None, e.reason))
         return None

@@ -72,11 +72,28 @@ from gpuadvisor.rules.sizing.speed import DecodeCurve
 
 Z95 = 1.6449
 """Standard normal 95th percentile: the busy slots' spread around their mean (Poisson: √a)."""
+Z99 = 2.3263
+"""Standard normal 99th percentile (the same spread at p99)."""
 MAX_PREFILL_SHARE = 0.95
 """Cap on the share of a replica's time its prompts take in the closed loop's prefill queue (ρ → 1 would make the
 M/D/1 wait diverge; at the cap the iterations are all prefill, which the throughput already charges)."""
 P95_OF_MEAN_WAIT = 3.0
 """p95 of an M/D/1-like queueing delay as a multiple of its mean (the delay is about exponential: −ln 0.05 ≈ 3.0)."""
+P99_OF_MEAN_WAIT = 4.6
+"""p99 of the same delay as a multiple of its mean (−ln 0.01 ≈ 4.6)."""
+BENCHMARK_ROUNDS = 10
+"""Requests each client of a benchmark's closed loop sends: `--num-prompts` = 10 × `--max-concurrency` (InferenceX's
+benchmark scripts for vLLM, SGLang and TensorRT-LLM alike), so the burst a run starts with is a tenth of its
+requests, and its slowest prompts set the p99 of the time to first token."""
+
+ARRIVAL_BURST = "closed loop, burst start"
+"""A benchmark's N clients (vLLM `bench serve`, SGLang `bench_serving` with `--max-concurrency N` and the request
+rate unbounded): every client sends its first request at once, then its next when its last one ends; equal prompts
+come back in bunches, and the run's first burst queues every prompt behind the others."""
+ARRIVAL_USERS = "closed loop, independent users"
+"""N people each with one request in flight, their requests drifting apart: no burst, no bunches."""
+ARRIVAL_OPEN = "open loop, Poisson arrivals"
+"""Requests arriving independently at a rate (MLPerf Server's LoadGen, most traffic generators)."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +258,13 @@ class LoadLatency:
     """Requests waiting for a batch slot (closed loop beyond the slots)."""
     bunch: int = 1
     """Prompts that arrive together and contend for prefill (closed loop; 1 in an open loop)."""
+    ttft_p99_s: float = 0.0
+    """p99 time to first token: for a benchmark's burst start, the slowest prompts of the first burst."""
+    tpot_p99_s: float = 0.0
+    """p99 time per output token: for a burst start, the first requests of the burst, whose decode iterations
+    carry every other prompt of the burst."""
+    arrival: str = ""
+    """The arrival pattern these figures assume (`ARRIVAL_BURST`, `ARRIVAL_USERS`, `ARRIVAL_OPEN`)."""
 
     @property
     def saturated(self) -> bool:
@@ -292,24 +316,87 @@ def _prompt_iterations(input_tokens: int, batch: int, chunk_tokens: float) -> in
     return max(1, math.ceil(input_tokens / budget))
 
 
-def _latency(curve: DecodeCurve, prompt_flops: float, rate: ServingRate, rate95: ServingRate, slots: int,
-             offered: float, wait50: float, wait95: float, chunk_tokens: float, p_wait: float,
-             bunch: int = 0, queued: int = 0) -> LoadLatency:
+def _burst_iterations(curve: DecodeCurve, prompt_flops: float, rate: ServingRate, chunk_tokens: float,
+                      prompts: int) -> tuple[int, float]:
+    """(iterations, seconds of each) in which a burst's first `prompts` prompts are prefilled: ⌈prompts × I ÷
+    budget⌉ iterations sharing their tokens evenly, each beside the running sequences' decodes."""
+    i = max(1, rate.input_tokens)
+    budget = max(chunk_tokens - rate.batch, chunk_tokens / 4.0)
+    n = math.ceil(prompts * i / budget)
+    tokens = prompts * i / n
+    t, _ = _iteration(curve, rate.batch, tokens, prompt_flops * tokens / i, chunk_tokens,
+                      _attention_share(curve, prompt_flops, i))
+    return n, t
+
+
+def burst_ttft(curve: DecodeCurve, prompt_flops: float, rate: ServingRate, chunk_tokens: float,
+               position: int) -> float:
+    """Time to first token of the `position`-th prompt (from 1) of a burst: a benchmark's clients all send at once,
+    so the replica prefills the burst's prompts one after another, a budget of prompt tokens an iteration beside
+    the running sequences' decodes, and the prompt waits for the ones ahead of it (`_burst_iterations`). Position
+    1 of a burst of one is the idle figure."""
+    if position < 1:
+        raise ValueError("position must be positive")
+    n, t = _burst_iterations(curve, prompt_flops, rate, chunk_tokens, position)
+    return n * t
+
+
+def burst_tpot(curve: DecodeCurve, prompt_flops: float, rate: ServingRate, chunk_tokens: float,
+               position: int) -> float:
+    """Time per output token of the `position`-th request (from 1) to get its first token in a burst of B: its
+    decode iterations carry the prompts of the burst still waiting, the burst's prefill iterations less its own
+    (`_burst_iterations`), each instead of a steady one, spread over its O − 1 tokens."""
+    if position < 1:
+        raise ValueError("position must be positive")
+    n, t = _burst_iterations(curve, prompt_flops, rate, chunk_tokens, rate.batch)
+    own, _ = _burst_iterations(curve, prompt_flops, rate, chunk_tokens, min(position, rate.batch))
+    tokens = max(1, rate.output_tokens - 1)
+    loaded = min(tokens, n - own)
+    return rate.tpot_seconds + max(0, loaded) * max(0.0, t - rate.tpot_seconds) / tokens
+
+
+def _latency(curve: DecodeCurve, prompt_flops: float, rates: tuple[ServingRate, ServingRate, ServingRate],
+             slots: int, offered: float, waits: tuple[float, float, float], chunk_tokens: float, p_wait: float,
+             bunch: int = 0, queued: int = 0, clients: int = 0, arrival: str = ARRIVAL_OPEN) -> LoadLatency:
+    """The figures at a load: `rates` and `waits` at p50, p95 and p99 (the batch the engine forms at each, the
+    queueing delay before a slot); `bunch` > 0 for a closed loop of `clients` clients, whose prompts arrive in
+    bunches of `bunch` (1: independent users) and contend for prefill with the other clients' prompts only."""
+    rate, rate95, rate99 = rates
+    wait50, wait95, wait99 = waits
     it = _prompt_iterations(rate.input_tokens, rate.batch, chunk_tokens)
     own50 = prompt_iteration_seconds(curve, prompt_flops, rate, chunk_tokens)
     own95 = own50 if rate95 is rate else prompt_iteration_seconds(curve, prompt_flops, rate95, chunk_tokens)
-    ahead50 = ahead95 = 0.0
-    if bunch:  # closed loop: prompts contend for prefill
+    own99 = own95 if rate99 is rate95 else prompt_iteration_seconds(curve, prompt_flops, rate99, chunk_tokens)
+    ahead50 = ahead95 = ahead99 = 0.0
+    under_way = 1.0  # a prompt arrives during an iteration of the others' decodes: half of one (p50), all (p95)
+    if bunch:  # closed loop: prompts contend for prefill, with the other clients' prompts only
         each = prompt_seconds(curve, prompt_flops, rate, chunk_tokens, max(1, bunch))
-        # the prompts of its own bunch prefilled before it: half of them on average, all but 5 % at p95
-        ahead50, ahead95 = 0.5 * (bunch - 1) * each, (math.ceil(0.95 * bunch) - 1) * each
-        # and the bunches that arrived just before it (M/D/1: bunches arrive at random, each prefilled in a fixed
-        # time): ρ = λ·s_p is the share of the replica's time its prompts take
-        rho = min(MAX_PREFILL_SHARE, rate.requests_per_s * each)
+        # the prompts of its own bunch prefilled before it: half of them on average, all but 5 % (1 %) at p95 (p99)
+        ahead50 = 0.5 * (bunch - 1) * each
+        ahead95, ahead99 = (math.ceil(0.95 * bunch) - 1) * each, (math.ceil(0.99 * bunch) - 1) * each
+        # and the bunches the other clients sent just before it (M/D/1: bunches arrive at random, each prefilled in
+        # a fixed time) at ρ, the share of the replica's time the others' prompts take; never more prompts than the
+        # others hold: one client alone waits for none, and its request finds the replica idle
+        others = max(0, clients - bunch)
+        rho = min(MAX_PREFILL_SHARE, rate.requests_per_s * each * others / max(1, clients))
         queue = rho * bunch * each / (2.0 * (1.0 - rho))
-        ahead50, ahead95 = ahead50 + queue, ahead95 + queue * P95_OF_MEAN_WAIT
-    ttft50 = wait50 + 0.5 * rate.iteration_seconds + it * own50 + ahead50
-    ttft95 = wait95 + rate95.iteration_seconds + it * own95 + ahead95
+        most = others * each
+        ahead50 += min(queue, most)
+        ahead95 += min(queue * P95_OF_MEAN_WAIT, most)
+        ahead99 += min(queue * P99_OF_MEAN_WAIT, most)
+        if clients <= 1:
+            under_way = 0.0
+    ttft50 = wait50 + 0.5 * under_way * rate.iteration_seconds + it * own50 + ahead50
+    ttft95 = wait95 + under_way * rate95.iteration_seconds + it * own95 + ahead95
+    ttft99 = wait99 + under_way * rate99.iteration_seconds + it * own99 + ahead99
+    tpot99 = rate99.tpot_seconds
+    if arrival == ARRIVAL_BURST:
+        # the run starts with a burst of every client, 1 / BENCHMARK_ROUNDS of its requests: the top 1 % of the
+        # run's first tokens are its last prompts, the top 1 % of its times per token its first requests
+        admitted = min(clients, slots)
+        top = math.floor(0.01 * clients * BENCHMARK_ROUNDS)
+        ttft99 = max(ttft99, burst_ttft(curve, prompt_flops, rate, chunk_tokens, max(1, admitted - top)))
+        tpot99 = max(tpot99, burst_tpot(curve, prompt_flops, rate, chunk_tokens, max(1, min(admitted, top))))
     o = rate.output_tokens
     ttft_idle, tpot_idle = idle_latency(curve, prompt_flops, input_tokens=max(1, rate.input_tokens),
                                         chunk_tokens=chunk_tokens)
@@ -319,7 +406,7 @@ def _latency(curve: DecodeCurve, prompt_flops: float, rate: ServingRate, rate95:
                        latency_p50_s=ttft50 + (o - 1) * rate.tpot_seconds,
                        latency_p95_s=ttft95 + (o - 1) * rate95.tpot_seconds,
                        tokens_per_s=rate.tokens_per_s, ttft_idle_s=ttft_idle, tpot_idle_s=tpot_idle, queued=queued,
-                       bunch=max(1, bunch))
+                       bunch=max(1, bunch), ttft_p99_s=ttft99, tpot_p99_s=tpot99, arrival=arrival)
 
 
 def latency_at_rate(curve: DecodeCurve, prompt_flops: float, *, arrival_rate: float, slots: int, input_tokens: int,
@@ -354,9 +441,12 @@ def latency_at_rate(curve: DecodeCurve, prompt_flops: float, *, arrival_rate: fl
     offered = arrival_rate * s
     p_wait = erlang_c(slots, offered)
     b95 = min(slots, max(batch, math.ceil(offered + Z95 * math.sqrt(offered))))
-    rate, rate95 = rate_at(batch), rate_at(b95)
-    return _latency(curve, prompt_flops, rate, rate95, slots, offered, wait_quantile(slots, offered, s, 0.5),
-                    wait_quantile(slots, offered, s, 0.95), chunk_tokens, p_wait, bunch=0)
+    b99 = min(slots, max(b95, math.ceil(offered + Z99 * math.sqrt(offered))))
+    at = (rate_at(batch), rate_at(b95), rate_at(b99))
+    waits = (wait_quantile(slots, offered, s, 0.5), wait_quantile(slots, offered, s, 0.95),
+             wait_quantile(slots, offered, s, 0.99))
+    return _latency(curve, prompt_flops, at, slots, offered, waits, chunk_tokens, p_wait, bunch=0,
+                    arrival=ARRIVAL_OPEN)
 
 
 def latency_at_concurrency(curve: DecodeCurve, prompt_flops: float, *, concurrency: int, slots: int,
@@ -366,16 +456,19 @@ def latency_at_concurrency(curve: DecodeCurve, prompt_flops: float, *, concurren
     min(N, c) run, the rest wait for a slot, (N − c) ÷ completions per second on average (the same for p50 and p95:
     the queue is a fixed length), and a prompt waits for the prompts of its bunch ahead of it.
 
-    `clients_in_step`: a benchmark's clients, started together, whose equal prompts come back in bunches
-    (`bunch_size`; NVIDIA NIM's and InferenceX's tables are measured so). Otherwise the N are independent users
-    whose requests drift apart, a bunch of one: what a plan for people is held to."""
+    `clients_in_step`: a benchmark's clients, started together (`ARRIVAL_BURST`), whose equal prompts come back in
+    bunches (`bunch_size`; NVIDIA NIM's and InferenceX's tables are measured so), the run's first burst setting its
+    p99s (`burst_ttft`, `burst_tpot`). Otherwise the N are independent users whose requests drift apart, a bunch of
+    one (`ARRIVAL_USERS`): what a plan for people is held to. Either way a prompt waits only for the other clients'
+    prompts: one client alone sees the idle figures."""
     if concurrency < 1 or slots < 1:
         raise ValueError("concurrency and slots must be positive")
     batch = min(concurrency, slots)
     rate = serving_rate(curve, prompt_flops, batch=batch, input_tokens=input_tokens, output_tokens=output_tokens,
                         chunk_tokens=chunk_tokens)
     wait = (concurrency - batch) / rate.requests_per_s
-    return _latency(curve, prompt_flops, rate, rate, slots, float(concurrency), wait, wait, chunk_tokens,
-                    1.0 if concurrency > slots else 0.0,
+    return _latency(curve, prompt_flops, (rate, rate, rate), slots, float(concurrency), (wait, wait, wait),
+                    chunk_tokens, 1.0 if concurrency > slots else 0.0,
                     bunch_size(concurrency, input_tokens, chunk_tokens) if clients_in_step else 1,
-                    concurrency - batch)
+                    concurrency - batch, clients=concurrency,
+                    arrival=ARRIVAL_BURST if clients_in_step else ARRIVAL_USERS)

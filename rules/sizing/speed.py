@@ -95,6 +95,9 @@ class EngineEfficiency:
     kernels a fused-MoE path launches around its grouped GEMMs (and an MLA model's extra attention kernels), which
     the dense rows a profile is fitted on do not run. 0 where the profile's per-layer figure already carries it;
     SGLang on ROCm (engines.toml): fitted to InferenceX's MI325X DeepSeek-R1 runs at 4-16 requests."""
+    release: str | None = None
+    """The engine release(s) the profile's figures describe (engines.toml `release`), for the notes: engines
+    change fast, and a figure says which software it assumed."""
 
     def __post_init__(self) -> None:
         if min(self.bandwidth_efficiency, self.kv_efficiency) <= 0 or min(
@@ -667,7 +670,8 @@ class DecodeCurve:
             Note(f"engine.{eff.profile or eff.engine}", f"{eff.engine} on this accelerator family: "
                  f"{eff.bandwidth_efficiency:.0%} of peak bandwidth on weights, {eff.kv_efficiency:.0%} on the KV "
                  f"cache, {eff.overhead_per_layer_us:g} µs per layer per step (calibrated on published "
-                 "measurements, engines.toml)", value=eff.bandwidth_efficiency, source="engines.toml"),
+                 "measurements, engines.toml" + (f"; release: {eff.release}" if eff.release else "") + ")",
+                 value=eff.bandwidth_efficiency, source="engines.toml"),
             factors.note("compute_efficiency", "Fraction of dense peak FLOPS inference matmuls achieve"),
         ]
         notes = [

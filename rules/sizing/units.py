@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 GB = 1e9
 """Bytes in a gigabyte (decimal, as printed on datasheets)."""
@@ -48,10 +48,10 @@ def parse_amount(text: str) -> float:
     cleaned = text.strip().removeprefix("$").replace("_", "").replace(",", "")
     m = _COUNT.match(cleaned)
     if not m:
-        raise ValueError(f"{text!r} is not a number (use digits, optionally with K, M, B or T: 2M, 250k)")
+        raise ValueError(f"{_shown(text)} is not a number (use digits, optionally with K, M, B or T: 2M, 250k)")
     value = float(f"{m[1]}e{m[2] or 0}") * _SUFFIX[m[3].upper()]
     if not math.isfinite(value):
-        raise ValueError(f"{text!r} is not a finite number")
+        raise ValueError(f"{_shown(text)} is not a finite number")
     return value
 
 
@@ -75,11 +75,18 @@ def _count_and_suffix(text: str) -> tuple[float, str]:
     cleaned = text.replace("_", "").replace(",", "")
     m = _COUNT.match(cleaned)
     if not m:
-        raise ValueError(f"{text!r} is not a count (use a number, optionally with K, M, B or T: 70B, 1.5T, 500M)")
+        raise ValueError(f"{_shown(text)} is not a count (use a number, optionally with K, M, B or T: 70B, 1.5T, 500M)")
     value = float(f"{m[1]}e{m[2] or 0}") * _SUFFIX[m[3].upper()]
     if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{text!r} must be greater than zero")
+        raise ValueError(f"{_shown(text)} must be greater than zero")
     return value, m[3]
+
+
+def _shown(text: str) -> str:
+    """What was typed, quoted and cut (a 5,000-digit number is not echoed whole)."""
+    from gpuadvisor.knowledge.sanitize import shorten
+
+    return shorten(repr(text), 40)
 
 
 def to_gb(n_bytes: float) -> float:
@@ -87,12 +94,20 @@ def to_gb(n_bytes: float) -> float:
     return n_bytes / GB
 
 
+_WIDE = Context(prec=400, Emax=999_999, Emin=-999_999)
+"""Room for every digit of the largest float (1.8e308) before the decimal point."""
+
+
 def fixed(value: float, places: int) -> str:
     """Rounded half away from zero on the decimal digits a person reads (70.55 → 70.6, where `f"{:.1f}"` gives
     70.5 because 70.55 is stored as 70.5499...), with thousands separators: the one rounding every printed figure
     uses."""
+    value = float(value)
+    if not math.isfinite(value):
+        return "∞" if value > 0 else "−∞" if value < 0 else "n/a"  # never reached by a bounded input; never a crash
     quantum = Decimal(1).scaleb(-places)
-    return f"{Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP):,}"
+    with localcontext(_WIDE):  # 1e30 has 31 digits: the default context (28) would raise InvalidOperation
+        return f"{Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP):,}"
 
 
 def usd_text(value: float) -> str:

@@ -140,6 +140,7 @@ def main(argv: list[str]) -> int:
     print()
     print_judge_throughput(catalog, "--rows" in argv)
     print_judge_latency(catalog)
+    print_moe_small_batch(catalog, "--holdout" in argv)
     if "--holdout" in argv:
         print_holdout(catalog)
     else:
@@ -293,6 +294,98 @@ def print_holdout(catalog: Catalog) -> None:
     print(f"  folds over {HOLDOUT_FAMILY:.0%} median: {', '.join(worst) if worst else 'none'}: "
           f"{'MISSED' if worst else 'met'}")
     print()
+
+
+MOE_CONCURRENCY = (4, 128)
+"""The requests in flight people serve mixtures of experts at (issue 43): the rows of a fixed concurrency in this
+range are what the small-batch MoE step is judged on."""
+
+
+def moe_small_batch_rows(catalog: Catalog) -> list[Row]:
+    """Mixture-of-experts rows run at a fixed concurrency of 4-128 requests on parts of the knowledge base."""
+    lo, hi = MOE_CONCURRENCY
+    return [r for r in ROWS if ARCHS[r.model].moe is not None and r.get("batch") and lo <= int(r.batch) <= hi
+            and r.gpu in catalog.accelerators]
+
+
+def print_moe_small_batch(catalog: Catalog, holdout: bool) -> None:
+    """MoE serving at 4-128 requests in flight (issue 43): throughput and TPOT error of each row in-sample (the
+    engine profiles of engines.toml) and, with `holdout`, held out by family (the profiles and SGLang's per-MoE-layer
+    cost refitted without the rows of the row's accelerator family: what a family the fits never saw gets), with the
+    median |error| of each beside the other."""
+    rows = moe_small_batch_rows(catalog)
+    lo, hi = MOE_CONCURRENCY
+    print(f"MoE at {lo}-{hi} requests in flight (throughput and TPOT; in-sample: engines.toml's profiles, which saw "
+          "only the 3 MI325X rows flagged moe_profile_fit; "
+          + ("held out: refitted without the row's family" if holdout else "--holdout adds the leave-one-family-out "
+             "refit") + "):")
+    held: dict[int, tuple[float, float | None]] = {}
+    if holdout:
+        held = _moe_held_out(catalog, rows)
+    groups: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        acc = catalog.accelerators[r.gpu]
+        fam = family(acc)
+        err = error(predict(r, catalog), r.measured)
+        tpot = load_latency(r, catalog).tpot_p50_s * 1e3 / r.tpot_ms - 1 if r.get("tpot_ms") else None
+        groups["in-sample tokens/s"].append(err)
+        groups[f"in-sample tokens/s {fam}"].append(err)
+        if tpot is not None:
+            groups["in-sample TPOT"].append(tpot)
+        line = (f"  {r.label[:70]:<70} c{r.batch:<4} tokens/s {err:>+7.1%}"
+                + (f" TPOT {tpot:>+7.1%}" if tpot is not None else " " * 13))
+        if id(r) in held:
+            h_err, h_tpot = held[id(r)]
+            groups["held-out tokens/s"].append(h_err)
+            groups[f"held-out tokens/s {fam}"].append(h_err)
+            if h_tpot is not None:
+                groups["held-out TPOT"].append(h_tpot)
+            line += f"   held out: tokens/s {h_err:>+7.1%}" + (f" TPOT {h_tpot:>+7.1%}" if h_tpot is not None else "")
+        print(line)
+    print(f"  {'group':<44} {'rows':>5} {'median':>8} {'p90':>8} {'signed median':>14}")
+    for name in sorted(groups):
+        med, p90, n = quantiles(groups[name])
+        print(f"  {name:<44} {n:>5} {med:>8.1%} {p90:>8.1%} {sorted(groups[name])[n // 2]:>+14.1%}")
+    print()
+
+
+def _moe_held_out(catalog: Catalog, rows: list[Row]) -> dict[int, tuple[float, float | None]]:
+    """(throughput error, TPOT error) of each of `rows` with the profiles refitted without its family's rows
+    (decode and large-batch), SGLang's per-MoE-layer cost refitted without them too (none left on a family that
+    alone has such rows: the cost is then 0)."""
+    import dataclasses
+
+    from gpuadvisor.rules.estimate import catalog_factors
+    from gpuadvisor.rules.serving import family_keys
+    from tests.benchmarks.fit_engines import efficiency_for, fit, fit_moe_overhead
+    from tests.serving_calibration_model import CAL
+
+    factors = catalog_factors(catalog)
+    out: dict[int, tuple[float, float | None]] = {}
+    for fam in sorted({family(catalog.accelerators[r.gpu]) for r in rows}):
+
+        def leave_out(r: object, fam: str = fam) -> bool:
+            return family(catalog.accelerators[r.gpu]) == fam  # type: ignore[attr-defined]
+
+        inputs = {k: float(v["input"]) for k, v in CAL["dataset"].items()}
+        fitted = fit(catalog, factors, inputs, leave_out=leave_out, engines={"vllm", "tensorrt-llm"}, steps=0.5)
+        moe = {key: found for key, found in fit_moe_overhead(catalog, fitted).items()
+               if not any(leave_out(r) for r in found.rows)}
+        for r in rows:
+            if not leave_out(r):
+                continue
+            acc = catalog.accelerators[r.gpu]
+            eff = efficiency_for(fitted, acc, "vllm" if r.engine == "sglang" else r.engine)
+            if eff is None:
+                continue
+            cost = next((m.value for key, m in moe.items() if r.engine == "sglang" and key in family_keys(acc)),
+                        0.0)
+            eff = dataclasses.replace(eff, engine=r.engine, overhead_per_moe_layer_us=cost)
+            err = error(predict(r, catalog, factors, efficiency=eff), r.measured)
+            tpot = (load_latency(r, catalog, efficiency=eff).tpot_p50_s * 1e3 / r.tpot_ms - 1
+                    if r.get("tpot_ms") else None)
+            out[id(r)] = (err, tpot)
+    return out
 
 
 def print_moe_rows(catalog: object) -> None:

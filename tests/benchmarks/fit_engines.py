@@ -46,6 +46,44 @@ SOURCES = {"trtllm-perf-overview": "eng-trtllm-perf-overview", "mlperf-v5.1": "e
            "sehgal-spark-trtllm": "eng-sehgal-spark", "lyb-spark-vllm": "eng-lyb-spark-vllm",
            "geerling-ai-benchmarks": "eng-geerling-ai-benchmarks"}
 
+RELEASES = {
+    "xiongjiedai": ("llama.cpp builds of December 2023 (llama-bench, LLaMA 2 table)", "2023-12"),
+    "xiongjiedai-2024": ("llama.cpp builds of May 2024 (llama-bench, LLaMA 3 tables)", "2024-05"),
+    "trtllm": ("TensorRT-LLM v0.5 (engines, C++ runtime)", "2023-10"),
+    "trtllm-v061": ("TensorRT-LLM v0.6.1 (engines, C++ runtime)", "2023-12"),
+    "vllm-2192": ("vLLM main of December 2023 (pull request #2192, CUDA graphs)", "2023-12"),
+    "oracle-mi300x-405b": ("vLLM on ROCm as Oracle's MI300X blog ran it (2024)", "2024-09"),
+    "mlx-1029": ("MLX-LM 0.20.4 on MLX 0.21.1", "2024-12"),
+    "mlx-1069": ("MLX LM of October 2024 (pull request #1069, wired memory)", "2024-10"),
+    "trtllm-perf-overview": ("TensorRT-LLM 1.0 (trtllm-bench, PyTorch backend)", "2025-09"),
+    "mlperf-v5.1": ("{engine} as its submitters ran it in MLPerf Inference v5.1", "2025-09"),
+    "mlperf-v5.0": ("{engine} as its submitters ran it in MLPerf Inference v5.0", "2025-04"),
+    "inferencex": ("SGLang v0.5.19 on ROCm 7.0", "2026-09"),
+    "continuum-5090": ("llama.cpp-cuda of Docker Model Runner under WSL2 (June 2026)", "2026-06"),
+    "inventivehq-5060ti": ("a 2026 llama.cpp release, CUDA backend (month not given)", "2026-01"),
+    "runyard-5060ti": ("Ollama (llama.cpp) of 2026 (month not given)", "2026-01"),
+    "lmsys-spark": ("{engine} of LMSYS's DGX Spark image lmsysorg/sglang:spark (October 2025)", "2025-10"),
+    "sehgal-spark-trtllm": ("vLLM 0.10.1 in NVIDIA NIM's FP8 build for the Spark", "2025-08"),
+    "lyb-spark-vllm": ("vLLM of a community DGX Spark image (March 2026)", "2026-03"),
+    "geerling-ai-benchmarks": ("Ollama (llama.cpp) on a Dell GB10 system, shipped from October 2025", "2025-10"),
+}
+"""Which engine release each calibration source measured, and when (YYYY-MM): a profile names the releases of the
+rows it was fitted on (`release`) and the newest one's date (`released`), so every serving figure says which
+software it assumes (issue 43). Dates: the commit or publication dates of the sources of tests/data/calibration.toml
+and serving_calibration.toml."""
+
+
+ENGINE_NAMES = {"tensorrt-llm-engine": "TensorRT-LLM engines (C++ executor)", "tensorrt-llm": "TensorRT-LLM",
+                "vllm": "vLLM", "sglang": "SGLang", "llama.cpp": "llama.cpp", "mlx": "MLX"}
+
+
+def release_of(rows: Sequence[Row | serving.Row]) -> tuple[str, str]:
+    """(release, newest YYYY-MM) of a profile fitted to `rows`: the releases of their sources, oldest first (a
+    round of several engines, an MLPerf round, names the row's engine)."""
+    found = sorted({(RELEASES[r.source][0].format(engine=ENGINE_NAMES[r.engine]), RELEASES[r.source][1])
+                    for r in rows}, key=lambda kv: kv[1])
+    return "; ".join(label for label, _ in found), found[-1][1]
+
 
 GEMM_RAMP_US = {("tensorrt-llm-engine", "nvidia-hopper-hbm"): (4.40, 1.64, 5.39)}
 """Profiles whose weight GEMMs pay a fixed ramp at small batch (`EngineEfficiency.gemm_ramp_us`: value, optimistic,
@@ -378,6 +416,7 @@ def render(catalog: object, factors: object,
         srcs = sorted({SOURCES[r.source] for r in group}
                       | ({GEMM_RAMP_SOURCE} if (engine, key) in GEMM_RAMP_US else set()))
         gpus = sorted({r.gpu for r in group})
+        release, released = release_of(group)
         blocks.append(
             f'[[engine_profile]]\nid = "{engine}@{key}"\nengine = "{engine}"\nfamily = "{key}"\n'
             f"bandwidth_efficiency = {_band(best.bandwidth_efficiency, lo_s, hi_s)}\n"
@@ -394,6 +433,7 @@ def render(catalog: object, factors: object,
                if (engine, key) in GEMM_RAMP_US else "")
             +
             f"rows = {len(group)}\nsources = {srcs!r}\n".replace("'", '"')
+            + f'release = "{release}"\nreleased = "{released}"\n'
             + f'notes = "Fitted to {len(group)} published rows on {", ".join(gpus)}"\n')
     # SGLang: no published rows here yet; it runs the same class of kernels as vLLM (CUDA graphs, FlashInfer),
     # so its profiles are vLLM's, marked rows = 0
@@ -401,20 +441,26 @@ def render(catalog: object, factors: object,
         copy = block.replace('id = "vllm@', 'id = "sglang@').replace('engine = "vllm"', 'engine = "sglang"')
         head, sources = copy.split("rows = ")[0], copy.split("sources = ")[1].split("\n")[0]
         key = copy.split('family = "')[1].split('"')[0]
+        vllm_release = copy.split('release = "')[1].split('"')[0]
+        released = copy.split('released = "')[1].split('"')[0]
         found = (moe or {}).get(key)
         own = [r for r in fitted.get(("vllm", key), (None, []))[1] if r.engine == "sglang"]
         if own:
-            copy = (f"{head}rows = {len(own)}\nsources = {sources}\nnotes = \"The vLLM profile of this family, "
-                    f"fitted with {len(own)} SGLang rows beside vLLM's (same class of kernels: CUDA graphs, "
-                    "FlashInfer/paged attention)\"\n")
+            copy = (f"{head}rows = {len(own)}\nsources = {sources}\nrelease = \"{vllm_release}\"\n"
+                    f"released = \"{released}\"\nnotes = \"The vLLM profile of this family, fitted with {len(own)} "
+                    "SGLang rows beside vLLM's (same class of kernels: CUDA graphs, FlashInfer/paged attention)\"\n")
         elif found is None:
-            copy = (f"{head}rows = 0\nsources = {sources}\nnotes = \"Carried over from the vLLM profile of this "
-                    "family (same class of kernels: CUDA graphs, FlashInfer/paged attention); no SGLang rows\"\n")
+            copy = (f"{head}rows = 0\nsources = {sources}\nrelease = \"no SGLang release measured: vLLM's profile, "
+                    f"{vllm_release}\"\nreleased = \"{released}\"\nnotes = \"Carried over from the vLLM profile of "
+                    "this family (same class of kernels: CUDA graphs, FlashInfer/paged attention); no SGLang rows\"\n")
         else:
+            moe_release, moe_released = release_of(found.rows)
             srcs = sorted({*json.loads(sources), "eng-inferencex-pr3318"})
             gpus = sorted({r.gpu for r in found.rows})
             copy = (f"{head}overhead_per_moe_layer_us = {{ value = {found.value:.2f}, low = {found.low:.2f}, "
                     f"high = {found.high:.2f} }}\nrows = {len(found.rows)}\nsources = {srcs!r}\n".replace("'", '"')
+                    + f'release = "{moe_release} (its MoE cost); vLLM\'s profile, {vllm_release}"\n'
+                    f'released = "{max(moe_released, released)}"\n'
                     + f"notes = \"The vLLM profile of this family, plus SGLang's per-MoE-layer cost fitted to "
                     f"{len(found.rows)} DeepSeek-R1 rows on {', '.join(gpus)} (InferenceX, 4-16 requests, throughput "
                     "and time per output token; its 32 and 64 request rows held out)\"\n")

@@ -14,11 +14,12 @@ import pytest
 
 from gpuadvisor.knowledge import parsecache
 from gpuadvisor.knowledge.bounds import MAX_HIDDEN, MAX_LAYERS
+from gpuadvisor.knowledge.budget import loads_toml
 from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError, KnowledgeError, bounded
 from gpuadvisor.knowledge.files import FileReadError, list_files, read_text_file
 from gpuadvisor.knowledge.hf_config import architecture_from_config, read_hf_config
 from gpuadvisor.knowledge.loader import load_catalog, validate_knowledge
-from gpuadvisor.knowledge.nesting import MAX_DEPTH, NestingError, loads_json, loads_toml
+from gpuadvisor.knowledge.nesting import MAX_DEPTH, NestingError, loads_json
 from gpuadvisor.knowledge.sanitize import clean_strings, one_line, safe_text, shorten
 from gpuadvisor.knowledge.schema import Architecture
 
@@ -66,8 +67,8 @@ def test_deep_json_is_refused_before_parsing_with_the_line() -> None:
 def test_deep_toml_by_brackets_or_by_dotted_keys_is_refused() -> None:
     with pytest.raises(NestingError, match=r"^x\.toml:1: nested more than 32"):
         loads_toml("a = " + "[" * 50_000 + "]" * 50_000, "x.toml")
-    with pytest.raises(NestingError, match=r"^x\.toml: nested more than 32 levels deep \(tables or dotted keys"):
-        loads_toml("a" + ".a" * 5_000 + " = 1", "x.toml")
+    with pytest.raises(NestingError, match=r"^x\.toml:2: nested more than 32 levels deep \(a dotted key of more"):
+        loads_toml("b = 1\na" + ".a" * 5_000 + " = 1", "x.toml")  # refused before parsing now, with its line
 
 
 def test_brackets_inside_strings_and_comments_do_not_count() -> None:

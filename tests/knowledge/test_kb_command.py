@@ -90,7 +90,7 @@ def test_validate_given_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["kb", "validate", str(bad)]) == 2
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [
-        f"{bad}:3: accelerator 'nvidia-l4': bf16_support: Input should be a valid boolean, unable to interpret input",
+        f"{bad}:3: accelerator 'nvidia-l4': bf16_support: Input should be a valid boolean",  # strict: never coerced
         f"{bad}:4: accelerator 'nvidia-l4': max_per_node: Input should be greater than or equal to 1",
     ]
     assert "2 errors" in captured.err

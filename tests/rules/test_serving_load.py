@@ -11,6 +11,9 @@ from gpuadvisor.rules.sizing import speed
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.serving_load import (
+    ARRIVAL_BURST,
+    ARRIVAL_OPEN,
+    ARRIVAL_USERS,
     bunch_size,
     erlang_c,
     idle_latency,
@@ -191,16 +194,22 @@ def test_closed_loop_queues_beyond_the_slots() -> None:
     assert own > rate.iteration_seconds
     # prefill contention: 8,192 ÷ 512 = 16 prompts come back together; the iteration is compute-bound, so each adds
     # its whole compute, one prompt's FLOPs ÷ 100 TFLOPS = 67.0 ms, and a prompt waits for 7.5 of them; bunches that
-    # arrived before it: M/D/1 at ρ = λ·s_p (λ = 64 ÷ (128 × t_iter) requests/s), wait ρ·16·s_p ÷ (2(1 − ρ))
+    # the other 80 clients sent before it: M/D/1 at ρ = λ·s_p·80/96 (λ = 64 ÷ (128 × t_iter) requests/s, of which a
+    # request's own bunch is not ahead of it), wait ρ·16·s_p ÷ (2(1 − ρ))
     each = flops / 100e12
     assert prompt_seconds(curve, flops, rate, 8192, 16) == pytest.approx(each, rel=1e-9)
-    rho = rate.requests_per_s * each
-    assert 0.55 < rho < 0.7
+    rho = rate.requests_per_s * each * 80 / 96
+    assert 0.45 < rho < 0.6
     queue = rho * 16 * each / (2 * (1 - rho))
     assert load.bunch == 16
     assert load.ttft_p50_s == pytest.approx(wait + 0.5 * rate.iteration_seconds + own + 7.5 * each + queue)
     # p95: a whole iteration under way, 15 of the 16 ahead, the bunch queue's p95 (3 × its mean)
     assert load.ttft_p95_s == pytest.approx(wait + rate.iteration_seconds + own + 15 * each + 3.0 * queue)
+    # p99: all but one of the 16 (⌈0.99 × 16⌉ − 1 = 15) and 4.6 × the queue's mean; the first burst's 64 prompts
+    # (9.6 of 960 requests are the top 1 %: the 55th prompt of the burst, ⌈55 × 512 ÷ 8,128⌉ = 4 iterations of a
+    # full budget) come first sooner than that here
+    assert load.ttft_p99_s == pytest.approx(wait + rate.iteration_seconds + own + 15 * each + 4.6 * queue)
+    assert load.arrival == ARRIVAL_BURST
     assert load.tpot_p50_s == rate.tpot_seconds < rate.iteration_seconds
 
 
@@ -257,3 +266,56 @@ def test_gemm_depth_factor_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
                        factors=Factors()).parts(4096)
     assert parts.attention == pytest.approx(flat.attention, rel=1e-12)
     assert parts.compute - parts.attention == pytest.approx((flat.compute - flat.attention) * expected, rel=1e-9)
+
+
+def test_one_client_sees_the_idle_replica() -> None:
+    # a closed loop of one: nothing runs when its request arrives and no other prompt can be ahead of it, so its
+    # first token is the idle figure at p50, p95 and p99 alike, benchmark or user (issue 44: a 16,000-token prompt
+    # at one request in flight was given 4.4 × its idle first token by an M/D/1 queue of its own prompts)
+    curve = _curve(16_100)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=16_000).flops
+    for in_step in (False, True):
+        load = latency_at_concurrency(curve, flops, concurrency=1, slots=8, input_tokens=16_000, output_tokens=200,
+                                      chunk_tokens=8192, clients_in_step=in_step)
+        ttft, tpot = idle_latency(curve, flops, input_tokens=16_000, chunk_tokens=8192)
+        assert load.ttft_p50_s == load.ttft_p95_s == load.ttft_p99_s == pytest.approx(ttft, rel=1e-12)
+        assert load.tpot_p50_s == load.tpot_p99_s == pytest.approx(tpot, rel=1e-12)
+        assert load.arrival == (ARRIVAL_BURST if in_step else ARRIVAL_USERS)
+
+
+def test_a_burst_start_sets_the_p99_first_token() -> None:
+    # 64 clients of 2,048-token prompts start at once: the burst's prompts are prefilled 8,128 tokens (the chunk
+    # less the 64 decodes) an iteration; the run is 640 requests, its top 1 % 6.4 of them, the burst's last six, so
+    # the p99 is the 58th prompt: its 58 × 2,048 = 118,784 prompt tokens take ⌈118,784 ÷ 8,128⌉ = 15 iterations of
+    # 7,918.9 prompt tokens and 64 decode tokens each, at 100 TFLOPS (compute-bound: 7,919 × 13.2 GFLOP ≫ the 13.2 GB
+    # read)
+    curve = _curve(2112)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=2048).flops
+    load = latency_at_concurrency(curve, flops, concurrency=64, slots=64, input_tokens=2048, output_tokens=128,
+                                  chunk_tokens=8192, clients_in_step=True)
+    parts = curve.parts(64)
+
+    def iteration(prompt_tokens: float) -> float:
+        return max(parts.memory, parts.compute + prompt_tokens / 2048 * flops / 100e12)
+
+    assert load.ttft_p99_s == pytest.approx(15 * iteration(118_784 / 15), rel=1e-9)
+    assert load.ttft_p99_s > load.ttft_p95_s > load.ttft_p50_s
+    # the p99 time per token: the burst's 6th request decodes through the burst's ⌈131,072 ÷ 8,128⌉ = 17 prefill
+    # iterations (7,710 prompt tokens each) less its own ⌈12,288 ÷ 8,128⌉ = 2: 15 of its 127
+    rate = serving_rate(curve, flops, batch=64, input_tokens=2048, output_tokens=128, chunk_tokens=8192)
+    full = iteration(131_072 / 17)
+    assert load.tpot_p99_s == pytest.approx(rate.tpot_seconds + 15 * (full - rate.tpot_seconds) / 127, rel=1e-9)
+    # independent users have no burst: their p99 is the steady state's
+    users = latency_at_concurrency(curve, flops, concurrency=64, slots=64, input_tokens=2048, output_tokens=128,
+                                   chunk_tokens=8192)
+    assert users.ttft_p99_s < load.ttft_p99_s and users.tpot_p99_s == users.tpot_p50_s
+
+
+def test_open_loop_p99_is_the_queue_tail() -> None:
+    curve = _curve(576)
+    flops = PrefillModel(ARCH, PARAMS, bytes_per_weight=2.0, prompt_tokens=512).flops
+    load = latency_at_rate(curve, flops, arrival_rate=2.0, slots=64, input_tokens=512, output_tokens=128,
+                           chunk_tokens=8192)
+    assert load.arrival == ARRIVAL_OPEN
+    assert load.ttft_p99_s >= load.ttft_p95_s >= load.ttft_p50_s
+    assert load.tpot_p99_s >= load.tpot_p95_s >= load.tpot_p50_s

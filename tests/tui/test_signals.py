@@ -75,3 +75,92 @@ def test_a_termination_signal_restores_the_terminal(tmp_path: Path, name: str, w
     assert LEAVE_ALT_SCREEN in tail and all(seq in tail for seq in MOUSE_OFF)
     said = "terminated (SIGTERM)" if name == "SIGTERM" else "hung up (SIGHUP)"
     assert tail.rstrip().endswith(f"gpuadvisor: {said}".encode())
+
+
+@pytest.mark.parametrize("moment", [0.0, 0.5, 1.5, "title"])
+def test_a_lost_terminal_ends_the_app_at_any_moment_of_its_start(tmp_path: Path, moment: float | str) -> None:
+    """Issue 41: the terminal goes away (its master side closed, then SIGHUP, as a closed tmux session does) at any
+    moment from the interpreter's start to the first screen: the app always ends, by the signal or with its status
+    (129) when the orderly exit cannot finish on a terminal that is gone. 60 s is a hang, not a speed target."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color", "GPUADVISOR_DATA_DIR": str(tmp_path / "data"),
+           "GPUADVISOR_CONFIG_DIR": str(tmp_path / "config")}
+    proc = subprocess.Popen([sys.executable, "-m", "gpuadvisor.tui"], stdin=slave, stdout=slave, stderr=slave,
+                            env=env, cwd=tmp_path, start_new_session=True)
+    os.close(slave)
+    try:
+        if moment == "title":
+            out = bytearray()
+            _read_until(master, out, lambda: b"New consultation" in out, 60)
+        else:
+            time.sleep(float(moment))
+        os.close(master)
+        master = -1
+        proc.send_signal(signal.SIGHUP)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if master >= 0:
+            os.close(master)
+    assert code in (-signal.SIGHUP, 128 + signal.SIGHUP)
+
+
+HUNG_EXIT = """
+import sys
+from gpuadvisor.tui import app
+app.SHUTDOWN_GRACE_S = 1.0
+app.GpuAdvisorApp.exit = lambda self, *a, **k: None  # an exit that never finishes (a terminal that is gone)
+from gpuadvisor.tui.cli import main
+sys.exit(main([]))
+"""
+
+
+def test_an_exit_that_cannot_finish_is_ended_by_the_watchdog(tmp_path: Path) -> None:
+    """The mechanism behind the test above, made certain: whatever keeps the orderly exit from finishing, the process
+    ends after the grace period, its terminal's line mode and echo put back, with the status of a SIGHUP."""
+    script = tmp_path / "hung.py"
+    script.write_text(HUNG_EXIT, encoding="utf-8")
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "GPUADVISOR_DATA_DIR": str(tmp_path / "data"),
+           "GPUADVISOR_CONFIG_DIR": str(tmp_path / "config")}
+    proc = subprocess.Popen([sys.executable, str(script)], stdin=slave, stdout=slave, stderr=slave, env=env,
+                            cwd=tmp_path, start_new_session=True)
+    out = bytearray()
+    try:
+        _read_until(master, out, lambda: b"New consultation" in out, 60)
+        assert b"New consultation" in out
+        proc.send_signal(signal.SIGHUP)
+        _read_until(master, out, lambda: proc.poll() is not None, 60)
+        code = proc.wait(timeout=60)
+        lflag = termios.tcgetattr(slave)[3]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+        os.close(slave)
+    assert code == 128 + signal.SIGHUP
+    assert lflag & termios.ECHO and lflag & termios.ICANON
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "closed", "terminal"])
+def test_without_a_terminal_the_advisor_says_so_in_one_line(tmp_path: Path, stdin: str) -> None:
+    """Issue 41: `gpuadvisor </dev/null >out` ran for ever writing escape sequences into `out`; `gpuadvisor <&-` ended
+    in an 89-line traceback. Without a terminal on standard input and output: one line, exit 2, nothing written."""
+    out = tmp_path / "out"
+    master, slave = pty.openpty()
+    source: object = {"devnull": subprocess.DEVNULL, "terminal": slave}.get(stdin)
+    with out.open("wb") as sink:
+        done = subprocess.run([sys.executable, "-m", "gpuadvisor.tui"], stdin=source,  # type: ignore[arg-type]
+                              stdout=sink, stderr=subprocess.PIPE, text=True, timeout=120, cwd=tmp_path,
+                              env={**os.environ, "GPUADVISOR_DATA_DIR": str(tmp_path / "data")},
+                              preexec_fn=(lambda: os.close(0)) if stdin == "closed" else None, check=False)
+    os.close(master)
+    os.close(slave)
+    assert done.returncode == 2 and out.read_bytes() == b""
+    missing = "output" if stdin == "terminal" else "input and output"
+    assert done.stderr.startswith(f"gpuadvisor: error: the advisor needs a terminal, and standard {missing} ")
+    assert done.stderr.count("\n") == 1

@@ -28,18 +28,18 @@ CHOICES = {
     "optimizer": ("adamw", "sgd", "adam8bit"),
     "grad_precision": ("bf16", "fp32"),
 }
-LIMITS: dict[str, float] = {
-    "context": 10_000_000, "batch": 1_000_000, "input_tokens": 10_000_000, "output_tokens": 10_000_000,
-    "gpus": 1_000_000, "tp": 65_536, "ep": 65_536, "power_limit_w": 3000, "pp": 10_000, "lora_rank": 4096,
-    "requests_per_minute": 10_000_000,
-    "utilization": 1, "tokens": 1e15,
+BOUNDS: dict[str, str] = {
+    "context": "context_tokens", "batch": "batch", "input_tokens": "request_tokens", "output_tokens": "request_tokens",
+    "gpus": "gpus", "tp": "parallel_degree", "ep": "parallel_degree", "power_limit_w": "power_limit_w",
+    "pp": "pipeline_stages", "lora_rank": "lora_rank", "requests_per_minute": "requests_per_minute",
+    "utilization": "utilization", "tokens": "training_tokens", "mfu": "mfu", "params": "parameters",
 }
-"""Every number a flag takes has a domain (the answers file's bounds for the same quantities): an absurd value is
-refused naming the flag, not printed as if real."""
+"""The quantity of `knowledge.bounds` each numeric flag takes: the answers file's bounds for the same quantities, so
+an absurd value is refused naming the flag, not printed as if real."""
 INTS = ("context", "batch", "input_tokens", "gpus", "tp", "ep", "pp", "zero", "lora_rank", "output_tokens",
         "power_limit_w")
 FLOATS = ("requests_per_minute", "utilization", "mfu")
-_NEGATIVE = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[KMBGTkmbgt]?$")
+_NEGATIVE = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[KMBGTkmbgt]?|inf(?:inity)?|nan)$", re.I)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -102,6 +102,8 @@ def _flag(name: str) -> str:
 
 
 def _number(name: str, text: str, kind: type) -> Any:
+    if sum(map(str.isdigit, text)) > 100:  # counted before any conversion: Python's own limit never speaks
+        raise InputError(f"{_flag(name)} is implausibly large (got {shorten(repr(text))})")
     try:
         value = kind(text.strip())
     except ValueError:
@@ -110,10 +112,21 @@ def _number(name: str, text: str, kind: type) -> Any:
     if name == "zero":
         if value not in (0, 1, 2, 3):
             raise InputError(f"--zero must be 0, 1, 2 or 3 (got {shorten(repr(text))})")
-    elif not value > 0 or value != value or value == float("inf"):
+        return value
+    return _bounded(name, value, text)
+
+
+def _bounded(name: str, value: float, text: str) -> float:
+    """`value` inside the flag's bound (`BOUNDS`), else an InputError naming the flag and the range."""
+    from gpuadvisor.knowledge.bounds import bound
+
+    limits = bound(BOUNDS[name])
+    if not value > 0 or not math.isfinite(value):
         raise InputError(f"{_flag(name)} must be greater than zero (got {shorten(repr(text))})")
-    elif value > LIMITS.get(name, math.inf):
-        raise InputError(f"{_flag(name)} is implausibly large (got {shorten(repr(text))}; at most {LIMITS[name]:,.0f})")
+    if value > limits.high > 1:  # a count or a rate; a fraction says its range below
+        raise InputError(f"{_flag(name)} is implausibly large (got {shorten(repr(text))}; at most {limits.high:,.0f})")
+    if not limits.holds(value):
+        raise InputError(f"{_flag(name)} must be {limits.describe()} (got {shorten(repr(text))})")
     return value
 
 
@@ -145,9 +158,7 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
                 values[name] = parse_count(raw)
             except ValueError as exc:
                 raise InputError(f"{_flag(name)}: {shorten(str(exc), 200)}") from None
-            if values[name] > LIMITS.get(name, math.inf):
-                raise InputError(f"{_flag(name)} is implausibly large (got {shorten(repr(raw))}; at most "
-                                 f"{LIMITS[name]:,.0f})")
+            values[name] = _bounded(name, values[name], raw)
     if args.engine is not None:
         from gpuadvisor.knowledge.engine_names import canonical_engine
 
@@ -155,8 +166,6 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
             values["engine"] = canonical_engine(args.engine)
         except InputError as exc:
             raise InputError(f"--engine: {exc}") from None
-    if values.get("mfu") is not None and values["mfu"] > 1:
-        raise InputError(f"--mfu must be a fraction in (0, 1] (got {args.mfu!r})")
     for name in ("model", "precision", "kv_precision", "gpu"):
         raw = getattr(args, name)
         if raw is not None:
@@ -263,7 +272,8 @@ def render_text(r: EstimateResult) -> str:
          + (", activation checkpointing" if s.gradient_checkpointing else "")),
     ]
     if s.engine:
-        rows.append(("engine", s.engine + (f" (calibrated profile {s.engine_profile})" if s.engine_profile
+        rows.append(("engine", s.engine + (f" (calibrated profile {s.engine_profile}, measured on "
+                                           f"{s.engine_release}, {s.engine_released})" if s.engine_profile
                                            else " (no calibrated profile: engine-blind assumptions)")))
     if r.kv_cache_bytes_per_token is not None:
         held = (f"{r.kv_cache_tokens_per_sequence:,} tokens a sequence × {_in_flight(r):,} sequences"
@@ -314,8 +324,14 @@ def _speed(r: EstimateResult) -> list[str]:
                      + (f" (range {_n(rng.low)}-{_n(rng.high)})" if rng else "")
                      + f", {_n(r.decode_tokens_per_s_per_sequence)} per sequence, ceiling "
                        f"{_n(r.bandwidth_bound_tokens_per_s)} at full bandwidth"))
-        rows.append(("time per token", f"{_ms(r.tpot_s)}{_under_load(r)}"
-                     + (f" ({_ms(r.tpot_idle_s)} alone on the replica)" if r.tpot_idle_s is not None else "")))
+        lat = r.latency
+        if lat is not None:
+            rows.append(("time per token", f"{_ms(lat.tpot_p50_s)} median, {_ms(lat.tpot_p99_s)} p99"
+                         f"{_under_load(r)} ({lat.arrival})"
+                         + (f"; {_ms(r.tpot_idle_s)} alone on the replica" if r.tpot_idle_s is not None else "")))
+        else:
+            rows.append(("time per token", f"{_ms(r.tpot_s)}{_under_load(r)}"
+                         + (f" ({_ms(r.tpot_idle_s)} alone on the replica)" if r.tpot_idle_s is not None else "")))
         if r.throughput_tokens_per_s is not None:
             rows.append(("throughput with prompts", f"{_n(r.throughput_tokens_per_s)} tokens/s (every prompt "
                          f"processed, {r.throughput_output_tokens} output tokens per request)"))
@@ -325,9 +341,17 @@ def _speed(r: EstimateResult) -> list[str]:
     if r.ttft_s is not None:
         rng2 = r.ttft_s_range
         rows.append(("prefill", f"{_n(r.prefill_tokens_per_s)} tokens/s"))
-        rows.append(("time to first token", f"{_ms(r.ttft_s)} p95{_under_load(r)}"
-                     + (f" (range {_ms(rng2.low)}-{_ms(rng2.high)})" if rng2 else "")
-                     + (f"; {_ms(r.ttft_idle_s)} alone" if r.ttft_idle_s is not None else "")))
+        lat = r.latency
+        if lat is not None:
+            rows.append(("time to first token", f"{_ms(lat.ttft_p50_s)} median, {_ms(lat.ttft_p99_s)} p99"
+                         f"{_under_load(r)} ({lat.arrival})"
+                         + (f"; {_ms(r.ttft_idle_s)} alone" if r.ttft_idle_s is not None else "")))
+            rows.append(("", f"{_ms(r.ttft_s)} p95 for independent users, what a plan's first-token target is "
+                         "checked against" + (f" (range {_ms(rng2.low)}-{_ms(rng2.high)})" if rng2 else "")))
+        else:
+            rows.append(("time to first token", f"{_ms(r.ttft_s)} p95{_under_load(r)}"
+                         + (f" (range {_ms(rng2.low)}-{_ms(rng2.high)})" if rng2 else "")
+                         + (f"; {_ms(r.ttft_idle_s)} alone" if r.ttft_idle_s is not None else "")))
     if r.training_gpu_hours is not None:
         rng3 = r.training_gpu_hours_range
         if r.training_flops is not None:

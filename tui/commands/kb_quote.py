@@ -89,16 +89,18 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def _add(args: argparse.Namespace) -> int:
+    from gpuadvisor.knowledge.bounds import bound
     from gpuadvisor.knowledge.loader import load_catalog
     from gpuadvisor.knowledge.quotes import read_quotes, today, write_quotes
+    from gpuadvisor.knowledge.sanitize import shorten
     from gpuadvisor.knowledge.schema import Quote
+    from gpuadvisor.knowledge.statefile import locked
 
     try:
-        usd = float(args.usd.replace(",", "").lstrip("$"))
-    except ValueError:
-        _fail("--usd", f"{args.usd!r} is not a price in dollars")
-    if not 0 < usd <= 1e9:
-        _fail("--usd", f"{usd:g} is not a price between $0 and $1,000,000,000")
+        usd = bound("purchase_usd").check(float(args.usd.replace(",", "").lstrip("$")), "the price in dollars")
+    except ValueError as exc:
+        _fail("--usd", f"{shorten(repr(args.usd), 40)}: {exc}" if "must be" in str(exc) else
+              f"{shorten(repr(args.usd), 40)} is not a price in dollars")
     quoted = _day("--date", args.quoted_on) if args.quoted_on else today()
     if args.valid_until is not None:
         until = _day("--valid-until", args.valid_until)
@@ -131,9 +133,6 @@ def _add(args: argparse.Namespace) -> int:
             _fail("--whole", f"{args.system} is sold whole with its {system.accelerator} (the part has no price of "
                              "its own): quote the whole machine and add --whole")
     qid = args.quote_id or _SLUG.sub("-", f"{args.vendor}-{target}-{quoted.isoformat()}".casefold()).strip("-")
-    rows = read_quotes(_path())
-    if any(r.get("id") == qid for r in rows):
-        _fail("--id", f"a quote {qid!r} exists already: remove it first or give another --id")
     row: dict[str, Any] = {"id": qid, "vendor": args.vendor, "usd": usd, "quoted_on": quoted.isoformat(),
                            "valid_until": until.isoformat()}
     row["accelerator" if args.accelerator else "system"] = target
@@ -145,7 +144,11 @@ def _add(args: argparse.Namespace) -> int:
         Quote(**row)
     except ValueError as exc:  # pydantic names the field
         _fail("add", str(exc).splitlines()[-1] if str(exc) else "invalid quote")
-    write_quotes(_path(), [*rows, row])
+    with locked(_path()):  # read, add, rewrite: concurrent `kb quote add`s each keep their quote
+        rows = read_quotes(_path())
+        if any(r.get("id") == qid for r in rows):
+            _fail("--id", f"a quote {qid!r} exists already: remove it first or give another --id")
+        write_quotes(_path(), [*rows, row])
     state = "valid" if until >= today() else "already expired (kept, but ignored)"
     per = "per accelerator" if args.accelerator else ("per machine with its accelerators" if args.whole
                                                       else "per machine")
@@ -186,12 +189,14 @@ def _list() -> int:
 
 def _remove(qid: str) -> int:
     from gpuadvisor.knowledge.quotes import read_quotes, write_quotes
+    from gpuadvisor.knowledge.statefile import locked
 
-    rows = read_quotes(_path())
-    kept = [r for r in rows if r.get("id") != qid]
-    if len(kept) == len(rows):
-        known = ", ".join(str(r.get("id")) for r in rows) or "none"
-        _fail("remove", f"no quote {qid!r} (yours: {known})")
-    write_quotes(_path(), kept)
+    with locked(_path()):
+        rows = read_quotes(_path())
+        kept = [r for r in rows if r.get("id") != qid]
+        if len(kept) == len(rows):
+            known = ", ".join(str(r.get("id")) for r in rows) or "none"
+            _fail("remove", f"no quote {qid!r} (yours: {known})")
+        write_quotes(_path(), kept)
     print(f"Removed quote {qid}; {len(kept)} left.")
     return 0

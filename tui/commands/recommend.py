@@ -31,7 +31,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answers", metavar="FILE", help="answers TOML file (or a saved JSON report)")
     parser.add_argument("--format", default=None, help="text (default), json, md or html")
     parser.add_argument("--json", action="store_true", help="the same as --format json (as `estimate --json`)")
-    parser.add_argument("--output", "-o", metavar="FILE", help="write the report here (atomically)")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the report to this regular file (atomically; "
+                                                               "- for standard output)")
     parser.add_argument("--save", action="store_true",
                         help="write the report to gpuadvisor-<workload>-<model>-<date>.<ext> in this directory")
     parser.add_argument("--force", action="store_true", help="overwrite --output if it exists")
@@ -137,8 +138,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--top: must be from 1 to {MAX_TOP} (got {args.top:,})")
     if args.json and args.format not in (None, "json"):
         raise InputError(f"--json and --format {args.format}: give one")
-    fmt_name = ("json" if args.json else args.format) or (format_for_path(args.output) if args.output else None) \
-        or "text"
+    to_stdout = args.output == "-"  # `-` is standard output, as for `report --output -`
+    fmt_name = ("json" if args.json else args.format) or \
+        (format_for_path(args.output) if args.output and not to_stdout else None) or "text"
     try:
         fmt = normalize_format(fmt_name)
     except ValueError as exc:
@@ -156,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         if detection is not None:
             print(f"gpuadvisor: {detection.summary()}", file=sys.stderr)
     result = consult(answers, top=args.top)
-    saving = bool(args.output or args.save)
+    saving = bool(args.output or args.save) and not to_stdout
     text = render(result, fmt, why=args.why or fmt != "text" or saving, all_findings=args.all_findings,
                   full=args.full, columns=None if saving else streams.terminal_columns())
     if saving:

@@ -16,6 +16,7 @@ import re
 import secrets
 import shlex
 import socket
+import ssl
 import sys
 from pathlib import Path
 
@@ -48,6 +49,10 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", default=None, metavar="DIR",
                         help="a folder whose answers files visitors may open by name (nothing else on this machine "
                              "is readable from the page)")
+    parser.add_argument("--certfile", default=None, metavar="PEM",
+                        help="serve HTTPS with this certificate (PEM; with --keyfile): the page, the token and the "
+                             "session never cross the network in clear")
+    parser.add_argument("--keyfile", default=None, metavar="PEM", help="the certificate's private key (PEM)")
     parser.add_argument("--with-overlays", action="store_true",
                         help="let visitors' consultations use your knowledge overlays and rule packs (their prices "
                              "and names are then shown to visitors)")
@@ -146,19 +151,60 @@ def run(args: argparse.Namespace) -> int:
     gates = Gates(port=args.port, loopback=loopback, token=token, max_sessions=args.max_sessions,
                   idle_timeout_s=args.idle_timeout * 60, public_url=args.public_url.rstrip("/") if public else None,
                   extra_hosts=frozenset(extra))
+    tls = _tls(args.certfile, args.keyfile)
     server = AdvisorServer(app_command(answers, getattr(args, "theme", None), data_dir), host=args.host.strip(),
-                           gates=gates, refreshed_prices=refreshed_prices_path(), with_overlays=args.with_overlays)
-    shown_host = args.host.strip() if loopback or args.host.strip() not in ("0.0.0.0", "::") else socket.gethostname()
-    url = args.public_url.rstrip("/") if public else f"http://{_bracketed(shown_host)}:{args.port}"
+                           gates=gates, refreshed_prices=refreshed_prices_path(), with_overlays=args.with_overlays,
+                           ssl_context=tls)
+    scheme = "https" if tls is not None else "http"
+    host = args.host.strip()
+    every = not loopback and host in ("0.0.0.0", "::")  # every address: print the one a colleague can open
+    shown_host, name = (lan_address(), socket.gethostname()) if every else (host, None)
+    url = args.public_url.rstrip("/") if public else f"{scheme}://{_bracketed(shown_host)}:{args.port}"
+    also = f"; also {scheme}://{_bracketed(name)}:{args.port}/" if name and name != shown_host and not public else ""
     server.listening = (f"gpuadvisor serve: {url}/" + (f"?token={token}" if token else "")
                         + f"  (at most {args.max_sessions} sessions, closed after {args.idle_timeout:g} minutes idle"
-                        + (f"; answers from {data_dir}" if data_dir else "") + "; Ctrl+C stops)")
+                        + (f"; answers from {data_dir}" if data_dir else "") + also + "; Ctrl+C stops)")
     try:
         server.serve()
     except OSError as exc:  # the address is taken, or not this machine's
         raise InputError(f"--host {args.host} --port {args.port}: cannot listen there: "
                          f"{exc.strerror or exc}") from None
     return 0
+
+
+def lan_address() -> str:
+    """This machine's address on its network, which a colleague's browser can reach (the host name alone often
+    does not resolve on another machine): the source address of the default route, found without sending a packet
+    (a UDP socket is only connected); the host name when there is no route."""
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as s:
+                s.connect((probe, 9))
+                address = str(s.getsockname()[0])
+        except OSError:
+            continue
+        if not ipaddress.ip_address(address.split("%", 1)[0]).is_loopback:
+            return address
+    return socket.gethostname()
+
+
+def _tls(certfile: str | None, keyfile: str | None) -> ssl.SSLContext | None:
+    """The TLS context of --certfile/--keyfile (both or neither); InputError naming the file that cannot be used."""
+    if certfile is None and keyfile is None:
+        return None
+    if certfile is None or keyfile is None:
+        raise InputError("--certfile and --keyfile: give both (the certificate and its private key), or neither")
+    for flag, path in (("--certfile", certfile), ("--keyfile", keyfile)):
+        if not os.path.isfile(path):
+            raise InputError(f"{flag}: {path}: not a regular file")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(certfile, keyfile)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        raise InputError(f"--certfile {certfile} --keyfile {keyfile}: cannot use them: "
+                         f"{getattr(exc, 'reason', None) or exc}") from None
+    return context
 
 
 def _bracketed(host: str) -> str:

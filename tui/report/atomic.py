@@ -17,6 +17,7 @@ import errno
 import os
 import secrets
 import signal
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -24,7 +25,8 @@ from pathlib import Path
 from types import FrameType
 
 from gpuadvisor.knowledge.errors import EXIT_IO, AdvisorError
-from gpuadvisor.knowledge.sanitize import shorten
+from gpuadvisor.knowledge.files import NOT_REGULAR
+from gpuadvisor.knowledge.sanitize import safe_text, shorten
 
 _NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOSYS}
 
@@ -33,6 +35,13 @@ class ReportSaveError(AdvisorError):
     """The report could not be written; the message names the path and the cause. Nothing was left behind."""
 
     exit_code = EXIT_IO
+
+
+class NotARegularFileError(ReportSaveError):
+    """The target is a device, a named pipe, a socket or a symbolic link: refused, --force or not (a bad --output,
+    exit 2, never an offer to overwrite)."""
+
+    exit_code = 2
 
 
 class ReportExistsError(ReportSaveError):
@@ -68,10 +77,28 @@ def _check(target: Path, force: bool) -> None:
         raise ReportSaveError(f"{target}: directory {_dir_of(target)} does not exist; create it or save elsewhere.")
     if not directory.is_dir():
         raise ReportSaveError(f"{target}: {directory} is not a directory")
-    if target.is_dir():
+    if target.is_dir() and not target.is_symlink():
         raise ReportSaveError(f"{target}: is a directory; give a file name")
+    _regular_or_absent(target)
     if target.exists() and not force:
         raise ReportExistsError(f"{target}: already exists; use --force to overwrite it")
+
+
+def _regular_or_absent(target: Path) -> None:
+    """Refuse a target that is not a regular file — a device, a named pipe, a socket, or a symbolic link (renaming
+    over /dev/stdout replaces the link itself: as root, the system's) — with or without --force: a report replaces
+    regular files only, and never through a link. Standard output is `-`."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise NotARegularFileError(f"{target}: is a symbolic link, not a regular file; reports are saved to regular "
+                                   "files only (give the file it points to, or - for standard output)")
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in NOT_REGULAR if test(mode)), "a special file")
+        raise NotARegularFileError(f"{target}: is {kind}, not a regular file; reports are saved to regular files "
+                                   "only (give - for standard output)")
 
 
 def _write_temp(directory: Path, name: str, data: bytes, made: list[Path] | None = None) -> Path:
@@ -182,12 +209,13 @@ def _save(text: str, path: str | os.PathLike[str], *, force: bool, made: list[Pa
         _check(target, force)
     except OSError as exc:  # an over-long name, a path through a file, a folder that cannot be searched
         raise _explain(exc, target) from None
-    data = text.encode("utf-8")
+    data = safe_text(text, keep_newlines=True).encode("utf-8")  # the one sanitiser, at the file's edge
     try:
         tmp = _write_temp(target.parent, target.name, data, made)
     except OSError as exc:
         raise _explain(exc, target) from None
     try:
+        _regular_or_absent(target)  # again: it may have been replaced by a device while the text was written
         _publish(tmp, target, force)
     except BaseException as exc:
         with suppress(OSError):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from gpuadvisor.knowledge.bounds import bound
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.files import REPORT_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.nesting import loads_json
@@ -49,6 +50,7 @@ def parse_report(text: str, where: str) -> RecommendResult:
         raise InputError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
     if not isinstance(doc, dict) or "recommendations" not in doc or "profile" not in doc:
         raise InputError(f"{where}: not a gpuadvisor JSON report (save one with `gpuadvisor recommend --format json`)")
+    _check_magnitudes(doc, where)
     version = doc.get("schema_version", SCHEMA_VERSION)
     if isinstance(version, int) and version > SCHEMA_VERSION:
         raise InputError(f"{where}: schema_version {version} was written by a newer gpuadvisor (this one reads "
@@ -59,6 +61,22 @@ def parse_report(text: str, where: str) -> RecommendResult:
         raise InputError(f"{where}: {exc}") from None
     except ValidationError as exc:
         raise InputError(describe(exc, where)) from None
+
+
+def _check_magnitudes(doc: object, where: str) -> None:
+    """Refuse a number no report holds (`bounds.MAX_REPORT_NUMBER`), wherever it is: every figure is then safe to
+    print and to do arithmetic on (iteratively: the walk cannot overflow the stack)."""
+    limit = bound("report_number")
+    stack: list[tuple[object, str]] = [(doc, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}.{i}") for i, v in enumerate(value))
+        elif isinstance(value, int | float) and not isinstance(value, bool) and not limit.holds(value):
+            raise InputError(f"{where}: {shorten(path)}: {value:g} is implausible: a report's figures are at most "
+                             f"{limit.high:g}")
 
 
 def describe(exc: ValidationError, where: str) -> str:

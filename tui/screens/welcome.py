@@ -113,10 +113,18 @@ and explains each result down to the source documents.
         elif self.advisor.catalog is not None:
             status.update("✔ Knowledge base ready.")
             if not self._refreshing:
-                self.query_one("#price-status", Static).update(price_status(self.advisor.catalog, self.advisor.today))
+                self.query_one("#price-status", Static).update(
+                    price_status(self.advisor.catalog, self.advisor.today, offer_refresh=self.advisor.served is None))
 
     # --- prices ----------------------------------------------------------------------------------------------------
     _refreshing = False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A visitor of the shared app is not offered the price refresh (the key and the footer's entry go): only
+        whoever runs the server refreshes prices."""
+        if action == "refresh_prices" and self.advisor.served is not None:
+            return False
+        return True
 
     def action_refresh_prices(self) -> None:
         if self.advisor.served is not None:
@@ -182,8 +190,9 @@ and explains each result down to the source documents.
             self.app.post_message(AnswersLoaded(loaded))
 
 
-def price_status(catalog: Any, today: Any = None) -> str:
-    """How old the prices in use are, in one line: refreshed (when, from which catalogs) or shipped (their dates)."""
+def price_status(catalog: Any, today: Any = None, *, offer_refresh: bool = True) -> str:
+    """How old the prices in use are, in one line: refreshed (when, from which catalogs) or shipped (their dates);
+    `offer_refresh`: say which key refreshes them (never to a visitor of the shared app, who may not)."""
     from gpuadvisor.rules.price_age import today as price_today
 
     now = today or price_today()
@@ -191,10 +200,11 @@ def price_status(catalog: Any, today: Any = None) -> str:
     span = f"{shipped.oldest:%Y-%m} to {shipped.newest:%Y-%m-%d}" if shipped else "undated"
     info = catalog.refresh
     if info is None or info.refreshed_on is None:
-        return f"Prices in use: as shipped, dated {span}. Press r to fetch current cloud prices."
+        return f"Prices in use: as shipped, dated {span}." + (" Press r to fetch current cloud prices." if offer_refresh
+                                                              else "")
     days = max((now - info.refreshed_on).days, 0)
     age = "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
     dates = sorted({c.as_of for c in info.catalogs if c.as_of})
     dated = f", catalogs dated {dates[0]}" + (f" to {dates[-1]}" if len(dates) > 1 else "") if dates else ""
     return (f"Prices in use: cloud prices refreshed {info.refreshed_on:%Y-%m-%d} ({age}{dated}), the rest as "
-            f"shipped; all dated {span}. Press r to refresh again.")
+            f"shipped; all dated {span}." + (" Press r to refresh again." if offer_refresh else ""))
