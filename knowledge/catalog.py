@@ -26,11 +26,12 @@ from gpuadvisor.knowledge.schema import (
     Quote,
     Source,
     System,
+    UsedPrice,
     parse_as_of,
 )
 
 EntryKind = Literal["accelerator", "instance", "model", "precision", "assumption", "document", "source",
-                    "free_tier", "engine", "engine_profile", "system", "fabric", "quote"]
+                    "free_tier", "engine", "engine_profile", "system", "fabric", "quote", "used_price"]
 OverlayStatus = Literal["overridden", "added"]
 
 
@@ -123,6 +124,8 @@ class Catalog:
     """The buyer's own quotes by id (the user overlay's quotes.toml): the valid ones are in the prices above."""
     expired_quotes: list[Quote] = field(default_factory=list)
     """Quotes past their `valid_until` on the day the catalog was loaded: not applied."""
+    used_prices: dict[str, UsedPrice] = field(default_factory=dict)
+    """The used-market series by part (assumptions.toml `[[used_price]]`): what the resale curves are held to."""
 
     def overlay_status(self, kind: EntryKind, entry_id: str) -> OverlayStatus | None:
         """'overridden' or 'added' when a user overlay touched this entry, else None."""

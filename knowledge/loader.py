@@ -53,6 +53,7 @@ from gpuadvisor.knowledge.schema import (
     Quote,
     Source,
     System,
+    UsedPrice,
 )
 
 TABLES: dict[str, type[BaseModel]] = {
@@ -68,6 +69,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "system": System,
     "fabric": Fabric,
     "quote": Quote,
+    "used_price": UsedPrice,
 }
 SOURCE = "source"
 META_KEYS = frozenset({"schema_version", "compiled"})
@@ -286,7 +288,7 @@ def _check_refs(raw: _Raw, sources: Mapping[str, Any], accelerators: Mapping[str
             sink.add(f"{raw.where(loc)}: {raw.kind} '{raw.entry_id}': {_fmt_loc(loc)}: unknown source id "
                      f"'{shorten(str(ref))}'"
                      f"{_hint(str(ref)[:200], list(sources))}; define it in a [[source]] table")
-    if raw.kind in ("instance", "free_tier") or (raw.kind == "system" and "accelerator" in raw.data):
+    if raw.kind in ("instance", "free_tier", "used_price") or (raw.kind == "system" and "accelerator" in raw.data):
         acc = raw.data.get("accelerator")
         if acc not in accelerators:
             sink.add(f"{raw.where(('accelerator',))}: {raw.kind} '{raw.entry_id}': accelerator: unknown accelerator "
@@ -514,6 +516,7 @@ def _catalog(state: _State) -> Catalog:
         fabrics=table("fabric"),
         refreshed={k: frozenset(ids) for k, ids in state.refreshed.items()},
         refresh=state.refresh,
+        used_prices=table("used_price"),
     )
 
 

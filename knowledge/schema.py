@@ -7,6 +7,7 @@ be silently ignored.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import date
 from typing import Annotated, Literal
@@ -437,6 +438,36 @@ RESERVED_TERMS: dict[str, int] = {"reserved-1y": 1, "reserved-3y": 3}
 ProviderKind = Literal["hyperscaler", "specialist", "marketplace", "user"]
 
 
+class ReservationTerm(Strict):
+    """A short-term reservation's terms as its provider publishes them (AWS Capacity Blocks: 1-day increments up to
+    14 days, then 7-day increments up to 182 days; booked up to 8 weeks ahead; paid up front, not cancellable)."""
+
+    min_days: int = Field(ge=1, le=3650)
+    max_days: int = Field(ge=1, le=3650)
+    step_days: int = Field(default=1, ge=1, le=365)
+    """Whole steps a reservation is booked in beyond `daily_until_days`."""
+    daily_until_days: int = Field(default=0, ge=0, le=3650)
+    """Up to this many days a reservation is booked by the day."""
+    sources: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ReservationTerm:
+        if self.min_days > self.max_days:
+            raise ValueError(f"min_days {self.min_days} > max_days {self.max_days}")
+        return self
+
+    def booked_days(self, days: float) -> int | None:
+        """The days a reservation for `days` of use is booked and paid for (whole steps, at least `min_days`);
+        None beyond `max_days` (one reservation cannot hold the run)."""
+        need = max(float(self.min_days), days)
+        whole = math.ceil(need - 1e-9)
+        if whole <= self.daily_until_days:
+            booked = whole
+        else:
+            booked = math.ceil((need - 1e-9) / self.step_days) * self.step_days
+        return booked if booked <= self.max_days else None
+
+
 class InstancePrice(Strict):
     """One list price of a cloud instance, with the date its source gives (None = the source is undated)."""
 
@@ -449,6 +480,15 @@ class InstancePrice(Strict):
     tier: str | None = None
     derived: bool = False
     notes: str | None = None
+    term: ReservationTerm | None = None
+    """capacity-block (a short-term reserved cluster) only: how long it may be booked and in what steps."""
+
+    @model_validator(mode="after")
+    def _term(self) -> InstancePrice:
+        if (self.type == "capacity-block") != (self.term is not None):
+            raise ValueError("a capacity-block price (a short-term reservation) needs its 'term' (min_days, "
+                             "max_days, step_days, sources), and only it has one")
+        return self
 
     @property
     def as_of_date(self) -> date | None:
@@ -495,6 +535,9 @@ class Instance(Strict):
     OCI, ICI inside a TPU slice); None = not published (a cluster of unknown kind)."""
     topology_sources: list[str] = []
     """Sources for accelerator_count, fast_domain, cluster and internode_gbs."""
+    node_known: bool = True
+    """False when the source prices one accelerator and says nothing of the node it comes in (GPUs per node,
+    fabric): such a figure never headlines without saying so (issue 39)."""
     notes: str | None = None
     price: list[InstancePrice] = Field(min_length=1)
 
@@ -539,6 +582,9 @@ class FreeTier(Strict):
     """Accelerator quota per week; None when the provider publishes none (dynamic limits)."""
     daily_hours: float | None = Field(default=None, gt=0, le=24)
     """Accelerator quota per (rolling) 24 hours, where published."""
+    idle_minutes: float | None = Field(default=None, gt=0, le=1440)
+    """Minutes without interaction after which the session is disconnected (its model unloaded), where reported:
+    a notebook is a session someone sits at, not a server that waits for requests."""
     guaranteed: bool
     """False when the provider says a GPU may not be available (Colab free tier)."""
     ram_gb: float | None = Field(default=None, gt=0)
@@ -910,6 +956,39 @@ class Assumption(Strict):
     high: float | None = None
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
+
+
+class UsedPrice(Strict):
+    """One observation of the used market: what a part sold for second-hand on a date, against its price new.
+
+    The series (assumptions.toml `[[used_price]]`) is the evidence the resale curves (`resale_share_*`) are held to:
+    each observation's age is counted from the part's launch (`Accelerator.release_year`), not from anyone's
+    purchase, because a buyer pays for a part of that age whoever owned it before."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-_]*$")
+    accelerator: str
+    as_of: str
+    """When the used price was observed ('YYYY-MM' or 'YYYY-MM-DD')."""
+    usd: float = Field(gt=0)
+    """The observed used price (a median, or the middle of a range)."""
+    low: float = Field(gt=0)
+    high: float = Field(gt=0)
+    new_usd: float = Field(gt=0)
+    """The part's price new it is compared with (its launch list price or the street price it sold at new)."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> UsedPrice:
+        parse_as_of(self.as_of)
+        if not self.low <= self.usd <= self.high:
+            raise ValueError(f"need low <= usd <= high (got {self.low:g}, {self.usd:g}, {self.high:g})")
+        return self
+
+    @property
+    def share(self) -> tuple[float, float, float]:
+        """(low, middle, high) of the used price as a share of the price new."""
+        return self.low / self.new_usd, self.usd / self.new_usd, self.high / self.new_usd
 
 
 class Band(Strict):

@@ -39,11 +39,13 @@ def free_tier_fact(t: FreeTier, shape: str) -> FreeTierFact:
         limits.append(f"{t.daily_hours:g} h a day")
     if quota is None:
         limits.append("quota unpublished")
+    if t.idle_minutes:
+        limits.append(f"disconnected after about {t.idle_minutes:g} idle minutes")
     return {
         "kind": "free_tier", "ref": f"free:{t.id}", "key": t.id, "provider": t.provider,
         "accelerator": t.accelerator, "count": t.accelerator_count, "session_hours": t.session_hours,
         "monthly_quota_hours": quota if quota is not None else 0.0, "quota_published": quota is not None,
-        "guaranteed": t.guaranteed, "shape": shape,
+        "guaranteed": t.guaranteed, "shape": shape, "idle_minutes": t.idle_minutes or 0.0,
         "text": f"{t.name}: {t.accelerator_count}× {t.accelerator} free, {', '.join(limits)}"
                 + ("" if t.guaranteed else ", a GPU is not guaranteed"),
     }

@@ -127,6 +127,15 @@ class TrainingAnswer(Section):
         "days the run may take (≥ 15 min)", flag="deadline_days", question="Deadline",
         hint="Time = compute ÷ (GPUs × peak × utilization): the deadline sets the GPU count (000, S8).",
         unit="days"))
+    deadline_from: Literal["auto", "today", "delivery"] = Field(default="auto", **ask(
+        "when a stated deadline starts: today (bought hardware must first be delivered and installed, its lead "
+        "time counted) or delivery (the clock starts when the hardware runs); auto = today where the run could be "
+        "rented instead, delivery where only buying is possible (on premises)", flag="deadline_from",
+        question="The deadline counts from",
+        hint="GPU servers have shipped 8-20 weeks after the order (Dell, HPE, 2024): counted from today, a purchase "
+             "that cannot arrive in time is ruled out (002 Q6, H15).",
+        choices={"auto": "Automatic (today if the run could be rented)", "today": "Today (delivery counts)",
+                 "delivery": "Delivery of the hardware"}))
     optimizer: Literal["adamw", "sgd", "adam8bit"] = Field(default="adamw", **ask(
         "optimizer: adamw | sgd | adam8bit", flag="optimizer", question="Optimizer",
         hint="Mixed-precision AdamW holds ~16–18 bytes per parameter before activations (000/002, S4, W2).",
@@ -289,15 +298,23 @@ class DeploymentAnswer(Section):
         "end", flag="lifetime_years", question="Horizon (years the decision covers)",
         hint="Options are ranked by what they cost over it: rent, or price + power + site − resale (seed 002 "
              "amortizes over 3 years)."))
+    after_run: Literal["keep", "sell"] = Field(default="keep", **ask(
+        "hardware bought for one training or fine-tuning run, once it ends: keep (the run costs its price; what it "
+        "would resell for is shown beside) or sell (its used price at its age then, less selling costs, is taken "
+        "off)", flag="after_run", question="Hardware bought for a run, when it ends",
+        hint="A used part fetches a share of its price new that falls with its age from launch; hosts and network "
+             "fetch scrap (002 Q6, H15).",
+        choices={"keep": "Keep it", "sell": "Sell it"}))
     site_usd_per_kw_month: float | None = Field(default=None, ge=0, le=10_000, **ask(
         "what a kW of server-room capacity costs a month (space, power and cooling capacity; 0 for a room you "
         "already pay for); unset = the colocation rate of the knowledge base", flag="site_price",
         unit="USD/kW-month"))
     reservations: bool = Field(default=True, **ask(
-        "consider 1- and 3-year reserved (committed-use) rates for serving, paid for the whole term; false when you "
-        "will not commit", flag="reservations", question="Consider 1- and 3-year reservations",
-        hint="A reservation costs 30-60% less than on-demand for steady serving, but the whole term is paid even if "
-             "the service stops."))
+        "consider reserved capacity, paid for its whole term: 1- and 3-year rates for serving, short-term reserved "
+        "clusters (days to 6 months) for a training run; false when you will not commit", flag="reservations",
+        question="Consider reservations",
+        hint="A reservation costs 30-60% less than on-demand for steady serving, a short reserved cluster less than "
+             "on-demand for a planned run; the whole term is paid even if the work stops."))
     spot: bool = Field(default=True, **ask(
         "consider spot/preemptible prices; unset = yes, except for production serving (on-demand capacity, never "
         "reclaimed)", flag="spot", question="Use spot / preemptible prices",
@@ -564,6 +581,14 @@ LOCAL_SERVING_FORMAT = "q4_k_m"
 default (Ollama's library tags default to q4_K_M)."""
 HOBBY_PC_SLOTS = 2
 """Learners and hobbyists buy cards for the desktop they have: an ATX board takes two double-width cards."""
+PRODUCTION_CONCURRENCY = 32
+"""Requests in flight a stated production service is sized for when no load is given (no request rate, daily users,
+concurrency or batch): seed 002's own sizing of a production 70B service ("serving 32 concurrent requests with
+4096-token context", W5: plan for the peak, not the average). A service is never sized for one request in flight;
+stating the load replaces this figure, and the report says it was assumed."""
+LOAD_KEYS = ("inference.requests_per_minute", "inference.daily_active_users", "inference.concurrent_requests",
+             "precision.batch_size")
+"""Answers that state a serving load: with none of them, production assumes `PRODUCTION_CONCURRENCY`."""
 INTERACTIVE_MIN_TOKENS_PER_S = 10.0
 """Production serving's default per-user streaming floor: a little faster than people read (about 4-5 words, ~6-7
 tokens, a second), so the text never stalls on screen. Set inference.min_tokens_per_s_per_user for batch work."""
@@ -575,6 +600,7 @@ IMPLIED_WHY = {
     "deployment.spot": "production serving runs on capacity that is not reclaimed",
     "inference.failover": "production serving survives a machine loss (N+1)",
     "inference.min_tokens_per_s_per_user": "production serving: a stream a little faster than people read",
+    "inference.concurrent_requests": "assumed: production with no stated load, seed 002's sizing example",
     "inference.input_tokens": "the default request's prompt, within the stated context",
     "inference.output_tokens": "the default request's output, within the stated context",
 }
@@ -587,7 +613,7 @@ def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = No
     stated production service is planned in FP8 (each option on a part without FP8 in BF16), a learner's or a
     hobbyist's local model in the 4-bit GGUF K-quant local engines run; a learner's or hobbyist's cards go in the
     desktop they have; production serving is a service level — on-demand capacity (no spot), failover (N+1) and a
-    per-user speed floor.
+    per-user speed floor — and, with no load stated, `PRODUCTION_CONCURRENCY` requests in flight.
 
     `flat` holds the answers GIVEN so far as `section.key` → value (no field defaults). Resolution, the consultation
     and the questionnaire all use this, so the default a user is shown is the default the consultation applies.
@@ -612,6 +638,8 @@ def contextual_defaults(flat: Mapping[str, Any], native_weights: str | None = No
         out["deployment.spot"] = False
         out["inference.failover"] = True
         out["inference.min_tokens_per_s_per_user"] = INTERACTIVE_MIN_TOKENS_PER_S
+        if not any(key in flat for key in LOAD_KEYS):  # never sized for one request in flight
+            out["inference.concurrent_requests"] = PRODUCTION_CONCURRENCY
     context = _count(flat.get("precision.context_tokens"))
     if serving and context is not None:
         out.update(request_within_context(context, _count(flat.get("inference.input_tokens")),
@@ -650,6 +678,13 @@ def request_within_context(context: int, prompt: int | None, output: int | None)
     elif output is None and prompt is not None and prompt + o_default > context:
         out["inference.output_tokens"] = max(1, context - prompt)
     return out
+
+
+def assumed_load(given: Mapping[str, Any]) -> int | None:
+    """The requests in flight a production service was sized for because no load was stated (None when a load was
+    given, or the service is not a stated production one); `given` is the answers as given (nested tables)."""
+    value = contextual_defaults(dict(flatten_dotted(given))).get("inference.concurrent_requests")
+    return int(value) if value is not None else None
 
 
 def _implied(flat: Mapping[str, Any], given: set[str]) -> dict[str, Any]:

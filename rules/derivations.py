@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice
-from gpuadvisor.rules.economics import economics, resale_class
+from gpuadvisor.rules.economics import PartAge, accelerator_age, economics, format_native
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.fact_kinds import ConfigFact, Fact, LibrarySupport, MigSlices, SplitFields
@@ -30,15 +30,17 @@ from gpuadvisor.rules.planning import (
     TrainingSearch,
     spot_wall_hours,
 )
-from gpuadvisor.rules.price_age import age_months, as_of_label
+from gpuadvisor.rules.price_age import age_months, as_of_label, today
 from gpuadvisor.rules.pricing import (
     COMMITMENTS,
     PART_ORDER,
+    SHORT_RESERVATION,
     DecisionCost,
     Ownership,
     lifetime_hours,
     ownership_cost,
     rental_commitment,
+    rental_reserved_run,
     rental_run,
     rental_serving,
     serving_months,
@@ -47,6 +49,7 @@ from gpuadvisor.rules.profile import (
     catalog_factors,
     compute_need_fact,
     consultation_factors,
+    deadline_start,
     demand_fact,
     inference_search,
     serving_targets,
@@ -76,12 +79,21 @@ from gpuadvisor.rules.sizing.memory import (
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters
 from gpuadvisor.rules.sizing.peak import half_precision_tflops
 from gpuadvisor.rules.sizing.units import GB, HOURS_PER_MONTH, HOURS_PER_YEAR
+from gpuadvisor.rules.splits import slow_split
 from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.usage import Usage, read_usage, spot_hours, usage_values
 from gpuadvisor.rules.user_load import user_load_values
 from gpuadvisor.rules.workload import Workload, workload_of
 
+LIST_SOURCE_KINDS = frozenset({"vendor price file", "vendor-page", "vendor-docs", "vendor page", "vendor docs"})
+"""Sources that are the provider's own price list (a rental price read there is its list price)."""
+TRANSCRIBED_SOURCE_KINDS = frozenset({"derived-data", "press", "price catalog"})
+"""Datasets that transcribe providers' list prices row by row, each with its URL and date (a `kb refresh` price
+catalog too), and announcements that report them (a GA announcement, a news item on a price change)."""
+PURCHASE_BASIS = {"msrp": "list", "street": "street", "used": "used", "estimate": "estimate",
+                  "system-share": "system share", "quote": "your quote"}
+"""A purchase price's kind in the words of its basis (issue 39: list, street, used, aggregator, buyer's quote)."""
 MIN_UTILIZATION = 1e-4
 """Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
 LARGE_CLUSTER_GPUS = 1000
@@ -119,6 +131,8 @@ class Derivations:
         self.cheapest_rent = _cheapest_rent_per_gpu_hour(catalog)
         self.units = unit_table(catalog)
         self.economics = economics(catalog)
+        self.lead_weeks = {k.removeprefix("lead_time_weeks_"): v.value for k, v in catalog.assumptions.items()
+                           if k.startswith("lead_time_weeks_")}
         self.usage_values = usage_values(catalog)
         self.user_load_values = user_load_values(catalog)
         self._spot_hours = spot_hours(catalog)
@@ -176,6 +190,7 @@ class Derivations:
                                 model_name=str(model["name"]), params=params_of(model), moe=bool(model.get("moe")),
                                 formats=formats, usage_values=self.usage_values,
                                 user_load_values=self.user_load_values)
+        work = deadline_start(work, self.catalog)
         ctx.conclude(work.fact(), also_from=used, attachment=work)  # the engine's edge: the fact, the Workload beside
 
     def parameters(self, ctx: RuleContext, model: Fact) -> None:
@@ -373,7 +388,7 @@ class Derivations:
         usage = read_usage(ctx)
         f = self.factors(w, ctx)
         months = serving_months(f)
-        kinds = ("on-demand", "spot") if training else ("on-demand", "spot", *COMMITMENTS)
+        kinds = ("on-demand", "spot", SHORT_RESERVATION) if training else ("on-demand", "spot", *COMMITMENTS)
         for pricing in kinds:
             found = self._price(i, pricing)
             if found is None:
@@ -387,6 +402,7 @@ class Derivations:
                 "provider_name": i.provider_name, "instance_name": i.instance,
                 "provider_kind": i.provider_kind, "pricing": pricing, "usd_per_hour": round(hourly, 4),
                 "price_known": True, "price_as_of": price.as_of, "price_kind": pricing,
+                "price_basis": self._basis(price), "node_known": i.node_known,
                 "price_age_months": age_months(price.as_of), "price_source": sources,
                 "provider_allowed": i.provider in w.providers,
                 "over_hourly": w.hourly_usd is not None and hourly > w.hourly_usd,
@@ -399,7 +415,15 @@ class Derivations:
                     extra["spot_hours"] = self._spot_hours
                     wall, what = self._spot_wall(wall, machines, f, w, extra, what)
                 billed = usage.rented_hours_per_run(wall)
-                cost = rental_run(hourly, billed, what)
+                if pricing == SHORT_RESERVATION:
+                    booked = price.term.booked_days(billed / 24.0) if price.term is not None else None
+                    if booked is None:
+                        continue  # longer than one reservation can be booked for
+                    cost = rental_reserved_run(hourly, booked, billed, what)
+                    extra["reserved_days"] = booked
+                    billed = booked * 24.0
+                else:
+                    cost = rental_run(hourly, billed, what)
                 monthly = cost.total if wall <= HOURS_PER_MONTH else cost.total * HOURS_PER_MONTH / wall
                 extra.update({"usd_per_run": round(cost.total, 4), "usd_per_month": round(monthly, 2),
                               "usage_hours": round(billed, 3)})
@@ -450,6 +474,17 @@ class Derivations:
             return None
         return monthly / (tps * 3600.0 * hours) * 1e6
 
+    def _basis(self, price: InstancePrice) -> str:
+        """What a rental price is (price_basis): the provider's list price, read from its own price file or page
+        ('list') or transcribed with its date by a dataset ('list, transcribed'), or a third party's figure
+        ('aggregator': a quote in an article, a price tracker)."""
+        kinds = {self.catalog.sources[s].kind if s in self.catalog.sources else "" for s in price.sources}
+        if kinds & LIST_SOURCE_KINDS and kinds <= LIST_SOURCE_KINDS | TRANSCRIBED_SOURCE_KINDS:
+            return "list"
+        if kinds and kinds <= LIST_SOURCE_KINDS | TRANSCRIBED_SOURCE_KINDS:
+            return "list, transcribed"
+        return "aggregator"
+
     def _price(self, i: Instance, pricing: str) -> tuple[InstancePrice, str] | None:
         """The instance's current price of a type and its sources joined (read from the catalog once)."""
         key = (i.id, pricing)
@@ -485,36 +520,49 @@ class Derivations:
         owned = Ownership(hardware_usd=bill.accelerators_usd + bill.host_usd, network_usd=bill.fabric_usd,
                           power_w=bill.power_w, site_kw=site_kw, accelerators_usd=bill.accelerators_usd,
                           resale_share=0.0)
-        cls = resale_class(a)
+        age = accelerator_age(a, today(), bill.kind)
         life_h = lifetime_hours(f)
         busy_note = ""
+        rest = bill.capex_usd - bill.accelerators_usd
+        kept: dict[str, Any] = {}
         if training:
             run_h = float(config.get("training_days") or 0) * 24
             if w.utilization_given is None and w.hours_per_month_given is None:
-                # nothing else is known to keep the machines busy: bought for this run, resold at its end
+                # nothing else is known to keep the machines busy: bought for this run, then kept or sold
                 years = run_h / HOURS_PER_YEAR
-                share_left, host_left = self.economics.resale_shares(cls, years)
-                cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
-                                      window_hours=run_h, busy_hours=run_h,
-                                      factors=f, months=None,
-                                      resale_words=f" when the run ends ({cls} parts; resale_share_{cls}_*)")
+                share_left, host_left = self.economics.resale_shares(age, years)
+                sells = w.after_run == "sell"
+                cost = ownership_cost(replace(owned, resale_share=share_left if sells else 0.0,
+                                              host_resale_share=host_left if sells else 0.0),
+                                      window_hours=run_h, busy_hours=run_h, factors=f, months=None,
+                                      resale_words=f" when the run ends ({_resale_words(age, years)})")
+                resale = bill.accelerators_usd * share_left + rest * host_left
+                kept = {"after_run": "sell" if sells else "keep", "resale_at_end_usd": round(resale, 2),
+                        "resale_at_end_share": round(share_left, 4),
+                        "sold_age_years": round(age.age_years + years, 2),
+                        "kept_usd": round(cost.total + (resale if sells else 0.0), 2),
+                        "sold_usd": round(cost.total - (0.0 if sells else resale), 2)}
                 util = 1.0
-                busy_note = (" (bought for this run and resold when it ends; set deployment.utilization if other "
-                             "work will keep the machines busy)")
+                busy_note = (" (bought for this run and sold when it ends: deployment.after_run = \"sell\")" if sells
+                             else " (bought for this run and kept: its resale is not counted unless you sell, "
+                                  "deployment.after_run = \"sell\"; set deployment.utilization if other work will "
+                                  "keep the machines busy)")
             else:
                 util = usage.utilization
-                share_left, host_left = self.economics.resale_shares(cls, f.hardware_lifetime_years)
+                share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
                 cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                       window_hours=life_h, busy_hours=run_h, factors=f, months=None,
                                       share=min(1.0, run_h / (life_h * util)) if util > 0 else 1.0,
-                                      resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
+                                      resale_words=f" after {f.hardware_lifetime_years:g} years "
+                                                   f"({_resale_words(age, f.hardware_lifetime_years)})")
         else:
             util = usage.utilization
             months = serving_months(f)
-            share_left, host_left = self.economics.resale_shares(cls, f.hardware_lifetime_years)
+            share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
             cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                   window_hours=life_h, busy_hours=life_h * util, factors=f, months=months,
-                                  resale_words=f" after {f.hardware_lifetime_years:g} years ({cls} parts)")
+                                  resale_words=f" after {f.hardware_lifetime_years:g} years "
+                                               f"({_resale_words(age, f.hardware_lifetime_years)})")
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
         # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
         # spreading it over the run's hours priced a 3-hour run as a month at that rate
@@ -530,13 +578,16 @@ class Derivations:
             "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": True,
             "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(cost.total / busy_hours, 4),
             "usd_per_month": round(monthly, 2), "price_as_of": bill.as_of, "price_kind": bill.kind,
+            "price_basis": PURCHASE_BASIS.get(bill.kind, bill.kind),
             "price_age_months": age_months(bill.as_of), "price_source": bill.sources,
             "capex_beyond_accelerators_usd": _r(bill.beyond_usd, 2), "host_usd": round(bill.host_usd, 2),
             "fabric_usd": round(bill.fabric_usd, 2), "power_w": round(bill.power_w, 1),
+            "power_known": bill.power_known,
             "tco_usd": round(bill.capex_usd + lifetime_power + lifetime_site, 2),
             "horizon_years": f.hardware_lifetime_years, "site_usd": round(lifetime_site, 2),
             "power_share": round(lifetime_power / bill.capex_usd, 4),
             "resale_usd": round(-cost.usd("resale"), 2), "resale_share": round(share_left, 4),
+            "age_years": round(age.age_years, 2), **kept, **self._lead_time(system.kind, config, w, f),
             "over_capex": w.capex_usd is not None and bill.capex_usd > w.capex_usd,
             "over_monthly": w.monthly_usd is not None and monthly > w.monthly_usd,
             "unit_name": u.name, "unit_kind": u.kind, "title": title,
@@ -568,10 +619,34 @@ class Derivations:
         owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
         return {"pd_usd_per_month": round(owned.usd_per_month(util), 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
+    def _lead_time(self, kind: str, config: Fact, work: Workload, f: Factors) -> dict[str, Any]:
+        """When a purchase arrives (lead_time_weeks_<kind>) and, for a training run whose stated deadline counts from
+        today (training.deadline_from), whether the run still ends inside the deadline's schedule margin (rule
+        D.lead-time rules it out when it cannot)."""
+        weeks = self.lead_weeks.get(kind)
+        if weeks is None:
+            return {}
+        days = weeks * 7.0
+        out: dict[str, Any] = {"lead_time_days": round(days, 1), "lead_time_id": f"lead_time_weeks_{kind}"}
+        if work.training:
+            run = float(config.get("training_days") or 0.0)
+            sized = work.deadline_days * (1.0 - f.training_schedule_margin)
+            # a stated deadline counted from today binds; a default one is a planning target (A.delivery says
+            # when the run would then end)
+            binds = work.deadline_given and work.deadline_from == "today"
+            out.update({"ready_days": round(days + run, 1), "lead_time_binds": binds,
+                        "arrives_too_late": binds and days + run > sized * (1 + 1e-9)})
+        return out
+
     def _conclude_option(self, ctx: RuleContext, config: Fact, a: Accelerator, work: Workload, extra: dict[str, Any],
                          label: str, cost: DecisionCost | None) -> None:
         key = "buy:" + str(config["shape"]) if extra["purchase"] else f"{extra['instance_id']}:{extra['pricing']}"
         conclude_option(ctx, option_fact(config, a, work, key, extra, label, cost=cost), cost)
+
+
+def _resale_words(age: PartAge, held_years: float) -> str:
+    """How a resale was priced: the part's class and its age from launch when bought and when sold."""
+    return f"{age.cls} parts, {age.words(held_years)}; resale_share_{age.cls}_*, resale_share_host"
 
 
 def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Plan, work: Workload, *, models: int = 1,
@@ -625,8 +700,12 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         "link": plan.link, "sync_link": plan.sync_link, "interconnect_kind": plan.link,
         "scale_up_kind": topo.scale_up.kind, "unit_kind": u.kind, "topology": topo.describe(),
         "scale_out_kind": topo.scale_out.kind if topo.scale_out is not None else "none",
+        "slow_split": slow_split(tensor_parallel=plan.tensor_parallel, pipeline_parallel=plan.pipeline_parallel,
+                                 expert_parallel=plan.expert_parallel, link=plan.link, per_machine=plan.fill,
+                                 scale_out_kind=topo.scale_out.kind if topo.scale_out is not None else "none"),
         "market": a.market, "vendor": a.vendor, "ecc": a.ecc, "trains": a.trains,
         "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2,
+        "format_native": format_native(served, a),
         "fused_attention": fused_attention(a), "throttled": plan.throttled,
         "mig": int(a.mig_max_instances.value) if a.mig_max_instances else 0, "memory_gb": a.memory_gb.value,
         **_mig_slices(a, plan, models),

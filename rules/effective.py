@@ -79,7 +79,9 @@ def _from_workload(work: Workload, given: set[str], eff: dict[str, Any], used: d
         used["inference.concurrent_requests"] = ("each option's batch", "as many as the request rate keeps in flight")
     elif work.inference and "inference.concurrent_requests" not in given and work.concurrency:
         eff["inference"]["concurrent_requests"] = work.concurrency
-        used["inference.concurrent_requests"] = (work.concurrency, "the batch size")
+        used["inference.concurrent_requests"] = (work.concurrency, IMPLIED_WHY["inference.concurrent_requests"]
+                                                 if work.production_stated and not work.load_given else
+                                                 "the batch size")
     if work.inference and work.load_from_users and "inference.requests_per_minute" not in given \
             and work.requests_per_minute is not None:
         rpm = float(work.requests_per_minute)
@@ -90,6 +92,9 @@ def _from_workload(work: Workload, given: set[str], eff: dict[str, Any], used: d
             if f"inference.{leaf}" not in given and value is not None:
                 eff["inference"][leaf] = float(value)
                 used[f"inference.{leaf}"] = (float(value), f"assumptions.toml {asm}")
+    if work.training and not work.deadline_from_given and work.deadline_from in ("today", "delivery"):
+        eff["training"]["deadline_from"] = work.deadline_from  # auto: what the answers allow (issue 39)
+        used["training.deadline_from"] = (work.deadline_from, work.deadline_from_why)
 
 
 def _usage_why(answers: Answers, what: str) -> str:

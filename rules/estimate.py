@@ -50,6 +50,7 @@ from gpuadvisor.rules.profile import (
     catalog_factors,
     compute_need_fact,
     consultation_factors,
+    deadline_start,
     demand_fact,
     inference_search,
     serving_targets,
@@ -448,11 +449,11 @@ def _profile(answers: Answers, resolved: Resolved, catalog: Catalog, params: Par
     """The consultation's Workload for these answers (rules/profile.py)."""
     effective = answers.effective()
     given = answers.given_keys()
-    return workload_profile(effective.__getitem__, effective.__getitem__, given.__contains__,
-                            model_name=resolved.model.name, params=params,
-                            moe=resolved.model.architecture.moe is not None, formats=resolved.formats,
-                            usage_values=usage_values(catalog),
-                            user_load_values=user_load_values(catalog))
+    return deadline_start(workload_profile(effective.__getitem__, effective.__getitem__, given.__contains__,
+                                           model_name=resolved.model.name, params=params,
+                                           moe=resolved.model.architecture.moe is not None, formats=resolved.formats,
+                                           usage_values=usage_values(catalog),
+                                           user_load_values=user_load_values(catalog)), catalog)
 
 
 def _unit(acc: Accelerator, gpus: int) -> Unit:

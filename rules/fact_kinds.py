@@ -132,6 +132,8 @@ class FreeTierFact(_Fact):
     quota_published: bool
     guaranteed: bool
     shape: str
+    idle_minutes: float
+    """0 when unreported."""
 
 
 class OwnedFact(_Fact):
@@ -142,6 +144,14 @@ class OwnedFact(_Fact):
     acc_ref: str
     name: str
     shape: str
+
+
+class OwnedUnknownFact(_Fact):
+    """The user's own GPUs known only by name and memory (rules/owned_unknown.py)."""
+
+    name: str
+    memory_gb: float
+    count: int
 
 
 class UnitFact(_Fact):
@@ -229,6 +239,15 @@ class WorkloadFact(_Fact):
     ttft_max_s: float | None
     latency_p95_s: float | None
     deadline_days: float
+    deadline_from: str
+    """today | delivery: whether a purchase's lead time counts against the deadline (training.deadline_from, or
+    by what the answers allow: derivations._deadline_from)."""
+    deadline_from_why: NotRequired[str]
+    after_run: str
+    """keep | sell: hardware bought for one run, once it ends (deployment.after_run)."""
+    deadline_given: bool
+    deadline_from_given: bool
+    """The user stated training.deadline_days (a default deadline is a planning target, not a date to meet)."""
     optimizer: str
     zero_stage: str
     gradient_checkpointing: bool
@@ -251,6 +270,9 @@ class WorkloadFact(_Fact):
     load_from_users: NotRequired[str]
     per_option_batch: bool
     weights_given: bool
+    context_given: bool
+    lengths_given: bool
+    load_given: bool
     porting: bool
     port_weeks_given: float | None
     engineer_usd_per_week_given: float | None
@@ -297,6 +319,11 @@ class PurchaseUseFact(_Fact):
     break_even_utilization: float
     idle_after: bool
     below_break_even: bool
+    sold: bool
+    """In the chosen fleet and sold when its run ends (PhasePlan.sold_month)."""
+    unused_after: bool
+    """No later phase runs on it after its run (kept idle, or sold)."""
+    fate: str
     instead: str
     plan_text: str
 
@@ -474,6 +501,8 @@ class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     vendor: str
     ecc: bool
     software_stack: str
+    format_native: bool
+    """The weights format runs on the part's own tensor cores (or needs none): economics.format_native."""
     flash_attention_2: str
     fused_attention: bool
     throttled: bool
@@ -500,6 +529,8 @@ class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     trains: bool
     topology: str
     precision_fallback: str
+    slow_split: str
+    """'' or what makes the replica's split a last resort ('tensor parallel 4 over PCIe'; rules/splits.py)."""
 
 
 class OptionFact(_Fact, SplitFields):
@@ -548,6 +579,12 @@ class OptionFact(_Fact, SplitFields):
     capacity_tokens_per_s: NotRequired[float]
     headroom: NotRequired[float]
     usage_hours: NotRequired[float]
+    reserved_days: NotRequired[int]
+    price_basis: NotRequired[str]
+    """list | list, transcribed | aggregator | street | used | estimate | system share | your quote."""
+    node_known: NotRequired[bool]
+    """rental: False when the source prices one GPU and says nothing of its node (Instance.node_known)."""
+    """capacity-block: the days a short-term reserved cluster is booked and paid for."""
     large_cluster: bool
     gpu_hours: NotRequired[float]
     stage: str
@@ -584,6 +621,8 @@ class OptionFact(_Fact, SplitFields):
     fabric_usd: NotRequired[float]
     host_usd: NotRequired[float]
     power_w: NotRequired[float]
+    power_known: NotRequired[bool]
+    """purchase: every part of the machine's draw has a figure (False: some of it is not counted, rule P.power)."""
     topology: str
     existing_host: NotRequired[bool]
     pc_fits: NotRequired[bool]
@@ -595,6 +634,25 @@ class OptionFact(_Fact, SplitFields):
     horizon_months: NotRequired[float]
     resale_usd: NotRequired[float]
     resale_share: NotRequired[float]
+    age_years: NotRequired[float]
+    """purchase: years from the part's launch to today (rules/economics.py PartAge)."""
+    after_run: NotRequired[str]
+    """purchase for one run: keep | sell (deployment.after_run)."""
+    resale_at_end_usd: NotRequired[float]
+    """purchase for one run: what it would sell for when the run ends, net of selling costs."""
+    resale_at_end_share: NotRequired[float]
+    sold_age_years: NotRequired[float]
+    kept_usd: NotRequired[float]
+    sold_usd: NotRequired[float]
+    lead_time_days: NotRequired[float]
+    """purchase: days from the order to the machines running (lead_time_weeks_<kind>)."""
+    lead_time_id: NotRequired[str]
+    ready_days: NotRequired[float]
+    """purchase for a run: lead time plus the run, days from today."""
+    arrives_too_late: NotRequired[bool]
+    """the run on it cannot end inside the deadline counted from today (rule D.lead-time)."""
+    lead_time_binds: NotRequired[bool]
+    """a stated deadline counts from today, so the purchase's lead time counts against it."""
     cost_rental_usd: NotRequired[float]
     cost_hardware_usd: NotRequired[float]
     cost_network_usd: NotRequired[float]
@@ -612,6 +670,9 @@ class PortingFact(_Fact):
     weeks: float
     usd_per_week: float
     usd: float
+    weeks_format: float
+    """The high end of the estimate: serving or training in a format the part has no tensor cores for."""
+    usd_format: float
 
 
 class RuledOutFact(_Fact):
@@ -631,6 +692,14 @@ class RemedyFact(_Fact):
     target: str
     shape: str
     rule: str
+    reason: str
+
+
+class LastResortFact(_Fact):
+    """A configuration weighed only after every plan without its flaw (rule W3.last-resort): `target` is the
+    config's ref, `reason` what makes it a last resort."""
+
+    target: str
     reason: str
 
 
@@ -672,6 +741,8 @@ FACT_KINDS: dict[str, type[_Fact]] = {
     "ruled_out": RuledOutFact,
     "remedy": RemedyFact,
     "ranked": RankedFact,
+    "last_resort": LastResortFact,
+    "owned_unknown": OwnedUnknownFact,
 }
 """Every fact kind a rule may test, by the name facts carry in `kind`."""
 

@@ -158,6 +158,26 @@ def _deadline(cfg: Fact, answers: Answers, cost: float) -> list[Suggestion]:
     return out
 
 
+def _lead_time(opt: Fact, answers: Answers, cost: float) -> list[Suggestion]:
+    """A purchase that cannot arrive in time (rule D.lead-time): the deadline counted from delivery, or a deadline
+    long enough for delivery and the run with its schedule margin."""
+    ready = float(opt.get("ready_days") or 0)
+    if ready <= 0:
+        return []
+    deadline = math.ceil(ready / (1.0 - DEFAULT_FACTORS.training_schedule_margin) - 1e-9)
+    lead = float(opt.get("lead_time_days") or 0)
+    return [
+        Suggestion(f"Count the deadline from delivery (training.deadline_from = \"delivery\"): {_name(opt)} "
+                   f"arrives about {lead:,.0f} days after the order, then its run takes "
+                   f"{float(opt.get('training_days') or 0):,.1f} days.",
+                   {"training": {"deadline_from": "delivery"}}, cost, relax=lead),
+        Suggestion(f"Extend training.deadline_days to {deadline} (now {answers.training.deadline_days:g}): "
+                   f"{_name(opt)} arrives about {lead:,.0f} days after the order and its run ends on day "
+                   f"{ready:,.0f}, with a {DEFAULT_FACTORS.training_schedule_margin:.0%} schedule margin.",
+                   {"training": {"deadline_days": float(deadline)}}, cost, relax=ready),
+    ]
+
+
 def candidates(options: Iterable[tuple[Fact, Fact, set[str]]], answers: Answers, usage: Fact, no_fit: bool,
                weights_bits: float) -> list[Suggestion]:
     """Every single change that would free some ruled-out option (option, its configuration, the rules that ruled
@@ -172,6 +192,8 @@ def candidates(options: Iterable[tuple[Fact, Fact, set[str]]], answers: Answers,
             out += _sla(cfg, rules, answers, cost)
         elif rules == {"D.deadline"}:
             out += _deadline(cfg, answers, cost)
+        elif rules == {"D.lead-time"}:
+            out += _lead_time(opt, answers, cost)
         elif rules == {"C.max-gpus"}:
             out.append(Suggestion(f"Allow {cfg.get('count')} GPUs (constraints.max_gpus, now "
                                   f"{answers.constraints.max_gpus}): {cfg.get('accelerator_name')} needs that many.",

@@ -7,8 +7,9 @@ parts. A person reads a handful. Triage turns them into findings a person can ac
 - one finding per rule (per plan for plan-wide rules), listing every option it concerns; the message is the one
   about the best-ranked of them and `details` keeps each other option's own message;
 - the price-age and undated-price notes become one line about the prices the ranking rests on;
-- the findings about the recommended option (and the plan as a whole) come first, then the rest, each group by
-  severity (risk, advice, note) and then by the rank of the best option concerned;
+- the findings that bear on the recommended option come first — about it, about the hardware the user has (the
+  baseline it is weighed against), or a risk to the whole plan — then plan-wide advice, and last the other
+  options' findings, each group by severity (risk, advice, note) and then by the rank of the best option concerned;
 - `shown` marks the few shown by default (risks and advice first, at most `SHOWN_BY_DEFAULT`); screens and reports
   offer the rest on request, the JSON keeps them all.
 """
@@ -38,18 +39,32 @@ def triage(warnings: Sequence[Warning], ranked: Sequence[Recommendation]) -> lis
         w.options.sort(key=lambda o: (rank.get(o, 10**6), o))
 
     def key(w: Warning) -> tuple[int, int, int, str]:
-        about_top = not w.options or w.options[0] == top
         best = min((rank.get(o, 10**6) for o in w.options), default=0)
-        return (0 if about_top else 1, SEVERITY_ORDER[w.severity], best, w.id)
+        return (bearing(w, top), SEVERITY_ORDER[w.severity], best, w.id)
 
     ordered = sorted(merged, key=key)
     shown = 0
     for w in ordered:
-        about_top = not w.options or w.options[0] == top
+        about_top = bearing(w, top) != OTHERS
         if shown < SHOWN_BY_DEFAULT and (w.severity != "note" or about_top):
             w.shown = True
             shown += 1
     return ordered
+
+
+PICK, PLAN_ADVICE, OTHERS = 0, 1, 2
+"""How much a finding bears on the recommended option, most first: about it, about the hardware the user has
+(which every option is weighed against) or a risk to the whole plan (so to it too); then plan-wide advice and notes;
+then other options'."""
+OWN_RULES = "OWN."
+"""Rules about the user's own hardware (rules/packs/45-owned.toml): the baseline every option is compared with."""
+
+
+def bearing(w: Warning, top: str | None) -> int:
+    """The finding's place by how much it bears on the pick (`PICK` … `OTHERS`)."""
+    if (w.options and w.options[0] == top) or w.rule.startswith(OWN_RULES) or (not w.options and w.severity == "risk"):
+        return PICK
+    return PLAN_ADVICE if not w.options else OTHERS
 
 
 def _merge(warnings: Iterable[Warning], rank: dict[str, int]) -> list[Warning]:

@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 Pick = tuple[str, int, int]
-"""(choice, k, owner): the k-th rental or purchase of the phase (owner 0), or ("reuse", k, owner): the k-th purchase
-of phase `owner` (1-based)."""
+"""(choice, k, owner): the k-th rental or purchase of the phase (owner 0; "buy" holds it to the end of the horizon,
+"sell" sells it when the phase ends), or ("reuse", k, owner): the k-th purchase of phase `owner` (1-based)."""
 TIME_DIGITS = 9
 """Months are compared at this many decimals (sums of floats that should be equal then are)."""
 
@@ -154,11 +154,11 @@ def _move(j: int, pick: Pick, t: float, held: tuple[Held, ...], kind: Kind, step
         if not fits(grown):
             return None
         now[now.index(target)] = grown
-    elif choice == "buy":
+    elif choice == "buy":  # "sell": bought and sold within its phase, so no later phase can run on it
         now.append(Held(j + 1, k, s.count, (run,)))
     live = tuple(sorted((h for h in now if reusable(j + 1, h.owner, h.k)), key=lambda h: (h.owner, h.k)))
     buys, reuse, other, own = kind
-    kind = (min(buys + (choice == "buy"), 2), reuse or choice == "reuse",
+    kind = (min(buys + (choice in ("buy", "sell")), 2), reuse or choice == "reuse",
             other or (choice == "rent" and not s.own), own or s.own)
     return (round(s.start + s.months, TIME_DIGITS), live, kind), s
 

@@ -27,12 +27,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.answers import Answers
-from gpuadvisor.rules.economics import Economics, economics, resale_class_of, resale_usd
+from gpuadvisor.rules.economics import Economics, PartAge, accelerator_age, economics, resale_usd
 from gpuadvisor.rules.engine import Consultation, InputFact
 from gpuadvisor.rules.explain import Explainer
 from gpuadvisor.rules.fleet_search import Held, Pick, SearchResult, Step, Use, fits, search
 from gpuadvisor.rules.lifecycle_answers import DAYS_PER_MONTH, LifecycleAnswers, Phase
+from gpuadvisor.rules.price_age import today
 from gpuadvisor.rules.pricing import COMMITMENTS, rental_commitment
 from gpuadvisor.rules.result import (
     FleetPlan,
@@ -92,8 +94,11 @@ class Candidate:
     term_months: float | None = None
     """rent only: a reservation's term (pricing.COMMITMENTS): every month of every term it starts is paid, however
     short the phase (the lifecycle's horizon can end inside a term)."""
-    resale: Callable[[float], float] | None = field(default=None, compare=False, repr=False)
-    """buy only: what the purchase sells for after so many years (`economics.resale_usd`)."""
+    engineering_usd: float = 0.0
+    """The port the option needs (rule H10.port, its consultation's decision cost): paid once in the phase."""
+    resale: Callable[[float, float], float] | None = field(default=None, compare=False, repr=False)
+    """buy only: what the purchase sells for when bought at `start` years and sold `held` years later, at the
+    part's age then (`economics.resale_usd`, the function the consultation prices resale by)."""
 
 
 @dataclass
@@ -115,14 +120,24 @@ class _Slot:
     """Earlier phase index → how this phase runs on what that phase buys (when it can)."""
 
 
-def _candidate(r: Recommendation, result: RecommendResult, econ: Economics | None = None) -> Candidate:
+def _resale_at(econ: Economics, age: PartAge, accelerators_usd: float, rest_usd: float, start_years: float,
+               held_years: float) -> float:
+    """What a purchase bought `start_years` into the lifecycle sells for `held_years` later."""
+    return resale_usd(econ, age.older(start_years), accelerators_usd, rest_usd, held_years)
+
+
+def _candidate(r: Recommendation, result: RecommendResult, econ: Economics | None = None,
+               catalog: Catalog | None = None) -> Candidate:
+    """A phase's option as the fleet search prices it: by its consultation's own decision cost — the rental (or
+    the purchase's price, power and site), the port (engineering) and the resale at the part's age."""
     util = float((result.answers_effective.get("deployment") or {}).get("utilization") or 1.0)
     resale = None
-    if econ is not None and r.acquisition == "buy" and r.cost.capex_usd:
+    if econ is not None and catalog is not None and r.acquisition == "buy" and r.cost.capex_usd:
         capex = float(r.cost.capex_usd)
         rest = float(r.cost.capex_beyond_accelerators_usd or 0.0)  # null: a whole-system price, all accelerators
-        resale = partial(resale_usd, econ, resale_class_of(r.accelerator.vendor, r.accelerator.market),
-                         capex - rest, rest)
+        age = accelerator_age(catalog.accelerators[r.accelerator.id], today(), r.cost.price_kind)
+        resale = partial(_resale_at, econ, age, capex - rest, rest)
+    engineering = sum(p.usd for p in r.decision_cost.parts if p.part == "engineering")
     return Candidate(
         choice=r.acquisition, title=r.title, option=r.option, accelerator=r.accelerator.id, count=r.count,
         machines=r.unit.machines, per_machine=r.unit.per_machine, memory_gb=r.accelerator.memory_gb,
@@ -130,13 +145,14 @@ def _candidate(r: Recommendation, result: RecommendResult, econ: Economics | Non
         capex_usd=float(r.cost.capex_usd or 0.0), power_kw=float(r.cost.power_kw or 0.0),
         break_even=r.cost.break_even_utilization, utilization=util,
         desk_side=r.unit.kind in DESK_SIDE_KINDS, resale=resale, usd_per_hour=r.cost.usd_per_hour,
-        term_months=COMMITMENTS.get(r.instance.pricing) if r.instance is not None else None)
+        term_months=COMMITMENTS.get(r.instance.pricing) if r.instance is not None else None,
+        engineering_usd=round(engineering, 2))
 
 
 def _pick(result: RecommendResult, acquisitions: Sequence[str], n: int = CANDIDATES_PER_KIND,
-          econ: Economics | None = None) -> list[Candidate]:
+          econ: Economics | None = None, catalog: Catalog | None = None) -> list[Candidate]:
     """The phase's `n` best-ranked options of these acquisitions (rank order: the decision cost)."""
-    found = [_candidate(r, result, econ) for r in [*result.recommendations, *result.runners_up]
+    found = [_candidate(r, result, econ, catalog) for r in [*result.recommendations, *result.runners_up]
              if r.acquisition in acquisitions]
     return found[:n]
 
@@ -251,13 +267,14 @@ class PurchaseCost:
         return self.cash - self.resale
 
 
-def _purchase_cost(cand: Candidate, answers: Answers, start: float, busy_hours: float, horizon: float,
+def _purchase_cost(cand: Candidate, answers: Answers, start: float, busy_hours: float, held: float,
                    colocation: float) -> PurchaseCost:
-    """The one place a purchase is costed over the horizon: resold when the horizon ends, after `held` months."""
-    held = max(0.0, horizon - start)
+    """The one place a purchase is costed in a lifecycle: bought at month `start`, held `held` months (to the end
+    of the horizon, or to the end of its phase when it is sold then), resold at the part's age then."""
     return PurchaseCost(capex=cand.capex_usd, power=_power_usd(cand.power_kw, busy_hours, answers),
                         holding=_site_usd_per_month(cand, answers, colocation) * held, held_months=held,
-                        busy_hours=busy_hours, resale=cand.resale(held / 12.0) if cand.resale else 0.0)
+                        busy_hours=busy_hours,
+                        resale=cand.resale(start / 12.0, held / 12.0) if cand.resale else 0.0)
 
 
 @dataclass(frozen=True)
@@ -270,18 +287,24 @@ class _Costed:
     """Paid out over the horizon: what the budget is checked against."""
 
 
+BUYS = ("buy", "sell")
+"""Picks that buy: "buy" holds the purchase to the end of the horizon (later phases may reuse it), "sell" sells it
+when its own phase ends (what an owner does with hardware no later phase needs)."""
+
+
 def _chosen(slot: _Slot, pick: Pick) -> Candidate | None:
     """The candidate a pick names."""
     choice, k, owner = pick
     if choice == "reuse":
         return slot.reuse.get((owner, k))
-    pool = slot.rents if choice == "rent" else slot.buys
+    pool = slot.buys if choice in BUYS else slot.rents
     return pool[k] if k < len(pool) else None
 
 
 def _phase_plan(slot: _Slot, pick: Pick, end_prev: float, horizon: float, colocation: float) -> PhasePlan | None:
     """One phase on one option, started when it says or when the previous phase ended (`end_prev`): its timeline
-    and cash; None when the option has no price for the phase's kind of use."""
+    and cash; None when the option has no price for the phase's kind of use. Priced as the phase's own
+    consultation prices the option (its decision cost: the port once, a purchase's resale at its age)."""
     choice, _, owner = pick
     ph = slot.phase
     cand = _chosen(slot, pick)
@@ -291,13 +314,23 @@ def _phase_plan(slot: _Slot, pick: Pick, end_prev: float, horizon: float, coloca
     months, runs = _span(ph, cand, start, horizon)
     per_run = ph.answers.workload != "inference"
     holding = capex = resale = 0.0
-    if choice == "buy":
+    sold: float | None = None
+    if choice in BUYS:
         busy_h = (float(cand.training_days or 0.0) * 24.0 * float(runs or 1.0) if per_run
                   else months * HOURS_PER_MONTH * cand.utilization)
-        bought = _purchase_cost(cand, ph.answers, start, busy_h, horizon, colocation)
+        if choice == "sell":  # held for its phase: a run's hours, or the phase's months
+            held = busy_h / HOURS_PER_MONTH if per_run and ph.settings.months is None else months
+            sold = start + held
+            if sold >= horizon - 1e-9:
+                return None  # sold when the horizon ends: that is "buy"
+        else:
+            held = max(0.0, horizon - start)
+        bought = _purchase_cost(cand, ph.answers, start, busy_h, held, colocation)
         cost, holding, capex, resale = bought.power, bought.holding, bought.capex, bought.resale
         note = (f"${cand.capex_usd:,.0f} at month {start:g}; {cand.power_kw:,.1f} kW busy {busy_h:,.0f} h; held "
-                f"{bought.held_months:,.1f} months, then resold for ${resale:,.0f}")
+                f"{bought.held_months:,.1f} months, then "
+                + ("sold when the phase ends" if choice == "sell" else "sold when the horizon ends")
+                + f" for ${resale:,.0f}")
     else:
         metric = cand.usd_per_run if per_run else cand.usd_per_month
         if metric is None:
@@ -315,17 +348,19 @@ def _phase_plan(slot: _Slot, pick: Pick, end_prev: float, horizon: float, coloca
         option=cand.option, title=cand.title, accelerator=cand.accelerator, count=cand.count,
         start_month=round(start, 3), months=round(months, 3), runs=None if runs is None else round(runs, 3),
         cost_usd=round(cost, 2), capex_usd=round(capex, 2), holding_usd=round(holding, 2),
-        resale_usd=round(resale, 2), reuses_phase=owner if choice == "reuse" else None, note=note)
+        resale_usd=round(resale, 2), engineering_usd=round(cand.engineering_usd, 2),
+        sold_month=None if sold is None else round(sold, 3),
+        reuses_phase=owner if choice == "reuse" else None, note=note)
 
 
 def _cash(plan: PhasePlan) -> float:
     """What the phase pays out over the horizon: what the budget is checked against."""
-    return plan.cost_usd + plan.capex_usd + plan.holding_usd
+    return plan.cash_usd
 
 
 def _spend(plan: PhasePlan) -> float:
     """What the phase costs its owner: its cash less the resale of what it bought (the figure fleets are chosen by)."""
-    return _cash(plan) - plan.resale_usd
+    return plan.spend_usd
 
 
 def cost_fleet(slots: Sequence[_Slot], picks: Sequence[Pick], horizon: float,
@@ -343,7 +378,7 @@ def cost_fleet(slots: Sequence[_Slot], picks: Sequence[Pick], horizon: float,
         start, end_prev = _times(slot, pick, end_prev, horizon)
         run = Use(start, end_prev - start, plan.count)
         choice, k, owner = pick
-        if choice == "buy":
+        if choice == "buy":  # held to the horizon's end ("sell": sold when its phase ends, reused by none)
             held[slot.phase.index] = Held(slot.phase.index, k, plan.count, (run,))
         elif choice == "reuse":  # a reuse needs that very purchase in the fleet, with room beside its other runs
             bought = held.get(owner)
@@ -373,8 +408,10 @@ def _label(plans: Sequence[PhasePlan]) -> tuple[str, str]:
     rents = [p for p in plans if p.choice not in ("buy", "reuse")]
     parts = []
     for p in plans:
-        what = {"buy": f"buy {p.title.removeprefix('Buy ')}", "reuse": f"run on {p.title} in phase {p.reuses_phase}",
-                "own": f"use {p.title}", "free": f"use {p.title}"}.get(p.choice, f"rent {p.title}")
+        sell = f", sold at month {p.sold_month:.1f}" if p.sold_month is not None else ""
+        what = {"buy": f"buy {p.title.removeprefix('Buy ')}{sell}", "reuse": f"run on {p.title} in phase "
+                f"{p.reuses_phase}", "own": f"use {p.title}", "free": f"use {p.title}"}.get(p.choice,
+                                                                                            f"rent {p.title}")
         parts.append(f"phase {p.phase} ({p.name}): {what}")
     text = "; ".join(parts)
     if len(buys) == 1 and reuses and not rents:
@@ -397,7 +434,7 @@ def _options(slots: Sequence[_Slot]) -> list[list[Pick]]:
     out: list[list[Pick]] = []
     for slot in slots:
         opts: list[Pick] = [("rent", k, 0) for k in range(len(slot.rents))]
-        opts += [("buy", k, 0) for k in range(len(slot.buys))]
+        opts += [(choice, k, 0) for k in range(len(slot.buys)) for choice in BUYS]
         opts += [("reuse", k, owner) for owner, k in sorted(slot.reuse)]
         out.append(opts)
     return out
@@ -474,7 +511,7 @@ def plan_lifecycle(advisor: Advisor, lc: LifecycleAnswers, *, top: int = 5) -> _
     results = [advisor.consult(p.answers, top=top) for p in lc.phases]
     per = CANDIDATES_PER_KIND if len(lc.phases) <= 3 else 1
     econ = economics(advisor.catalog)
-    slots = [_Slot(p, r, _pick(r, ("rent", "free", "own"), per), _pick(r, ("buy",), per, econ))
+    slots = [_Slot(p, r, _pick(r, ("rent", "free", "own"), per), _pick(r, ("buy",), per, econ, advisor.catalog))
              for p, r in zip(lc.phases, results, strict=True)]
     if len(slots) <= MAX_REUSE_PHASES:
         for j, slot in enumerate(slots):
@@ -538,14 +575,16 @@ def fleet_why(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPlan | 
     for plan, slot in zip(chosen.phases, slots, strict=True):
         base = plan.phase * FACT_ID_STRIDE
         spend = _spend(plan)
-        how = (f"${plan.capex_usd:,.0f} to buy + ${plan.holding_usd:,.0f} site rent to month {lc.horizon_months:g} "
-               f"+ ${plan.cost_usd:,.0f} power − ${plan.resale_usd:,.0f} resale at month {lc.horizon_months:g}"
-               if plan.choice == "buy" else f"${plan.cost_usd:,.0f}")
+        sold = plan.sold_month if plan.sold_month is not None else lc.horizon_months
+        port = f" + ${plan.engineering_usd:,.0f} porting" if plan.engineering_usd else ""
+        how = (f"${plan.capex_usd:,.0f} to buy + ${plan.holding_usd:,.0f} site rent to month {sold:g} "
+               f"+ ${plan.cost_usd:,.0f} power{port} − ${plan.resale_usd:,.0f} resale at month {sold:g}"
+               if plan.choice == "buy" else f"${plan.cost_usd:,.0f}{port}")
         steps.append(WhyStep(depth=1, fact=base, kind="phase", rule="LIFECYCLE", rule_title=FLEET_RULE_TITLE,
                              rule_kind="ranking", source=FLEET_SOURCE,
                              text=f"Phase {plan.phase} ({plan.name}), months {plan.start_month:g}–"
                                   f"{plan.start_month + plan.months:.1f}: {plan.choice} {plan.title} = "
-                                  + (f"{how} = " if plan.choice == "buy" else "") + f"${spend:,.0f}"
+                                  + (f"{how} = " if plan.choice == "buy" or port else "") + f"${spend:,.0f}"
                                   + (f" ({plan.note})" if plan.note else "")))
         rec = next((r for r in [*slot.result.recommendations, *slot.result.runners_up] if r.option == plan.option),
                    None)
@@ -597,7 +636,8 @@ def _headline(lc: LifecycleAnswers, life: LifecycleOut, chosen: FleetPlan | None
         when = f"{p.months:,.1f} months" if p.workload == "inference" or p.runs and p.runs > 1 else \
             (f"{days:,.0f} days" if days >= 1 else f"{days * 24:,.1f} hours")
         link = "" if not steps else ("; then " if p.start_month >= end - 1e-6 else "; alongside, ")
-        steps.append(f"{link}{p.name}: {verb} {title} ({when}, ${spent:,.0f})")
+        sold = f", sold at month {p.sold_month:.1f}" if p.sold_month is not None else ""
+        steps.append(f"{link}{p.name}: {verb} {title} ({when}{sold}, ${spent:,.0f})")
         end = max(end, p.start_month + p.months)
     left = "" if life.budget_left_usd is None else (
         f"; ${life.budget_left_usd:,.0f} of the budget left" if life.budget_left_usd >= 0 else
@@ -615,10 +655,12 @@ def _lifecycle_out(lc: LifecycleAnswers, chosen: FleetPlan | None, plans: list[F
                    why: list[Any]) -> LifecycleOut:
     budget = _budget(lc)
     notes = [
-        "Over the horizon: rentals for their runs or months; a purchase's price when its phase starts, then site rent "
-        "per kW (none for desk-side machines) to the end of the horizon and power while busy (deployment.pue, "
-        "deployment.power_usd_per_kwh), less what it resells for at the horizon's end (accelerators on their class's "
-        "used-market curve, hosts and network at book value: resale_share_*, server_accounting_life_years).",
+        "Each phase is priced as its own consultation prices the option (its decision cost): rentals for their runs "
+        "or months, the port to another stack once (H10.port); a purchase's price when its phase starts, then site "
+        "rent per kW (none for desk-side machines) while held and power while busy (deployment.pue, "
+        "deployment.power_usd_per_kwh), less what it resells for when sold — at the end of the horizon, or when its "
+        "phase ends if no later phase needs it — at the used price of its age from launch then (resale_share_*; "
+        "hosts and network at scrap, resale_share_host), less selling costs.",
         "Reuse: a later phase consulted again with the purchase as your own hardware; its cost is the power of the "
         "accelerators it uses.",
         "The budget counted against is budget.capex_usd plus budget.monthly_usd × the horizon's months; rentals "
@@ -710,6 +752,10 @@ def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPl
                 users.append(f"phase {later.phase} ({later.name}) on {later.count} of {cand.count}")
         busy_share = used / after if after > 0 else 1.0
         util_after = busy / after if after > 0 else 1.0
+        sold = in_plan and plan.sold_month is not None
+        fate = (f"it is sold when the run ends (month {plan.sold_month:.1f}) for ${plan.resale_usd:,.0f}"
+                if sold and plan.sold_month is not None else
+                f"it would sit idle for the remaining {after:.0f} months")
         be = cand.break_even if cand.break_even is not None else H15_BREAK_EVEN
         rented = _cand_of(slot, plan) if plan.choice in ("rent", "free", "own") else slot.rent
         rent_cost = (rented.usd_per_run or 0.0) * float(plan.runs or 1.0) if rented else 0.0
@@ -724,7 +770,8 @@ def _purchase_uses(lc: LifecycleAnswers, slots: Sequence[_Slot], chosen: FleetPl
             "workload": ph.answers.workload, "title": cand.title, "count": cand.count, "in_plan": in_plan,
             "capex_usd": cand.capex_usd, "months_after": round(after, 2), "busy_share_after": round(busy_share, 4),
             "utilization_after": round(util_after, 4), "break_even_utilization": round(be, 4),
-            "idle_after": busy_share < IDLE_SHARE and after > 0,
+            "idle_after": busy_share < IDLE_SHARE and after > 0 and not sold, "sold": sold,
+            "unused_after": busy_share < IDLE_SHARE and after > 0, "fate": fate,
             "below_break_even": util_after < be and busy_share >= IDLE_SHARE,
             "instead": instead, "plan_text": plan_text,
             "text": f"{cand.title} ({'in the chosen fleet' if in_plan else f'phase {ph.index} ranks it first'})"

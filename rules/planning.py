@@ -675,8 +675,7 @@ class InferenceSearch:
             fits_single_gpu=c.tp * c.pp == 1 or self.memory(1, 1, flash, self.memory_factors(acc)).fits(1, capacity),
             bound=bound, throttled=c.throttle < 1.0, tokens_per_s=c.batch / step_seconds * c.throttle * c.replicas,
             # no capacity without a compute rate: the prompts' time would be counted as zero (issue 44)
-            capacity_tokens_per_s=(c.fit / seconds(c.fit) * c.throttle * c.replicas
-                                   if c.fit and c.device.peak_tflops is not None else None),
+            capacity_tokens_per_s=_capacity(c, self.t, seconds) if c.device.peak_tflops is not None else None,
             tokens_per_s_per_user=c.per_user, ttft_s=c.ttft, latency_s=c.latency, meets_tpot=c.meets_tpot,
             meets_ttft=c.meets_ttft, meets_latency=c.meets_latency, within_max_gpus=c.within_max_gpus,
             notes=(*memory.notes, *step_notes, *pre_notes), machines=c.machines,
@@ -827,6 +826,25 @@ def _first_true(pred: Callable[[int], bool], lo: int, hi: int, guess: int) -> in
             lo += step
             step *= 2
     return first_true(pred, lo, hi)
+
+
+def _capacity(c: _Candidate, t: ServingTargets, seconds: Callable[[int], float]) -> float | None:
+    """The most tokens/s the plan serves within its service level: every replica at the largest batch that fits
+    memory AND keeps each stream at the per-user floor and within the p95 latency (`_fast_enough`), never below the
+    planned batch. Capacity quoted at a batch the service level forbids would promise headroom the plan lacks."""
+    if not c.fit:
+        return None
+    low = max(1, min(c.batch, c.fit))
+    b = c.fit
+    if not _fast_enough(seconds(b), t, c.throttle):
+        lo, hi = low, c.fit  # speed falls as the batch grows: bisect for the last batch still fast enough
+        if not _fast_enough(seconds(lo), t, c.throttle):
+            hi = lo
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if _fast_enough(seconds(mid), t, c.throttle) else (lo, mid)
+        b = lo
+    return b / seconds(b) * c.throttle * c.replicas
 
 
 def _fast_enough(step_seconds: float, t: ServingTargets, throttle: float) -> bool:

@@ -90,6 +90,19 @@ def rental_commitment(usd_per_hour: float, term_months: float, months: float, wh
                        "whether used or not"),))
 
 
+SHORT_RESERVATION = "capacity-block"
+"""The price kind of a short-term reserved cluster (days to 6 months, InstancePrice.term): booked in whole steps."""
+
+
+def rental_reserved_run(usd_per_hour: float, booked_days: int, used_hours: float, what: str) -> DecisionCost:
+    """A run on a short-term reserved cluster: every hour of the days booked is paid, used or not (AWS Capacity
+    Blocks: whole days up to 14, then whole weeks up to 182 days, paid up front)."""
+    usd = usd_per_hour * booked_days * 24.0
+    return DecisionCost("one run", None, (CostPart(
+        "rental", usd, f"{what}: ${usd_per_hour:,.2f}/h × {booked_days:,} days × 24 h reserved for a run of "
+                       f"{used_hours:,.1f} h, paid whether used or not"),))
+
+
 def rental_run(usd_per_hour: float, billed_hours: float, what: str) -> DecisionCost:
     """Renting for one training run: the rate × the hours billed (the run and its session's set-up)."""
     usd = usd_per_hour * billed_hours
@@ -111,9 +124,9 @@ class Ownership:
     accelerators_usd: float
     """The accelerators' share of hardware_usd (all of it for a whole-system price with no published split)."""
     resale_share: float
-    """Share of the accelerators' price they sell for at the window's end."""
+    """Share of the accelerators' price they sell for at the window's end (0: kept, not sold)."""
     host_resale_share: float = 0.0
-    """Share of the hosts' and the network's price left at the window's end (their book value)."""
+    """Share of the hosts' and the network's price they sell for then (scrap: resale_share_host)."""
 
 
 def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, factors: Factors,
@@ -139,9 +152,8 @@ def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, fact
                                             f"${factors.colocation_usd_per_kw_month:,.0f} per kW a month × "
                                             f"{window_hours / HOURS_PER_MONTH * share:,.1f} months"))
     if resale:
-        hosts = (f", hosts and network at {o.host_resale_share:.0%} of ${rest:,.0f} (book value, at most the "
-                 "accelerators' share)"
-                 if rest and o.host_resale_share else "")
+        hosts = (f", hosts and network at {o.host_resale_share:.0%} of ${rest:,.0f} (scrap: no used market for "
+                 "them)" if rest and o.host_resale_share else "")
         parts.append(CostPart("resale", -resale, f"accelerators resold for {o.resale_share:.0%} of "
                                                  f"${o.accelerators_usd:,.0f}{hosts}, net of selling costs"
                                                  f"{resale_words}{spread}"))

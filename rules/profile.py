@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Precision
+from gpuadvisor.rules.answers import LOAD_KEYS
 from gpuadvisor.rules.fact_kinds import ComputeNeedFact, DemandFact
 from gpuadvisor.rules.formats import Formats
 from gpuadvisor.rules.formats import runs_on as runs_on  # re-exported: its callers name it here
@@ -72,6 +73,9 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "framework": a("framework.name"), "where": a("deployment.where"),
         "checkpointing": bool(a("training.checkpointing")), "sensitive_data": bool(a("deployment.sensitive_data")),
         "models_per_gpu": int(a("inference.models_per_gpu")), "formats": formats,
+        "context_given": given("precision.context_tokens"),
+        "lengths_given": given("inference.input_tokens") or given("inference.output_tokens"),
+        "load_given": any(given(key) for key in LOAD_KEYS),
         "engine": str(a("inference.engine")), "moe": moe,
         "hours_per_month_given": a("deployment.hours_per_month"),
         "utilization_given": a("deployment.utilization"),
@@ -96,6 +100,9 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "input_tokens": int(a("inference.input_tokens")), "output_tokens": int(a("inference.output_tokens")),
         "min_tps_user": a("inference.min_tokens_per_s_per_user"), "ttft_max_s": a("inference.ttft_max_s"),
         "latency_p95_s": a("inference.latency_p95_s"), "deadline_days": float(a("training.deadline_days")),
+        "deadline_from": str(a("training.deadline_from")), "after_run": str(a("deployment.after_run")),
+        "deadline_given": given("training.deadline_days"),
+        "deadline_from_given": peek("training.deadline_from") in ("today", "delivery"),
         "optimizer": a("training.optimizer"), "zero_stage": a("training.zero_stage"),
         "gradient_checkpointing": bool(a("training.gradient_checkpointing")),
         "lora_rank": int(a("finetune.lora_rank")),
@@ -231,3 +238,20 @@ def training_search(catalog: Catalog, work: Workload, arch: Architecture, params
                     targets: TrainingTargets, factors: Factors) -> TrainingSearch:
     """The training search of a consultation (or of an estimate)."""
     return TrainingSearch(arch, params, work.formats.weights, targets, factors)
+
+
+def deadline_start(work: Workload, catalog: Catalog) -> Workload:
+    """The workload with when a stated training deadline starts, and why: as answered (training.deadline_from);
+    else today when the answers could rent the run instead — cloud or either, and an instance of an allowed vendor
+    at an allowed provider exists — so a purchase's delivery counts against it (rule D.lead-time); and from delivery
+    when only buying is possible (on premises, or vendors nobody rents): then the deadline can only mean the run."""
+    if work.deadline_from_given:
+        starts, why = work.deadline_from, "your answer"
+    elif work.where == "on_prem":
+        starts, why = "delivery", "bought on premises: renting the run is excluded, so the deadline is the run's"
+    elif any(i.provider in work.providers and i.accelerator in catalog.accelerators
+             and catalog.accelerators[i.accelerator].vendor in work.vendors for i in catalog.instances.values()):
+        starts, why = "today", "the run could be rented now: a purchase must arrive in time"
+    else:
+        starts, why = "delivery", "no allowed provider rents an allowed vendor's parts: the deadline is the run's"
+    return replace(work, deadline_from=starts, deadline_from_why=why)

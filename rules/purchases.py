@@ -35,6 +35,8 @@ class PurchaseBill:
     """'8 × $30,000 GPUs + $80,000 host + $20,800 InfiniBand NDR fabric'."""
     known_split: bool = True
     """False when a whole-system price has no published split between accelerators and the rest."""
+    power_known: bool = True
+    """False when a part of the machine's draw has no published figure and is not counted (said in `words`)."""
 
     @property
     def beyond_usd(self) -> float | None:
@@ -104,8 +106,10 @@ def purchase_bill(catalog: Catalog, system: System, acc: Accelerator, machines: 
         parts.append(network.words())
     if price is not None and price.includes:
         parts.append(f"the {system.kind} price includes {', '.join(price.includes)}")
+    before = len(parts)
     power = _power_w(system, acc, machines, accelerators, parts)
-    return PurchaseBill(capex_usd=accel + host + fabric_usd, accelerators_usd=accel, host_usd=host,
+    return PurchaseBill(power_known=len(parts) == before and power > 0,
+                        capex_usd=accel + host + fabric_usd, accelerators_usd=accel, host_usd=host,
                         fabric_usd=fabric_usd, power_w=power, kind=kind,
                         as_of=quoted_on if quoted_on is not None else _oldest(dates),
                         sources=", ".join(dict.fromkeys(sources)), words=" + ".join(parts), known_split=known_split)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import Answers
+from gpuadvisor.rules.answers import Answers, assumed_load
 from gpuadvisor.rules.effective import effective_answers
 from gpuadvisor.rules.engine import Consultation
 from gpuadvisor.rules.engine.gcpause import paused_gc
@@ -26,6 +26,8 @@ from gpuadvisor.rules.feasibility import Replan, candidates, checked
 from gpuadvisor.rules.findings import triage
 from gpuadvisor.rules.how import how_entries
 from gpuadvisor.rules.planned import Planned
+from gpuadvisor.rules.preference import LAST_RESORT, TIER_WORDS, Tier, tier
+from gpuadvisor.rules.price_age import as_of_label
 from gpuadvisor.rules.pricing import CostPart, DecisionCost
 from gpuadvisor.rules.resolve import Resolved
 from gpuadvisor.rules.result import (
@@ -126,6 +128,7 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     idx = _Index(cons, catalog)
     workload = idx.work.workload if idx.work is not None else answers.workload
     ranked: list[Ranked] = []
+    last = {str(f["target"]): (fid, f) for fid, f in cons.of_kind("last_resort")}
     for fid, opt in idx.options:
         base = idx.decision_cost(fid)
         if idx.vetoes_of(opt) or base is None:
@@ -137,18 +140,22 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
             continue
         sums = (" ".join(f"{'−' if p.usd < 0 else '+'} {p.part} {usd_text(abs(p.usd))}" for p in cost.parts)
                 .removeprefix("+ ") or "nothing to pay")
+        split = last.get(str(opt["config"]))
+        place = tier(str(opt.get("acquisition") or "rent"), split is not None)
+        why = (f"; {split[1]['reason']}: " if place == LAST_RESORT and split else "; ") + TIER_WORDS[place]
         rank_fid = cons.add({"kind": "ranked", "ref": f"rank:{opt['ref']}", "option": opt["ref"],
                              "usd": round(cost.total, 2),
-                             "text": f"Costs {usd_text(cost.total)} {cost.horizon}: {sums}"},
-                            "RANK", [fid, *(cfid for cfid, _ in added)])
-        ranked.append(Ranked(fid, opt, cost, rank_fid))
+                             "text": f"Costs {usd_text(cost.total)} {cost.horizon}: {sums}"
+                                     + (why if TIER_WORDS[place] else "")},
+                            "RANK", [fid, *(cfid for cfid, _ in added), *([split[0]] if split else [])])
+        ranked.append(Ranked(fid, opt, cost, rank_fid, place))
     ranked.sort(key=lambda r: _rank_key(r, workload))
     profile_ids = [idx.one[k][0] for k in ("memory_need", "demand", "compute_need", "intensity") if idx.one[k][0]]
     idx.profile_why = idx.explainer.chains(profile_ids)
     idx.explained = frozenset(s.fact for s in idx.profile_why)
     first = ranked[0].cost.total if ranked else 0.0
     # what the user owns is listed wherever it ranks (issue 29: nothing the user states vanishes)
-    recs = [_recommendation(n + 1, r, idx, catalog, workload, first) for n, r in enumerate(ranked)
+    recs = [_recommendation(n + 1, r, idx, catalog, workload, first, last) for n, r in enumerate(ranked)
             if n < top + RUNNERS_UP or r.opt.get("acquisition") == "own"]
     shown = {r.option for r in recs}
     # warnings about particular options are listed for the recommended ones; the plan-wide ones always
@@ -159,9 +166,10 @@ def _build_result(cons: Consultation, answers: Answers, resolved: Resolved, cata
     effective, defaults = effective_answers(answers, resolved, idx.work, (cons.of_kind("usage") or [(0, {})])[0][1])
     return RecommendResult(
         answers=answers.given(), answers_effective=effective, defaults_applied=defaults,
-        ranking_reason=ranking_reason(recs[:2]),
+        ranking_reason=ranking_reason(recs[:2]), contracts=_contracts(idx, workload),
         profile=_profile(idx, resolved), profile_why=idx.profile_why, feasible=bool(recs),
-        headline=_headline(recs[:top], answers, workload, idx.work) if recs else None,
+        headline=_own_first(cons, idx, _headline(recs[:top], answers, workload, idx.work, resolved.baseline))
+        if recs else None,
         recommendations=recs[:top], runners_up=recs[top:],
         warnings=warnings, ruled_out=_ruled_out(cons, idx, catalog, shown), how=how_entries(cons),
         to_make_feasible=[] if recs else _to_make_feasible(idx, answers, replan),
@@ -178,23 +186,60 @@ class Ranked:
     opt: dict[str, Any]
     cost: DecisionCost
     rank_fid: int
+    tier: Tier = 1
 
 
 SPENDS = {"own": 0, "free": 1}
 """Within the same whole dollar, what asks for no new spending comes first: hardware you own, then a free tier."""
 
 
-def _rank_key(r: Ranked, workload: str) -> tuple[float, int, float, float, str]:
-    """Cheapest first, to the dollar (a decision is not made on cents); within the same dollar, hardware you own,
-    then a free tier, then the cheapest to the cent; then what the option delivers: a shorter run, or more serving
-    capacity."""
+def _rank_key(r: Ranked, workload: str) -> tuple[int, float, int, float, float, str]:
+    """The tier first (rules/preference.py: the hardware you have, sound plans, last resorts); then cheapest first,
+    to the dollar (a decision is not made on cents); within the same dollar, what asks for no new spending (a free
+    tier), then the cheapest to the cent; then what the option delivers: a shorter run, or more serving capacity."""
     opt = r.opt
     if workload != "inference":
         delivers = float(opt.get("training_days") or math.inf)
     else:
         delivers = -float(opt.get("capacity_tokens_per_s") or opt.get("tokens_per_s") or 0.0)
     acquisition = str(opt.get("acquisition") or "rent")
-    return (round(r.cost.total), SPENDS.get(acquisition, 2), round(r.cost.total, 2), delivers, str(opt["ref"]))
+    return (r.tier, round(r.cost.total), SPENDS.get(acquisition, 2), round(r.cost.total, 2), delivers,
+            str(opt["ref"]))
+
+
+CONTRACTS = (("buy", "buying"), ("capacity-block", "a short reserved cluster"), ("on-demand", "on demand"),
+             ("spot", "spot"))
+"""The ways a training run can be paid for, compared in the ranking's reason (issue 39)."""
+
+
+def _contracts(idx: _Index, workload: str) -> str | None:
+    """A training run compares buying, a short reserved cluster and on-demand (and spot): the cheapest of each,
+    with the rule that rules it out when one does ('buying $1,212,536 — ruled out by D.lead-time')."""
+    if workload == "inference":
+        return None
+    best: dict[str, tuple[float, str, str]] = {}
+    for fid, opt in idx.options:
+        kind = "buy" if opt.get("purchase") else str(opt.get("pricing") or "")
+        cost = idx.decision_cost(fid)
+        if kind not in dict(CONTRACTS) or cost is None:
+            continue
+        total = cost.with_parts(tuple(CostPart(str(c["part"]), float(c["usd"]), "", str(c["rule"]))  # type: ignore[arg-type]
+                                      for _, c in idx.costs_of(opt))).total
+        rules = sorted({str(v["rule"]) for _, v in idx.vetoes_of(opt)})
+        if not math.isfinite(total):
+            continue
+        key = (0 if not rules else 1, total)
+        held = best.get(kind)
+        if held is None or key < (0 if not held[2] else 1, held[0]):
+            best[kind] = (total, str(opt.get("title") or ""), ", ".join(rules))
+    if len(best) < 2:
+        return None
+    words = []
+    for kind, name in CONTRACTS:
+        if kind in best:
+            total, title, out_by = best[kind]
+            words.append(f"{name} {usd_text(total)} ({title}" + (f"; ruled out by {out_by}" if out_by else "") + ")")
+    return "By contract, the cheapest run: " + "; ".join(words) + "."
 
 
 def ranking_reason(recs: list[Recommendation]) -> str | None:
@@ -210,6 +255,14 @@ def ranking_reason(recs: list[Recommendation]) -> str | None:
             by_part[p.part] = by_part.get(p.part, 0.0) + sign * p.usd
     moved = sorted(((k, v) for k, v in by_part.items() if abs(v) >= 0.5), key=lambda kv: -abs(kv[1]))
     parts = ", ".join(f"{k} {'+' if v > 0 else '−'}{usd_text(abs(v))}" for k, v in moved[:4])
+    first, second = recs[0], recs[1]
+    money = (f"#2 costs {usd_text(abs(gap))} {'more' if gap >= 0 else 'less'} {a.horizon} ({usd_text(b.usd)} "
+             f"against {usd_text(a.usd)})")
+    if first.acquisition == "own" and second.acquisition != "own":
+        return f"#1 is the hardware you have and it runs the job: every other option is weighed against it; {money}."
+    if second.last_resort and not first.last_resort:
+        return (f"#2 is a last resort ({second.last_resort}), weighed after every plan that keeps each replica "
+                f"inside one fast domain; {money}.")
     if round(a.usd) == round(b.usd):
         return (f"#1 and #2 cost the same {a.horizon} ({usd_text(a.usd)}, to the dollar); #1 ranks first as what "
                 "asks for no new spending (hardware you own, a free tier), or for what it delivers (a shorter run, "
@@ -219,7 +272,7 @@ def ranking_reason(recs: list[Recommendation]) -> str | None:
 
 
 def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workload: str,
-                    first: float) -> Recommendation:
+                    first: float, last: Mapping[str, tuple[int, Fact]]) -> Recommendation:
     opt, rank_fid = r.opt, r.rank_fid
     cfg_fid, cfg = idx.configs[str(opt["config"])]
     acc = catalog.accelerators[str(opt["accelerator"])]
@@ -258,6 +311,7 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
                                                   and int(cfg["replicas"]) > int(cfg.get("replicas_for_load") or 0))
         if workload == "inference" else None,
         purchase=bool(opt["purchase"]), acquisition=acquisition, fits=True,
+        last_resort=str(last[str(opt["config"])][1]["reason"]) if str(opt["config"]) in last else None,
         memory_gb_per_gpu=float(cfg["memory_gb_per_gpu"]), memory=memory,
         bound=cfg["bound"], tokens_per_s=cfg.get("tokens_per_s") if workload == "inference" else None,
         tokens_per_s_per_user=cfg.get("tokens_per_s_per_user"), ttft_s=cfg.get("ttft_s"),
@@ -271,6 +325,7 @@ def _recommendation(rank: int, r: Ranked, idx: _Index, catalog: Catalog, workloa
                   usd_per_month=opt.get("usd_per_month"), price_as_of=opt.get("price_as_of"),
                   price_source=opt.get("price_source"), price_kind=opt.get("price_kind"),
                   price_age_months=opt.get("price_age_months"), usage_hours=opt.get("usage_hours"),
+                  price_basis=opt.get("price_basis"), node_known=opt.get("node_known"),
                   break_even_utilization=opt.get("break_even_utilization"),
                   capex_beyond_accelerators_usd=opt.get("capex_beyond_accelerators_usd"),
                   fabric_usd=opt.get("fabric_usd"),
@@ -297,12 +352,25 @@ def _disaggregated(opt: Fact) -> Disaggregated | None:
                          kv_transfer_ms=opt.get("pd_transfer_ms"), **{f: opt.get("pd_" + f) for f in fields})
 
 
+def _own_first(cons: Consultation, idx: _Index, headline: str) -> str:
+    """The headline, after 'Try your own RTX 4060 Laptop GPU (8 GB) first: ...' when the user's own part, unknown
+    to the knowledge base, holds the job by its memory (rule OWN.unknown concluded a note, not a risk)."""
+    unknown = cons.of_kind("owned_unknown")
+    if not unknown or not any(w.get("rule") == "OWN.unknown" and w.get("severity") == "info" for _, w in idx.warnings):
+        return headline
+    own = unknown[0][1]
+    return (f"Try your own {own['count']}× {own['name']} ({own['memory_gb']:g} GB) first: by its memory it holds "
+            f"this job (its speed is not in the knowledge base). Otherwise, {headline[:1].lower()}{headline[1:]}")
+
+
 PRICING_WORDS = {"on-demand": "on on-demand capacity", "spot": "on spot capacity",
-                 "reserved-1y": "on a 1-year reservation", "reserved-3y": "on a 3-year reservation"}
+                 "reserved-1y": "on a 1-year reservation", "reserved-3y": "on a 3-year reservation",
+                 "capacity-block": "on a short-term reserved cluster"}
 """How a rental is paid for, in the headline's words."""
 
 
-def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Workload | None = None) -> str:
+def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Workload | None = None,
+              baseline: str | None = None) -> str:
     """The recommendation in one sentence: what to do, on what capacity, and why — the cheapest plan that meets
     what was asked, at what it costs over the horizon."""
     top = recs[0]
@@ -312,7 +380,11 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     figure = decision_words(top.decision_cost)
     verb = {"rent": "Rent", "buy": "Buy", "free": "Use", "own": "Use"}[top.acquisition]
     short = top.accelerator.name.split(" (")[0]
-    if top.acquisition in ("free", "own"):
+    if top.acquisition == "own":
+        engine = answers.inference.engine if "engine" in answers.inference.model_fields_set else None
+        what = (f"your own {top.count:,}× {short}" + (f" {baseline}" if baseline else "")
+                + (f" with {engine}, as you serve today" if workload == "inference" and engine else ""))
+    elif top.acquisition == "free":
         what = top.unit.name
     elif top.unit.machines == 1 and top.count == 1:  # 'TensorWave MI300X (per GPU)', 'desktop PC with 1 × RTX 4090'
         what = top.unit.name if short.split()[-1] in top.unit.name else f"{top.unit.name} with 1 × {short}"
@@ -327,7 +399,27 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
     if top.acquisition == "own":
         return f"{verb} {what}: already paid for, only its power, {figure}{meets}."
     split = _split_clause(top, metric, per_run)
-    return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}.{split}"
+    return f"{verb} {what}{capacity}: the cheapest plan{goal}, at {figure}{_price_words(top)}.{split}"
+
+
+def _price_words(top: Recommendation) -> str:
+    """' (list price of 2026-07-28)', ' (aggregator's figure of 2026-05-18; the node it comes in … is not in the
+    source)': what the headline's price is and when it was read (issue 39: price confidence travels with the
+    figure to the headline)."""
+    c = top.cost
+    if c.price_basis is None:
+        return ""
+    when = as_of_label(c.price_as_of)
+    dated = f" of {when}" if when != "undated" else ", undated"
+    basis = PRICE_BASIS_WORDS.get(c.price_basis, f"{c.price_basis} price")
+    node = "; the node it comes in (GPUs per node, fabric) is not in the source" if c.node_known is False else ""
+    return f" ({basis}{dated}{node})"
+
+
+PRICE_BASIS_WORDS = {"list": "list price", "list, transcribed": "list price as transcribed",
+                     "aggregator": "an aggregator's figure", "street": "street price", "used": "used price",
+                     "estimate": "an estimate", "system share": "a system-share estimate", "your quote": "your quote"}
+"""A price's basis (Cost.price_basis) as the headline says it."""
 
 
 def decision_words(d: DecisionCostOut) -> str:
@@ -388,6 +480,8 @@ def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: fl
         if answers.inference.concurrent_requests:
             n = answers.inference.concurrent_requests
             parts.append(f"{n:,} user{'s' if n != 1 else ''} at once")
+        elif (assumed := assumed_load(answers.given())) is not None:
+            parts.append(f"{assumed:,} requests in flight (assumed: no load stated)")
         if eff.get("inference.latency_p95_s"):
             parts.append(f"p95 ≤ {eff['inference.latency_p95_s']:g} s")
         if eff.get("inference.ttft_max_s"):
@@ -427,6 +521,19 @@ def _warnings(idx: _Index, shown_targets: set[str], listed_targets: set[str],
         if key not in groups:
             groups[key] = (fid, w, [])
         if target and target in by_option:
+            groups[key][2].extend(by_option[target])
+    # a last resort among the listed options is a risk on them: it is why they rank after the sound plans
+    for fid, lr in idx.cons.of_kind("last_resort"):
+        target = str(lr["target"])
+        if target not in listed_targets:
+            continue
+        if any(facts[o].get("acquisition") == "own" for o in by_option.get(target, ())):
+            continue  # what you have is weighed first whatever its links (W3 and H5 say what they cost)
+        key = ("W3.last-resort", str(lr["text"]))
+        if key not in groups:
+            groups[key] = (fid, {"heuristic": "W3", "rule": "W3.last-resort", "category": "warning",
+                                 "severity": "warning", "message": f"{lr['text']}."}, [])
+        if target in by_option:
             groups[key][2].extend(by_option[target])
     # a cost a rule adds (porting) is also a finding on the options it concerns: it is part of their ranked figure
     for target in sorted(listed_targets):

@@ -23,6 +23,7 @@ from gpuadvisor.rules.answers import (
     Answers,
 )
 from gpuadvisor.rules.formats import Formats
+from gpuadvisor.rules.owned_parts import variant_id
 
 if TYPE_CHECKING:
     from gpuadvisor.knowledge.hf_hub import HubModel
@@ -69,6 +70,9 @@ class Resolved:
     owned: tuple[Accelerator, int] | None = None
     """The knowledge-base part and count of current.gpu, the hardware the user already has (None: none, or a part
     the knowledge base does not know)."""
+    baseline: str | None = None
+    """How the owned machine was made to run the job when the default did not fit it, for the headline: 'in AWQ
+    4-bit weights, which fit them where BF16 does not' (rules/baseline.py); None when nothing was changed."""
 
     @property
     def weights(self) -> Precision:
@@ -118,12 +122,15 @@ def _owned(answers: Answers, catalog: Catalog, notes: list[str]) -> tuple[Accele
     if not name or name.lower() in {"auto", "none"}:
         return None
     if name in catalog.accelerators:
-        return catalog.accelerators[name], c.gpu_count or 1
-    try:
-        acc = find_accelerator(catalog, name)
-    except AdvisorError as exc:
-        notes.append(f"current.gpu = {name!r}: not offered as your own hardware ({exc})")
-        return None
+        acc = catalog.accelerators[name]
+    else:
+        try:
+            acc = find_accelerator(catalog, name)
+        except AdvisorError as exc:
+            notes.append(f"current.gpu = {name!r}: not offered as your own hardware ({exc})")
+            return None
+    if c.gpu_memory_gb is not None:  # the memory size you have (rules/owned_parts.py), when the catalog holds it
+        acc = catalog.accelerators.get(variant_id(acc, c.gpu_memory_gb), acc)
     return acc, c.gpu_count or 1
 
 

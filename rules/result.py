@@ -77,8 +77,10 @@ class InstanceRef(Out):
     id: str
     provider: str
     name: str
-    pricing: Literal["on-demand", "spot", "reserved-1y", "reserved-3y", "free"] = Field(
-        description="on-demand, spot, a 1- or 3-year reservation (paid for its whole term), or free")
+    pricing: Literal["on-demand", "spot", "reserved-1y", "reserved-3y", "capacity-block", "free"] = Field(
+        description="on-demand, spot, a 1- or 3-year reservation (paid for its whole term), a short-term reserved "
+                    "cluster for a run (capacity-block: whole days or weeks booked, paid whether used or not), or "
+                    "free")
     as_of: str | None = Field(default=None, description="date the price was read; null = the source gives none")
     count: int = Field(description="instances of this type needed")
 
@@ -115,6 +117,12 @@ class Cost(Out):
                                                               "street, used, system-share, estimate, quote (the "
                                                               "buyer's own), free, owned")
     price_age_months: int | None = Field(default=None, description="months since price_as_of; null when undated")
+    price_basis: str | None = Field(default=None, description="what the price is: list (the provider's own price "
+                                                              "list), list, transcribed (a dataset of list prices), "
+                                                              "aggregator (a third party's figure), street, used, "
+                                                              "estimate, system share, your quote")
+    node_known: bool | None = Field(default=None, description="rental: false when the source prices one GPU and "
+                                                              "says nothing of the node it comes in")
     usage_hours: float | None = Field(default=None, description="hours billed: a month (serving, interactive) or "
                                                                 "one run (training), set-up included")
     break_even_utilization: float | None = Field(
@@ -229,6 +237,8 @@ class Recommendation(Out):
                                           "weights in: the consultation's, or, for a default its part cannot run, "
                                           "BF16 (FP16 on parts without BF16)")
     failover: bool | None = Field(default=None, description="serving: survives the loss of one machine at full load")
+    last_resort: str | None = Field(default=None, description="what makes the plan a last resort, ranked after every "
+                                    "plan without it: 'tensor parallel 4 over PCIe' (rule W3.last-resort)")
     instance: InstanceRef | None
     purchase: bool
     acquisition: Literal["rent", "buy", "free", "own"] = Field(
@@ -336,6 +346,9 @@ class RecommendResult(Out):
     defaults_applied: list[str] = Field(description="answers the user did not give, as `table.key = value`")
     ranking_reason: str | None = Field(default=None, description="why the first option beat the second, in dollars "
                                                                  "and by part")
+    contracts: str | None = Field(default=None, description="training and fine-tuning: the cheapest run by contract "
+                                                             "— buying, a short reserved cluster, on demand, spot — "
+                                                             "with the rule that rules each out when one does")
     profile: ProfileOut
     profile_why: list[WhyStep] = Field(
         default_factory=list, description="how the workload's needs were derived from the answers; other chains "
@@ -387,10 +400,26 @@ class PhasePlan(Out):
     holding_usd: float = Field(default=0.0, description="buy only: site rent and idle power of the purchase from "
                                                         "this phase's start to the end of the horizon")
     resale_usd: float = Field(default=0.0, description="buy only: what the purchase sells for at the horizon's end "
-                                                       "(accelerators on their class's used-market curve, hosts and "
-                                                       "network at book value), taken off the fleet's total")
+                                                       "(or its phase's, `sold_month`): accelerators at the used "
+                                                       "price of their age from launch then, hosts and network at "
+                                                       "scrap, less selling costs; taken off the fleet's total")
+    engineering_usd: float = Field(default=0.0, description="the port the option needs (rule H10.port), paid once "
+                                                            "in the phase, as its own consultation prices it")
+    sold_month: float | None = Field(default=None, description="buy only: the month the purchase is sold, when it "
+                                                               "is sold as its phase ends (null: held to the end "
+                                                               "of the horizon)")
     reuses_phase: int | None = Field(default=None, description="reuse only: the phase that bought the hardware")
     note: str = ""
+
+    @property
+    def cash_usd(self) -> float:
+        """What the phase pays out: its work, the port, and for a purchase its price and site rent."""
+        return self.cost_usd + self.capex_usd + self.holding_usd + self.engineering_usd
+
+    @property
+    def spend_usd(self) -> float:
+        """What the phase costs its owner: its cash less the resale of what it bought (fleets are chosen by it)."""
+        return self.cash_usd - self.resale_usd
 
 
 class FleetPlan(Out):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision, System
+from gpuadvisor.rules.owned_parts import OWN_SUFFIX
 from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PCIE_GBS_PER_DIRECTION, Device, EngineEfficiency, LinkKind
 
@@ -183,8 +184,9 @@ def desk_side(acc: Accelerator) -> bool:
 
 
 def own_only(acc: Accelerator) -> bool:
-    """A computer's CPU: nobody buys or rents it for this, so it is planned only as the user's own hardware."""
-    return acc.software_stack == "cpu"
+    """A computer's CPU, or a part in the memory size the user has (rules/owned_parts.py): nobody buys or rents it
+    for this, so it is planned only as the user's own hardware."""
+    return acc.software_stack == "cpu" or acc.id.endswith(OWN_SUFFIX)
 
 
 def module_part(acc: Accelerator) -> bool:

@@ -67,6 +67,10 @@ class Workload:
     pc_slots: int
     production_stated: bool
     stage_stated: bool
+    context_given: bool
+    lengths_given: bool
+    load_given: bool
+    """A load was stated (a request rate, daily users, concurrency or batch): else production assumes one."""
     failover: bool
     pue: float
     power_usd_per_kwh: float
@@ -82,6 +86,14 @@ class Workload:
     ttft_max_s: float | None
     latency_p95_s: float | None
     deadline_days: float
+    deadline_from: str
+    """auto | today | delivery as answered; the consultation sets today or delivery (derivations._deadline_from):
+    whether a purchase's lead time counts against the deadline."""
+    after_run: str
+    """keep | sell: hardware bought for one run, once it ends (deployment.after_run)."""
+    deadline_given: bool
+    """The user stated training.deadline_days (a default deadline is a planning target, not a date to meet)."""
+    deadline_from_given: bool
     optimizer: Optimizer
     zero_stage: int | str
     """0…3, or "auto" (the planner chooses)."""
@@ -101,6 +113,8 @@ class Workload:
     """Serving at a request rate with neither concurrency nor batch given: each option's plan forms its own batch."""
     utilization: float = 0.0
     """The busy share of owned hardware (usage.usage_profile)."""
+    deadline_from_why: str = ""
+    """Why `deadline_from` is what it is (your answer, or what the answers allow)."""
     text: str = ""
 
     @property

@@ -382,7 +382,7 @@ class InferenceMemoryCurve:
 
     __slots__ = ("arch", "params", "weight_bytes_per_param", "kv_bytes_per_value", "context", "par",
                  "embedding_bytes", "flash_attention", "factors", "experts", "_weights", "_kv_per_sequence", "_share",
-                 "_chunk", "_act_per_token", "_score_factor", "_runtime", "_reserve", "_totals", "_notes")
+                 "_chunk", "_act_per_token", "_score_factor", "_runtime", "_reserve", "_totals", "_notes", "models")
 
     def __init__(self, arch: Architecture, params: ParameterCount, *, weight_bytes_per_param: float,
                  kv_bytes_per_value: float, context: int, par: Parallelism | None = None,
@@ -396,7 +396,7 @@ class InferenceMemoryCurve:
         self.arch, self.params, self.par, self.factors = arch, params, par, factors
         self.weight_bytes_per_param, self.kv_bytes_per_value = weight_bytes_per_param, kv_bytes_per_value
         self.context, self.embedding_bytes, self.flash_attention = context, embedding_bytes, flash_attention
-        self.experts = experts
+        self.experts, self.models = experts, models
         self._weights = weight_bytes(params, weight_bytes_per_param, embedding_bytes, experts) / par.model_shards * \
             models
         # kv_cache(): per_token × context × batch × per-GPU share, in that order
@@ -415,7 +415,9 @@ class InferenceMemoryCurve:
         mlp_tensors = 3 if arch.mlp == "gated" else 2
         self._act_per_token = ACT_BYTES * (2 * arch.hidden_size + q + kv + mlp_tensors * mlp_width(arch))
         self._score_factor = ACT_BYTES * arch.num_attention_heads
-        self._runtime = factors.runtime_overhead_gb * GB
+        # one serving process per model (vLLM and llama.cpp's servers load one model each): each has its own CUDA
+        # context and engine workspaces on every GPU it uses
+        self._runtime = factors.runtime_overhead_gb * GB * models
         self._reserve = activation_reserve(factors, par) * GB
         self._totals: dict[int, float] = {}
         self._notes: dict[int, tuple[Note, ...]] = {}
@@ -480,6 +482,9 @@ class InferenceMemoryCurve:
             factors.note("prefill_chunk_tokens", "Tokens per prefill forward pass (chunked prefill)"),
             *_reserve_notes(self._reserve),
             *_common_notes(factors, par),
+            *((Note("method.models", f"{self.models} models side by side, each served by its own process (a "
+                    "vLLM or llama.cpp server loads one model): its weights and its runtime overhead each",
+                    source="gpuadvisor sizing (memory.py)"),) if self.models > 1 else ()),
         )
         self._notes[batch] = notes
         return notes
@@ -621,6 +626,6 @@ def mig_slice_bytes(capacity_bytes: float, mig_instances: int, models: int) -> f
 
 def per_model_bytes(memory: MemoryBreakdown, models: int) -> float:
     """What one of `models` models hosted together needs alone (in its own MIG instance): its share of the weights,
-    KV cache and activations, and a whole runtime overhead (each instance runs its own process)."""
+    KV cache and activations, and its own process's runtime overhead (the breakdown holds one per model)."""
     shared = memory.weights + memory.kv_cache + memory.activations
-    return shared / max(1, models) + memory.runtime_overhead
+    return (shared + memory.runtime_overhead) / max(1, models)

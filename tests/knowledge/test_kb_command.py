@@ -135,7 +135,8 @@ def test_stale_lists_old_prices_with_their_age(capsys: pytest.CaptureFixture[str
     assert not any(" nvidia-h100-sxm5 " in line for line in old)
     n_old = len([line for line in old if line.endswith(" months")])
     # purchase and instance prices whose sources give no date
-    n_undated = len([line for line in undated if line.split()[:1] in (["purchase"], ["on-demand"], ["spot"])])
+    n_undated = len([line for line in undated if line.split()[:1] in (["purchase"], ["on-demand"], ["spot"],
+                                                                       ["capacity-block"])])
     assert f"\n{n_old} of " in out and f"; {n_undated} undated." in out
 
 

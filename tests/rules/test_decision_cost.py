@@ -37,6 +37,31 @@ def _parts(rec: Recommendation) -> dict[str, float]:
     return out
 
 
+TODAY = 2026 + (329 - 1) / 365.25
+"""GPUADVISOR_TODAY (tests/conftest.py: 2026-11-25, the 329th day of the year) as a decimal year."""
+
+
+def _used_share(cls: str, age: float) -> float:
+    """The used-market curve of a class by hand: its knots (resale_share_<cls>_<y>y at 1, 2, 3, 5 years from
+    launch), linear between them, at most the first knot, resale_decline_datacenter_late_per_year beyond the last."""
+    a = CATALOG.assumptions
+    knots = [(y, a[f"resale_share_{cls}_{y}y"].value) for y in (1, 2, 3, 5) if f"resale_share_{cls}_{y}y" in a]
+    if age <= knots[0][0]:
+        return knots[0][1]
+    for (y0, s0), (y1, s1) in zip(knots, knots[1:], strict=False):
+        if age <= y1:
+            return s0 + (s1 - s0) * (age - y0) / (y1 - y0)
+    y, last = knots[-1]
+    return last * (1 - a["resale_decline_datacenter_late_per_year"].value) ** (age - y)
+
+
+def _age(acc_id: str) -> float:
+    """Years from the part's launch (mid release year) to today."""
+    release = CATALOG.accelerators[acc_id].release_year
+    assert release is not None
+    return TODAY - (release.value + 0.5)
+
+
 def test_a_desk_side_purchase_costs_its_price_and_power_less_its_resale(advisor: Advisor) -> None:
     r = advisor.consult(parse_answers({"workload": "inference", "model": {"name": "llama-3.1-8b"},
                                        "inference": {"concurrent_requests": 8}, "deployment": {"where": "on_prem"},
@@ -52,15 +77,18 @@ def test_a_desk_side_purchase_costs_its_price_and_power_less_its_resale(advisor:
     price = card.purchase_price_usd.value + host.price.value
     kw = (card.tdp_w.value + host.host_power_w.value) / 1000
     # always on, owned hardware busy half the time (owned_utilization_production) for 36 months; no site rent at a
-    # desk; the card resells at the GeForce curve's 3-year share (resale_share_consumer_3y), the PC around it at its
-    # book value after 3 of server_accounting_life_years' 5.5 years: 1 - 3 / 5.5 = 0.4545
+    # desk; the card resells at the GeForce curve's share of a part of its age when sold — years from its launch
+    # to today plus the 3 years held (issue 39: age from launch, not from purchase) — the PC around it at scrap
+    # (resale_share_host, 5 %, never above the card's share)
     busy_hours = 730 * 36 * 0.5
     # both net of the seller's costs (resale_selling_cost_share, 10 %)
     net = 1 - CATALOG.assumptions["resale_selling_cost_share"].value
-    share = CATALOG.assumptions["resale_share_consumer_3y"].value
-    book = 1 - 3 / CATALOG.assumptions["server_accounting_life_years"].value
-    assert book == pytest.approx(0.4545, abs=1e-4) and net == pytest.approx(0.9)
-    resale = (card.purchase_price_usd.value * share + host.price.value * book) * net
+    share = _used_share("consumer", _age(card.id) + 3)
+    if card.purchase_price_usd.kind == "used":  # bought used (an RTX 3090 at $700): the curve's fall since then
+        share /= _used_share("consumer", _age(card.id))
+    scrap = min(share, CATALOG.assumptions["resale_share_host"].value)
+    assert net == pytest.approx(0.9) and scrap == pytest.approx(0.05)
+    resale = (card.purchase_price_usd.value * share + host.price.value * scrap) * net
     parts = _parts(top)
     assert parts["hardware"] == pytest.approx(price)
     assert parts["power"] == pytest.approx(kw * 1.3 * 0.12 * busy_hours, abs=0.005)
@@ -80,27 +108,19 @@ def test_a_rental_for_a_service_costs_its_rate_for_every_hour_of_the_horizon(adv
     assert top.cost.usd_per_month == pytest.approx(top.cost.usd_per_hour * 730)
 
 
-def test_a_purchase_for_one_run_is_resold_when_the_run_ends(advisor: Advisor) -> None:
-    r = advisor.consult(parse_answers({"workload": "finetune", "model": {"name": "llama-3.1-70b"},
-                                       "finetune": {"method": "lora"}, "training": {"tokens_b": 1},
-                                       "deployment": {"where": "on_prem"}, "constraints": {"vendors": ["nvidia"]}}))
-    buys = [x for x in r.recommendations if x.acquisition == "buy"]
+def test_a_purchase_for_one_run_is_kept_unless_the_answers_sell_it(advisor: Advisor) -> None:
+    answers = {"workload": "finetune", "model": {"name": "llama-3.1-70b"}, "finetune": {"method": "lora"},
+               "training": {"tokens_b": 1, "deadline_from": "delivery"}, "deployment": {"where": "on_prem"},
+               "constraints": {"vendors": ["nvidia"]}}
+    kept = advisor.consult(parse_answers(answers))
+    buys = [x for x in kept.recommendations if x.acquisition == "buy"]
     assert buys
     rec = buys[0]
     parts = _parts(rec)
     capex = rec.cost.capex_usd
     assert capex is not None and rec.training_days is not None and rec.training_days < 365
-    # a run of days: a used part sells at most at its one-year share, here the data-centre curve's; hosts and network
-    # at their book value after the run (1 - run years / 5.5) ...
-    cls = "consumer" if rec.accelerator.market in ("consumer", "workstation") else "datacenter"
-    share = CATALOG.assumptions[f"resale_share_{cls}_1y"].value
-    card = CATALOG.accelerators[rec.accelerator.id].purchase_price_usd
-    assert card is not None
-    cards = rec.count * card.value
-    # ... never above what the accelerators resell for (a host a few weeks old is a used host)
-    book = min(share, 1 - rec.training_days / 365 / CATALOG.assumptions["server_accounting_life_years"].value)
-    net = 1 - CATALOG.assumptions["resale_selling_cost_share"].value
-    assert parts["resale"] == pytest.approx(-(cards * share + (capex - cards) * book) * net, abs=0.005)
+    # kept (deployment.after_run = "keep", the default): the run costs the whole price, no resale is taken off
+    assert "resale" not in parts
     assert parts["hardware"] + parts.get("network", 0.0) == pytest.approx(capex)
     assert rec.decision_cost.horizon == "one run"
     assert rec.cost.usd_per_run == pytest.approx(rec.decision_cost.usd, abs=0.01)  # parts to the cent
@@ -108,6 +128,22 @@ def test_a_purchase_for_one_run_is_resold_when_the_run_ends(advisor: Advisor) ->
     # 3-hour run on a bought MI210 read "$1,091,132 a month" that way); a longer run spreads it over its months
     months = rec.training_days * 24 / 730
     assert rec.cost.usd_per_month == pytest.approx(rec.decision_cost.usd / max(months, 1.0), rel=1e-4)
+    # what selling it when the run ends would fetch is said beside it (rule A.keep-or-sell), at the part's age then
+    cls = "consumer" if rec.accelerator.market in ("consumer", "workstation") else "datacenter"
+    share = _used_share(cls, _age(rec.accelerator.id) + rec.training_days / 365)
+    card = CATALOG.accelerators[rec.accelerator.id].purchase_price_usd
+    assert card is not None and card.kind != "used"
+    cards = rec.count * card.value
+    net = 1 - CATALOG.assumptions["resale_selling_cost_share"].value
+    # hosts and network at scrap (resale_share_host), never above the accelerators' share
+    resale = (cards * share + (capex - cards) * min(share, CATALOG.assumptions["resale_share_host"].value)) * net
+    note = next(w for w in kept.warnings if w.id == "H15" and w.rule == "A.keep-or-sell")
+    assert f"fetch about ${resale:,.0f} net of selling costs" in " ".join([note.message, *note.details])
+    # sold (deployment.after_run = "sell"): that resale is taken off the same run
+    sold = advisor.consult(parse_answers({**answers, "deployment": {"where": "on_prem", "after_run": "sell"}}))
+    same = next(x for x in [*sold.recommendations, *sold.runners_up] if x.option == rec.option)
+    assert _parts(same)["resale"] == pytest.approx(-resale, abs=0.01)
+    assert same.decision_cost.usd == pytest.approx(rec.decision_cost.usd - resale, abs=0.02)
 
 
 def test_a_pytorch_team_pays_engineer_weeks_to_move_to_another_stack(advisor: Advisor) -> None:
@@ -231,10 +267,21 @@ def test_the_readme_worked_example_adds_up(advisor: Advisor) -> None:
     assert top.acquisition == "buy" and set(parts) == {"hardware", "network", "power", "site", "resale"}
     assert top.decision_cost.usd == pytest.approx(sum(parts.values()), abs=0.005)
     assert top.cost.capex_usd == pytest.approx(parts["hardware"] + parts["network"])
-    share = CATALOG.assumptions["resale_share_datacenter_1y"].value  # a run of weeks: a used part's first share
-    net = 1 - CATALOG.assumptions["resale_selling_cost_share"].value
-    assert parts["resale"] == pytest.approx(-share * net * (parts["hardware"] + parts["network"]), abs=0.01)
+    # sold when the run ends (deployment.after_run = "sell"): the accelerators at the used price of parts of their
+    # age then, counted from launch (a part younger than a year fetches the curve's first share), hosts and network
+    # at scrap (resale_share_host), all net of the selling cost
     assert top.training_days is not None and top.training_days * 1.05 <= 90
+    share = _used_share("datacenter", _age(top.accelerator.id) + top.training_days / 365)
+    scrap = min(share, CATALOG.assumptions["resale_share_host"].value)
+    net = 1 - CATALOG.assumptions["resale_selling_cost_share"].value
+    rest = top.cost.capex_beyond_accelerators_usd
+    assert rest is not None and top.cost.capex_usd is not None
+    cards = top.cost.capex_usd - rest
+    assert parts["resale"] == pytest.approx(-(cards * share + rest * scrap) * net, abs=0.01)
+    # counted from today, the servers' lead time (lead_time_weeks_server, 12 weeks) leaves too little: rented
+    given = answers.given()  # type: ignore[union-attr]
+    today = advisor.consult(parse_answers({**given, "training": {**given["training"], "deadline_from": "today"}}))
+    assert not today.recommendations and any(o.rule == "D.lead-time" for o in today.ruled_out)
 
 
 def test_a_machine_without_a_power_rating_says_its_power_is_not_counted() -> None:

@@ -32,7 +32,8 @@ def test_a_run_of_seconds_is_priced_and_named_without_dividing_by_zero() -> None
     result = consult(answers)
     top = result.recommendations[0]
     assert top.decision_cost.usd == min(r.decision_cost.usd for r in result.recommendations)
-    assert result.headline is not None and f"at ${top.decision_cost.usd:,.0f} per run." in result.headline
+    # the figure, then what the price is and when it was read (issue 39: its basis and date travel with it)
+    assert result.headline is not None and f"at ${top.decision_cost.usd:,.0f} per run (" in result.headline
     assert "61,035 tokens in 30 days" in result.headline and "0.1 minutes" in result.headline
 
 

@@ -12,7 +12,7 @@ from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
 from gpuadvisor.rules.fact_kinds import WorkloadFact
-from gpuadvisor.rules.profile import workload_profile
+from gpuadvisor.rules.profile import deadline_start, workload_profile
 from gpuadvisor.rules.resolve import resolve
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.usage import usage_values
@@ -43,11 +43,12 @@ def _from_answers(advisor: Advisor, data: dict[str, object]) -> Workload:
     answers = parse_answers(data)
     resolved = resolve(answers, advisor.catalog)
     eff, given = answers.effective(), answers.given_keys()
-    return workload_profile(eff.__getitem__, eff.__getitem__, given.__contains__, model_name=resolved.model.name,
+    work = workload_profile(eff.__getitem__, eff.__getitem__, given.__contains__, model_name=resolved.model.name,
                             params=count_parameters(resolved.model.architecture),
                             moe=resolved.model.architecture.moe is not None, formats=resolved.formats,
                             usage_values=usage_values(advisor.catalog),
                             user_load_values=user_load_values(advisor.catalog))
+    return deadline_start(work, advisor.catalog)  # when a stated deadline starts (issue 39), as estimate does
 
 
 @pytest.mark.parametrize("data", [

@@ -114,8 +114,8 @@ async def test_training_consultation(catalog: Catalog) -> None:
             "workload": "training",
             "stage": "production",
             "model": {"params_b": 1.3},
-            "training": {"tokens_b": 26.0, "deadline_days": 20.0, "optimizer": "adamw"},
-            "deployment": {"where": "either"},
+            "training": {"tokens_b": 26.0, "deadline_days": 20.0, "deadline_from": "auto", "optimizer": "adamw"},
+            "deployment": {"where": "either", "after_run": "keep"},  # issue 39: asked when buying for a run
             "framework": {"name": "pytorch"},
         })
         assert all(r.training_days is not None for r in app.result.recommendations)  # type: ignore[union-attr]
@@ -143,8 +143,8 @@ async def test_finetune_consultation(catalog: Catalog) -> None:
             "model": {"name": "mistral-7b-v0.1"},  # the loose name is stored as the knowledge-base id it matched
             "stage": "production",
             "finetune": {"method": "qlora"},
-            "training": {"tokens_b": 0.2, "optimizer": "adamw"},
-            "deployment": {"where": "either"},
+            "training": {"tokens_b": 0.2, "deadline_from": "auto", "optimizer": "adamw"},
+            "deployment": {"where": "either", "after_run": "keep"},
             "framework": {"name": "pytorch"},
         })
 

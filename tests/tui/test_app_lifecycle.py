@@ -49,10 +49,11 @@ async def test_and_then_serve_plans_both_phases_as_one_consultation(catalog: Cat
         second = app.screen
         assert isinstance(second, QuestionnaireScreen) and second is not first and second.phase == 2
         assert second.state.raw["workload"] == "inference" and second.state.raw["model"] == "1.3"
-        # radios shown chosen are answered by moving on (stage, optimizer, where, framework)
+        # radios shown chosen are answered by moving on (stage, optimizer, where, after_run, framework)
         first_answers = {"workload": "training", "stage": "production", "model": {"params_b": 1.3},
-                         "training": {"tokens_b": 26.0, "deadline_days": 20.0, "optimizer": "adamw"},
-                         "deployment": {"where": "either"}, "framework": {"name": "pytorch"}}
+                         "training": {"tokens_b": 26.0, "deadline_days": 20.0, "deadline_from": "auto",
+                                      "optimizer": "adamw"},
+                         "deployment": {"where": "either", "after_run": "keep"}, "framework": {"name": "pytorch"}}
         assert app.lifecycle_phases == [(first_answers, None)]
         await pilot.press("ctrl+n", "ctrl+n", "ctrl+n")  # workload (set), model (carried over), precision
         assert second.step_id == "targets"

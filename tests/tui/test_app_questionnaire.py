@@ -163,8 +163,8 @@ async def test_skip_logic_asks_only_what_applies(catalog: Catalog) -> None:
         await pilot.press("ctrl+n", *"7", "ctrl+n")
         assert shown_keys(pilot) == ["precision.weights", "precision.context_tokens", "precision.batch_size"]
         await pilot.press("ctrl+n")
-        assert shown_keys(pilot) == ["training.tokens_b", "training.deadline_days", "training.optimizer",
-                                     "training.checkpointing"]
+        assert shown_keys(pilot) == ["training.tokens_b", "training.deadline_days", "training.deadline_from",
+                                     "training.optimizer", "training.checkpointing"]
         await pilot.press("ctrl+n")
         # a monthly budget applies to training too: a run's cost is spread over the months it takes
         assert shown_keys(pilot) == ["budget.capex_usd", "budget.hourly_usd", "budget.monthly_usd"]

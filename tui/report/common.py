@@ -11,7 +11,7 @@ from datetime import date
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import one_line as _one_line
-from gpuadvisor.rules.answers import flatten_dotted
+from gpuadvisor.rules.answers import assumed_load, flatten_dotted
 from gpuadvisor.rules.ranking import fmt_tokens
 from gpuadvisor.rules.result import (
     SEVERITY_ORDER,
@@ -174,7 +174,7 @@ def phase_when(p: PhasePlan) -> str:
 def phase_spend(p: PhasePlan) -> float:
     """What the phase costs its owner: its work, and for a purchase the price and the holding to the horizon less
     its resale then (the lifecycle's total is the sum of these)."""
-    return p.cost_usd + p.capex_usd + p.holding_usd - p.resale_usd
+    return p.spend_usd
 
 
 def timeline_rows(result: RecommendResult) -> list[list[str]]:
@@ -189,8 +189,12 @@ def timeline_rows(result: RecommendResult) -> list[list[str]]:
         cost = usd(phase_spend(p))
         if p.capex_usd:
             site = f", {usd(p.holding_usd)} site" if p.holding_usd else ""
-            resale = f", −{usd(p.resale_usd)} resale" if p.resale_usd else ""
-            cost += f" ({usd(p.capex_usd)} to buy{site}, {usd(p.cost_usd)} power{resale})"
+            when = f" at month {fixed(p.sold_month, 1)}" if p.sold_month is not None else ""
+            resale = f", −{usd(p.resale_usd)} resale{when}" if p.resale_usd else ""
+            port = f", {usd(p.engineering_usd)} porting" if p.engineering_usd else ""
+            cost += f" ({usd(p.capex_usd)} to buy{site}, {usd(p.cost_usd)} power{port}{resale})"
+        elif p.engineering_usd:
+            cost += f" ({usd(p.cost_usd)}, {usd(p.engineering_usd)} porting)"
         rows.append([f"{p.phase}. {p.name}", label, phase_when(p), how, p.title.removeprefix("Buy "), cost])
     return rows
 
@@ -312,6 +316,10 @@ def _effective(result: RecommendResult, dotted: str) -> Any:
     return d
 
 
+LONG_CONTEXT = 4096
+"""A context window above the default: its user expects long requests, so the assumed lengths are said (W5.lengths)."""
+
+
 def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     """What was asked, as (label, value): the workload, the model and format actually used, then every target the
     user gave (load, service level, training size and deadline, budget, where, hardware owned)."""
@@ -328,6 +336,12 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
         return _given(result, key)
 
     if work == "inference":
+        if (g("precision.context_tokens") or 0) > LONG_CONTEXT and g("inference.input_tokens") is None \
+                and g("inference.output_tokens") is None:  # the lengths the KV cache was sized for (W5.lengths)
+            out.append(("Requests", f"{int(_effective(result, 'inference.input_tokens') or 0):,} in + "
+                                    f"{int(_effective(result, 'inference.output_tokens') or 0):,} out tokens a "
+                                    "request, assumed (none given): the KV cache is sized for them; one request at "
+                                    "the full context is checked to fit"))
         rpm = g("inference.requests_per_minute")
         if rpm is not None:
             tokens = (f" of {int(_effective(result, 'inference.input_tokens') or 0):,} in + "
@@ -337,6 +351,9 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
             out.append(("Demand", rate(p.required_tokens_per_s) + " to generate"))
         if g("inference.concurrent_requests") is not None:
             out.append(("Concurrency", f"{g('inference.concurrent_requests'):,} requests in flight"))
+        elif (assumed := assumed_load(result.answers)) is not None:
+            out.append(("Load", f"{assumed:,} requests in flight, assumed (no load stated): give requests a minute, "
+                                "daily users or requests in flight and the replicas and KV cache follow yours"))
         sla = []
         if g("inference.latency_p95_s") is not None:
             sla.append(f"p95 latency ≤ {number(float(g('inference.latency_p95_s')))} s")
@@ -364,7 +381,12 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     if g("constraints.max_gpus") is not None:
         out.append(("At most", f"{g('constraints.max_gpus'):,} GPUs"))
     if g("current.gpu") is not None:
-        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu')}"))
+        memory = f" ({number(float(g('current.gpu_memory_gb')))} GB)" if g("current.gpu_memory_gb") else ""
+        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu')}{memory}"))
+    elif g("current.gpu_name") is not None:
+        memory = f", {number(float(g('current.gpu_memory_gb')))} GB" if g("current.gpu_memory_gb") else ""
+        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu_name')} (not in the knowledge "
+                                f"base{memory})"))
     return [(label, one_line(value)) for label, value in out]
 
 

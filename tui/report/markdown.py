@@ -285,6 +285,8 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
         _ranking(doc, result.runners_up, speed)
     if result.recommendations or result.runners_up:
         doc.add(f"*{md(c.COST_NOTE)}*", "")
+        if result.contracts:
+            doc.add(md(result.contracts), "")
     doc.chart("cost")
 
     doc.add("## Findings", "", md(c.findings_intro(result, all_findings, "--all-findings")), "")

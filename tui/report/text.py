@@ -152,6 +152,8 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
         lines += ["Runners-up:", "", *_ranking(result.runners_up, speed, page)]
     if result.recommendations or result.runners_up:
         lines += [*page.wrap(c.COST_NOTE), ""]
+        if result.contracts:
+            lines += [*page.wrap(result.contracts), ""]
 
     lines += page.heading("Findings", "-")
     lines += [*page.wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]

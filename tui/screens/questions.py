@@ -64,8 +64,13 @@ def _may_rent(raw: Raw) -> bool:
 
 
 def _may_reserve(raw: Raw) -> bool:
-    """Reservations are priced for serving in the cloud (a training run is rented for its days)."""
-    return _may_rent(raw) and _inference(raw)
+    """Reservations are priced in the cloud: 1- and 3-year terms for serving, short reserved clusters for a run."""
+    return _may_rent(raw)
+
+
+def _may_buy_for_a_run(raw: Raw) -> bool:
+    """Bought hardware for a training or fine-tuning run: its delivery and what happens to it after the run."""
+    return _may_buy(raw) and _trains(raw)
 
 
 def _may_buy(raw: Raw) -> bool:
@@ -152,14 +157,16 @@ STEPS: tuple[Step, ...] = (
           ask("inference.failover", _inference), ask("inference.models_per_gpu", _inference),
           ask("inference.engine", _inference),
           ask("training.tokens_b", _trains), ask("training.deadline_days", _trains),
-          ask("training.optimizer", _trains), ask("training.checkpointing", _trains))),
+          ask("training.deadline_from", _may_buy_for_a_run), ask("training.optimizer", _trains),
+          ask("training.checkpointing", _trains))),
     Step("budget", "Budget", "Budget", "Leave empty what does not limit you.",
          (ask("budget.capex_usd", _may_buy), ask("budget.hourly_usd", _may_rent), ask("budget.monthly_usd"))),
     # what decides early comes first: the hardware you have may be the answer, then where the rest comes from
     Step("deployment", "Deployment & framework", "Deploy", "What you have, where the rest runs, and its software.",
          (ask("current.gpu"), ask("current.gpu_count"), ask("deployment.where"), ask("current.pc_slots", _may_buy),
           ask("deployment.hours_per_month"), ask("deployment.utilization", _may_buy),
-          ask("deployment.lifetime_years"), ask("deployment.spot", _may_rent),
+          ask("deployment.lifetime_years"), ask("deployment.after_run", _may_buy_for_a_run),
+          ask("deployment.spot", _may_rent),
           ask("deployment.reservations", _may_reserve), ask("deployment.sensitive_data", _may_rent),
           ask("framework.name"), ask("framework.porting"), ask("constraints.max_gpus"), ask("constraints.vendors"),
           ask("deployment.providers", _may_rent), ask("deployment.power_usd_per_kwh", _may_buy))),

@@ -52,9 +52,11 @@ def asked_line(result: RecommendResult) -> str:
 
     short = {"Load": "", "Demand": "demand ", "Concurrency": "", "Service level": "", "Training": "",
              "Deadline": "deadline ", "Budget": "budget ", "At most": "at most ", "You have": "you have "}
-    parts = [short.get(label, "") + value for label, value in requirements(result) if label != "Workload"]
+    parts = [short.get(label, "") + (value.split(": ", 1)[0] if "assumed" in value else value)  # what, not how
+             for label, value in requirements(result) if label != "Workload"]
     text = "Asked: " + " · ".join(parts)
-    for long, brief in ((" requests a minute of ", " req/min ("), (" in + ", " in/"), (" out tokens", " out)"),
+    for long, brief in ((" out tokens a request", " out a request"), (" requests a minute of ", " req/min ("),
+                        (" in + ", " in/"), (" out tokens", " out)"),
                         (" to generate", ""), (", context ", " · context "), (" tokens ·", " ·"),
                         ("p95 latency", "p95"), (" requests in flight", " in flight")):
         text = text.replace(long, brief)

@@ -48,7 +48,7 @@ def columns_for(workload: str, compact: bool = False, moved: bool = True) -> lis
             Column("move", "Δ", 4 if moved else 2)]
 
 
-TERMS = {"spot": " spot", "reserved-1y": " 1-yr", "reserved-3y": " 3-yr"}
+TERMS = {"spot": " spot", "reserved-1y": " 1-yr", "reserved-3y": " 3-yr", "capacity-block": " reserved"}
 """How a rental is paid, when not on demand: three offers of one instance (on demand, 1- and 3-year reserved) read
 as three rows, not one row thrice."""
 
