@@ -86,6 +86,8 @@ BOUNDS: dict[str, Bound] = {
     "pipeline_stages": Bound(1, MAX_LAYERS),
     "lora_rank": Bound(1, 4096),
     "training_tokens": Bound(1_000, 1e15),
+    "global_batch": Bound(1, 100_000_000),  # sequences per optimizer step (Llama 3 405B: 2,048 of 8k at its end)
+    "global_batch_tokens": Bound(0, 1e12, low_open=True),  # tokens per step (the largest published: 16M-60M)
     "parameters": Bound(1, MAX_PARAMETERS),
     "utilization": Bound(0.01, 1),
     "mfu": Bound(0.01, 1),  # published runs: 0.2 to 0.6; below 1 % is a typo (1e-300 made a run's hours overflow)

@@ -174,6 +174,7 @@ ACCELERATOR_RANGES: dict[str, tuple[float, float, bool]] = {
     **{f: (0, 10_000_000, False) for f in ("fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops", "fp8_tflops",
                                           "fp4_tflops", "int8_tops")},
     "interconnect_gbs": (0, 1_000_000, False), "tdp_w": (0, 100_000, True),
+    "attention_softmax_speedup": (0, 100, True),
 }
 """(low, high, low excluded) per hardware figure: far around every real part (a GB200 NVL72 rack is 13.5 TB and
 1.4 EFLOPS of FP4 in all), so only a typo or an absurd value is refused."""
@@ -323,6 +324,15 @@ class Accelerator(Strict):
     limit bites harder at the densest math (the 600 W RTX PRO 6000 holds its FP8 rate but not its FP4 rate, twice
     the operations per cycle). Keys are compute precisions (fp4, fp8, bf16, ...); derived the same way, with the
     card's own rows at another precision as the reference."""
+    matmul_tflops: dict[str, Measure] = {}
+    """Maximum achievable dense matmul throughput measured at a compute precision (keys bf16, fp8, ...): the best
+    rate a brute-force search over GEMM shapes reaches (Stas Bekman's MAMF finder), below the datasheet peak by a
+    share that differs by part (H100 SXM 80 %, MI300X 51 %) and sets how much of its peak a training step's GEMMs
+    can reach (`matmul_share`)."""
+    attention_softmax_speedup: Measure | None = Field(default=None)
+    """How many times faster the part's special-function units run attention's softmax exponentials than the
+    generation before it at the same tensor rate (NVIDIA Blackwell Ultra: 2, 'doubles the SFU throughput for key
+    attention instructions'); None = 1. Training's attention cost beyond its matmuls is that much cheaper."""
     power_limits: list[PowerLimit] = []
     """Board power limits below the rated one at which the part has a published large-batch result (MLPerf
     MaxQ): what it sustains there. `at_power_limit` gives the part as run at one of them."""
@@ -398,6 +408,19 @@ class Accelerator(Strict):
             side = f"over {_n(low)}" if positive else f"at least {_n(low)}"
             raise ValueError(f"value {_n(m.value)} is implausible: it must be {side} and at most {_n(high)}")
         return m
+
+    def matmul_share(self, compute: str) -> float | None:
+        """Share of the datasheet dense peak at `compute` a GEMM can reach on this part (`matmul_tflops` ÷ the peak
+        it was measured against), None when unmeasured (fp4 falls back to fp8's share; the 16-bit formats and TF32
+        to each other's, the same tensor cores: a T4 has no BF16, its FP16 share serves)."""
+        fallback = {"fp4": ("fp4", "fp8"), "fp16": ("fp16", "bf16"), "bf16": ("bf16", "fp16"),
+                    "tf32": ("tf32", "bf16", "fp16")}
+        for name in fallback.get(compute, (compute,)):
+            m = self.matmul_tflops.get(name)
+            peak = self.dense_tflops(name)
+            if m is not None and peak:
+                return min(1.0, m.value / peak)
+        return None
 
     def memory_bytes(self) -> float:
         """Bytes of device memory the driver gives software (what an engine's memory fraction is a share of).
@@ -921,6 +944,28 @@ class Model(Strict):
         return served_format(self.architecture, self.published_weights)
 
 
+class TrainingRecipe(Strict):
+    """A published recipe that trains with a low-precision format: its linear layers' GEMMs run at `compute`, a
+    share of them kept in BF16, and what it costs in tokens to reach the higher-precision run's loss."""
+
+    compute: Literal["fp8", "fp4"]
+    high_precision_share: Measure
+    """Share of the linear layers' GEMM FLOPs the recipe keeps in BF16 (the LM head is never quantized)."""
+    token_overhead: Measure | None = None
+    """Extra tokens, as a share, the recipe needs to reach the loss of its higher-precision baseline."""
+    scaling: str
+    """How the format is scaled (per tensor delayed or current, per block of 16 / 32 with their scale format)."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+    @field_validator("high_precision_share", "token_overhead")
+    @classmethod
+    def _share(cls, m: Measure | None) -> Measure | None:
+        if m is not None and not 0 <= m.value < 1:
+            raise ValueError(f"must be a share in [0, 1), got {m.value:g}")
+        return m
+
+
 class Precision(Strict):
     """A numeric format for weights, KV cache or compute, with its effective storage cost."""
 
@@ -937,6 +982,9 @@ class Precision(Strict):
     software: list[str] = []
     """Stacks with a working implementation (cuda, rocm, metal, xla, neuron, synapseai, cpu)."""
     library: str | None = None
+    training_recipe: TrainingRecipe | None = None
+    """The published recipe that trains in this format (FP8 with per-tensor scaling, NVFP4, MXFP4); None = a
+    16/32-bit format, or one nobody trains in."""
     sources: list[str] = Field(min_length=1)
     notes: str | None = None
 

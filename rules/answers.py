@@ -143,12 +143,36 @@ class TrainingAnswer(Section):
     zero_stage: Literal["auto", 0, 1, 2, 3] = Field(default="auto", **ask(
         "ZeRO stage: auto | 0 | 1 | 2 | 3", flag="zero_stage"))
     gradient_checkpointing: bool = Field(default=True, **ask(
-        "recompute activations in the backward pass (less memory, ~30% more compute)",
+        "allow recomputing activations in the backward pass (false: never recompute, whatever memory it costs)",
         flag="gradient_checkpointing"))
+    recompute: Literal["auto", "none", "selective", "full"] = Field(default="auto", **ask(
+        "activation recomputation: auto (the least that fits, as the engines' recipes choose) | none | selective "
+        "(norms and the MLP's activation) | full (each layer's forward again, a third more compute)",
+        flag="recompute", choices={"auto": "The least that fits", "none": "None", "selective": "Selective",
+                                   "full": "Full"}))
+    global_batch: int | None = Field(default=None, **bound("global_batch").field(), **ask(
+        "sequences per optimizer step (the global batch); unset = 4M tokens below 30B parameters growing to 16M at "
+        "405B from scratch (Llama 2, Llama 3), 64 sequences fine-tuning", flag="global_batch",
+        question="Global batch (sequences per step)",
+        hint="The batch sets how far the run spreads: past one or two sequences per GPU the gradient exchange and "
+             "the pipeline bubble are no longer hidden, and more GPUs stop helping.", unit="sequences",
+        example="e.g. 1024 (empty: 4M-16M tokens from scratch, 64 fine-tuning)"))
+    global_batch_tokens: float | None = Field(default=None, **bound("global_batch_tokens").field(), **ask(
+        "tokens per optimizer step (the global batch in tokens, e.g. 4M), instead of global_batch",
+        flag="global_batch_tokens", unit="tokens"))
+    context_parallel: int | None = Field(default=None, **bound("parallel_degree").field(), **ask(
+        "GPUs each sequence is split over (context parallelism, ring attention); unset = the planner chooses",
+        flag="context_parallel"))
     checkpointing: bool = Field(default=True, **ask(
         "the job saves checkpoints (needed to survive spot preemption)", flag="checkpointing",
         question="The job saves checkpoints",
         hint="Spot capacity saves 60–90% but needs checkpoints to survive preemption (000, H16/W11)."))
+
+    @model_validator(mode="after")
+    def _one_batch(self) -> TrainingAnswer:
+        if self.global_batch is not None and self.global_batch_tokens is not None:
+            raise ValueError("give only one of training.global_batch (sequences) and training.global_batch_tokens")
+        return self
 
 
 class InferenceAnswer(Section):

@@ -36,9 +36,12 @@ from gpuadvisor.rules.pricing import (
     PART_ORDER,
     SHORT_RESERVATION,
     DecisionCost,
-    Ownership,
+    break_even_utilization,
     lifetime_hours,
     ownership_cost,
+    owning,
+    price_owned,
+    priced,
     rental_commitment,
     rental_reserved_run,
     rental_run,
@@ -58,7 +61,7 @@ from gpuadvisor.rules.profile import (
     workload_profile,
 )
 from gpuadvisor.rules.purchases import purchase_bill
-from gpuadvisor.rules.sizing.cost import break_even_utilization, system_cost
+from gpuadvisor.rules.sizing.cost import usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import (
     attention_kind,
@@ -67,6 +70,7 @@ from gpuadvisor.rules.sizing.kvcache import (
     request_kv_tokens,
 )
 from gpuadvisor.rules.sizing.memory import (
+    Recompute,
     WeightFormat,
     embedding_params,
     fused_attention,
@@ -94,8 +98,6 @@ catalog too), and announcements that report them (a GA announcement, a news item
 PURCHASE_BASIS = {"msrp": "list", "street": "street", "used": "used", "estimate": "estimate",
                   "system-share": "system share", "quote": "your quote"}
 """A purchase price's kind in the words of its basis (issue 39: list, street, used, aggregator, buyer's quote)."""
-MIN_UTILIZATION = 1e-4
-"""Floor of the busy fraction a purchase is costed at (a run of minutes on hardware bought for it)."""
 LARGE_CLUSTER_GPUS = 1000
 """From this size a training cluster is a procurement project of its own (reserved capacity, a fabric)."""
 
@@ -116,6 +118,12 @@ def arch_of(model: Fact) -> Architecture:
 
 def params_of(model: Fact) -> ParameterCount:
     return _count(str(model["arch_json"]))
+
+
+def _recompute(work: Workload) -> Recompute:
+    """The recomputation a run's memory need is stated at: the user's, or with recomputation allowed the most
+    (the plans then take the least that fits)."""
+    return "full" if work.recompute == "auto" else work.recompute
 
 
 def _gb(x: float) -> float:
@@ -288,7 +296,7 @@ class Derivations:
         wp = w.formats.weights
         mem = training_memory(arch_of(model), params_of(model), method="full", optimizer=w.optimizer,
                               weight_bits=32.0 if wp.bits_per_weight >= 32 else 16.0, seq=w.context,
-                              micro_batch=w.batch, checkpointing=w.gradient_checkpointing,
+                              micro_batch=w.batch, recompute=_recompute(w),
                               factors=self.factors(w, ctx))
         self._conclude_need(ctx, "training", mem, float(params["total"]) * 2 / GB)
 
@@ -298,7 +306,7 @@ class Derivations:
         mem = training_memory(arch_of(model), params_of(model), method=method,  # type: ignore[arg-type]
                               optimizer=w.optimizer,
                               weight_bits=float(weights["bits"]), seq=w.context, micro_batch=w.batch,
-                              checkpointing=w.gradient_checkpointing, lora_rank=w.lora_rank,
+                              recompute=_recompute(w), lora_rank=w.lora_rank,
                               factors=self.factors(w, ctx))
         self._conclude_need(ctx, method, mem, float(weights["gb"]))
 
@@ -424,7 +432,7 @@ class Derivations:
                     billed = booked * 24.0
                 else:
                     cost = rental_run(hourly, billed, what)
-                monthly = cost.total if wall <= HOURS_PER_MONTH else cost.total * HOURS_PER_MONTH / wall
+                monthly = priced(cost, wall).usd_per_month
                 extra.update({"usd_per_run": round(cost.total, 4), "usd_per_month": round(monthly, 2),
                               "usage_hours": round(billed, 3)})
             else:
@@ -434,7 +442,7 @@ class Derivations:
                     billed = HOURS_PER_MONTH
                 else:
                     cost = rental_serving(hourly, billed, months, what)
-                monthly = cost.total / months
+                monthly = priced(cost, billed * months).usd_per_month
                 extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(billed, 3),
                               "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
                                                                              w))})
@@ -472,7 +480,7 @@ class Derivations:
         tps = work.served_tokens_per_s or _f(config.get("capacity_tokens_per_s"))
         if not tps or hours <= 0:
             return None
-        return monthly / (tps * 3600.0 * hours) * 1e6
+        return usd_per_million_tokens(monthly / hours, tps)
 
     def _basis(self, price: InstancePrice) -> str:
         """What a rental price is (price_basis): the provider's list price, read from its own price file or page
@@ -517,9 +525,7 @@ class Derivations:
         usage = read_usage(ctx)
         f = self.factors(w, ctx)
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
-        owned = Ownership(hardware_usd=bill.accelerators_usd + bill.host_usd, network_usd=bill.fabric_usd,
-                          power_w=bill.power_w, site_kw=site_kw, accelerators_usd=bill.accelerators_usd,
-                          resale_share=0.0)
+        owned = owning(bill, site_kw=site_kw)
         age = accelerator_age(a, today(), bill.kind)
         life_h = lifetime_hours(f)
         busy_note = ""
@@ -557,26 +563,25 @@ class Derivations:
                                                    f"({_resale_words(age, f.hardware_lifetime_years)})")
         else:
             util = usage.utilization
-            months = serving_months(f)
             share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
-            cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
-                                  window_hours=life_h, busy_hours=life_h * util, factors=f, months=months,
-                                  resale_words=f" after {f.hardware_lifetime_years:g} years "
-                                               f"({_resale_words(age, f.hardware_lifetime_years)})")
+            cost = price_owned(replace(owned, resale_share=share_left, host_resale_share=host_left),
+                               utilization=util, factors=f,
+                               resale_words=f" after {f.hardware_lifetime_years:g} years "
+                                            f"({_resale_words(age, f.hardware_lifetime_years)})").cost
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
         # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
         # spreading it over the run's hours priced a 3-hour run as a month at that rate
-        monthly = cost.total / (cost.months or max(busy_hours / HOURS_PER_MONTH, 1.0))
+        shown = priced(cost, busy_hours)
+        monthly = shown.usd_per_month
         rent = self.cheapest_rent.get(a.id)
-        legacy = system_cost(bill.capex_usd, bill.power_w, utilization=max(util, MIN_UTILIZATION), factors=f,
-                             site_kw=site_kw)
-        be = break_even_utilization(bill.capex_usd / count, bill.power_w / count, rent, factors=f) if rent else None
-        lifetime_power = legacy.power_usd_per_busy_hour * util * life_h
-        lifetime_site = site_kw * f.colocation_usd_per_kw_month * 12.0 * f.hardware_lifetime_years
+        be = break_even_utilization(owned, count, rent, factors=f) if rent else None
+        # the hardware's life at the usage profile's busy share, kept (no resale): what owning it costs (tco_usd)
+        held = price_owned(owned, utilization=util, factors=f).cost
+        lifetime_power, lifetime_site = held.usd("power"), held.usd("site")
         extra: dict[str, Any] = {
             "purchase": True, "acquisition": "buy", "instance": "purchase", "provider": "on-prem",
             "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": True,
-            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(cost.total / busy_hours, 4),
+            "capex_usd": round(bill.capex_usd, 2), "usd_per_hour": round(shown.usd_per_hour, 4),
             "usd_per_month": round(monthly, 2), "price_as_of": bill.as_of, "price_kind": bill.kind,
             "price_basis": PURCHASE_BASIS.get(bill.kind, bill.kind),
             "price_age_months": age_months(bill.as_of), "price_source": bill.sources,
@@ -616,8 +621,8 @@ class Derivations:
         machines = int(config["pd_machines"])
         bill = purchase_bill(self.catalog, system, a, machines, machines * int(config["fill"]), joined=True)
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
-        owned = system_cost(bill.capex_usd, bill.power_w, utilization=util, factors=f, site_kw=site_kw)
-        return {"pd_usd_per_month": round(owned.usd_per_month(util), 2), "pd_capex_usd": round(bill.capex_usd, 2)}
+        owned = price_owned(owning(bill, site_kw=site_kw), utilization=util, factors=f)
+        return {"pd_usd_per_month": round(owned.usd_per_month, 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
     def _lead_time(self, kind: str, config: Fact, work: Workload, f: Factors) -> dict[str, Any]:
         """When a purchase arrives (lead_time_weeks_<kind>) and, for a training run whose stated deadline counts from

@@ -23,13 +23,13 @@ from gpuadvisor.knowledge.errors import AdvisorError, InputError
 from gpuadvisor.knowledge.lookup import natural_key
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
 from gpuadvisor.rules.answers import IMPLIED_WHY, Answers, parse_answers
+from gpuadvisor.rules.economics import accelerator_age, economics
 from gpuadvisor.rules.estimate_result import (
     SCHEMA_VERSION,
     AssumptionUsed,
     CostOut,
     ErrorBand,
     EstimateResult,
-    FitOption,
     LatencyOut,
     MemoryOut,
     Method,
@@ -40,12 +40,12 @@ from gpuadvisor.rules.estimate_result import (
     Range,
     ServingOut,
     SetupOut,
+    TrainingStepOut,
     Workload,
 )
-from gpuadvisor.rules.fit_hints import fit_changes
-from gpuadvisor.rules.planning import Plan, replica_link, spot_wall_hours
-from gpuadvisor.rules.price_age import as_of_label
-from gpuadvisor.rules.pricing import rental_run
+from gpuadvisor.rules.planning import Plan, TrainingSearch, replica_link, spot_wall_hours
+from gpuadvisor.rules.price_age import as_of_label, today
+from gpuadvisor.rules.pricing import break_even_utilization, ownership_notes, owning, price_owned, rental_run
 from gpuadvisor.rules.profile import (
     catalog_factors,
     compute_need_fact,
@@ -61,7 +61,7 @@ from gpuadvisor.rules.profile import (
 from gpuadvisor.rules.purchases import PurchaseBill, purchase_bill
 from gpuadvisor.rules.resolve import Resolved, resolve, weights_problem
 from gpuadvisor.rules.serving import engine_splits, resolve_engine
-from gpuadvisor.rules.sizing.cost import break_even_utilization, cloud_cost, serving_capacity, system_cost
+from gpuadvisor.rules.sizing.cost import cloud_cost, serving_capacity, usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import (
@@ -73,6 +73,7 @@ from gpuadvisor.rules.sizing.memory import (
 from gpuadvisor.rules.sizing.params import ParameterCount, count_parameters, describe
 from gpuadvisor.rules.sizing.serving_load import latency_at_concurrency
 from gpuadvisor.rules.sizing.speed import PrefillModel, check_expert_parallel, ridge_point
+from gpuadvisor.rules.sizing.training import TrainingStep, default_virtual_stages
 from gpuadvisor.rules.sizing.units import GB
 from gpuadvisor.rules.topology import device_for
 from gpuadvisor.rules.units import Unit, bare_unit, own_unit, purchase_units
@@ -87,9 +88,12 @@ T = TypeVar("T")
 OptimizerName = Literal["adamw", "sgd", "adam8bit"]
 
 FASTER_WHEN_HIGHER = ("decode_bandwidth_efficiency", "compute_efficiency", "training_mfu", "training_comm_overlap",
-                      "training_network_gbs")
+                      "training_network_gbs", "training_stack_efficiency", "training_xla_stack_efficiency",
+                      "training_rocm_stack_efficiency", "training_synapseai_stack_efficiency",
+                      "training_matmul_share_default")
 SLOWER_WHEN_HIGHER = ("step_overhead_per_layer_us", "allreduce_latency_nvlink_us", "allreduce_latency_pcie_us",
-                      "training_grad_bytes_per_param", "moe_gemm_half_ridge")
+                      "training_grad_bytes_per_param", "moe_gemm_half_ridge", "training_attention_cost",
+                      "training_elementwise_bytes")
 FLAGS = {
     "model.name": "--model", "model.params_b": "--params", "model.config": "--model-config",
     "workload": "--workload", "finetune.method": "--method", "finetune.lora_rank": "--lora-rank",
@@ -99,6 +103,8 @@ FLAGS = {
     "inference.requests_per_minute": "--requests-per-min", "inference.concurrent_requests": "--batch",
     "inference.engine": "--engine", "training.tokens_b": "--tokens", "training.optimizer": "--optimizer",
     "training.zero_stage": "--zero", "training.gradient_checkpointing": "--no-checkpointing",
+    "training.global_batch": "--global-batch", "training.global_batch_tokens": "--global-batch-tokens",
+    "training.context_parallel": "--cp", "training.recompute": "--recompute",
     "deployment.utilization": "--utilization",
 }
 """The flag that sets each answer an estimate gives (an invalid answer is reported by its flag)."""
@@ -127,7 +133,14 @@ class EstimateRequest:
     power_limit_w: int | None = None
     """Run the GPUs capped at this board power (MLPerf MaxQ): only limits with a published result are accepted."""
     pp: int | None = None
+    cp: int | None = None
+    """Context-parallel degree (training): each sequence split over cp GPUs."""
     zero: int | None = None
+    global_batch: int | None = None
+    """Sequences per optimizer step (training); None = the practice default of the model's size."""
+    global_batch_tokens: float | None = None
+    """Tokens per optimizer step (training), instead of `global_batch`."""
+    recompute: Literal["auto", "none", "selective", "full"] | None = None
     tokens: float | None = None
     optimizer: OptimizerName | None = None
     checkpointing: bool | None = None
@@ -140,7 +153,7 @@ class EstimateRequest:
     """Serving engine (knowledge.engine_names.ENGINE_CHOICES: llama.cpp, ollama, vllm, sglang, tensorrt-llm,
     tensorrt-llm-engine, mlx); None or 'auto' = by deployment."""
     mfu: float | None = None
-    """Training MFU override (0-1]; None = the scale-aware model (speed.scaled_mfu)."""
+    """Training MFU override (0-1]; None = the step model (rules/sizing/training.py)."""
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -228,7 +241,8 @@ def _check_workload(req: EstimateRequest) -> Method | None:
                       "input_tokens": "--input-tokens"}
     training_only = {"method": "--method", "optimizer": "--optimizer", "zero": "--zero", "tokens": "--tokens",
                      "checkpointing": "--no-checkpointing", "lora_rank": "--lora-rank",
-                     "grad_precision": "--grad-precision"}
+                     "grad_precision": "--grad-precision", "cp": "--cp", "global_batch": "--global-batch",
+                     "global_batch_tokens": "--global-batch-tokens", "recompute": "--recompute"}
     if req.workload == "inference":
         bad = [flag for name, flag in training_only.items() if getattr(req, name) is not None]
         if bad:
@@ -297,7 +311,9 @@ def _answers(req: EstimateRequest, method: Method | None, weights: Precision | N
         training: dict[str, Any] = {}
         for key, value in (("tokens_b", None if req.tokens is None else req.tokens / 1e9),
                            ("optimizer", req.optimizer), ("zero_stage", req.zero),
-                           ("gradient_checkpointing", req.checkpointing)):
+                           ("gradient_checkpointing", req.checkpointing), ("global_batch", req.global_batch),
+                           ("global_batch_tokens", req.global_batch_tokens), ("context_parallel", req.cp),
+                           ("recompute", req.recompute)):
             if value is not None:
                 training[key] = value
         if training:
@@ -337,9 +353,10 @@ def _resolved(answers: Answers, catalog: Catalog, model_flag: str) -> Resolved:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True) -> EstimateResult:
-    """Size one configuration; raises InputError (naming the flag) for bad or contradictory input. When it does not
-    fit its GPUs, `fit_options` lists the changes that would (each one estimate more, rules/fit_hints.py)."""
+def estimate(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
+    """Size one configuration; raises InputError (naming the flag) for bad or contradictory input. The changes that
+    would make a configuration that does not fit its GPUs fit are rules/fit_hints.py's `estimate_with_fit_options`
+    (each one estimate more: it calls this, so this module does not call it back)."""
     from gpuadvisor.knowledge.lookup import find_accelerator
 
     ctx = _Ctx()
@@ -437,11 +454,6 @@ def estimate(req: EstimateRequest, catalog: Catalog, *, fit_options: bool = True
     result.warnings = list(dict.fromkeys(ctx.warnings))
     result.defaults_applied = ctx.defaults
     result.assumptions = _assumptions(ctx.notes, catalog)
-    if fit_options:
-        result.fit_options = [
-            FitOption(flags=change.flags, change=change.what, total_gb=other.memory_gb.total,
-                      usable_gb=other.memory_gb.usable or 0.0)
-            for change, other in fit_changes(req, result, lambda r: estimate(r, catalog, fit_options=False))]
     return result
 
 
@@ -548,16 +560,28 @@ def _parallelism(req: EstimateRequest, arch: Architecture, training: bool, ctx: 
             check_expert_parallel(arch, tp, ep)
         except ValueError as exc:
             raise InputError(f"--ep: {exc}") from None
-    shards = max(tp, ep) * pp
+    cp = req.cp or 1
+    if cp > 1 and not training:
+        raise InputError("--cp is for training (context parallelism splits a training sequence); serving splits "
+                         "with --tp/--pp/--ep")
+    shards = max(tp, ep) * pp * cp
     gpus = req.gpus or shards
     if gpus % shards:
-        raise InputError(f"--gpus {gpus} is not a multiple of --tp {tp} × --pp {pp}" if ep == 1 else
+        raise InputError((f"--gpus {gpus} is not a multiple of --tp {tp} × --pp {pp}" + (f" × --cp {cp}" if cp > 1
+                                                                                          else "")) if ep == 1 else
                          f"--gpus {gpus} is not a multiple of --ep {ep} × --pp {pp}")
-    zero = req.zero or 0
     dp = gpus // shards
-    if zero and dp == 1:
+    zero = req.zero
+    if zero is None:
+        full = req.workload == "training" or req.method == "full"
+        zero = 1 if training and full and dp * cp > 1 else 0
+        if zero:
+            ctx.defaults.append("zero = 1 (the distributed optimizer, the training recipes' default)")
+    if zero and dp * cp == 1:
         ctx.warnings.append(f"--zero {zero} has no effect with one data-parallel rank (give --gpus > tp × pp)")
-    return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero, ep=ep)
+        zero = 0
+    vp = default_virtual_stages(arch.num_hidden_layers, pp) if training else 1
+    return Parallelism(tp=tp, pp=pp, dp=dp, zero=zero, ep=ep, cp=cp, vp=vp)
 
 
 def _check_joined(acc: Accelerator, unit: Unit, par: Parallelism, training: bool) -> None:
@@ -777,7 +801,19 @@ def _training(result: EstimateResult, req: EstimateRequest, catalog: Catalog, ac
     if req.mfu is None:
         lo = training_search(catalog, work, arch, params, targets, slow_f).evaluate(acc, unit, par)[0]
         hi = training_search(catalog, work, arch, params, targets, fast_f).evaluate(acc, unit, par)[0]
+    if par.dp * work.batch > search.global_batch:
+        ctx.warnings.append(f"The global batch of {search.global_batch:,} sequences gives the {par.dp:,} data-parallel "
+                            f"ranks less than a micro-batch of {work.batch} each: every step trains on "
+                            f"{par.dp * work.batch:,} sequences. To keep the batch, split the model further "
+                            "(--tp, --cp, --pp) or give a larger --global-batch.")
     result.setup.training_mfu = tt.mfu
+    result.setup.recompute = plan.recompute
+    result.setup.context_parallel = par.cp
+    result.setup.virtual_stages = par.vp
+    result.setup.global_batch = search.global_batch
+    if tt.step is not None:
+        result.setup.gradient_accumulation = tt.step.micro_batches
+        result.training_step = _step_out(tt.step, _what_if(search, acc, unit, par, tt.step))
     result.training_flops = tt.flops
     result.training_gpu_hours = plan.training_gpu_hours
     gpu_hours = plan.training_gpu_hours or 0.0
@@ -787,9 +823,38 @@ def _training(result: EstimateResult, req: EstimateRequest, catalog: Catalog, ac
     result.training_tokens_per_s = plan.tokens_per_s
     if gpu_hours:
         result.error_band["training"] = _band(gpu_hours, lo_h, hi_h,
-                                              ["training_mfu"] if req.mfu is None else ["--mfu"])
+                                              ["training_stack_efficiency", "training_attention_cost",
+                                               "training_comm_overlap"] if req.mfu is None else ["--mfu"])
     ctx.notes.extend(tt.notes)
     return plan
+
+
+def _step_out(step: TrainingStep, what_if: dict[str, float]) -> TrainingStepOut:
+    return TrainingStepOut(seconds=step.seconds, compute=step.compute, exposed_communication=step.exposed,
+                           exposed_tensor_parallel=step.exposed_tp, exposed_context_parallel=step.exposed_cp,
+                           exposed_pipeline=step.exposed_pp, exposed_data_parallel=step.exposed_dp,
+                           bubble=step.bubble, optimizer=step.optimizer, tokens=step.tokens,
+                           scaling_efficiency=step.scaling_efficiency, what_if=what_if)
+
+
+def _what_if(search: TrainingSearch, acc: Accelerator, unit: Unit, par: Parallelism, step: TrainingStep
+             ) -> dict[str, float]:
+    """The same layout's tokens/s with twice the global batch and with twice the network, relative to this step:
+    what a larger batch (more micro-batches to hide the exchange and amortise the bubble) or a faster fabric buys."""
+    out: dict[str, float] = {}
+    bigger = TrainingSearch(search.arch, search.params, search.weights,
+                            replace(search.t, global_batch=2 * search.global_batch), search.factors)
+    tt = bigger.evaluate(acc, unit, par)[1]
+    if tt is not None and tt.step is not None:
+        out["global batch ×2"] = tt.step.tokens_per_s / step.tokens_per_s
+    topo = unit.topology
+    if topo.scale_out is not None and par.gpus > topo.node:
+        net = topo.network_gbs() or search.factors.training_network_gbs
+        faster = replace(unit, topology=replace(topo, scale_out=replace(topo.scale_out, gbs_per_node=2 * net)))
+        tt = search.evaluate(acc, faster, par)[1]
+        if tt is not None and tt.step is not None:
+            out["network ×2"] = tt.step.tokens_per_s / step.tokens_per_s
+    return out
 
 
 # --- the rule packs' verdicts ------------------------------------------------------------------------------------
@@ -855,7 +920,7 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
                     run = rental_run(c.usd_per_hour, usage.rented_hours_per_run(wall), inst.id).total
             per_m = None
             if tokens_per_s:
-                per_m = c.usd_per_gpu_hour * par.gpus / (tokens_per_s * 3600.0) * 1e6
+                per_m = usd_per_million_tokens(c.usd_per_gpu_hour * par.gpus, tokens_per_s)
             result.costs.append(CostOut(
                 instance=inst.id, provider=inst.provider_name, name=inst.instance, pricing=kind,  # type: ignore[arg-type]
                 gpus_per_instance=inst.accelerator_count, instances=c.instances, usd_per_hour=c.usd_per_hour,
@@ -876,25 +941,31 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
     if bought is None:
         return
     unit, machines, paid, bill = bought
-    owned = system_cost(bill.capex_usd, bill.power_w, utilization=utilization, tokens_per_s=tokens_per_s,
-                        factors=factors)
-    ctx.notes.extend(owned.notes)
+    # held for the hardware's life as a consultation holds a purchase (derivations.price_purchase): site rent for a
+    # server, the resale at the part's age after deployment.lifetime_years
+    desk_side = catalog.systems[unit.id.split(":")[1]].desk_side
+    cards, rest = economics(catalog).resale_shares(accelerator_age(acc, today(), bill.kind),
+                                                   factors.hardware_lifetime_years)
+    ownership = owning(bill, site_kw=0.0 if desk_side else bill.power_w / 1000.0, resale_share=cards,
+                       host_resale_share=rest)
+    owned = price_owned(ownership, utilization=utilization, factors=factors)
+    ctx.notes.extend(ownership_notes(factors))
     if paid > par.gpus:
         ctx.warnings.append(f"{unit.name} holds {paid} GPUs: the purchase prices all {paid}; plan the work on all of "
                             "them (gpuadvisor recommend does)")
     run = None
     if gpu_hours is not None:
-        run = owned.usd_per_busy_hour * gpu_hours / par.gpus
+        run = owned.usd_per_hour * gpu_hours / par.gpus
     card = acc.purchase_price_usd
     result.owned = OwnedOut(
         price_usd_each=card.value if card is not None else None, price_as_of=as_of_label(bill.as_of),
-        system=unit.name, machines=machines, accelerators_paid=paid, capex_usd=owned.capex_usd,
+        system=unit.name, machines=machines, accelerators_paid=paid, capex_usd=bill.capex_usd,
         capex_beyond_accelerators_usd=bill.beyond_usd,
         power_kw=bill.power_w / 1000.0, utilization=utilization,
-        usd_per_busy_hour=owned.usd_per_busy_hour, usd_per_million_tokens=owned.usd_per_million_tokens,
+        usd_per_busy_hour=owned.usd_per_hour, usd_per_million_tokens=owned.usd_per_million_tokens(tokens_per_s),
         usd_per_run=run,
         break_even_utilization=None if cheapest_rent is None else break_even_utilization(
-            bill.capex_usd / paid, bill.power_w / paid, cheapest_rent, factors=factors))
+            ownership, paid, cheapest_rent, factors=factors))
 
 
 def _cheapest_purchase(catalog: Catalog, acc: Accelerator, gpus: int, *, group: int, joined: bool

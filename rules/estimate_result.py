@@ -86,6 +86,33 @@ class SetupOut(Out):
                                        "on: what every serving figure of this estimate assumes")
     engine_released: str | None = Field(default=None, description="the newest of those releases' dates, YYYY-MM")
     training_mfu: float | None = Field(default=None, description="model FLOPs utilisation used for training time")
+    context_parallel: int = Field(default=1, description="training: GPUs each sequence is split over")
+    virtual_stages: int = Field(default=1, description="training: interleaved pipeline stages per GPU")
+    recompute: str | None = Field(default=None, description="training: activation recomputation (none, selective, "
+                                  "full), the least that fits unless --recompute gives one")
+    global_batch: int | None = Field(default=None, description="training: sequences per optimizer step")
+    gradient_accumulation: int | None = Field(default=None, description="training: micro-batches per data-parallel "
+                                              "rank per step")
+
+
+class TrainingStepOut(Out):
+    """One optimizer step on one GPU, part by part (seconds): what the training time is made of."""
+
+    seconds: float
+    compute: float = Field(description="the micro-batches' GEMMs, attention and elementwise work (recomputation "
+                           "included)")
+    exposed_communication: float = Field(description="collectives not hidden behind compute: tensor, context and "
+                                         "pipeline parallel, and the data-parallel gradient exchange")
+    exposed_tensor_parallel: float
+    exposed_context_parallel: float
+    exposed_pipeline: float
+    exposed_data_parallel: float
+    bubble: float = Field(description="pipeline fill and drain")
+    optimizer: float
+    tokens: float = Field(description="tokens the whole cluster trains on per step")
+    scaling_efficiency: float = Field(description="compute ÷ step: 1 when nothing waits")
+    what_if: dict[str, float] = Field(default_factory=dict, description="tokens/s of the same run changed one way, "
+                                      "relative to this one: 'global batch ×2', 'network ×2'")
 
 
 class MemoryOut(Out):
@@ -159,8 +186,9 @@ class CostOut(Out):
 
 
 class OwnedOut(Out):
-    """Buying the GPUs in the machine they go in (systems.toml): amortization over the lifetime plus power while busy
-    (space and staff excluded)."""
+    """Buying the GPUs in the machine they go in (systems.toml), priced as a consultation prices a purchase
+    (rules/pricing.price_owned): the price, server-room rent while held and power while busy over the hardware's life,
+    less its resale at the part's age then (staff excluded)."""
 
     price_usd_each: float | None = Field(default=None, description="one accelerator; null when only a whole-system "
                                                                    "price is published")
@@ -286,6 +314,7 @@ class EstimateResult(Out):
     training_gpu_hours_range: Range | None = None
     training_days: float | None = Field(default=None, description="wall-clock days on the given GPUs")
     training_tokens_per_s: float | None = Field(default=None, description="all GPUs together")
+    training_step: TrainingStepOut | None = None
     error_band: dict[str, ErrorBand] = Field(
         default_factory=dict, description="'decode', 'prefill', 'training': multiplicative bands of those figures")
     costs: list[CostOut] = Field(default_factory=list, description="per priced cloud instance of this accelerator")

@@ -17,12 +17,14 @@ from gpuadvisor.rules.result import WhyStep
 
 MAX_DEPTH = 12
 PYTHON_RULES: dict[str, tuple[str, str]] = {
-    "RANK": ("Ranking: cheapest feasible option first, adjusted by the heuristics' points",
+    "RANK": ("Ranking: by the Total, what the option costs over your horizon in dollars, cheapest first",
              "002_b9a26b66ce9b897d.txt › Summary (match the hardware to the bottleneck, at the least cost)"),
 }
-"""Rules of the final Python stratum (ranking), which the engine does not know: id → (title, source)."""
-RULE_KINDS = {"rule_out": "constraint", "adjust_score": "advice", "warn": "advice", "advise": "advice"}
-"""What a rule is, by its action: constraints rule out, advice scores or warns, the rest derive figures."""
+"""Rules of the final Python stratum (ranking), which the engine does not know: id → (title, source). The words are
+the README's (*How options are ranked*); tests/rules/test_ranking_words.py holds them together."""
+RULE_KINDS = {"rule_out": "constraint", "warn": "advice", "advise": "advice"}
+"""What a rule is, by its action: constraints rule out, advice warns or explains, the rest derive figures or add a
+cost in dollars (`add_cost`)."""
 
 
 def describe(fact: Mapping[str, Any]) -> str:

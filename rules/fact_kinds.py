@@ -251,6 +251,10 @@ class WorkloadFact(_Fact):
     optimizer: str
     zero_stage: str
     gradient_checkpointing: bool
+    recompute: str
+    global_batch: int | None
+    global_batch_tokens: float | None
+    context_parallel: int | None
     lora_rank: int
     tokens_b: float | None
     tokens_default: str

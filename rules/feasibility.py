@@ -151,7 +151,10 @@ def _deadline(cfg: Fact, answers: Answers, cost: float) -> list[Suggestion]:
                       {"training": {"deadline_days": float(deadline)}}, cost, relax=days)]
     cap = answers.constraints.max_gpus
     if cap is not None:
-        need = math.ceil(int(cfg.get("count", 1)) * days / answers.training.deadline_days)
+        # sized to the deadline less its schedule margin, as the plan is; the step does not shrink in proportion
+        # to the GPUs (the exchange and the bubble stay), so the re-plan in `checked` confirms or drops it
+        target = answers.training.deadline_days * (1.0 - DEFAULT_FACTORS.training_schedule_margin)
+        need = math.ceil(int(cfg.get("count", 1)) * days / target * 1.05)
         out.append(Suggestion(f"Allow about {need:,} GPUs (constraints.max_gpus, now {cap:,}): "
                               f"{cfg.get('accelerator_name')} finishes in time with that many.",
                               {"constraints": {"max_gpus": need}}, cost, relax=need))

@@ -14,10 +14,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gpuadvisor.knowledge.errors import AdvisorError
+from gpuadvisor.rules.estimate import EstimateRequest, estimate
+from gpuadvisor.rules.estimate_result import EstimateResult, FitOption
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.estimate import EstimateRequest
-    from gpuadvisor.rules.estimate_result import EstimateResult
+    from gpuadvisor.knowledge.catalog import Catalog
 
 MAX_HINTS = 3
 """Changes listed: the first of each kind that fits, least disruptive first."""
@@ -39,6 +40,17 @@ class Change:
     flags: str
     what: str
     request: EstimateRequest
+
+
+def estimate_with_fit_options(req: EstimateRequest, catalog: Catalog) -> EstimateResult:
+    """`gpuadvisor estimate`: the configuration sized, and when it does not fit its GPUs, the changes that would
+    (`fit_options`), each sized again by the same estimate."""
+    result = estimate(req, catalog)
+    result.fit_options = [
+        FitOption(flags=change.flags, change=change.what, total_gb=other.memory_gb.total,
+                  usable_gb=other.memory_gb.usable or 0.0)
+        for change, other in fit_changes(req, result, lambda r: estimate(r, catalog))]
+    return result
 
 
 def fit_changes(req: EstimateRequest, result: EstimateResult, run: Callable[[EstimateRequest], EstimateResult],

@@ -23,9 +23,9 @@ purchase below the rent-vs-buy threshold once training is over) is decided by th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.answers import Answers
@@ -35,7 +35,7 @@ from gpuadvisor.rules.explain import Explainer
 from gpuadvisor.rules.fleet_search import Held, Pick, SearchResult, Step, Use, fits, search
 from gpuadvisor.rules.lifecycle_answers import DAYS_PER_MONTH, LifecycleAnswers, Phase
 from gpuadvisor.rules.price_age import today
-from gpuadvisor.rules.pricing import COMMITMENTS, rental_commitment
+from gpuadvisor.rules.pricing import COMMITMENTS, Ownership, ownership_cost, rental_commitment
 from gpuadvisor.rules.result import (
     FleetPlan,
     LifecycleOut,
@@ -47,10 +47,26 @@ from gpuadvisor.rules.result import (
     WhyStep,
     severity_of,
 )
+from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.consult import Advisor
+    from gpuadvisor.rules.derivations import Derivations
+    from gpuadvisor.rules.engine import RuleEngine
+    from gpuadvisor.rules.resolve import Resolved
+
+
+class Advisor(Protocol):
+    """What a lifecycle needs of the advisor that consults its phases (rules/consult.py's Advisor is one): named
+    here, not imported, so that consult.py may call the lifecycle without a circle of imports."""
+
+    catalog: Catalog
+    derivations: Derivations
+    engine: RuleEngine
+
+    def run(self, answers: Answers) -> tuple[Consultation, Resolved]: ...
+
+    def consult(self, answers: Answers, *, top: int = 5) -> RecommendResult: ...
 
 MAX_REUSE_PHASES = 6
 """Up to this many phases a later phase may run on an earlier one's purchase: each (phase, earlier purchase) pair is
@@ -138,10 +154,16 @@ def _candidate(r: Recommendation, result: RecommendResult, econ: Economics | Non
         age = accelerator_age(catalog.accelerators[r.accelerator.id], today(), r.cost.price_kind)
         resale = partial(_resale_at, econ, age, capex - rest, rest)
     engineering = sum(p.usd for p in r.decision_cost.parts if p.part == "engineering")
+    monthly = r.cost.usd_per_month
+    months = r.decision_cost.horizon_months
+    if r.acquisition == "rent" and months:
+        # the rental's own part spread over its horizon, not the monthly figure rounded to the cent for show (36
+        # months of a rounded $636.60 put a phase 12 cents off its standalone consultation)
+        monthly = sum(p.usd for p in r.decision_cost.parts if p.part == "rental") / months
     return Candidate(
         choice=r.acquisition, title=r.title, option=r.option, accelerator=r.accelerator.id, count=r.count,
         machines=r.unit.machines, per_machine=r.unit.per_machine, memory_gb=r.accelerator.memory_gb,
-        usd_per_run=r.cost.usd_per_run, usd_per_month=r.cost.usd_per_month, training_days=r.training_days,
+        usd_per_run=r.cost.usd_per_run, usd_per_month=monthly, training_days=r.training_days,
         capex_usd=float(r.cost.capex_usd or 0.0), power_kw=float(r.cost.power_kw or 0.0),
         break_even=r.cost.break_even_utilization, utilization=util,
         desk_side=r.unit.kind in DESK_SIDE_KINDS, resale=resale, usd_per_hour=r.cost.usd_per_hour,
@@ -234,16 +256,12 @@ def _span(phase: Phase, cand: Candidate, start: float, horizon: float) -> tuple[
     return (float(s.months) if s.months is not None else days / DAYS_PER_MONTH), 1.0
 
 
-def _power_usd(kw: float, hours: float, answers: Answers) -> float:
+def _factors(answers: Answers, colocation: float) -> Factors:
+    """The phase's power price, PUE and site rate (deployment.*; the catalog's colocation rate when none is set)."""
     d = answers.deployment
-    return kw * d.pue * d.power_usd_per_kwh * hours
-
-
-def _site_usd_per_month(cand: Candidate, answers: Answers, colocation: float) -> float:
-    if cand.desk_side:
-        return 0.0
-    rate = answers.deployment.site_usd_per_kw_month
-    return cand.power_kw * (float(rate) if rate is not None else colocation)
+    rate = d.site_usd_per_kw_month
+    return replace(DEFAULT_FACTORS, pue=d.pue, power_usd_per_kwh=d.power_usd_per_kwh,
+                   colocation_usd_per_kw_month=float(rate) if rate is not None else colocation)
 
 
 @dataclass(frozen=True)
@@ -269,11 +287,16 @@ class PurchaseCost:
 
 def _purchase_cost(cand: Candidate, answers: Answers, start: float, busy_hours: float, held: float,
                    colocation: float) -> PurchaseCost:
-    """The one place a purchase is costed in a lifecycle: bought at month `start`, held `held` months (to the end
-    of the horizon, or to the end of its phase when it is sold then), resold at the part's age then."""
-    return PurchaseCost(capex=cand.capex_usd, power=_power_usd(cand.power_kw, busy_hours, answers),
-                        holding=_site_usd_per_month(cand, answers, colocation) * held, held_months=held,
-                        busy_hours=busy_hours,
+    """A purchase in a lifecycle, priced as a consultation prices one (pricing.ownership_cost): bought at month
+    `start`, held `held` months (to the end of the horizon, or to the end of its phase when it is sold then), busy
+    `busy_hours` of them, resold at the part's age then."""
+    owned = Ownership(hardware_usd=cand.capex_usd, network_usd=0.0, power_w=cand.power_kw * 1000.0,
+                      site_kw=0.0 if cand.desk_side else cand.power_kw, accelerators_usd=cand.capex_usd,
+                      resale_share=0.0)
+    cost = ownership_cost(owned, window_hours=held * HOURS_PER_MONTH, busy_hours=busy_hours,
+                          factors=_factors(answers, colocation), months=held)
+    return PurchaseCost(capex=cost.usd("hardware"), power=cost.usd("power"), holding=cost.usd("site"),
+                        held_months=held, busy_hours=busy_hours,
                         resale=cand.resale(start / 12.0, held / 12.0) if cand.resale else 0.0)
 
 

@@ -58,10 +58,7 @@ class OwnedUnknownRules:
                        "anything; its speed is not sized (give current.gpu as a knowledge-base part to size it)")
             fits = True
         else:
-            smaller = per_gpu - (float(need["weights_gb"]) - float(weights.get("gb_4bit") or need["weights_gb"])) \
-                / count
-            lever = (f"; 4-bit weights would bring it to {smaller:,.1f} GB, which fits (precision.weights = "
-                     "\"q4_k_m\")" if smaller <= usable < per_gpu else "")
+            lever = _lever(need, weights, count, per_gpu, usable)
             message = (f"Your own {cards} is not in the knowledge base; by its memory it does not hold this job: "
                        f"{per_gpu:,.1f} GB a GPU against {usable:,.1f} GB usable{lever}")
             fits = False
@@ -69,6 +66,22 @@ class OwnedUnknownRules:
         ctx.conclude({"kind": "warning", "rule": ctx.rule.id, "heuristic": ctx.rule.heuristic or "",
                       "category": "advice" if fits else "warning", "severity": "info" if fits else "warning",
                       "message": message + ".", "target": ""})
+
+
+def _lever(need: Fact, weights: Fact, count: int, per_gpu: float, usable: float) -> str:
+    """What would make the job fit the cards, when one change would: for serving, 4-bit weights; for training and
+    fine-tuning, shorter sequences (activations grow with the tokens a micro-batch holds; the weights, adapters,
+    gradients and optimizer states do not)."""
+    if need["mode"] == "inference":
+        smaller = per_gpu - (float(need["weights_gb"]) - float(weights.get("gb_4bit") or need["weights_gb"])) / count
+        return (f"; 4-bit weights would bring it to {smaller:,.1f} GB, which fits (precision.weights = \"q4_k_m\")"
+                if smaller <= usable else "")
+    fixed = per_gpu - float(need["activations_gb"]) / count
+    if fixed < usable:
+        return (f"; without activations it needs {fixed:,.1f} GB, so shorter sequences (precision.context_tokens) "
+                "or a micro-batch of 1 with gradient checkpointing may fit")
+    return (f"; its weights, gradients, optimizer states and runtime alone take {fixed:,.1f} GB, so no shorter "
+            "sequence fits: a smaller model or a larger GPU does")
 
 
 def per_gpu_need(need: Fact, count: int) -> float:

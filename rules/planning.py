@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, cast
 
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, ModelSplit, Precision
 from gpuadvisor.rules.sizing.disagg import (
@@ -34,6 +34,7 @@ from gpuadvisor.rules.sizing.memory import (
     InferenceMemoryCurve,
     MemoryBreakdown,
     Parallelism,
+    Recompute,
     WeightFormat,
     fused_attention,
     training_memory,
@@ -47,13 +48,29 @@ from gpuadvisor.rules.sizing.speed import (
     Device,
     EngineEfficiency,
     PrefillModel,
-    TrainingShape,
+)
+from gpuadvisor.rules.sizing.training import (
+    TrainingDevice,
+    TrainingFormat,
+    TrainingRun,
+    TrainingStep,
     TrainingTime,
-    network_efficiency,
+    default_global_batch,
+    default_virtual_stages,
+    training_step,
     training_time,
 )
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import Link, Topology, device_for, training_peak
+from gpuadvisor.rules.topology import SCALE_UP_KINDS, Link, Topology, device_for, training_peak
+from gpuadvisor.rules.training_plan import (
+    CONTEXT_PARALLEL,
+    MIN_TOKENS_PER_CP_RANK,
+    PIPELINE_PARALLEL,
+    TENSOR_PARALLEL,
+    training_device,
+    training_format,
+)
+from gpuadvisor.rules.training_plan import layouts as training_layouts
 from gpuadvisor.rules.units import Unit, bare_unit
 
 MAX_BATCH_PER_REPLICA = 256
@@ -106,13 +123,18 @@ class TrainingTargets:
     deadline_days: float
     optimizer: Literal["adamw", "sgd", "adam8bit"]
     zero_stage: int | None
-    checkpointing: bool
     lora_rank: int
     max_gpus: int | None
     pretraining: bool = True
     """Training from scratch steps on a pretraining-size global batch; fine-tuning on a small one."""
     grad_precision: Literal["bf16", "fp32"] = "bf16"
     """Gradients of full training: bf16 (16 B/param with AdamW, the ZeRO paper's count) or fp32 (18, document 002)."""
+    global_batch: int | None = None
+    """Sequences per optimizer step; None = the practice default of the model's size (`default_global_batch`)."""
+    context_parallel: int | None = None
+    """The context-parallel degree the user fixes; None = the search chooses."""
+    recompute: Literal["auto", "none", "selective", "full"] = "auto"
+    """Activation recomputation: the least that fits (auto), or the one given."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +178,12 @@ class Plan:
     """What the data-parallel synchronisation crosses at its slowest (training)."""
     meets_failover: bool = True
     """Serving that must survive a machine loss (production) does: two machines or more, N+1."""
+    context_parallel: int = 1
+    """Training: GPUs each sequence is split over (ring attention)."""
+    recompute: str = "none"
+    """Training: the activation recomputation the layout needs to fit (none, selective, full)."""
+    training_step: TrainingStep | None = None
+    """Training: one optimizer step, part by part (compute, exposed communication, bubble)."""
     expert_parallel: int = 1
     """Serving a mixture-of-experts model: > 1 when the replica's `tensor_parallel` GPUs split the routed experts
     over this many of them and run attention data-parallel (one group per GPU), instead of splitting every matrix
@@ -893,8 +921,14 @@ def _no_fit_reason(acc: Accelerator, unit: Unit, what: str) -> str:
             "required headroom")
 
 
-_Timed = tuple[int, int, Parallelism, TrainingTime, float]
-"""(machines, GPUs, layout, the run's time, its slowdown): a training deployment and how long it takes."""
+_Timed = tuple[int, int, Parallelism, str, TrainingTime, float]
+"""(machines, GPUs, layout, recompute, the run's time, its slowdown): a training deployment and how long it takes."""
+RECOMPUTES: tuple[Recompute, ...] = ("none", "selective", "full")
+LAYOUT_WALK = 64
+"""Machines added one at a time, at most, looking for a GPU count some layout divides evenly."""
+EVALUATED_LAYOUTS = 48
+"""Fitting layouts whose step is evaluated per GPU count, least model-parallel first (the fastest is among them:
+more splitting than memory needs only adds communication)."""
 
 
 def _costs_nothing_more(unit: Unit) -> bool:
@@ -924,46 +958,13 @@ def _largest(unit: Unit, cap: int) -> tuple[int, int]:
     return 1, max(fits) if fits else min(unit.fills)
 
 
-def _training_layouts(n: int, node: int, zero: int | None) -> tuple[Parallelism, ...]:
-    """Ways to spread a model over n GPUs on machines of `node`, least communication first: data parallel with
-    ZeRO 0→3, then tensor parallel inside a machine with ZeRO, then pipeline stages across machines."""
-    return _layouts(n, node, zero)
-
-
-@lru_cache(maxsize=4096)
-def _layouts(n: int, node: int, zero: int | None) -> tuple[Parallelism, ...]:
-    zeros = [zero] if zero is not None else [0, 1, 2, 3]
-    shapes: list[tuple[int, int]] = [(1, 1)]
-    shapes += [(tp, 1) for tp in (2, 4, 8) if tp <= min(n, node) and n % tp == 0]
-    shapes += [(node, pp) for pp in (2, 4, 8, 16) if n % (node * pp) == 0 and node <= 8]
-    out: dict[tuple[int, int, int, int], Parallelism] = {}
-    for tp, pp in shapes:
-        dp = n // (tp * pp)
-        for z in zeros:
-            zz = z if dp > 1 else 0
-            out.setdefault((tp, pp, dp, zz), Parallelism(tp=tp, pp=pp, dp=dp, zero=zz))
-    return tuple(out.values())
-
-
-@lru_cache(maxsize=4096)
-def _sharded(n: int, node: int, zero: int | None) -> tuple[Parallelism, ...]:
-    """`_most_sharded` of the layouts of n GPUs (the same objects as `_layouts` gives)."""
-    return tuple(_most_sharded(_layouts(n, node, zero)))
-
-
-def _most_sharded(layouts: tuple[Parallelism, ...]) -> list[Parallelism]:
-    """The layouts with the least memory per GPU for their kind: deepest ZeRO at the widest tensor/pipeline split."""
-    widest = max(layouts, key=lambda p: (p.tp * p.pp, p.zero))
-    flat = max((p for p in layouts if p.tp * p.pp == 1), key=lambda p: p.zero, default=widest)
-    return [flat] if flat is widest else [flat, widest]
-
-
 class TrainingSearch:
     """The training configuration search for one model, format, targets and factors, over any accelerator.
 
-    Per-GPU memory of a layout does not depend on the accelerator (only on the layout and whether attention is
-    fused), so each layout's memory is computed once and shared by every accelerator searched. Keep one instance
-    per consultation (for example in `RuleContext.scratch`).
+    A layout's memory per GPU does not depend on the accelerator (only on the layout, the recomputation and whether
+    attention is fused), so it is computed once and shared by every accelerator searched; a step is computed once
+    per accelerator view (`training.TrainingDevice`) and layout. Keep one instance per consultation (for example in
+    `RuleContext.scratch`).
     """
 
     def __init__(self, arch: Architecture, params: ParameterCount, weights: Precision, t: TrainingTargets,
@@ -972,140 +973,203 @@ class TrainingSearch:
         method = t.flops_factor
         self._bits = weights.bits_per_weight if method != "full" else (32.0 if weights.bits_per_weight >= 32
                                                                        else 16.0)
-        self._totals: dict[tuple[int, bool], tuple[Parallelism, float]] = {}
+        self.global_batch = t.global_batch or default_global_batch(float(params.active), t.seq, t.pretraining,
+                                                                   factors)
+        self._totals: dict[tuple[Parallelism, str, bool], float] = {}
+        self._steps: dict[tuple[TrainingDevice, Parallelism, str, TrainingFormat], TrainingStep] = {}
         self._free = 1.0 - factors.headroom_fraction
+        if method == "full":
+            self._zeros: tuple[int, ...] = (t.zero_stage,) if t.zero_stage is not None else (1, 3)
+        else:
+            self._zeros = (t.zero_stage,) if t.zero_stage is not None else (0, 3)
+        self._recomputes = RECOMPUTES if t.recompute == "auto" else (t.recompute,)
 
-    def memory(self, par: Parallelism, flash: bool, with_notes: bool = False) -> MemoryBreakdown:
+    def memory(self, par: Parallelism, flash: bool, with_notes: bool = False, recompute: str | None = None
+               ) -> MemoryBreakdown:
         t = self.t
         return training_memory(self.arch, self.params, method=t.flops_factor, optimizer=t.optimizer,
                                weight_bits=self._bits, grad_precision=t.grad_precision, seq=t.seq,
                                micro_batch=t.micro_batch, par=par,
-                               checkpointing=t.checkpointing, flash_attention=flash, lora_rank=t.lora_rank,
-                               factors=self.factors, with_notes=with_notes)
+                               recompute=cast(Recompute, recompute or self._recomputes[-1]), flash_attention=flash,
+                               lora_rank=t.lora_rank, factors=self.factors, with_notes=with_notes)
 
-    def _total(self, par: Parallelism, flash: bool) -> float:
-        """`memory(par, flash).total`, computed once per layout. Keyed by the layout object's identity (layouts come
-        from the cached `_layouts`; the entry keeps its layout alive, so the identity cannot be reused)."""
-        key = (id(par), flash)
+    def _total(self, par: Parallelism, recompute: str, flash: bool) -> float:
+        """`memory(par, flash, recompute).total`, computed once per layout."""
+        key = (par, recompute, flash)
         found = self._totals.get(key)
-        if found is None or found[0] is not par:
-            found = self._totals[key] = (par, self.memory(par, flash).total)
-        return found[1]
+        if found is None:
+            found = self._totals[key] = self.memory(par, flash, recompute=recompute).total
+        return found
 
-    def _fit(self, n: int, node: int, flash: bool, capacity: float, topo: Topology | None = None
-             ) -> Parallelism | None:
-        """The least-communication layout of n GPUs on machines of `node` that fits, or None. With the unit's
-        topology, adapters (LoRA, QLoRA) are never split by tensor parallelism over PCIe (`_runnable`)."""
-        layouts = _training_layouts(n, node, self.t.zero_stage)
+    def recompute_for(self, par: Parallelism, flash: bool, capacity: float) -> str | None:
+        """The least recomputation with which `par` fits (the engines' choice), None when even the most does not."""
         limit = capacity * self._free  # MemoryBreakdown.fits: total <= capacity × (1 − headroom)
-        # the most sharded layouts bound what n GPUs can do: if neither fits, no layout of n does
-        if not any(self._total(p, flash) <= limit for p in _sharded(n, node, self.t.zero_stage)):
-            return None
-        return next((par for par in layouts if self._runnable(par, topo) and self._total(par, flash) <= limit), None)
+        return next((r for r in self._recomputes if self._total(par, r, flash) <= limit), None)
 
-    def _runnable(self, par: Parallelism, topo: Topology | None) -> bool:
-        """Whether a layout is one a practitioner runs: LoRA and QLoRA fine-tuning is data parallel (DDP, FSDP)
-        or, on NVLink-class parts, tensor parallel; tensor parallelism over PCIe moves every layer's activations
-        over the host bus twice a step, and no fine-tuning recipe (PEFT, Unsloth, Axolotl, torchtune) does it."""
-        if topo is None or par.tp <= 1 or self.t.flops_factor == "full":
-            return True
-        return topo.link(par.tp).kind != "pcie"
+    def layouts(self, n: int, topo: Topology) -> list[Parallelism]:
+        """The layouts of n GPUs on `topo` the search weighs, least model-parallel first. Adapters (LoRA, QLoRA) are
+        never split by tensor parallelism over PCIe: no fine-tuning recipe (PEFT, Unsloth, Axolotl, torchtune) does."""
+        return _layouts(n, topo, self.arch.num_hidden_layers, self.arch.num_attention_heads, self.t.seq,
+                        self.t.micro_batch, self.global_batch, self._zeros, self.t.flops_factor == "full",
+                        self.t.context_parallel)
+
+    def _fit(self, n: int, topo: Topology, flash: bool, capacity: float) -> Parallelism | None:
+        """The least-split layout of n GPUs that fits, or None (memory only)."""
+        return next((par for par in self.layouts(n, topo) if self.recompute_for(par, flash, capacity) is not None),
+                    None)
+
+    def device(self, acc: Accelerator, unit: Unit, n: int) -> TrainingDevice | None:
+        return training_device(acc, unit.topology, training_format(acc, self.weights), n, self.factors)
+
+    def run(self, par: Parallelism, recompute: str, fmt: TrainingFormat) -> TrainingRun:
+        t = self.t
+        grad = self.factors.training_grad_bytes_per_param + (2.0 if t.grad_precision == "fp32" else 0.0)
+        weight_bytes = self.weights.bytes_per_weight if t.flops_factor == "qlora" else self._bits / 8.0
+        return TrainingRun(self.arch, self.params, seq=t.seq, global_batch=self.global_batch,
+                           micro_batch=t.micro_batch, par=par, method=t.flops_factor,
+                           recompute=cast(Recompute, recompute), fmt=fmt, grad_bytes_per_param=grad,
+                           weight_bytes=weight_bytes)
+
+    def step(self, dev: TrainingDevice, fmt: TrainingFormat, par: Parallelism, recompute: str) -> TrainingStep:
+        key = (dev, par, recompute, fmt)
+        found = self._steps.get(key)
+        if found is None:
+            found = self._steps[key] = training_step(self.run(par, recompute, fmt), dev, self.factors)
+        return found
+
+    def best(self, acc: Accelerator, unit: Unit, n: int, flash: bool, capacity: float
+             ) -> tuple[Parallelism, str, TrainingStep] | None:
+        """The fastest layout of n GPUs of `unit` that fits, with its recomputation and step; None when none fits
+        (or the part has no dense peak)."""
+        dev = self.device(acc, unit, n)
+        if dev is None:
+            return None
+        fmt = training_format(acc, self.weights)
+        best: tuple[Parallelism, str, TrainingStep] | None = None
+        tried = 0
+        for par in self.layouts(n, unit.topology):
+            recompute = self.recompute_for(par, flash, capacity)
+            if recompute is None:
+                continue
+            step = self.step(dev, fmt, par, recompute)
+            if best is None or step.tokens_per_s > best[2].tokens_per_s * (1.0 + 1e-9):
+                best = (par, recompute, step)
+            tried += 1
+            if tried >= EVALUATED_LAYOUTS:
+                break
+        return best
 
     def _smallest_fit(self, unit: Unit, cap: int, flash: bool, capacity: float
                       ) -> tuple[int, int, Parallelism] | None:
         """(machines, GPUs, layout): the smallest deployment of the unit whose per-GPU memory fits. Memory per GPU
         only falls as the job spreads, so machines are found by doubling, then bisection."""
+        topo = unit.topology
         for f in unit.fills:
-            if f <= cap and (par := self._fit(f, unit.node, flash, capacity, unit.topology)) is not None:
+            if f <= cap and (par := self._fit(f, topo, flash, capacity)) is not None:
                 return 1, f, par
-        if not unit.topology.joinable or unit.single:
+        if not topo.joinable or unit.single:
             return None
         node = unit.node
         lo, hi = 1, 2
-        while (par := self._fit(hi * node, node, flash, capacity, unit.topology)) is None:
+        while (par := self._fit(hi * node, topo, flash, capacity)) is None:
             if hi * node * 2 > cap:
                 return None
             lo, hi = hi, hi * 2
         best = (hi, par)
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            found = self._fit(mid * node, node, flash, capacity, unit.topology)
+            found = self._fit(mid * node, topo, flash, capacity)
             if found is None:
                 lo = mid
             else:
                 hi, best = mid, (mid, found)
         return best[0], best[0] * node, best[1]
 
-    def _layout_at(self, unit: Unit, n: int, flash: bool, capacity: float, cap: int
-                   ) -> tuple[int, int, Parallelism] | None:
-        """The smallest deployment of at least `n` GPUs whose layouts divide it evenly and fit (a machine more
-        when they do not)."""
+    def _layout_at(self, unit: Unit, n: int, flash: bool, capacity: float, cap: int) -> tuple[int, int] | None:
+        """The smallest deployment of at least `n` GPUs with a layout that fits (a machine more when none does, a
+        few dozen machines at most), within the most GPUs the global batch can spread over (`max_gpus`)."""
+        cap = min(cap, self.max_gpus(unit.topology))
         found = _deployable(unit, n, cap)
-        while found is not None:
+        for _ in range(LAYOUT_WALK):
+            if found is None:
+                return None
             machines, count = found
-            par = self._fit(count, unit.node, flash, capacity, unit.topology)
-            if par is not None:
-                return machines, count, par
+            if self._fit(count, unit.topology, flash, capacity) is not None:
+                return machines, count
             found = _deployable(unit, count + 1, cap)
         return None
 
-    def shape(self, acc: Accelerator, unit: Unit, n: int, par: Parallelism) -> TrainingShape:
-        """The run's shape on `n` GPUs of this unit (`training_shape`)."""
+    def max_gpus(self, topo: Topology) -> int:
+        """The most GPUs a layout of this run can use on `topo`: every data-parallel rank needs a micro-batch of
+        the global batch, and one model copy spreads over at most the widest tensor (the scale-up domain, or a
+        machine), context (chunks of 4,096 tokens) and pipeline (two layers a stage) split searched."""
         t = self.t
-        return training_shape(self.arch, self.params, self.weights, t.flops_factor, t.seq, t.pretraining, acc,
-                              unit.topology, n, par, self.factors)
+        ranks = max(1, self.global_batch // t.micro_batch)
+        domain = topo.scale_up.domain if topo.scale_up.kind in SCALE_UP_KINDS else topo.node
+        tp = max(x for x in TENSOR_PARALLEL if x <= max(1, domain))
+        cp = max(x for x in CONTEXT_PARALLEL if t.seq // x >= MIN_TOKENS_PER_CP_RANK or x == 1) \
+            if t.flops_factor == "full" else 1
+        pp = max(x for x in PIPELINE_PARALLEL if 2 * x <= self.arch.num_hidden_layers or x == 1)
+        return ranks * tp * cp * pp
 
     def plan(self, acc: Accelerator, unit: Unit | None = None, with_notes: bool = True) -> Plan | NoFit:
         """The deployment of `unit` (default: the part alone, `units.bare_unit`) with the fewest GPUs whose memory
-        fits and that finish before the deadline (or the most allowed), using every GPU it pays for.
-        `with_notes=False` leaves out the explanatory notes (and the memory breakdown's), nothing else."""
+        fits and that finish before the deadline (or the most allowed, or the most that still speed the run up at
+        its global batch), using every GPU it pays for. `with_notes=False` leaves out the explanatory notes (and the
+        memory breakdown's), nothing else."""
         unit = unit or bare_unit(acc)
-        t, params, factors = self.t, self.params, self.factors
+        t = self.t
         if not acc.trains:
             return NoFit(acc.id, f"{acc.name} does not train: {acc.trains_note or 'its software stack serves only'}")
-        peak = training_peak(acc, self.weights)
-        if not peak:
+        if not training_peak(acc, self.weights):
             return NoFit(acc.id, f"{acc.name}: no published dense training throughput to size the run with")
+        recipe = self.weights.training_recipe
+        if recipe is not None and recipe.compute == "fp4" and not acc.fp4_support:
+            return NoFit(acc.id, f"{acc.name} has no FP4 tensor cores: the {self.weights.name} training recipe "
+                         "needs them")
         capacity = acc.memory_bytes()
         flash = fused_attention(acc)
         cap = t.max_gpus if t.max_gpus is not None else NO_CAP
-        search_cap = NO_CAP  # searched beyond a user's maximum too, so a plan can say how many it needs
-        method = t.flops_factor
-        first = self._smallest_fit(unit, search_cap, flash, capacity)
+        first = self._smallest_fit(unit, NO_CAP, flash, capacity)  # beyond a user's maximum too: say what it needs
         if first is None:
             return NoFit(acc.id, _no_fit_reason(acc, unit, "the weights, gradients and optimizer states"))
-        machines, n, par = first
+        machines, n, _ = first
         n_mem = n
-        one_shape = self.shape(acc, unit, 1, par)
-        one = training_time(params.active, t.tokens, gpus=1, peak_tflops=peak, method=method, factors=factors,
-                            shape=one_shape, with_notes=False)
+        timed = self._timed(acc, unit, machines, n, flash, capacity, with_notes)
+        if timed is None:
+            return NoFit(acc.id, f"{acc.name} in {unit.name}: no layout of {n} GPUs gives each data-parallel rank a "
+                         f"micro-batch of the {self.global_batch:,}-sequence global batch")
         target = self.target_days()
-        n_deadline = math.ceil(one.wall_hours / 24.0 / target) if target > 0 else 1
-        if n_deadline > n:
-            found = self._layout_at(unit, n_deadline, flash, capacity, min(cap, search_cap) if n <= cap else
-                                    search_cap)
-            if found is None:  # the deadline asks for more than the unit allows: use the most, report the miss
-                big_m, big_n = _largest(unit, min(cap, search_cap))
-                found = self._layout_at(unit, big_n, flash, capacity, search_cap) if big_n > n else None
-            if found is not None:
-                machines, n, par = found
-        tt, slowdown = self._time(acc, unit, machines, n, par, peak, with_notes)
-        for _ in range(6):  # the count came from one GPU's time; synchronisation and interruptions at scale
-            # stretch it: grow until the run leaves its schedule margin free
-            if tt.days * slowdown <= target or n >= cap:
+        for _ in range(12):  # grow until the run leaves its schedule margin free, or more GPUs stop helping
+            days = timed[4].days * timed[5]
+            if days <= target or n >= cap:
                 break
-            bigger = self._layout_at(unit, math.ceil(n * tt.days * slowdown / target), flash, capacity, cap)
-            if bigger is None or bigger[1] <= n:
+            found = self._layout_at(unit, math.ceil(n * days / target), flash, capacity, cap)
+            if found is None:  # the deadline asks for more than the unit allows: try the most it allows
+                big_m, big_n = _largest(unit, min(cap, NO_CAP))
+                found = self._layout_at(unit, big_n, flash, capacity, NO_CAP) if big_n > n else None
+            if found is None or found[1] <= n:
                 break
-            machines, n, par = bigger
-            tt, slowdown = self._time(acc, unit, machines, n, par, peak, with_notes)
+            bigger = self._timed(acc, unit, found[0], found[1], flash, capacity, with_notes)
+            if bigger is None or bigger[4].days * bigger[5] >= days * (1.0 - 1e-6):
+                break  # the global batch no longer spreads over more GPUs: the step stops shrinking
+            timed = bigger
+            machines, n = found
         if _costs_nothing_more(unit):
-            machines, n, par, tt, slowdown = self._every_gpu(acc, unit, (machines, n, par, tt, slowdown), peak,
-                                                             flash, capacity, cap, with_notes)
-        return self._timed_plan(acc, unit, machines, n, par, tt, slowdown, n_mem == 1, flash, with_notes)
+            timed = self._every_gpu(acc, unit, timed, flash, capacity, cap, with_notes)
+        return self._timed_plan(acc, unit, timed, n_mem == 1, flash, with_notes)
 
-    def _every_gpu(self, acc: Accelerator, unit: Unit, found: _Timed, peak: float, flash: bool, capacity: float,
-                   cap: int, with_notes: bool) -> _Timed:
+    def _timed(self, acc: Accelerator, unit: Unit, machines: int, n: int, flash: bool, capacity: float,
+               with_notes: bool) -> _Timed | None:
+        best = self.best(acc, unit, n, flash, capacity)
+        if best is None:
+            return None
+        par, recompute, step = best
+        tt, slowdown = self._time(acc, machines, n, step, with_notes)
+        return machines, n, par, recompute, tt, slowdown
+
+    def _every_gpu(self, acc: Accelerator, unit: Unit, found: _Timed, flash: bool, capacity: float, cap: int,
+                   with_notes: bool) -> _Timed:
         """On a machine whose GPUs cost nothing more to use (a free notebook such as Kaggle's T4 x2, your own
         GPUs), the job takes as many of them as a runnable layout fits (data parallel first: DDP over two T4s
         halves the run) when that finishes sooner; fewer GPUs are kept when more would not be faster."""
@@ -1113,38 +1177,50 @@ class TrainingSearch:
         for f in unit.fills:
             if f <= best[1] or f > cap:
                 continue
-            par = self._fit(f, unit.node, flash, capacity, unit.topology)
-            if par is None:
-                continue
-            tt, slowdown = self._time(acc, unit, 1, f, par, peak, with_notes)
-            if tt.days * slowdown < best[3].days * best[4] * (1.0 - 1e-9):
-                best = (1, f, par, tt, slowdown)
+            timed = self._timed(acc, unit, 1, f, flash, capacity, with_notes)
+            if timed is not None and timed[4].days * timed[5] < best[4].days * best[5] * (1.0 - 1e-9):
+                best = timed
         return best
 
-    def _time(self, acc: Accelerator, unit: Unit, machines: int, n: int, par: Parallelism, peak: float,
-              with_notes: bool, mfu: float | None = None) -> tuple[TrainingTime, float]:
-        """The run's time on `n` GPUs of `machines` machines laid out as `par`, and the W4 slowdown of consumer
-        cards packed four or more to a machine (1 elsewhere)."""
+    def _time(self, acc: Accelerator, machines: int, n: int, step: TrainingStep | None, with_notes: bool,
+              mfu: float | None = None) -> tuple[TrainingTime, float]:
+        """The run's time on `n` GPUs of `machines` machines at `step`, and the slowdown of interruptions and of
+        consumer cards packed four or more to a machine (W4)."""
         t = self.t
         throttled = acc.market == "consumer" and n // machines >= 4
         slowdown = 1.0 / (1.0 - self.factors.consumer_dense_throttle) if throttled else 1.0
-        tt = training_time(self.params.active, t.tokens, gpus=n, peak_tflops=peak, method=t.flops_factor,
-                           factors=self.factors, shape=self.shape(acc, unit, n, par), with_notes=with_notes, mfu=mfu)
+        peak = training_peak(acc, self.weights) or 0.0
+        tokens = t.tokens * (1.0 + self._token_overhead(acc))
+        tt = training_time(float(self.params.active), tokens, gpus=n, peak_tflops=peak, method=t.flops_factor,
+                           factors=self.factors, step=step, with_notes=with_notes, mfu=mfu)
         return tt, slowdown / goodput(n, self.factors)
+
+    def _token_overhead(self, acc: Accelerator) -> float:
+        """Extra tokens the run's low-precision recipe needs for the same loss (MXFP4: 8.5 %) where the part runs
+        it."""
+        recipe = self.weights.training_recipe
+        if recipe is None or recipe.token_overhead is None or training_format(acc, self.weights).compute != \
+                recipe.compute:
+            return 0.0
+        return recipe.token_overhead.value
 
     def target_days(self) -> float:
         """The days a plan is sized to finish in: the deadline less the schedule margin (interruptions beyond the
         expected ones, slow nodes, a rollback: training_schedule_margin)."""
         return self.t.deadline_days * (1.0 - self.factors.training_schedule_margin)
 
-    def _timed_plan(self, acc: Accelerator, unit: Unit, machines: int, n: int, par: Parallelism, tt: TrainingTime,
-                    slowdown: float, fits_single: bool, flash: bool, with_notes: bool) -> Plan:
+    def _timed_plan(self, acc: Accelerator, unit: Unit, timed: _Timed, fits_single: bool, flash: bool,
+                    with_notes: bool) -> Plan:
+        machines, n, par, recompute, tt, slowdown = timed
         t = self.t
-        mem = self.memory(par, flash, with_notes=with_notes)
+        mem = self.memory(par, flash, with_notes=with_notes, recompute=recompute)
         days = tt.days * slowdown
         topo = unit.topology
         sync_link = "local" if n == 1 else (topo.link(n).kind if n <= topo.node or topo.joinable else "pcie")
         model_link = topo.link(par.tp).kind if par.tp > 1 else "local"
+        notes = [*mem.notes, *tt.notes]
+        if with_notes and tt.step is not None:
+            notes.append(_layout_note(par, recompute, t.micro_batch, self.global_batch, t.seq, tt.step))
         return Plan(
             accelerator=acc.id, count=n, nodes=machines, tensor_parallel=par.tp,
             pipeline_parallel=par.pp, replicas=par.dp, zero_stage=par.zero, batch_per_replica=t.micro_batch,
@@ -1152,37 +1228,64 @@ class TrainingSearch:
             throttled=acc.market == "consumer" and n // machines >= 4, training_days=days,
             training_gpu_hours=tt.gpu_hours * slowdown, tokens_per_s=tt.tokens_per_s / slowdown,
             meets_deadline=days <= self.target_days() * (1.0 + 1e-9),
-            within_max_gpus=t.max_gpus is None or n <= t.max_gpus, notes=(*mem.notes, *tt.notes),
+            within_max_gpus=t.max_gpus is None or n <= t.max_gpus, notes=tuple(notes),
             machines=machines, link=model_link, sync_link=sync_link,
-            fits=mem.fits(acc.memory_bytes()),
+            fits=mem.fits(acc.memory_bytes()), context_parallel=par.cp, recompute=recompute,
+            training_step=tt.step,
         )
 
     def explain(self, acc: Accelerator, unit: Unit, plan: Plan) -> tuple[Note, ...]:
         """The notes of a plan this search found without them (`with_notes=False`): its own layout evaluated with
         notes, nothing searched again (the memory and the run's time depend on the layout, not on the machines)."""
-        par = Parallelism(tp=plan.tensor_parallel, pp=plan.pipeline_parallel, dp=plan.replicas,
-                          zero=plan.zero_stage)
+        pp = plan.pipeline_parallel
+        par = Parallelism(tp=plan.tensor_parallel, pp=pp, dp=plan.replicas, zero=plan.zero_stage,
+                          cp=plan.context_parallel, vp=default_virtual_stages(self.arch.num_hidden_layers, pp))
         return self.evaluate(acc, unit, par)[0].notes
 
     def evaluate(self, acc: Accelerator, unit: Unit, par: Parallelism, *, mfu: float | None = None
                  ) -> tuple[Plan, TrainingTime | None]:
         """The plan of a layout as given (`par` over its GPUs on machines of `unit`), with the figures a search
         would give it (`gpuadvisor estimate`), and the run's time (None when the part publishes no training
-        rate); `mfu` overrides the scale-aware utilization."""
+        rate); `mfu` overrides the step's utilization. The recomputation is the user's, else the least that fits
+        (the most when none does)."""
         flash = fused_attention(acc)
         n = par.gpus
         machines = 1 if unit.single else max(1, math.ceil(n / unit.node))
-        fits_single = self.memory(replace(par, tp=1, pp=1, dp=1, zero=0), flash).fits(acc.memory_bytes())
-        peak = training_peak(acc, self.weights)
-        if not peak:
-            mem = self.memory(par, flash, with_notes=True)
+        capacity = acc.memory_bytes()
+        fits_single = self.recompute_for(Parallelism(), flash, capacity) is not None
+        recompute = self.recompute_for(par, flash, capacity) or self._recomputes[-1]
+        dev = self.device(acc, unit, n)
+        if dev is None or not training_peak(acc, self.weights):
+            mem = self.memory(par, flash, with_notes=True, recompute=recompute)
             return Plan(accelerator=acc.id, count=n, nodes=machines, tensor_parallel=par.tp,
                         pipeline_parallel=par.pp, replicas=par.dp, zero_stage=par.zero,
                         batch_per_replica=self.t.micro_batch, memory=mem, capacity_gb=acc.memory_bytes() / GB,
                         fits_single_gpu=fits_single, bound="compute", throttled=False, notes=mem.notes,
-                        machines=machines, fits=mem.fits(acc.memory_bytes())), None
-        tt, slowdown = self._time(acc, unit, machines, n, par, peak, True, mfu)
-        return self._timed_plan(acc, unit, machines, n, par, tt, slowdown, fits_single, flash, True), tt
+                        machines=machines, fits=mem.fits(acc.memory_bytes()), context_parallel=par.cp,
+                        recompute=recompute), None
+        step = self.step(dev, training_format(acc, self.weights), par, recompute)
+        tt, slowdown = self._time(acc, machines, n, step, True, mfu)
+        return self._timed_plan(acc, unit, (machines, n, par, recompute, tt, slowdown), fits_single, flash, True), tt
+
+
+@lru_cache(maxsize=4096)
+def _layouts(n: int, topo: Topology, layers: int, heads: int, seq: int, micro_batch: int, global_batch: int,
+             zeros: tuple[int, ...], full: bool, cp: int | None) -> list[Parallelism]:
+    found = dict.fromkeys(training_layouts(n, topo, layers=layers, heads=heads, seq=seq, micro_batch=micro_batch,
+                                           global_batch=global_batch, zeros=zeros, full=full,
+                                           cp=cp))
+    return sorted(found, key=lambda p: (p.tp * p.pp * p.cp, p.pp, p.cp, p.zero))
+
+
+def _layout_note(par: Parallelism, recompute: str, micro_batch: int, global_batch: int, seq: int,
+                 step: TrainingStep) -> Note:
+    split = f"TP {par.tp} × CP {par.cp} × PP {par.pp}" + (f" (VP {par.vp})" if par.pp > 1 else "") + \
+        f" × DP {par.dp}, ZeRO {par.zero}" + (" (distributed optimizer)" if par.zero == 1 else
+                                              " (FSDP)" if par.zero == 3 else "")
+    return Note("method.training_layout", f"Layout {split}; global batch {global_batch:,} sequences of {seq:,} "
+                f"tokens, micro-batch {micro_batch} × {step.micro_batches} accumulation steps per data-parallel "
+                f"rank; recomputation {recompute} (the least that fits)",
+                source="Megatron-Core / NeMo performance recipes (Megatron-Bridge); Llama 3 (Llama Team 2024, §3.3)")
 
 
 def goodput(gpus: int, factors: Factors) -> float:
@@ -1207,28 +1310,6 @@ def spot_wall_hours(wall: float, machines: int, uninterrupted_hours: float, fact
     progress); infinite when the reclaims leave it none."""
     share = spot_goodput(machines, uninterrupted_hours, factors)
     return wall / share if share > 0 else math.inf
-
-
-def training_shape(arch: Architecture, params: ParameterCount, weights: Precision, method: str, seq: int,
-                   pretraining: bool, acc: Accelerator, topo: Topology, n: int, par: Parallelism,
-                   factors: Factors) -> TrainingShape:
-    """What a run's MFU and synchronisation depend on, on `n` GPUs of a topology: the model's width and depth, the
-    sequence, FP8, the global batch (pretraining's, or a fine-tune's `finetune_global_batch_sequences`), the link
-    the data-parallel ring crosses inside a machine, the network between machines (plain Ethernet at its
-    `network_efficiency`), ZeRO-3 / FSDP gathers and the bytes they move (a QLoRA base in its 4-bit format).
-    `estimate` and the configuration search both build the shape here."""
-    ring = min(n, topo.node)
-    intra = topo.link(ring).gbs_per_direction if ring > 1 else None
-    network = topo.network_gbs() if n > topo.node and topo.joinable else None
-    machines = math.ceil(n / topo.node)
-    bits = weights.bits_per_weight if method != "full" else (32.0 if weights.bits_per_weight >= 32 else 16.0)
-    weight_bytes = weights.bytes_per_weight if method == "qlora" else bits / 8.0
-    batch = None if method == "full" and pretraining else factors.finetune_global_batch_sequences * seq
-    return TrainingShape(arch.hidden_size, arch.num_hidden_layers, seq,
-                         fp8=weights.compute == "fp8" and acc.fp8_support, gpus_per_node=topo.node,
-                         model_parallel=par.tp * par.pp, batch_tokens=batch, network_gbs=network, intra_gbs=intra,
-                         zero_stage=par.zero, weight_bytes=weight_bytes, total_params=float(params.total),
-                         network_efficiency=network_efficiency(topo.tcp_network, machines, factors))
 
 
 def plan_training(acc: Accelerator, arch: Architecture, params: ParameterCount, weights: Precision,

@@ -15,10 +15,13 @@ explains and changes no figure. Each part says how it was computed, so the ranke
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
-from gpuadvisor.rules.sizing.factors import Factors
+from gpuadvisor.rules.purchases import PurchaseBill
+from gpuadvisor.rules.sizing.cost import power_usd_per_hour, usd_per_million_tokens
+from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH, HOURS_PER_YEAR
 
 PartName = Literal["rental", "hardware", "network", "power", "site", "resale", "engineering"]
@@ -129,6 +132,14 @@ class Ownership:
     """Share of the hosts' and the network's price they sell for then (scrap: resale_share_host)."""
 
 
+def owning(bill: PurchaseBill, *, site_kw: float, resale_share: float = 0.0,
+           host_resale_share: float = 0.0) -> Ownership:
+    """What a purchase bill holds for its owner: hardware (accelerators and hosts), network, power and site."""
+    return Ownership(hardware_usd=bill.accelerators_usd + bill.host_usd, network_usd=bill.fabric_usd,
+                     power_w=bill.power_w, site_kw=site_kw, accelerators_usd=bill.accelerators_usd,
+                     resale_share=resale_share, host_resale_share=host_resale_share)
+
+
 def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, factors: Factors,
                    months: float | None, share: float = 1.0, resale_words: str = "") -> DecisionCost:
     """A purchase over a window: its price, its power while busy and its site while held, less its resale value.
@@ -136,7 +147,7 @@ def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, fact
     `share` < 1 charges a run the part of an owned fleet's cost its hours take when other work keeps the fleet busy
     (deployment.utilization given): price and resale over the hardware's life, spread over the busy hours."""
     kw = o.power_w / 1000.0
-    power = kw * factors.pue * factors.power_usd_per_kwh * busy_hours
+    power = power_usd_per_hour(o.power_w, 1, pue=factors.pue, usd_per_kwh=factors.power_usd_per_kwh) * busy_hours
     site = o.site_kw * factors.colocation_usd_per_kw_month * window_hours / HOURS_PER_MONTH * share
     rest = o.hardware_usd - o.accelerators_usd + o.network_usd
     resale = (o.accelerators_usd * o.resale_share + rest * o.host_resale_share) * share
@@ -162,3 +173,77 @@ def ownership_cost(o: Ownership, *, window_hours: float, busy_hours: float, fact
 
 def lifetime_hours(factors: Factors) -> float:
     return factors.hardware_lifetime_years * HOURS_PER_YEAR
+
+
+@dataclass(frozen=True)
+class PricedOption:
+    """An option priced over its horizon: the decision cost by part, and the figures shown beside it ($/h, $/month,
+    $/1M tokens), each derived from those parts so that no shown figure is priced beside the ranked one."""
+
+    cost: DecisionCost
+    busy_hours: float
+    """Hours it works over the horizon: a run's hours, or the busy share of the hardware's life."""
+    months: float
+    """Months the cost is spread over for the monthly figure."""
+
+    @property
+    def usd_per_hour(self) -> float:
+        """Per busy hour: what is paid whether busy or not is spread over the hours worked."""
+        return self.cost.total / self.busy_hours if self.busy_hours > 0 else math.inf
+
+    @property
+    def usd_per_month(self) -> float:
+        return self.cost.total / self.months
+
+    def usd_per_million_tokens(self, tokens_per_s: float | None) -> float | None:
+        """$ per 1M tokens made while busy at `tokens_per_s` (None when no throughput is known)."""
+        return usd_per_million_tokens(self.usd_per_hour, tokens_per_s) if tokens_per_s else None
+
+
+def priced(cost: DecisionCost, busy_hours: float) -> PricedOption:
+    """A decision cost with its shown figures: a service's monthly figure is its horizon's cost over its months; a
+    run's is its whole cost when it ends within a month, else spread over the months it takes."""
+    return PricedOption(cost, busy_hours, cost.months or max(busy_hours / HOURS_PER_MONTH, 1.0))
+
+
+def price_owned(o: Ownership, *, utilization: float, factors: Factors, resale_words: str = "") -> PricedOption:
+    """A purchase held for the hardware's life (deployment.lifetime_years), busy `utilization` of every hour:
+    its price, power while busy, site while held, less `o`'s resale (S9). The one ownership pricing: the ranked
+    decision cost of a service, a purchase's lifetime cost shown beside any option, and estimate's owned figures."""
+    if not 0 <= utilization <= 1:
+        raise ValueError("utilization must be in [0, 1]")
+    hours = lifetime_hours(factors)
+    months = factors.hardware_lifetime_years * 12.0
+    cost = ownership_cost(o, window_hours=hours, busy_hours=hours * utilization, factors=factors, months=months,
+                          resale_words=resale_words)
+    return PricedOption(cost, hours * utilization, months)
+
+
+def ownership_notes(factors: Factors) -> tuple[Note, ...]:
+    """The assumptions an owned figure rests on, for a report's list of them."""
+    return (
+        factors.note("hardware_lifetime_years", "Depreciation period of owned hardware"),
+        factors.note("pue", "Data-centre power usage effectiveness"),
+        factors.note("power_usd_per_kwh", "Electricity price"),
+        Note("method.owned_cost", "Owned cost per busy hour = (price + server-room rent while held − resale at the "
+             "part's age after its life) ÷ (lifetime hours × utilization) + power × PUE × $/kWh; the price is what "
+             "is bought (the accelerators, their hosts and fabric), as a consultation prices a purchase; staff are "
+             "not included", source="S9 (002)"),
+    )
+
+
+def break_even_utilization(o: Ownership, count: int, rent_usd_per_gpu_hour: float, *,
+                           factors: Factors) -> float | None:
+    """Utilization above which owning the purchase's `count` accelerators is cheaper than renting them (H15).
+
+    Owning one costs its share of the price ÷ (lifetime hours × u) + its power per busy hour; renting costs `rent`
+    per busy hour; they are equal at u* = price ÷ (lifetime hours × (rent − power)). None when renting is cheaper
+    than the power alone, or when u* > 1 (buying never pays off within the lifetime). Site and resale are left
+    out, as the published rule of thumb leaves them (H15)."""
+    price = (o.hardware_usd + o.network_usd) / count
+    power = power_usd_per_hour(o.power_w / count, 1, pue=factors.pue, usd_per_kwh=factors.power_usd_per_kwh)
+    margin = rent_usd_per_gpu_hour - power
+    if margin <= 0:
+        return None
+    u = price / (lifetime_hours(factors) * margin)
+    return u if u <= 1.0 else None

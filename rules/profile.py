@@ -105,6 +105,9 @@ def workload_profile(a: Answer, peek: Answer, given: Callable[[str], bool], *, m
         "deadline_from_given": peek("training.deadline_from") in ("today", "delivery"),
         "optimizer": a("training.optimizer"), "zero_stage": a("training.zero_stage"),
         "gradient_checkpointing": bool(a("training.gradient_checkpointing")),
+        "recompute": str(a("training.recompute")) if a("training.gradient_checkpointing") else "none",
+        "global_batch": a("training.global_batch"), "global_batch_tokens": a("training.global_batch_tokens"),
+        "context_parallel": a("training.context_parallel"),
         "lora_rank": int(a("finetune.lora_rank")),
         "tokens_b": tokens_b, "tokens_default": tokens_default,
     }
@@ -194,13 +197,14 @@ def serving_targets(work: Workload, demand: Fact) -> ServingTargets:
 
 
 def training_targets(work: Workload, compute: Fact) -> TrainingTargets:
-    """What a training plan must deliver, from the profile and the run's compute (S8)."""
+    """What a training plan must deliver, from the profile and the run's compute (S8): a global batch in tokens
+    becomes whole sequences of the context."""
     return TrainingTargets(
         tokens=float(compute["tokens"]), flops_factor=work.method,  # type: ignore[arg-type]
         seq=work.context, micro_batch=work.batch, deadline_days=work.deadline_days,
-        optimizer=work.optimizer, zero_stage=work.zero,
-        checkpointing=work.gradient_checkpointing, lora_rank=work.lora_rank,
-        max_gpus=work.max_gpus, pretraining=work.workload == "training")
+        optimizer=work.optimizer, zero_stage=work.zero, lora_rank=work.lora_rank,
+        max_gpus=work.max_gpus, pretraining=work.workload == "training", global_batch=work.global_batch_sequences,
+        context_parallel=work.context_parallel, recompute=work.recompute)
 
 
 def catalog_factors(catalog: Catalog) -> Factors:

@@ -353,14 +353,20 @@ def _disaggregated(opt: Fact) -> Disaggregated | None:
 
 
 def _own_first(cons: Consultation, idx: _Index, headline: str) -> str:
-    """The headline, after 'Try your own RTX 4060 Laptop GPU (8 GB) first: ...' when the user's own part, unknown
-    to the knowledge base, holds the job by its memory (rule OWN.unknown concluded a note, not a risk)."""
+    """The headline, after what the user's own part unknown to the knowledge base does with the job (rule OWN.unknown):
+    'Try your own RTX 4060 Laptop GPU (8 GB) first: ...' when it holds it by its memory (a note), 'Your own ... does
+    not hold this job by its memory, so: ...' when it does not (a risk) — the user starts from what they have."""
     unknown = cons.of_kind("owned_unknown")
-    if not unknown or not any(w.get("rule") == "OWN.unknown" and w.get("severity") == "info" for _, w in idx.warnings):
+    verdicts = {str(w.get("severity")) for _, w in idx.warnings if w.get("rule") == "OWN.unknown"}
+    if not unknown or not verdicts:
         return headline
     own = unknown[0][1]
-    return (f"Try your own {own['count']}× {own['name']} ({own['memory_gb']:g} GB) first: by its memory it holds "
-            f"this job (its speed is not in the knowledge base). Otherwise, {headline[:1].lower()}{headline[1:]}")
+    cards = f"{own['count']}× {own['name']} ({own['memory_gb']:g} GB)"
+    rest = f"{headline[:1].lower()}{headline[1:]}"
+    if "info" in verdicts:
+        return (f"Try your own {cards} first: by its memory it holds this job (its speed is not in the knowledge "
+                f"base). Otherwise, {rest}")
+    return f"Your own {cards} does not hold this job by its memory (finding OWN.unknown), so: {rest}"
 
 
 PRICING_WORDS = {"on-demand": "on on-demand capacity", "spot": "on spot capacity",

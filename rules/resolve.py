@@ -236,9 +236,10 @@ def weights_problem(p: Precision, method: str | None) -> str | None:
         return f"{p.name} is not a weight format (try bf16, fp8, awq, nf4, q4_k_m)"
     if method == "qlora" and p.bits_per_weight > QLORA_MAX_BITS:
         return "QLoRA keeps the frozen base weights in 4-bit (nf4); use method lora for a 16-bit base"
-    if method == "lora" and p.bits_per_weight < 8:
+    if method == "lora" and p.bits_per_weight < 8 and p.training_recipe is None:
         return "LoRA on a 4-bit base is QLoRA (use method qlora)"
     if method == "full" and "training" not in p.uses:
-        return (f"full training needs a training format (bf16, fp16, fp32 or fp8), not {p.name}; for adapters on "
-                "a quantized base use workload finetune with method qlora")
+        return (f"full training needs a training format (bf16, fp16, fp32, fp8, or nvfp4 / mxfp4 with their "
+                f"published recipes), not {p.name}; for adapters on a quantized base use workload finetune with "
+                "method qlora")
     return None

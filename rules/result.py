@@ -49,7 +49,7 @@ class WhyStep(Out):
     heuristic: str | None = Field(default=None, description="HEURISTICS.md id (S1-S12, H1-H21, W1-W13) of the rule")
     rule_kind: Literal["constraint", "advice", "derivation", "ranking"] | None = Field(
         default=None, description="constraint: rules an option out (impossible, or excluded by your answers); advice: "
-                                  "scores or warns (the documents' heuristics); derivation: computes a figure")
+                                  "warns or explains (the documents' heuristics); derivation: computes a figure")
     source: str | None = Field(default=None, description="document and section, datasheet, or 'your answer'")
     repeated: bool = Field(default=False, description="already explained above in this chain, or in profile_why")
 

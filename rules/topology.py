@@ -198,7 +198,10 @@ def module_part(acc: Accelerator) -> bool:
 # ---- speed-model views: one device, one peak -----------------------------------------------------------------
 
 def training_compute(weights: Precision) -> str:
-    """The precision training's matmuls run at: FP8 recipes in FP8, FP32 weights in TF32, the rest in BF16."""
+    """The precision training's matmuls run at: a low-precision recipe's (NVFP4, MXFP4: FP4; FP8), FP32 weights in
+    TF32, the rest in BF16."""
+    if weights.training_recipe is not None:
+        return weights.training_recipe.compute
     if weights.compute == "fp8":
         return "fp8"
     if weights.bits_per_weight >= 32:
@@ -209,6 +212,8 @@ def training_compute(weights: Precision) -> str:
 def training_peak(acc: Accelerator, weights: Precision) -> float | None:
     """Dense peak a training run on `acc` is sized with (FP8 only on parts with FP8 tensor cores)."""
     compute = training_compute(weights)
+    if compute == "fp4" and not acc.fp4_support:
+        compute = "fp8"
     if compute == "fp8" and not acc.fp8_support:
         compute = "bf16"
     return peak_tflops(acc, compute)[0]

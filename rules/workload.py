@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 WorkloadKind = Literal["training", "finetune", "inference"]
 Method = Literal["full", "lora", "qlora", "none"]
+Recompute = Literal["auto", "none", "selective", "full"]
 
 LOAD_FIELDS = ("daily_active_users", "sessions_per_user_per_day", "requests_per_session", "peak_to_average",
                "load_from_users")
@@ -98,6 +99,15 @@ class Workload:
     zero_stage: int | str
     """0…3, or "auto" (the planner chooses)."""
     gradient_checkpointing: bool
+    recompute: Recompute
+    """Activation recomputation: "auto" (the plan takes the least that fits), "none", "selective" or "full";
+    "none" whenever recomputation is not allowed (gradient_checkpointing false)."""
+    global_batch: int | None
+    """Sequences per optimizer step as answered (None: the practice default by model size, see training_plan)."""
+    global_batch_tokens: float | None
+    """Tokens per optimizer step as answered, instead of `global_batch`."""
+    context_parallel: int | None
+    """GPUs each sequence is split over as answered (None: the planner chooses)."""
     lora_rank: int
     tokens_b: float | None
     """Training tokens in billions (the answer, or the default below); None for serving."""
@@ -142,6 +152,16 @@ class Workload:
     def zero(self) -> int | None:
         """The ZeRO stage asked for, None when the planner chooses."""
         return None if self.zero_stage == "auto" else int(self.zero_stage)
+
+    @property
+    def global_batch_sequences(self) -> int | None:
+        """The global batch in whole sequences of the context (a batch given in tokens is rounded to them), None
+        when not answered."""
+        if self.global_batch is not None:
+            return self.global_batch
+        if self.global_batch_tokens is not None:
+            return max(1, round(self.global_batch_tokens / self.context))
+        return None
 
     @property
     def served_tokens_per_s(self) -> float | None:

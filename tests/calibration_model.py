@@ -17,22 +17,27 @@ from typing import Any
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture
 from gpuadvisor.rules.estimate import catalog_factors, embedding_bytes, factor_bounds
+from gpuadvisor.rules.planning import TrainingSearch, TrainingTargets
 from gpuadvisor.rules.serving import Which, engine_efficiency, family_keys, profile_for
 from gpuadvisor.rules.sizing.factors import Factors
+from gpuadvisor.rules.sizing.memory import Parallelism, fused_attention
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.speed import (
     DecodeCurve,
     EngineEfficiency,
-    TrainingShape,
     generation_throughput,
     prefill,
-    training_time,
 )
-from gpuadvisor.rules.topology import device_for, peak_tflops
+from gpuadvisor.rules.sizing.training import attention_flops_per_token, default_virtual_stages
+from gpuadvisor.rules.topology import ScaleOut, Topology, accelerator_topology, device_for
+from gpuadvisor.rules.units import Unit
 
 DATA = Path(__file__).resolve().parent / "data" / "calibration.toml"
 DECODE_MEASURES = ("decode_tokens_per_s", "generation_tokens_per_s")
-TRAINING_MEASURES = ("training_gpu_hours", "training_tokens_per_s_per_gpu")
+TRAINING_MEASURES = ("training_gpu_hours", "training_tokens_per_s_per_gpu", "training_model_tflops_per_gpu",
+                     "training_speed_ratio")
+"""training_speed_ratio: the row's tokens/s/GPU over the same run's on `reference_gpu` (a vendor's published ratio
+against another vendor's part, with no absolute figure): it calibrates one stack's share against another's."""
 
 
 def load() -> dict[str, Any]:
@@ -100,23 +105,8 @@ def predict(row: Row, catalog: Catalog, factors: Factors, which: Which = "value"
     acc = catalog.accelerators[row.gpu]
     prec = catalog.precisions[row.precision]
     kind = row.measures
-    method = row.get("method", "full")
     if kind in TRAINING_MEASURES:
-        peak, _ = peak_tflops(acc, prec.compute)
-        assert peak is not None
-        if row.get("params"):
-            active, hidden, layers = float(row.params), int(row.hidden), int(row.layers)
-        else:
-            arch = ARCHS[row.model]
-            active, hidden, layers = float(count_parameters(arch).active), arch.hidden_size, arch.num_hidden_layers
-        shape = TrainingShape(hidden=hidden, layers=layers, seq=int(row.get("seq", 2048)),
-                              fp8=prec.compute == "fp8", model_parallel=int(row.get("model_parallel", 1)),
-                              batch_tokens=row.get("batch_tokens"), network_gbs=row.get("network_gbs"))
-        gpus = int(row.get("gpus", 8))
-        tokens = float(row.get("tokens", 1e9))
-        tt = training_time(active, tokens, gpus=gpus, peak_tflops=peak, method=method, factors=factors,
-                           shape=shape, with_notes=False)
-        return tt.gpu_hours if kind == "training_gpu_hours" else tt.tokens_per_s / gpus
+        return predict_training(row, catalog, factors)
     arch = ARCHS[row.model]
     params = count_parameters(arch)
     kv = catalog.precisions[row.get("kv_precision", "fp16")]
@@ -143,6 +133,81 @@ def predict(row: Row, catalog: Catalog, factors: Factors, which: Which = "value"
                                      output_tokens=row.output, batch=row.batch, tp=tp, embedding_bytes=emb,
                                      factors=factors)
     raise AssertionError(f"unknown measure {kind!r}")
+
+
+GPT_HEAD_SIZE = 128
+GPT_NEOX_VOCAB = 50368
+"""MPT's vocabulary (the GPT-NeoX tokenizer padded to 50,368, llm-foundry's yamls)."""
+
+
+def training_arch(row: Row) -> Architecture:
+    """The row's architecture: a [arch] entry, or a GPT-style decoder built from `params`/`hidden`/`layers` (MPT:
+    128-wide heads, a plain 4h MLP, the GPT-NeoX vocabulary; `vocab` and `heads` when the row gives them)."""
+    if not row.get("params"):
+        return ARCHS[row.model]
+    h = int(row.hidden)
+    return Architecture(vocab_size=int(row.get("vocab", GPT_NEOX_VOCAB)), hidden_size=h, intermediate_size=4 * h,
+                        num_hidden_layers=int(row.layers),
+                        num_attention_heads=int(row.get("heads", h // GPT_HEAD_SIZE)),
+                        mlp="plain", norm="layernorm", alibi=True)
+
+
+def training_unit(acc: Accelerator, row: Row) -> Unit:
+    """Machines of the row's system: the part's own board (an 8-GPU HGX/OAM node, a 4-GPU GB200 tray in its NVL72
+    domain, a TPU host in its slice) joined by `network_gbs` per node (default: a 400 Gb/s NIC per GPU)."""
+    topo = accelerator_topology(acc)
+    net = float(row.get("network_gbs", 50.0 * topo.node))
+    topo = Topology(topo.node, topo.scale_up, topo.pcie_gbs_per_direction, ScaleOut("infiniband", net))
+    return Unit(id=f"cal:{acc.id}", acquisition="buy", accelerator=acc.id, name=acc.name, kind="part", topology=topo,
+                fills=(topo.node,), machine_cost=0.0, accelerator_cost=1.0, desk_side=False)
+
+
+def training_search(row: Row, catalog: Catalog, factors: Factors) -> TrainingSearch:
+    arch = training_arch(row)
+    seq = int(row.get("seq", 2048))
+    batch = row.get("global_batch")
+    if batch is None and row.get("batch_tokens"):
+        batch = max(1, round(float(row.batch_tokens) / seq))
+    zero = row.get("zero")
+    targets = TrainingTargets(tokens=float(row.get("tokens", 1e9)), flops_factor=row.get("method", "full"),
+                              seq=seq, micro_batch=int(row.get("micro_batch", 1)), deadline_days=30.0,
+                              optimizer="adamw", zero_stage=None if zero is None else int(zero), lora_rank=16,
+                              max_gpus=None, pretraining=row.get("method", "full") == "full",
+                              global_batch=None if batch is None else int(batch),
+                              context_parallel=row.get("cp"), recompute=row.get("recompute", "auto"))
+    return TrainingSearch(arch, count_parameters(arch), catalog.precisions[row.precision], targets, factors)
+
+
+def predict_training(row: Row, catalog: Catalog, factors: Factors) -> float:
+    """GPU-hours, tokens/s/GPU or a speed ratio of a training row: the row's layout when it gives one (tp, pp, cp, vp,
+    zero and its recomputation, else the least that fits), else the planner's fastest layout of its GPUs."""
+    if row.measures == "training_speed_ratio":
+        per_gpu = {**row.raw, "measures": "training_tokens_per_s_per_gpu"}
+        return predict_training(Row(per_gpu), catalog, factors) / predict_training(
+            Row({**per_gpu, "gpu": row.reference_gpu}), catalog, factors)
+    acc = catalog.accelerators[row.gpu]
+    search = training_search(row, catalog, factors)
+    unit = training_unit(acc, row)
+    gpus = int(row.get("gpus", 8))
+    if row.get("tp") is not None or row.get("pp") is not None:
+        tp, pp, cp = int(row.get("tp", 1)), int(row.get("pp", 1)), int(row.get("cp", 1))
+        layers = search.arch.num_hidden_layers
+        vp = int(row.get("vp", default_virtual_stages(layers, pp)))
+        zero = int(row.get("zero", 1))
+        dp = gpus // (tp * pp * cp)
+        par = Parallelism(tp=tp, pp=pp, cp=cp, dp=dp, vp=vp, zero=zero if dp * cp > 1 else 0)
+        _, tt = search.evaluate(acc, unit, par)
+        assert tt is not None
+    else:
+        best = search.best(acc, unit, gpus, fused_attention(acc), acc.memory_bytes())
+        assert best is not None, f"no layout of {gpus} GPUs fits: {row.label}"
+        tt, _ = search._time(acc, max(1, gpus // unit.node), gpus, best[2], False)
+    if row.measures == "training_gpu_hours":
+        return tt.gpu_hours
+    if row.measures == "training_model_tflops_per_gpu":
+        flops = 6.0 * float(search.params.active) + attention_flops_per_token(search.arch, search.t.seq)
+        return tt.tokens_per_s / gpus * flops / 1e12
+    return tt.tokens_per_s / gpus
 
 
 def bounds(row: Row, catalog: Catalog) -> tuple[float, float, float]:

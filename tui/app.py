@@ -34,6 +34,7 @@ from gpuadvisor.tui.messages import (
     CatalogReloadRequested,
     ConsultationFailed,
     ConsultationReady,
+    DraftDiscarded,
     HardwareDetected,
     LifecycleFailed,
     LifecycleReady,
@@ -165,6 +166,9 @@ class GpuAdvisorApp(App[None]):
         """Earlier phases of a lifecycle being entered ("and then?"): each one's given answers and the phase whose
         model it uses (None: its own model)."""
         self.lifecycle_result: RecommendResult | None = None
+        self._recent_base: Path | None = None
+        """The answers file of this consultation's first result in the recent list: what-ifs and edits of it are
+        listed under it (one entry per consultation). None when a new one starts (n, open, resume)."""
         self._theme_ready = False
         self._loading_started = False
         wanted = theme or settings.load_theme() or DARK_THEME
@@ -331,6 +335,14 @@ class GpuAdvisorApp(App[None]):
             self.lifecycle_phases.pop()
         self.state = message.state
 
+    @on(DraftDiscarded)
+    def _draft_discarded(self) -> None:
+        from gpuadvisor.tui.draft import clear_draft
+
+        clear_draft()
+        self.state = _answer_state()(detected=dict(self._detected))
+        self._notify_screens("draft_changed")
+
     @on(LifecycleRequested)
     def _lifecycle_requested(self, message: LifecycleRequested) -> None:
         self.show_lifecycle(message.state, message.answers)
@@ -441,17 +453,27 @@ class GpuAdvisorApp(App[None]):
         self.previous = self.result if what_if else None
         self.what_if = what_if
         self.answers, self.result = answers, result
-        self._record(answers, consultation_title(answers, result, what_if))
+        self._record(answers, consultation_title(answers, result, what_if), variant=True)
         self._results_screen().show(result, answers, self.previous, what_if)
         self._notify_screens("recent_changed")
 
-    def _record(self, answers: Answers | LifecycleAnswers, title: str) -> None:
-        """Add the consultation to the recent list (a lifecycle as a whole: a phase is never listed on its own)."""
+    def _record(self, answers: Answers | LifecycleAnswers, title: str, variant: bool) -> None:
+        """Add the consultation to the recent list (a lifecycle as a whole: a phase is never listed on its own); a
+        what-if or an edit of the consultation shown (`variant`) is listed under it. Its answers are safe there, so
+        the questionnaire's draft of them is no longer needed."""
+        from gpuadvisor.tui.draft import clear_draft
+
         try:
-            settings.record_consultation(answers.to_toml(), title)
+            path = settings.record_consultation(answers.to_toml(), title,
+                                                self._recent_base if variant else None)
+            if self._recent_base is None or not variant:
+                self._recent_base = path
         except OSError as exc:
             self.notify(f"could not record the consultation in the recent list: {exc}", severity="warning",
                         markup=False)
+            return
+        clear_draft()
+        self._notify_screens("draft_changed")
 
     # --- lifecycles: "and then?" --------------------------------------------------------------------------------
     @property
@@ -538,12 +560,15 @@ class GpuAdvisorApp(App[None]):
 
         result = clean_strings(message.result)
         self.lifecycle_result = result
-        self._record(message.lifecycle, consultation_title(message.lifecycle))
+        what_if = None if message.phase is None else \
+            f"{f'phase {message.phase}' if message.phase else 'every phase'}: {message.what_if}"
+        self._record(message.lifecycle, consultation_title(message.lifecycle, what_if=what_if),
+                     variant=message.phase is not None)
         below = next((s for s in reversed(self.screen_stack) if isinstance(s, LifecycleScreen)), None)
         if message.phase is None or below is None:
             self.push_screen(LifecycleScreen(result, message.lifecycle))
         else:  # a what-if on a phase: the lifecycle below and the phase on top both show the replan
-            below.replan(result, message.lifecycle, f"phase {message.phase}: {message.what_if}")
+            below.replan(result, message.lifecycle, what_if or "")
             screen = next((s for s in reversed(self.screen_stack)
                            if isinstance(s, ResultsScreen) and s.phase is not None), None)
             if screen is not None and screen.phase is not None:
@@ -625,6 +650,7 @@ class GpuAdvisorApp(App[None]):
         if (refused := self.refusal(loaded)) is not None:
             return refused
         self.lifecycle_phases = []
+        self._recent_base = None
         if isinstance(loaded, LifecycleAnswers):  # several phases: planned as one, shown on the lifecycle screen
             self._pop_to(self.screen_stack[0])
             self._consult_lifecycle(loaded)
@@ -638,10 +664,30 @@ class GpuAdvisorApp(App[None]):
         return None
 
     # --- actions (keys, buttons and the command palette) ------------------------------------------------------------
-    def action_new_consultation(self) -> None:
+    def action_new_consultation(self, blank: bool = False) -> None:
+        """A blank questionnaire; while answers not yet run wait in the draft, first ask: resume them or start blank
+        (`blank`: answered, discard them)."""
+        from gpuadvisor.tui.draft import draft_summary, load_draft
+        from gpuadvisor.tui.screens.choice import Choice, ChoiceScreen
         from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 
+        raw = None if blank else load_draft()
+        if raw is not None:
+            def chosen(choice: str | None) -> None:
+                if choice == "resume":
+                    self.action_resume_draft()
+                elif choice == "blank":
+                    self.post_message(DraftDiscarded())
+                    self.call_later(self.action_new_consultation, True)
+
+            self.push_screen(ChoiceScreen(
+                "Answers not yet run", f"You have answers you have not run yet ({draft_summary(raw)}). Resume them, "
+                "or start blank and discard them?",
+                [Choice("resume", "Resume them", "u", primary=True), Choice("blank", "Start blank", "n")],
+                dialog_id="draft-dialog"), chosen)
+            return
         self.lifecycle_phases = []
+        self._recent_base = None
         self.state = _answer_state()(detected=dict(self._detected))
         self._detect_into_state = True
         self.result = self.previous = self.answers = None
@@ -658,6 +704,7 @@ class GpuAdvisorApp(App[None]):
             self.notify("No unsaved answers to resume.", title="Resume")
             return
         self.lifecycle_phases = []
+        self._recent_base = None
         self.state = _answer_state()(raw=dict(raw), detected=dict(self._detected))
         self._detect_into_state = True
         self.result = self.previous = self.answers = None
@@ -761,3 +808,10 @@ def termios_error() -> type[BaseException]:
         return termios.error
     except ImportError:  # pragma: no cover - Windows
         return OSError
+
+
+if TYPE_CHECKING:
+    from gpuadvisor.tui.screens.base import AdvisorState
+
+    _STATE_CHECK: type[AdvisorState] = GpuAdvisorApp
+    """mypy holds the app to the state its screens read (tui/screens/base.py)."""

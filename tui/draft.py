@@ -82,3 +82,18 @@ def clear_draft() -> None:
     """The answers are safe elsewhere (saved): the draft is no longer needed."""
     with suppress(OSError):
         draft_path().unlink()
+
+
+WORKLOAD_WORDS = {"inference": "serving", "training": "training", "finetune": "fine-tuning"}
+
+
+def draft_summary(raw: dict[str, Any]) -> str:
+    """What a draft holds, in a few words: `fine-tuning llama-3.1-8b · 6 answers`."""
+    parts = [WORKLOAD_WORDS.get(str(raw.get("workload", "")), "")]
+    model = str(raw.get("model") or "").strip()
+    if model:
+        parts.append(model if len(model) <= 40 else model[:39] + "…")
+    given = sum(1 for v in raw.values() if v not in ("", [], None))
+    head = " ".join(p for p in parts if p)
+    count = f"{given} answer{'s' if given != 1 else ''}"
+    return f"{head} · {count}" if head else count

@@ -115,7 +115,13 @@ class PhaseWhatIf(Message):
     lifecycle: Any
     """The changed LifecycleAnswers."""
     phase: int
+    """1-based; 0: the answers every phase shares (a what-if on the lifecycle screen)."""
     what_if: str
+
+
+@dataclass
+class DraftDiscarded(Message):
+    """The user discarded the questionnaire's answers (leaving it, or starting blank): the draft is gone."""
 
 
 @dataclass

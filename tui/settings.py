@@ -31,12 +31,18 @@ def data_dir() -> Path:
     return user_data_dir()
 
 
+MAX_WHAT_IFS = 5
+"""What-ifs listed under one consultation (the latest)."""
+
+
 @dataclass(frozen=True)
 class Recent:
-    """One recent consultation: the answers file that reopens it and a one-line summary."""
+    """One recent consultation: the answers file that reopens it, a one-line summary, and the what-ifs tried on it
+    (each an answers file and a title of its own), latest first."""
 
     path: str
     title: str
+    what_ifs: tuple[Recent, ...] = ()
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -68,32 +74,47 @@ def _state_file() -> Path:
     return data_dir() / "tui.json"
 
 
-def load_recent() -> list[Recent]:
-    """Recent consultations, newest first; entries whose file has gone are dropped."""
-    items = _read_json(_state_file()).get("recent", [])
+def _entries(items: Any, nested: bool = True) -> list[Recent]:
     out: list[Recent] = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("title"), str):
             if os.path.isfile(item["path"]):  # never raises (a 4,000-byte name, a path through a file)
-                out.append(Recent(item["path"], one_line(item["title"])))
+                what_ifs = tuple(_entries(item.get("what_ifs"), False)[:MAX_WHAT_IFS]) if nested else ()
+                out.append(Recent(item["path"], one_line(item["title"]), what_ifs))
     return out
 
 
-def remember(path: Path, title: str) -> None:
-    """Put an answers file at the top of the recent list (no duplicates, at most MAX_RECENT)."""
+def load_recent() -> list[Recent]:
+    """Recent consultations, newest first, each with its what-ifs; entries whose file has gone are dropped."""
+    return _entries(_read_json(_state_file()).get("recent", []))
+
+
+def remember(path: Path, title: str, under: Path | None = None) -> None:
+    """Put an answers file at the top of the recent list (no duplicates, at most MAX_RECENT); `under`: the answers
+    file of the consultation it is a what-if of, which it is listed under (that one moves to the top)."""
     entry = Recent(str(path.resolve()), title)
+    base = str(under.resolve()) if under is not None else None
     with _changing() as state:  # two TUIs finishing at once both stay listed
-        rest = [r for r in load_recent() if r.path != entry.path]
-        state["recent"] = [asdict(r) for r in [entry, *rest][:MAX_RECENT]]
+        recent = load_recent()
+        parent = next((r for r in recent if r.path == base), None) if base != entry.path else None
+        if parent is None:  # a consultation of its own (a what-if of one no longer listed is listed on its own)
+            kept = next((r.what_ifs for r in recent if r.path == entry.path), ())
+            entries = [Recent(entry.path, title, kept), *(r for r in recent if r.path != entry.path)]
+        else:
+            what_ifs = (entry, *(w for w in parent.what_ifs if w.path != entry.path))[:MAX_WHAT_IFS]
+            entries = [Recent(parent.path, parent.title, what_ifs),
+                       *(r for r in recent if r.path not in (parent.path, entry.path))]
+        state["recent"] = [asdict(r) for r in entries[:MAX_RECENT]]
 
 
-def record_consultation(answers_toml: str, title: str) -> Path:
-    """Keep the answers of a finished consultation in the data dir (named by content) and list it as recent."""
+def record_consultation(answers_toml: str, title: str, under: Path | None = None) -> Path:
+    """Keep the answers of a finished consultation in the data dir (named by content) and list it as recent
+    (`under`: a what-if of that consultation, listed under it)."""
     digest = hashlib.sha256(answers_toml.encode("utf-8")).hexdigest()[:12]
     path = data_dir() / "consultations" / f"consultation-{digest}.toml"
     if not path.exists():
         _write_atomic(path, answers_toml)
-    remember(path, title)
+    remember(path, title, under)
     return path
 
 

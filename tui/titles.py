@@ -21,7 +21,8 @@ def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendRes
 
     if isinstance(answers, LifecycleAnswers):
         phases = " → ".join(p.name for p in answers.phases)
-        return f"lifecycle · {phases} · {consultation_title(answers.phases[0].answers)}"
+        title = f"lifecycle · {phases} · {consultation_title(answers.phases[0].answers)}"
+        return title + (f" · what-if: {what_if}" if what_if else "")
     model = answers.model
     name = model.name or (f"{model.params_b:g}B" if model.params_b else Path(model.config or "?").parent.name)
     weights = result.answers_effective.get("precision", {}).get("weights") if result is not None else None

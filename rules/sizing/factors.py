@@ -36,14 +36,27 @@ class Factors:
     step_overhead_per_layer_us: float = 60.0
     """Fixed cost per layer per forward step: kernel launches, synchronisation, small ops (µs)."""
     training_mfu: float = 0.36
-    """Model FLOPs utilisation of training (model FLOPs = 6·N·D, recompute not counted); with a run's shape, the
-    MFU of the reference run (7B-class, 2k tokens, 8 GPUs) that `speed.scaled_mfu` scales."""
-    training_mfu_loss_per_doubling: float = 0.0
-    """Relative MFU lost per doubling of the cluster beyond one 8-GPU node (scaled_mfu's cluster term)."""
-    training_attention_cost: float = 1.6
-    """Cost of an attention-score FLOP relative to a matmul FLOP in training (scaled_mfu's sequence term)."""
-    training_comm_overlap: float = 0.5
-    """Share of a step's compute time that hides the data-parallel gradient synchronisation (speed.sync_slowdown)."""
+    """Model FLOPs utilisation of training (model FLOPs = 6·N·D), used flat only when a run has no device to size its
+    step on; every plan sizes its step part by part (rules/sizing/training.py)."""
+    training_stack_efficiency: float = 0.68
+    """Share of a part's achievable matmul rate (`Accelerator.matmul_tflops`) the GEMMs of a CUDA or ROCm training
+    stack (Megatron-Core / NeMo, TorchTitan, FSDP) reach over a whole step (training.training_step)."""
+    training_xla_stack_efficiency: float = 0.72
+    """The same share for XLA on TPUs (MaxText)."""
+    training_rocm_stack_efficiency: float = 0.80
+    """The same share for ROCm stacks on AMD Instinct (Primus-Megatron, Primus-TorchTitan)."""
+    training_synapseai_stack_efficiency: float = 0.56
+    """The same share for SynapseAI on Intel Gaudi (Intel's pre-training table, Optimum Habana)."""
+    training_matmul_share_default: float = 0.75
+    """Achievable share of the dense peak assumed for a part whose matmul rate was never measured."""
+    training_attention_cost: float = 2.6
+    """Cost of an attention-score FLOP relative to a matmul FLOP in training (FlashAttention's kernels reach a smaller
+    share of the peak than GEMMs)."""
+    training_elementwise_bytes: float = 22.0
+    """Memory traffic of a layer's elementwise work (norms, activation, residuals, RoPE, casts) per token per hidden
+    unit, forward and backward (bytes)."""
+    training_comm_overlap: float = 0.18
+    """Share of the compute a collective runs beside that hides it (training.training_step)."""
     training_network_gbs: float = 400.0
     """Collective bus bandwidth across nodes in training clusters (GB/s; 8 × 400 Gb/s NICs per 8-GPU node)."""
     training_global_batch_tokens: float = 4194304.0
@@ -55,9 +68,7 @@ class Factors:
     tcp_fabric_loss_per_doubling: float = 0.1
     """Relative loss of that share per doubling of the node count (congestion, stragglers)."""
     training_grad_bytes_per_param: float = 6.0
-    """Bytes per parameter a node holds sent per step at the bus bandwidth (FP32 reduce-scatter + BF16 all-gather)."""
-    training_fp8_mfu_ratio: float = 0.97
-    """MFU against the FP8 peak relative to the BF16 MFU (FP8 runs are not twice as fast)."""
+    """Bytes per parameter of the data-parallel exchange of a step (FP32 reduce-scatter + BF16 all-gather)."""
     runtime_overhead_gb: float = 1.0
     """CUDA context, framework and library workspaces per GPU (GB)."""
     headroom_fraction: float = 0.10

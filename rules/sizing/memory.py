@@ -35,6 +35,9 @@ from gpuadvisor.rules.sizing.params import ParameterCount, moe_layer_split
 from gpuadvisor.rules.sizing.units import GB
 
 Method = Literal["full", "lora", "qlora"]
+Recompute = Literal["none", "selective", "full"]
+"""Activation recomputation: none, selective (the elementwise work of a layer: norms and the MLP's activation), or
+full (each layer keeps its input and reruns its forward pass in the backward pass)."""
 Optimizer = Literal["adamw", "sgd", "adam8bit"]
 GradPrecision = Literal["bf16", "fp32"]
 
@@ -53,7 +56,8 @@ ACT_BYTES = 2.0
 
 @dataclass(frozen=True)
 class Parallelism:
-    """How the model is split: tensor (tp) × pipeline (pp) × data (dp) parallel GPUs, and the ZeRO stage over dp.
+    """How the model is split: tensor (tp) × pipeline (pp) × context (cp) × data (dp) parallel GPUs, and the ZeRO
+    stage over the dp × cp ranks that hold the same weights.
 
     `ep` > 1 (MoE serving): the routed experts are split over ep GPUs of a replica, ep a multiple of tp; attention
     and the other weights are tensor-parallel over tp and replicated in ep ÷ tp data-parallel groups, so a replica
@@ -63,11 +67,18 @@ class Parallelism:
     pp: int = 1
     dp: int = 1
     zero: int = 0
-    """0 = plain data parallel; 1 shards optimizer states, 2 also gradients, 3 (= FSDP) also weights, over dp."""
+    """0 = plain data parallel; 1 shards optimizer states (Megatron's distributed optimizer), 2 also gradients, 3
+    (= FSDP) also weights, over the dp × cp ranks that hold the same weights."""
     ep: int = 1
+    cp: int = 1
+    """Context parallel (training): each sequence split over cp GPUs (ring attention), which hold the same weights
+    and each 1/cp of every activation; the gradients are reduced over dp × cp."""
+    vp: int = 1
+    """Virtual pipeline stages per GPU (interleaved 1F1B, training): the bubble shrinks vp-fold, the first stage
+    keeps a little more in flight."""
 
     def __post_init__(self) -> None:
-        for name in ("tp", "pp", "dp", "ep"):
+        for name in ("tp", "pp", "dp", "ep", "cp", "vp"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.zero not in (0, 1, 2, 3):
@@ -77,16 +88,21 @@ class Parallelism:
 
     @property
     def gpus(self) -> int:
-        return self.model_shards * self.dp
+        return self.model_shards * self.cp * self.dp
 
     @property
     def model_shards(self) -> int:
-        """GPUs one model copy is split over (tp × pp; ep × pp under expert parallelism)."""
+        """GPUs the weights of one model copy are split over (tp × pp; ep × pp under expert parallelism)."""
         return max(self.tp, self.ep) * self.pp
 
+    @property
+    def replicas(self) -> int:
+        """Ranks that hold the same weights: data parallel × context parallel (what ZeRO shards over)."""
+        return self.dp * self.cp
+
     def shard(self, stage: int) -> int:
-        """Divisor over data-parallel ranks for state sharded from ZeRO `stage` upward."""
-        return self.dp if self.zero >= stage else 1
+        """Divisor over the weight-sharing ranks (dp × cp) for state sharded from ZeRO `stage` upward."""
+        return self.replicas if self.zero >= stage else 1
 
 
 @dataclass(frozen=True)
@@ -311,27 +327,55 @@ def fused_attention(acc: Accelerator) -> bool:
     return acc.software_stack == "cuda" and cc is not None and cc >= MEM_EFFICIENT_SDPA_MIN_CC
 
 
-def layer_activation_bytes(arch: Architecture, seq: int, batch: int, flash_attention: bool = True) -> float:
-    """Activations one layer stores for the backward pass (16-bit; see the module docstring for the formula)."""
+def layer_activation_bytes(arch: Architecture, seq: int, batch: int, flash_attention: bool = True,
+                           recompute: Recompute = "none") -> float:
+    """Activations one layer stores for the backward pass (16-bit; see the module docstring for the formula).
+
+    `selective` recomputes the elementwise work of the backward pass instead of storing it — the norms' outputs and
+    the MLP's activation function (gated: SiLU(gate) and its product with up; plain: the activation) — as
+    Megatron-Core's `recompute_modules` for the layernorm and activation do: no GEMM is run again, and a layer keeps
+    its attention tensors, the MLP's GEMM outputs and the residual stream (what a layer of Llama 3.1 405B keeps falls
+    from 627 to 348 kB per token)."""
     h = arch.hidden_size
     q, kv, q_out = _attention_widths(arch)
     mlp_tensors = 4 if arch.mlp == "gated" else 2
-    per_token = ACT_BYTES * (h + q + kv + q_out) + ACT_BYTES * (h + mlp_tensors * mlp_width(arch)) + 2 * ACT_BYTES * h
+    if recompute == "selective":
+        per_token = ACT_BYTES * (q + kv + q_out) + ACT_BYTES * (mlp_tensors // 2) * mlp_width(arch) \
+            + 2 * ACT_BYTES * h
+    else:
+        per_token = ACT_BYTES * (h + q + kv + q_out) + ACT_BYTES * (h + mlp_tensors * mlp_width(arch)) \
+            + 2 * ACT_BYTES * h
     scores = 0.0 if flash_attention else ACT_BYTES * arch.num_attention_heads * seq
     return seq * batch * (per_token + scores)
 
 
-def training_activation_bytes(arch: Architecture, seq: int, micro_batch: int, *, tp: int = 1,
-                              checkpointing: bool = True, flash_attention: bool = True) -> float:
-    """Activation memory of one GPU for one micro-batch through all layers (1F1B pipelines included)."""
+def pipeline_in_flight(pp: int, vp: int = 1) -> float:
+    """Micro-batches' worth of all layers the first pipeline stage holds: under 1F1B it keeps pp micro-batches of
+    its L/pp layers in flight (one micro-batch through all L), the interleaved schedule (1 + (pp − 1) ÷ (pp × vp))
+    times that (Korthikanti et al. 2022 §4.2.3; Narayanan et al. 2021)."""
+    if pp <= 1:
+        return 1.0
+    return 1.0 + (pp - 1) / (pp * vp) if vp > 1 else 1.0
+
+
+def training_activation_bytes(arch: Architecture, seq: int, micro_batch: int, *, tp: int = 1, cp: int = 1,
+                              pp: int = 1, vp: int = 1, recompute: Recompute = "full",
+                              flash_attention: bool = True) -> float:
+    """Activation memory of the busiest GPU for the micro-batches in flight: the first pipeline stage's L layers'
+    worth (`pipeline_in_flight`), or the last stage's L/pp layers with the logits of the loss, whichever is larger;
+    sequence-parallel tensor parallelism divides by tp, context parallelism by cp (each rank holds seq/cp tokens)."""
     layers = arch.num_hidden_layers
-    full = layer_activation_bytes(arch, seq, micro_batch, flash_attention)
-    if checkpointing:
-        stored = layers * ACT_BYTES * seq * micro_batch * arch.hidden_size + full
+    if recompute == "full":
+        full = layer_activation_bytes(arch, seq, micro_batch, flash_attention)
+        stored = layers * ACT_BYTES * seq * micro_batch * arch.hidden_size
+        first = stored * pipeline_in_flight(pp, vp) + full
+        last = stored / pp + full
     else:
-        stored = layers * full
+        per_layer = layer_activation_bytes(arch, seq, micro_batch, flash_attention, recompute)
+        first = layers * per_layer * pipeline_in_flight(pp, vp)
+        last = layers * per_layer / pp
     logits = LOGIT_BYTES * seq * micro_batch * arch.vocab_size
-    return (stored + logits) / tp
+    return max(first if pp > 1 else 0.0, last + logits) / (tp * cp)
 
 
 def inference_activation_bytes(arch: Architecture, context: int, batch: int, *, chunk_tokens: int, tp: int = 1,
@@ -530,7 +574,7 @@ def inference_memory(arch: Architecture, params: ParameterCount, *, weight_bytes
 
 def training_memory(arch: Architecture, params: ParameterCount, *, method: Method = "full",
                     optimizer: Optimizer = "adamw", weight_bits: float = 16.0, grad_precision: GradPrecision = "bf16",
-                    seq: int, micro_batch: int, par: Parallelism | None = None, checkpointing: bool = True,
+                    seq: int, micro_batch: int, par: Parallelism | None = None, recompute: Recompute = "full",
                     flash_attention: bool = True, lora_rank: int = 16,
                     factors: Factors = DEFAULT_FACTORS, with_notes: bool = True) -> MemoryBreakdown:
     """Training / fine-tuning memory per GPU.
@@ -572,8 +616,8 @@ def training_memory(arch: Architecture, params: ParameterCount, *, method: Metho
                           value=float(n_a), source="Hu et al. 2021 (LoRA); Dettmers et al. 2023 (QLoRA); PEFT"))
     else:
         raise ValueError(f"unknown method {method!r}")
-    acts = training_activation_bytes(arch, seq, micro_batch, tp=par.tp, checkpointing=checkpointing,
-                                     flash_attention=flash_attention)
+    acts = training_activation_bytes(arch, seq, micro_batch, tp=par.tp, cp=par.cp, pp=par.pp, vp=par.vp,
+                                     recompute=recompute, flash_attention=flash_attention)
     if not with_notes:
         return MemoryBreakdown(weights=weights, kv_cache=0.0, activations=acts, gradients=grads, optimizer_states=opt,
                                runtime_overhead=factors.runtime_overhead_gb * GB,
@@ -581,16 +625,22 @@ def training_memory(arch: Architecture, params: ParameterCount, *, method: Metho
     notes.append(Note("method.activations", (
         "Activations per layer: Korthikanti et al. 2022 Eq. 1 adapted to GQA, gated MLP, no dropout "
         + ("(FlashAttention: no s² score term)" if flash_attention else "(unfused attention: 2·a·s² score term)")
-        + ("; full activation checkpointing keeps 2·s·b·h per layer plus one layer being recomputed"
-           if checkpointing else "; no checkpointing: every layer's activations kept")
-        + "; divided by tp (sequence parallel); 1F1B pipelines keep one micro-batch's worth of all layers on the "
-          "first stage; logits 6 B per vocabulary entry per token"),
+        + {"full": "; full recomputation keeps 2·s·b·h per layer plus one layer being recomputed",
+           "selective": "; selective recomputation reruns the norms and the MLP's activation function (no GEMM)",
+           "none": "; no recomputation: every layer's activations kept"}[recompute]),
         source="Korthikanti et al. 2022 (arXiv 2205.05198)"))
-    if par.dp > 1 and par.zero:
-        notes.append(Note("method.zero", f"ZeRO stage {par.zero} over {par.dp} data-parallel GPUs: optimizer states"
+    # the part every layout shares, a note of its own so that a report listing many layouts holds it once
+    notes.append(Note("method.activation_split", (
+        "Activations divided by tp (sequence parallel) and cp (context parallel); 1F1B pipelines keep one "
+        "micro-batch's worth of all layers on the first stage (interleaved: × (1 + (pp − 1)/(pp·vp))); logits "
+        "6 B per vocabulary entry per token on the last stage"), source="Korthikanti et al. 2022 (arXiv 2205.05198)"))
+    if par.replicas > 1 and par.zero:
+        notes.append(Note("method.zero", f"ZeRO stage {par.zero} (stage 1 = Megatron's distributed optimizer): "
+                          "optimizer states"
                           + (", gradients" if par.zero >= 2 else "") + (" and weights (= FSDP full sharding)"
                                                                         if par.zero >= 3 else "")
-                          + f" divided by {par.dp}", source="Rajbhandari et al. 2020 (ZeRO); S11"))
+                          + f" divided by the {par.replicas} ranks holding the same weights (data × context parallel)",
+                          source="Rajbhandari et al. 2020 (ZeRO); S11"))
     notes.extend(_common_notes(factors, par))
     return MemoryBreakdown(weights=weights, kv_cache=0.0, activations=acts, gradients=grads, optimizer_states=opt,
                            runtime_overhead=factors.runtime_overhead_gb * GB,

@@ -15,9 +15,7 @@ weight per token, so its arithmetic intensity is ≈ B FLOP/byte at 16-bit: batc
     TP comm     = 2 all-reduces per layer of B × hidden × 2 bytes: latency + 2(tp−1)/tp × bytes ÷ link bandwidth
                   (per direction: NVLink 4 = 450 GB/s, PCIe 4.0 x16 ≈ 31.5 GB/s)
     prefill     = 2 × active params × prompt tokens + causal attention 2·L·a·d·s² per sequence, compute-bound
-    training    = 6·N·D FLOPs (N = active parameters; LoRA/QLoRA 4·N·D: no weight gradients for the frozen base),
-                  time = FLOPs ÷ (GPUs × dense peak × MFU); beyond one node MFU = compute MFU ÷ sync_slowdown
-                  (gradient synchronisation per step at a fixed global batch, partly hidden behind compute)
+    training    = one optimizer step part by part (rules/sizing/training.py)
 
 Tensor parallelism divides bytes and FLOPs by tp. Pipeline stages run one after another for a given token, so
 pipeline parallelism adds no speed to a single stream (it only lets the model fit).
@@ -36,7 +34,6 @@ batch, the experts split E ÷ ep per GPU, what vLLM / SGLang / TensorRT-LLM run 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -50,7 +47,7 @@ from gpuadvisor.rules.sizing.kvcache import (
 )
 from gpuadvisor.rules.sizing.memory import ExpertFormat, embedding_params
 from gpuadvisor.rules.sizing.params import ParameterCount
-from gpuadvisor.rules.sizing.units import GB, SECONDS_PER_HOUR, TFLOPS
+from gpuadvisor.rules.sizing.units import GB, TFLOPS
 
 Bound = Literal["bandwidth", "compute"]
 LinkKind = Literal["nvlink", "pcie", "other"]
@@ -872,217 +869,3 @@ def generation_throughput(arch: Architecture, params: ParameterCount, device: De
                        context=input_tokens + max(1, output_tokens // 2), batch=batch, tp=tp,
                        embedding_bytes=embedding_bytes, factors=factors)
     return batch * output_tokens / (pre.seconds + output_tokens * step.step_seconds)
-
-
-TrainMethod = Literal["full", "lora", "qlora"]
-FLOPS_PER_PARAM_TOKEN: dict[str, float] = {"full": 6.0, "lora": 4.0, "qlora": 4.0}
-"""Model FLOPs per active parameter per token: forward 2 + backward 4 (activation and weight gradients);
-LoRA/QLoRA skip the frozen base's weight gradients (2), leaving 4 (adapter FLOPs are <1% and ignored)."""
-
-
-@dataclass(frozen=True)
-class TrainingShape:
-    """What the achieved MFU of a run depends on besides the hardware: the model's width and depth, the sequence
-    length (attention FLOPs, which 6·N·D does not count) and the compute precision. Given to `training_time`, it
-    turns the flat `training_mfu` into the scale-aware `scaled_mfu`."""
-
-    hidden: int
-    layers: int
-    seq: int = 2048
-    """Tokens per training sequence."""
-    fp8: bool = False
-    """FP8 matmuls: time is taken against the FP8 peak, which training reaches a smaller share of."""
-    model_parallel: int = 1
-    """Tensor × pipeline degree: each GPU synchronises the gradients of its 1/model_parallel share of the model."""
-    batch_tokens: float | None = None
-    """Global batch in tokens per optimizer step; None = `global_batch_tokens` of the model size."""
-    network_gbs: float | None = None
-    """Collective bus bandwidth across nodes (GB/s; ≈ a node's aggregate NIC bandwidth); None =
-    `training_network_gbs`."""
-    network_efficiency: float = 1.0
-    """Share of `network_gbs` collectives achieve (1 on RDMA fabrics, whose line rate the calibration used;
-    `network_efficiency` below for plain Ethernet)."""
-    gpus_per_node: int = 8
-    """GPUs of one node; beyond one node gradients cross the network."""
-    intra_gbs: float | None = None
-    """Per-GPU bandwidth per direction (GB/s) of the link the data-parallel group crosses inside a node (NVLink,
-    Infinity Fabric, PCIe: `topology.Topology.link`); None = not charged."""
-    zero_stage: int = 0
-    """ZeRO-3 / FSDP gathers every parameter twice a step (forward and backward): charged at the link it crosses."""
-    weight_bytes: float = 2.0
-    """Bytes per parameter the ZeRO-3 / FSDP all-gathers move (BF16 2; a QLoRA base in NF4 ≈ 0.56)."""
-    total_params: float | None = None
-    """Parameters ZeRO-3 gathers (all of them, MoE experts included); None = the active ones."""
-
-
-MFU_REFERENCE = TrainingShape(hidden=4096, layers=32, seq=2048)
-"""The run `training_mfu` describes: a 7B-class model (Llama 2 7B: 6.74B parameters, 6.61B of them multiplied,
-the `active` of rules/sizing/params.py) at 2,048 tokens on one 8-GPU node."""
-MFU_REFERENCE_PARAMS = 6.607e9
-MFU_REFERENCE_GPUS = 8
-
-
-def _mfu_shape_factor(active_params: float, gpus: int, shape: TrainingShape, factors: Factors) -> float:
-    """Achieved MFU relative to `training_mfu`, before normalisation to the reference run."""
-    doublings = max(0.0, math.log2(gpus / MFU_REFERENCE_GPUS))
-    cluster = 1.0 / (1.0 + factors.training_mfu_loss_per_doubling * doublings)
-    # the hardware also runs the attention score FLOPs (12·L·d·s per token, forward and backward, without the
-    # causal half) that 6·N·D leaves out, at `training_attention_cost` times the cost of a matmul FLOP: MFU counted
-    # on 6·N·D falls as the sequence grows relative to the model
-    attention = 1.0 / (1.0 + factors.training_attention_cost * 2.0 * shape.layers * shape.hidden * shape.seq
-                       / active_params)
-    fp8 = factors.training_fp8_mfu_ratio if shape.fp8 else 1.0
-    return cluster * attention * fp8
-
-
-def scaled_mfu(active_params: float, gpus: int, shape: TrainingShape, factors: Factors = DEFAULT_FACTORS) -> float:
-    """Model FLOPs utilisation of a run: `training_mfu` (the reference 7B run on 8 GPUs at 2k tokens) scaled by
-    the attention share of the work, 1 / (1 + c·2·L·d·s/N) (grows with the sequence and shrinks with the width, so
-    small models at long sequences fall furthest below the 6·N·D rate), by the cluster size (each doubling beyond
-    one node loses `training_mfu_loss_per_doubling`) and by FP8. Calibrated on 40 published runs
-    (tests/data/calibration.toml: 760M to 405B, 512 to 65,536 tokens, 8 to 16,384 GPUs): a separate width term
-    fitted to zero there and is left out."""
-    reference = _mfu_shape_factor(MFU_REFERENCE_PARAMS, MFU_REFERENCE_GPUS, MFU_REFERENCE, factors)
-    return factors.training_mfu * _mfu_shape_factor(active_params, gpus, shape, factors) / reference
-
-
-BATCH_GROWTH_FROM_PARAMS = 30e9
-"""Llama 2 trained 7B-70B on 4M-token batches (Touvron et al. 2023, table 1); Llama 3 405B ends at 16M (Llama Team
-2024, section 3.4.1). Below 30B parameters the batch is `training_global_batch_tokens`; above it grows as
-(N / 30B)^0.533, reaching 4× (16M) at 405B, and no further."""
-BATCH_GROWTH_EXPONENT = math.log(4.0) / math.log(405e9 / BATCH_GROWTH_FROM_PARAMS)
-
-
-def global_batch_tokens(active_params: float, factors: Factors = DEFAULT_FACTORS) -> float:
-    """Typical global batch (tokens per optimizer step) of a pretraining run of this size."""
-    growth = min(4.0, float(max(1.0, active_params / BATCH_GROWTH_FROM_PARAMS) ** BATCH_GROWTH_EXPONENT))
-    return factors.training_global_batch_tokens * growth
-
-
-def network_efficiency(tcp: bool, nodes: int, factors: Factors = DEFAULT_FACTORS) -> float:
-    """Share of the line rate collectives reach across `nodes` nodes: 1 over RDMA (InfiniBand, RoCE, EFA, ICI);
-    over plain Ethernet `tcp_fabric_efficiency`, falling by `tcp_fabric_loss_per_doubling` per doubling of nodes."""
-    if not tcp or nodes <= 1:
-        return 1.0
-    return factors.tcp_fabric_efficiency / (1.0 + factors.tcp_fabric_loss_per_doubling * math.log2(nodes))
-
-
-def sync_bytes_per_param(method: TrainMethod, zero_stage: int, weight_bytes: float, factors: Factors) -> tuple[
-        float, float]:
-    """(bytes per active parameter, bytes per gathered parameter) one data-parallel step moves per GPU's share.
-
-    Full training reduces gradients and gathers the updated weights (`training_grad_bytes_per_param`: FP32
-    reduce-scatter + BF16 all-gather); ZeRO-3 / FSDP also gathers every weight once more (forward and backward).
-    Adapters (LoRA / QLoRA) have almost no gradients, but a ZeRO-3 / FSDP-sharded frozen base is gathered twice a
-    step (FSDP-QLoRA)."""
-    gathers = 2.0 * weight_bytes if zero_stage >= 3 else 0.0
-    if method != "full":
-        return 0.0, gathers
-    return factors.training_grad_bytes_per_param, (weight_bytes if zero_stage >= 3 else 0.0)
-
-
-def sync_slowdown(active_params: float, gpus: int, peak_tflops: float, shape: TrainingShape, mfu_compute: float,
-                  factors: Factors = DEFAULT_FACTORS, method: TrainMethod = "full") -> float:
-    """Step time ÷ compute time (≥ 1) of data-parallel training at a fixed global batch.
-
-    Each GPU computes k·N·(batch ÷ GPUs) FLOPs per step at `mfu_compute` of its peak, so its share of the work
-    shrinks as the cluster grows and as the chip gets faster; the synchronisation does not. Per step every GPU moves
-    `sync_bytes_per_param` bytes per parameter of its model-parallel shard (gradients, and ZeRO-3 / FSDP weight
-    gathers), over the slowest link its data-parallel group crosses:
-      - inside a node, at the per-GPU bandwidth of that link (`shape.intra_gbs`: NVLink, Infinity Fabric or PCIe),
-        × (g − 1) ÷ g for a ring of g GPUs;
-      - across nodes, at the collective bus bandwidth of the node's NICs (NCCL rings use every NIC: ≈ the node's
-        aggregate bandwidth, independent of the GPU count), for the share of the model a node holds: all of it under
-        pure data parallelism, 1 ÷ (model_parallel ÷ GPUs per node) once tensor × pipeline parallelism spans nodes.
-    The batch is at least one sequence per data-parallel replica. Up to `training_comm_overlap` of the compute time
-    hides it:  step = compute + max(0, sync − overlap × compute)."""
-    mp = max(1, shape.model_parallel)
-    dp = gpus / mp
-    per_active, per_gathered = sync_bytes_per_param(method, shape.zero_stage, shape.weight_bytes, factors)
-    if dp <= 1 or (per_active == 0 and per_gathered == 0):
-        return 1.0
-    batch = shape.batch_tokens if shape.batch_tokens is not None else global_batch_tokens(active_params, factors)
-    # each data-parallel replica processes at least one whole sequence per step: past batch ÷ seq replicas the
-    # batch grows with the cluster (or model parallelism must take the extra GPUs)
-    batch = max(batch, dp * shape.seq)
-    compute = FLOPS_PER_PARAM_TOKEN[method] * active_params * batch / gpus / (peak_tflops * TFLOPS * mfu_compute)
-    gathered = shape.total_params if shape.total_params is not None else active_params
-    traffic = per_active * active_params + per_gathered * gathered  # bytes a whole model's sync moves per step
-    sync = 0.0
-    if shape.intra_gbs is not None:
-        ring = min(dp, max(1.0, shape.gpus_per_node / mp))
-        if ring > 1:
-            sync = traffic / mp * (ring - 1) / ring / (shape.intra_gbs * GB)
-    if gpus > shape.gpus_per_node:
-        network = shape.network_gbs if shape.network_gbs is not None else factors.training_network_gbs
-        network *= shape.network_efficiency
-        node_share = min(1.0, shape.gpus_per_node / mp)
-        sync = max(sync, traffic * node_share / (network * GB))
-    return 1.0 + max(0.0, sync - factors.training_comm_overlap * compute) / compute
-
-
-@dataclass(frozen=True)
-class TrainingTime:
-    flops: float
-    gpu_hours: float
-    wall_hours: float
-    tokens_per_s: float
-    notes: tuple[Note, ...]
-    mfu: float = 0.0
-    """The model FLOPs utilisation used."""
-
-    @property
-    def days(self) -> float:
-        return self.wall_hours / 24.0
-
-
-def training_time(active_params: float, tokens: float, *, gpus: int, peak_tflops: float,
-                  method: TrainMethod = "full", factors: Factors = DEFAULT_FACTORS,
-                  with_notes: bool = True, shape: TrainingShape | None = None,
-                  mfu: float | None = None) -> TrainingTime:
-    """Training compute and time (S8): FLOPs = k·N·D, time = FLOPs ÷ (GPUs × dense peak × MFU).
-
-    MFU: `mfu` when given (the user's override), else `scaled_mfu` when the run's `shape` is known, else the flat
-    `factors.training_mfu`. `with_notes=False` skips the explanatory notes."""
-    if active_params <= 0 or tokens <= 0 or gpus < 1 or peak_tflops <= 0:
-        raise ValueError("parameters, tokens, GPUs and peak must be positive")
-    if mfu is not None and not 0 < mfu <= 1:
-        raise ValueError("MFU must be in (0, 1]")
-    k = FLOPS_PER_PARAM_TOKEN[method]
-    flops = k * active_params * tokens
-    slowdown = 1.0
-    if mfu is not None:
-        used = mfu
-    elif shape is not None:
-        compute_mfu = scaled_mfu(active_params, gpus, shape, factors)
-        slowdown = sync_slowdown(active_params, gpus, peak_tflops, shape, compute_mfu, factors, method)
-        used = compute_mfu / slowdown
-    else:
-        used = factors.training_mfu
-    per_gpu = peak_tflops * TFLOPS * used
-    gpu_seconds = flops / per_gpu
-    notes: tuple[Note, ...] = ()
-    if with_notes:
-        if mfu is not None:
-            mfu_note = Note("method.training_mfu", "Model FLOPs utilisation given by the user", value=mfu,
-                            source="user")
-        elif shape is not None:
-            mfu_note = Note("method.training_mfu", f"Model FLOPs utilisation {used:.0%}: training_mfu "
-                            f"{factors.training_mfu:.0%} (7B-class model, 2k tokens, 8 GPUs) scaled for hidden size "
-                            f"{shape.hidden}, {shape.seq} tokens, {gpus} GPUs" + (", FP8" if shape.fp8 else "")
-                            + (f"; gradient synchronisation at a fixed global batch stretches each step "
-                               f"{slowdown:.2f}×" if slowdown > 1.0 else ""),
-                            value=used, source="calibrated on published runs (tests/data/calibration.toml)")
-        else:
-            mfu_note = factors.note("training_mfu", "Model FLOPs utilisation (recompute and attention FLOPs not "
-                                    "counted)")
-        notes = (
-            Note("method.training_flops", f"Training FLOPs = {k:g} × N × D with N = active parameters "
-                 + ("(forward 2 + backward 4; Kaplan et al. 2020)" if method == "full" else
-                    "(LoRA/QLoRA: forward 2 + activation gradients 2; the frozen base gets no weight gradients)"),
-                 value=k, source="S8 (000); Kaplan et al. 2020; Hu et al. 2021"),
-            mfu_note,
-        )
-    return TrainingTime(flops=flops, gpu_hours=gpu_seconds / SECONDS_PER_HOUR,
-                        wall_hours=gpu_seconds / gpus / SECONDS_PER_HOUR, tokens_per_s=tokens / (gpu_seconds / gpus),
-                        notes=notes, mfu=used)

@@ -140,7 +140,12 @@ async def results_latency(runs: int) -> None:
                 await asyncio.sleep(0.001)
             first.append(painted[0] - started)
             await pilot.pause(0.2)
-            await pilot.press("w", "tab", *["backspace"] * 5, *"32768")
+            await pilot.press("w")  # the what-if form's steps are tabs (issue 42): open Precision, edit the context
+            await pilot.pause()
+            app.screen.show_step("precision")
+            await pilot.pause()
+            app.screen.field("precision.context_tokens").focus_control()
+            await pilot.press("end", "ctrl+u", *"32768")
             painted.clear()
             started = time.perf_counter()
             await pilot.press("ctrl+n")

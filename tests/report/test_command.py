@@ -86,3 +86,58 @@ def test_from_is_required(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["report"])
     assert "--from" in capsys.readouterr().err
+
+
+STUDENT = Path(__file__).resolve().parents[2] / "examples" / "student-qlora-8b.toml"
+LAPTOP_STUDENT = """workload = "finetune"
+stage = "learning"
+model = { name = "llama-3.1-8b" }
+finetune = { method = "qlora" }
+budget = { monthly_usd = 20.0 }
+current = { gpu = "laptop" }
+"""
+"""Issue 42's student with the laptop they have: 156 rule-outs, so its JSON is past 200 KB and saved cut (why_cut)."""
+
+
+@pytest.mark.parametrize("flags", [[], ["--format", "md"], ["--why"], ["--full", "--format", "md"]])
+def test_report_from_a_saved_result_prints_what_recommend_prints(flags: list[str], tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """One renderer decides what a report holds (tui/report `Contents`): before, `report --from` printed every WHY
+    chain by default (636 lines for the student, issue 42) where `recommend` printed 362 for the same answers."""
+    saved = tmp_path / "student.json"
+    # everything from a saved file needs a file saved with everything: past its 200 KB the default JSON keeps each
+    # rule-out's chain to the veto (the student's is past it since issue 38's training-step chains: 207 KB)
+    full = ["--full"] if "--full" in flags else []
+    assert main(["recommend", "--answers", str(STUDENT), "--format", "json", *full, "-o", str(saved)]) == 0
+    capsys.readouterr()
+    assert main(["recommend", "--answers", str(STUDENT), *flags]) == 0
+    recommended = capsys.readouterr().out
+    fmt = [] if "--format" in flags else ["--format", "text"]
+    assert main(["report", "--from", str(saved), *fmt, *flags]) == 0
+    assert capsys.readouterr().out == recommended
+    chains = "Why this option?" if "md" in flags else "Why:"
+    assert (chains in recommended) == ("--why" in flags or "--full" in flags)
+
+
+@pytest.mark.parametrize(("answers", "saved_with"), [("example", ["--full"]), ("laptop", [])])
+def test_report_from_a_saved_result_writes_the_html_recommend_writes(answers: str, saved_with: list[str],
+                                                                     tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The HTML folds each rule-out's chain to the veto and its premises, as a JSON past its budget keeps it: the
+    laptop student's HTML from `recommend` was 557 KB with every rule-out's whole chain, from its saved (cut) JSON
+    239 KB; both now hold the same, from a JSON saved cut (the laptop student's, by default) or whole (`--full`)."""
+    path = STUDENT
+    if answers == "laptop":
+        path = tmp_path / "laptop.toml"
+        path.write_text(LAPTOP_STUDENT, encoding="utf-8")
+    saved = tmp_path / "student.json"
+    assert main(["recommend", "--answers", str(path), "--format", "json", *saved_with, "-o", str(saved)]) == 0
+    assert ('"why_cut"' in saved.read_text(encoding="utf-8")) == (not saved_with)
+    capsys.readouterr()
+    assert main(["recommend", "--answers", str(path), "--format", "html", "-o", "-"]) == 0
+    recommended = capsys.readouterr().out
+    assert main(["report", "--from", str(saved), "--format", "html", "-o", "-"]) == 0
+    assert capsys.readouterr().out == recommended
+    assert "Every option ruled out, and why" in recommended
+    assert main(["recommend", "--answers", str(path), "--format", "html", "--full", "-o", "-"]) == 0
+    assert len(capsys.readouterr().out) > len(recommended)  # --full: every step of every rule-out's chain

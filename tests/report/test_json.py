@@ -55,6 +55,8 @@ def test_embedded_answers_rerun_the_consultation(tmp_path: Path) -> None:
     added = {"inference.daily_active_users", "inference.sessions_per_user_per_day", "inference.requests_per_session",
              "inference.peak_to_average", "deployment.reservations", "framework.porting", "framework.port_weeks",
              "framework.engineer_usd_per_week",  # and issue 26's reservations and porting answers
+             "training.recompute", "training.global_batch", "training.global_batch_tokens",
+             "training.context_parallel",  # and issue 38's training answers
              "deployment.after_run", "training.deadline_from"}  # and issue 39's keep-or-sell and deadline start
     assert sorted(set(answers.defaults_applied()) - added) == sample().defaults_applied
 

@@ -14,7 +14,6 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.sizing.speed import TrainingShape, sync_slowdown
 from gpuadvisor.rules.topology import peak_tflops
 
 PRETRAIN_1B_AWS = {"workload": "training", "model": {"name": "llama-3.2-1b"}, "training": {"tokens_b": 20},
@@ -91,19 +90,37 @@ def test_on_prem_options_are_servers_bought_whole_with_their_host(advisor: Advis
 
 # 3. One interconnect model ----------------------------------------------------------------------------------------
 
-def test_zero3_parameter_gathers_are_charged_at_the_link_they_cross() -> None:
-    # 8 GPUs in one node, full training of 8e9 parameters under ZeRO-3, a 262,144-token batch at 1,000 TFLOPS × 0.4:
-    # compute = 6 × 8e9 × 262,144 ÷ 8 ÷ 4e14 = 3.93216 s; traffic per step = (6 B gradients + 2 B BF16 gather) × 8e9
-    # = 64e9 B, ring of 8: × 7/8 = 56e9 B. Over PCIe at 32 GB/s: 1.75 s, exposed 1.75 − 0.1 × 3.93216 → 1.3450×.
-    # Over NVLink at 450 GB/s: 0.124 s, hidden by the overlap → 1.0.
-    from gpuadvisor.rules.sizing.factors import Factors
+def test_zero3_parameter_gathers_are_charged_at_the_link_they_cross(catalog: Catalog) -> None:
+    """FSDP over the 8 GPUs of one machine: every micro-batch gathers the weights twice and reduce-scatters the
+    gradients, (2 + 2 + 4) B × 8.03e9 parameters × 7/8 = 56.2 GB per GPU; over the HGX board's NVLink (450 GB/s a
+    direction) that is 0.125 s a micro-batch, over the PCIe 5.0 of a PCIe server (63 GB/s) 0.89 s."""
+    from dataclasses import replace
 
-    f = Factors(training_comm_overlap=0.1, training_grad_bytes_per_param=6.0, training_network_gbs=400.0)
-    shape = TrainingShape(hidden=4096, layers=32, seq=4096, batch_tokens=262_144, gpus_per_node=8, zero_stage=3)
-    pcie = sync_slowdown(8e9, 8, 1000.0, TrainingShape(**{**shape.__dict__, "intra_gbs": 32.0}), 0.4, f)
-    nvlink = sync_slowdown(8e9, 8, 1000.0, TrainingShape(**{**shape.__dict__, "intra_gbs": 450.0}), 0.4, f)
-    assert pcie == pytest.approx(1 + (1.75 - 0.393216) / 3.93216)
-    assert nvlink == 1.0
+    from gpuadvisor.rules.planning import TrainingSearch, TrainingTargets
+    from gpuadvisor.rules.sizing.factors import Factors
+    from gpuadvisor.rules.sizing.memory import Parallelism
+    from gpuadvisor.rules.sizing.params import count_parameters
+    from gpuadvisor.rules.topology import ScaleUp
+    from gpuadvisor.rules.units import bare_unit
+
+    arch = catalog.models["llama-3.1-8b"].architecture
+    t = TrainingTargets(tokens=1e9, flops_factor="full", seq=4096, micro_batch=1, deadline_days=30.0,
+                        optimizer="adamw", zero_stage=3, lora_rank=16, max_gpus=None, global_batch=64)
+    search = TrainingSearch(arch, count_parameters(arch), catalog.precisions["bf16"], t, Factors())
+    acc = catalog.accelerators["nvidia-h100-sxm5"]
+    nvlink = bare_unit(acc)
+    topo = nvlink.topology
+    pcie = replace(nvlink, topology=replace(topo, scale_up=ScaleUp("pcie", 63.0, 1), pcie_gbs_per_direction=63.0))
+    par = Parallelism(dp=8, zero=3)
+    fast = search.evaluate(acc, nvlink, par)[1]
+    slow = search.evaluate(acc, pcie, par)[1]
+    assert fast is not None and slow is not None and fast.step is not None and slow.step is not None
+    per_mb = 8.0 * 8_030_261_248 * 7 / 8
+    overlap = Factors().training_comm_overlap
+    micro = slow.step.compute / slow.step.micro_batches
+    assert slow.step.exposed_dp == pytest.approx(8 * (per_mb / 63e9 - overlap * micro))
+    assert fast.step.exposed_dp == pytest.approx(8 * max(0.0, per_mb / 450e9 - overlap * micro))
+    assert slow.tokens_per_s < 0.85 * fast.tokens_per_s
 
 
 def test_a_tpu_slice_is_not_told_to_plan_an_infiniband_fabric(advisor: Advisor) -> None:

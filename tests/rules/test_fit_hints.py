@@ -8,10 +8,13 @@ from dataclasses import replace
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.estimate import EstimateRequest, estimate
+from gpuadvisor.rules.estimate import EstimateRequest
+from gpuadvisor.rules.fit_hints import estimate_with_fit_options as estimate
 
 CATALOG = load_catalog(user_dir=None)
-TRAIN_70B = EstimateRequest(model="llama-3.1-70b", workload="training", gpu="nvidia-h100-sxm5", gpus=64, tokens=100e9)
+TRAIN_70B = EstimateRequest(model="llama-3.1-70b", workload="training", gpu="nvidia-h100-sxm5", gpus=64, tokens=100e9,
+                            zero=0)
+"""Plain data parallel (ZeRO 0, stated: an estimate's own default for full training is the distributed optimizer)."""
 
 
 def test_plain_data_parallel_70b_training_is_told_to_shard() -> None:

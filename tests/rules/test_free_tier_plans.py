@@ -35,29 +35,28 @@ def _qlora(model: str, context: int) -> dict[str, Any]:
 
 
 def test_qlora_on_kaggle_t4x2_is_data_parallel_on_both_t4s(advisor: Advisor) -> None:
-    """Hand calculation, QLoRA on Llama 3.1 8B, the default 0.1B tokens at 4,096 tokens a sequence:
-    FLOPs = 4 × N × D = 4 × 7,504,924,672 (matmul parameters) × 1e8 = 3.0020e18 (forward 2 + activation
-    gradients 2: the frozen base gets no weight gradients). MFU = training_mfu 0.36 × the attention factor
-    1 / (1 + 1.6 × 2 × 32 × 4096 × 4096 / 7.505e9) = 0.8137, over the reference run's 1 / (1 + 1.6 × 2 × 32 × 4096 ×
-    2048 / 6.607e9) = 0.8850: 0.36 × 0.8137 / 0.8850 = 0.3310 (assumptions.toml: training_mfu,
-    training_attention_cost). One T4 (65 dense FP16 TFLOPS, datasheet): 3.0020e18 / (65e12 × 0.3310) = 139,518 s
-    = 38.755 h. DDP on two: each GPU takes half the sequences, and the only synchronisation is the adapters'
-    gradients, which `sizing.speed.sync_slowdown` does not charge ("adapters have almost no gradients"): 41.9M
-    LoRA parameters × 2 B = 84 MB a step over a 15.75 GB/s PCIe 3.0 ×16 link, (2 − 1) / 2 of it, 2.7 ms, against
-    4 × 7.505e9 × 64 sequences × 4,096 tokens ÷ 2 GPUs ÷ (65e12 × 0.331) = 183 s of compute a step, all hidden
-    by the 0.5 overlap. DP efficiency 1.0 (the planner's), so 38.755 h / 2 = 19.377 h."""
+    """Hand calculation of the training step (rules/sizing/training.py), QLoRA on Llama 3.1 8B, the default 0.1B
+    tokens in a fine-tune's 64 sequences of 4,096 tokens a step. A T4 (65 dense FP16 TFLOPS, no measured
+    achievable-matmul rate: training_matmul_share_default 0.75) at the stack's 0.68 runs GEMMs at 33.15 TFLOPS. Its
+    16 GB hold the 4-bit base with full recomputation only, so a token costs (4 + 2) × 7,504,924,672 matmul
+    parameters × the depth factor 1.10024 (GEMMs of 4,096-wide inputs) = 4.9544e10 GEMM FLOPs, and the causal
+    attention 6 × 32 layers × 4096 × 4096 × 8/6 (recomputed) = 4.2950e9 FLOPs at 2.6× a GEMM FLOP's cost; the
+    elementwise work 22 B × 4096 × 32 layers ÷ 320 GB/s. Per token: 4.9544e10 / 33.15e12 + 4.2950e9 × 2.6 /
+    33.15e12 + 2.8836e6 / 320e9 = 1.49454e-3 + 3.3687e-4 + 9.01e-6 s = 1.84042e-3 s: 543.4 tokens/s, 1e8 tokens in
+    51.12 h on one T4. DDP on two: each GPU takes half the sequences and only the adapters' gradients are exchanged
+    (not charged): 25.56 h."""
     free = _free(_consult(advisor, _qlora("llama-3.1-8b", 4096)))
     kaggle, colab = free["kaggle-t4x2"], free["colab-free"]
     assert (kaggle.count, kaggle.tensor_parallel, kaggle.pipeline_parallel, kaggle.replicas) == (2, 1, 1, 2)
     assert colab.count == 1
-    attention = 1 / (1 + 1.6 * 2 * 32 * 4096 * 4096 / 7_504_924_672)
-    reference = 1 / (1 + 1.6 * 2 * 32 * 4096 * 2048 / 6.607e9)
-    assert (attention, reference) == (pytest.approx(0.8137, abs=1e-4), pytest.approx(0.8850, abs=1e-4))
-    one_t4_hours = 4 * 7_504_924_672 * 1e8 / (65e12 * 0.36 * attention / reference) / 3600
-    assert one_t4_hours == pytest.approx(38.755, rel=1e-4)
+    rate = 65e12 * 0.75 * 0.68
+    per_token = 6 * 7_504_924_672 * 1.1002385 / rate + 6 * 32 * 4096 * 4096 * 8 / 6 * 2.6 / rate \
+        + 22 * 4096 * 32 / 320e9
+    one_t4_hours = 1e8 * per_token / 3600
+    assert one_t4_hours == pytest.approx(51.12, abs=0.01)
     assert colab.training_days is not None and kaggle.training_days is not None
     assert colab.training_days * 24 == pytest.approx(one_t4_hours, rel=2e-4)
-    assert kaggle.training_days * 24 == pytest.approx(one_t4_hours / 2, rel=2e-4)  # 19.38 h, was 38.8 on one T4
+    assert kaggle.training_days * 24 == pytest.approx(one_t4_hours / 2, rel=2e-4)  # 25.6 h, was 51.1 on one T4
     # the same GPU-hours, and the sessions the quota counts halve
     assert kaggle.training_gpu_hours == pytest.approx(colab.training_gpu_hours, rel=2e-4)
     assert kaggle.cost.usage_hours == pytest.approx(one_t4_hours / 2, rel=2e-4)
@@ -121,7 +120,8 @@ def test_serving_on_kaggle_t4x2_runs_two_replicas(advisor: Advisor) -> None:
 
 def test_own_gpus_train_data_parallel_too(advisor: Advisor) -> None:
     """Your own two RTX 4090s cost only power, the same energy whether one runs twice as long or two run in
-    parallel: the QLoRA run takes both (DDP), in half the time of one."""
+    parallel: the QLoRA run takes both, data parallel, in at most half the time of one (a second card can also hold
+    what one needs to recompute: the step, not a constant, says how much faster)."""
     answers = {**_qlora("llama-3.1-8b", 4096), "current": {"gpu": "nvidia-rtx-4090", "gpu_count": 2}}
     result = _consult(advisor, answers)
     own = next(r for r in (*result.recommendations, *result.runners_up) if r.acquisition == "own")
@@ -129,4 +129,5 @@ def test_own_gpus_train_data_parallel_too(advisor: Advisor) -> None:
     single = _consult(advisor, {**answers, "current": {"gpu": "nvidia-rtx-4090", "gpu_count": 1}})
     one = next(r for r in (*single.recommendations, *single.runners_up) if r.acquisition == "own")
     assert one.count == 1 and one.training_days is not None and own.training_days is not None
-    assert own.training_days == pytest.approx(one.training_days / 2, rel=2e-3)
+    assert own.training_days <= one.training_days / 2 * (1 + 2e-3)
+    assert own.training_days > one.training_days / 3

@@ -223,7 +223,8 @@ def test_estimate_agrees_with_recommend_over_the_grid(advisor: Advisor) -> None:
 REFUSALS = [  # (method, weights, the reason both paths give)
     ("qlora", "bf16", "QLoRA keeps the frozen base weights in 4-bit (nf4); use method lora for a 16-bit base"),
     ("lora", "nf4", "LoRA on a 4-bit base is QLoRA (use method qlora)"),
-    ("full", "awq", "full training needs a training format (bf16, fp16, fp32 or fp8), not"),
+    ("full", "awq", "full training needs a training format (bf16, fp16, fp32, fp8, or nvfp4 / mxfp4 with their "
+                    "published recipes), not"),
     (None, "tf32", "is not a weight format"),
 ]
 
@@ -263,3 +264,39 @@ def test_estimate_prices_a_rented_run_as_recommend_does(advisor: Advisor) -> Non
             zero=_zero(rec)), CATALOG)
         row = next(c for c in est.costs if c.instance == rec.instance.id and c.pricing == rec.instance.pricing)
         _close(f"{rec.instance.id} {rec.instance.pricing} $ per run", row.usd_per_run, rec.cost.usd_per_run, 1e-3)
+
+
+def test_estimate_prices_a_purchase_as_recommend_does(advisor: Advisor) -> None:
+    """`estimate` of a layout a consultation would buy costs the same machine the same per busy hour (issue 40: one
+    ownership pricing). By hand, 2 × A100 PCIe 80GB in a 2U 4-GPU PCIe server, busy 50 % of 3 years (13,140 h):
+    $35,000 (2 × $11,500 + $12,000 host) + power 1.4 kW × 1.3 PUE × $0.12/kWh × 13,140 h = $2,869.78 + server room
+    1.4 kW × $184.06 per kW a month × 36 months = $9,276.62 − resale (a datacenter part 5.40 years old when bought
+    on 2026-11-25, sold 3 years later: 10.316 % of $23,000 = $2,372.75, the host at 4.5 % of $12,000 = $540)
+    = $44,233.65 ÷ 13,140 h = $3.3663 per busy hour. Estimate printed $2.88 before (no server room, no resale)."""
+    est = estimate(EstimateRequest(model="llama-3.1-8b", gpu="nvidia-a100-pcie-80gb", gpus=2, tp=1, batch=16,
+                                   utilization=0.5), CATALOG)
+    assert est.owned is not None and est.owned.system == "2U 4-GPU PCIe server" and est.owned.capex_usd == 35_000
+    assert est.owned.usd_per_busy_hour == pytest.approx(44_233.65 / 13_140, abs=1e-4)
+    data = {"workload": "inference", "model": {"name": "llama-3.1-8b"}, "deployment": {"utilization": 0.5},
+            "inference": {"concurrent_requests": 16}}
+    result = advisor.consult(parse_answers(data), top=200)
+    eff = result.answers_effective
+    inf, prec = eff["inference"], eff["precision"]
+    compared: set[str] = set()
+    first: dict[str, Recommendation] = {}  # the best-ranked purchase of each machine
+    for r in [*result.recommendations, *result.runners_up]:
+        if r.acquisition == "buy":
+            first.setdefault(r.unit.name, r)
+    for r in first.values():
+        est = estimate(EstimateRequest(
+            model="llama-3.1-8b", precision=r.weights_precision or prec["weights"], kv_precision=prec["kv_cache"],
+            context=prec["context_tokens"], batch=r.batch_per_replica, input_tokens=inf["input_tokens"],
+            output_tokens=inf["output_tokens"], gpu=r.accelerator.id, gpus=r.count, tp=r.tensor_parallel,
+            pp=r.pipeline_parallel, engine=inf["engine"], utilization=0.5), CATALOG)
+        if est.owned is None or est.owned.system != r.unit.name:
+            continue  # estimate buys the cheapest machine holding the GPUs: another machine is another setup
+        assert est.owned.capex_usd == pytest.approx(r.cost.capex_usd or 0.0, abs=0.01), r.title
+        assert est.owned.usd_per_busy_hour == pytest.approx(r.cost.usd_per_hour or 0.0, abs=1e-4), r.title
+        compared.add(r.unit.name)
+    # a desk-side appliance, a desktop PC and a server with its server room and host resale
+    assert {"DGX Spark (GB10, 128 GB)", "desktop PC", "2U 4-GPU PCIe server"} <= compared, compared

@@ -262,7 +262,7 @@ def test_shared_training_search_equals_one_search_per_accelerator(catalog: Catal
     arch, params = _model(catalog, name)
     bf16 = catalog.precisions["bf16"]
     t = TrainingTargets(tokens=1e10, flops_factor=method, seq=4096, micro_batch=1,  # type: ignore[arg-type]
-                        deadline_days=30.0, optimizer="adamw", zero_stage=zero, checkpointing=True, lora_rank=16,
+                        deadline_days=30.0, optimizer="adamw", zero_stage=zero, lora_rank=16,
                         max_gpus=64)
     search = TrainingSearch(arch, params, bf16, t, DEFAULT_FACTORS)
     for acc in catalog.accelerators.values():

@@ -3,7 +3,6 @@ efficiencies (hand calculations), engines.toml's validation, and the scale-aware
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,11 +24,9 @@ from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.speed import (
     Device,
     EngineEfficiency,
-    TrainingShape,
     decode_step,
-    scaled_mfu,
-    training_time,
 )
+from gpuadvisor.rules.sizing.training import training_time
 
 LLAMA_3_8B = Architecture(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                           num_attention_heads=32, num_key_value_heads=8)
@@ -120,24 +117,11 @@ def test_bad_profile_in_an_overlay_names_file_and_field(tmp_path: Path) -> None:
         load_catalog(user_dir=tmp_path)
 
 
-def test_scaled_mfu_hand_calculation() -> None:
-    """MFU = training_mfu × attention(run) / attention(reference), attention = 1 / (1 + c·2·L·d·s/N), N the
-    matmul parameters (rules/sizing/params.py `active`). Llama 3 8B at 8,192 tokens: 2 × 32 × 4096 × 8192 / 7.505e9
-    = 0.28614; × 1.6 → 1 / 1.45782 = 0.68595. Reference (Llama 2 7B: 6.607e9 matmul parameters, 2,048 tokens):
-    1 / (1 + 1.6 × 0.081258) = 0.88495. MFU = 0.36 × 0.68595 / 0.88495 = 0.27905."""
-    f = Factors(training_mfu=0.36, training_attention_cost=1.6, training_fp8_mfu_ratio=0.97)
-    mfu = scaled_mfu(7.505e9, 8, TrainingShape(hidden=4096, layers=32, seq=8192), f)
-    assert mfu == pytest.approx(0.27905, abs=2e-5)
-    # FP8: × training_fp8_mfu_ratio; a bigger cluster: × 1 / (1 + loss × doublings)
-    assert scaled_mfu(7.505e9, 8, TrainingShape(4096, 32, 8192, fp8=True), f) == pytest.approx(mfu * 0.97)
-    lossy = replace(f, training_mfu_loss_per_doubling=0.05)
-    assert scaled_mfu(7.505e9, 64, TrainingShape(4096, 32, 8192), lossy) == pytest.approx(mfu / 1.15)
-
-
 def test_training_time_mfu_override_wins() -> None:
-    shape = TrainingShape(hidden=4096, layers=32, seq=8192)
-    fixed = training_time(8e9, 1e12, gpus=8, peak_tflops=989.0, shape=shape, mfu=0.5)
+    """The user's MFU replaces the step's; without either the flat training_mfu stands in."""
+    fixed = training_time(8e9, 1e12, gpus=8, peak_tflops=989.0, mfu=0.5)
     assert fixed.mfu == 0.5 and fixed.gpu_hours == pytest.approx(6 * 8e9 * 1e12 / (989e12 * 0.5) / 3600)
+    assert fixed.step is None
     flat = training_time(8e9, 1e12, gpus=8, peak_tflops=989.0)
     assert flat.mfu == Factors().training_mfu
     with pytest.raises(ValueError):

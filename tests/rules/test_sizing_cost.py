@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuadvisor.rules.sizing.cost import (
-    break_even_utilization,
-    cloud_cost,
-    owned_cost,
-    serving_capacity,
-    usd_per_million_tokens,
-)
-from gpuadvisor.rules.sizing.factors import Factors
+from gpuadvisor.rules.pricing import Ownership, break_even_utilization, price_owned, priced, rental_run, rental_serving
+from gpuadvisor.rules.sizing.cost import cloud_cost, serving_capacity, usd_per_million_tokens
+from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 
 
 def test_002_q4_serving_capacity() -> None:
@@ -46,41 +41,63 @@ def test_runs_bill_whole_instances() -> None:
     assert c.usd_per_million_tokens == pytest.approx(160 / 3.6)
 
 
+def _card(price: float, watts: float) -> Ownership:
+    """One accelerator bought alone: no host, no network, no site, kept (no resale)."""
+    return Ownership(hardware_usd=price, network_usd=0.0, power_w=watts, site_kw=0.0, accelerators_usd=price,
+                     resale_share=0.0)
+
+
 def test_owned_cost_rtx_4090() -> None:
     # 002's cost example: RTX 4090 $1,600, 450 W, 70 tokens/s, 70% utilization, 3 years, $0.12/kWh.
     # Amortization 1600 ÷ 26,280 h = $0.060883/h, ÷ 0.7 busy = $0.086976 per busy hour; power 0.45 kW × PUE 1.3
     # × $0.12 = $0.0702 → $0.157176 per busy hour → ÷ (70 × 3600) × 1e6 = $0.6237 per 1M tokens.
     # (002's own function charges power around the clock without PUE and gets $0.651.)
-    o = owned_cost(1600, 1, 450, utilization=0.7, tokens_per_s=70, factors=Factors(pue=1.3))
-    assert o.amortization_usd_per_hour == pytest.approx(1600 / 26_280)
-    assert o.power_usd_per_busy_hour == pytest.approx(0.0702)
-    assert o.usd_per_busy_hour == pytest.approx(1600 / 26_280 / 0.7 + 0.0702)
-    assert o.usd_per_million_tokens == pytest.approx(0.6237, abs=1e-4)
-    assert o.capex_usd == 1600
+    o = price_owned(_card(1600, 450), utilization=0.7, factors=Factors(pue=1.3))
+    assert o.busy_hours == pytest.approx(26_280 * 0.7)
+    assert o.cost.usd("hardware") == 1600
+    assert o.cost.usd("power") / o.busy_hours == pytest.approx(0.0702)
+    assert o.usd_per_hour == pytest.approx(1600 / 26_280 / 0.7 + 0.0702)
+    assert o.usd_per_million_tokens(70) == pytest.approx(0.6237, abs=1e-4)
+    # a month of it: 1600 ÷ 36 + 0.0702 × 730 h × 0.7 = $44.44 + $35.87
+    assert o.usd_per_month == pytest.approx(1600 / 36 + 0.0702 * 730 * 0.7)
 
 
 def test_break_even_utilization_a100() -> None:
     # 002 Q6: A100 80GB $12,000 vs $5.12/GPU-h on demand. Power 0.4 kW × 1.3 × $0.12 = $0.0624/h;
     # u* = 12,000 ÷ (26,280 h × (5.12 − 0.0624)) = 0.0903. GPU-only: host servers, networking and staff (which
     # bring 002's rule of thumb to 30-40%) are not in this figure.
-    u = break_even_utilization(12_000, 400, 5.12)
+    u = break_even_utilization(_card(12_000, 400), 1, 5.12, factors=DEFAULT_FACTORS)
     assert u is not None
     assert u == pytest.approx(12_000 / (26_280 * (5.12 - 0.0624)))
     assert u == pytest.approx(0.0903, abs=1e-4)
-    # Owning and renting cost the same at u*.
-    o = owned_cost(12_000, 1, 400, utilization=u)
-    assert o.usd_per_busy_hour == pytest.approx(5.12)
+    # Owning and renting cost the same at u*, priced by the one ownership pricing.
+    o = price_owned(_card(12_000, 400), utilization=u, factors=DEFAULT_FACTORS)
+    assert o.usd_per_hour == pytest.approx(5.12)
+    # eight of them bought together break even where one does
+    assert break_even_utilization(_card(96_000, 3_200), 8, 5.12, factors=DEFAULT_FACTORS) == pytest.approx(u)
 
 
 def test_break_even_none_when_renting_is_cheaper_than_power_or_never_pays() -> None:
-    assert break_even_utilization(12_000, 400, 0.05) is None  # rent below the power bill
-    assert break_even_utilization(1_000_000, 400, 1.0) is None  # would need more than 100% utilization
+    assert break_even_utilization(_card(12_000, 400), 1, 0.05, factors=DEFAULT_FACTORS) is None  # below power
+    assert break_even_utilization(_card(1_000_000, 400), 1, 1.0, factors=DEFAULT_FACTORS) is None  # > 100 %
 
 
 def test_rejects_nonsense() -> None:
     with pytest.raises(ValueError):
         serving_capacity(0, 200, 400)
     with pytest.raises(ValueError):
-        owned_cost(1600, 1, 450, utilization=1.5)
+        price_owned(_card(1600, 450), utilization=1.5, factors=DEFAULT_FACTORS)
     with pytest.raises(ValueError):
         usd_per_million_tokens(1.0, 0)
+
+
+def test_shown_figures_come_from_the_decision_cost() -> None:
+    # a 3-hour run at $2/h is $6, all of it within one month; a 1,460-hour run (2 months of 730 h) is $2,920,
+    # $1,460 a month; a service at $2/h for 730 h a month over 36 months is $52,560, $1,460 a month
+    short = priced(rental_run(2.0, 3.0, "x"), 3.0)
+    assert short.cost.total == 6.0 and short.usd_per_month == 6.0 and short.usd_per_hour == 2.0
+    long = priced(rental_run(2.0, 1460.0, "x"), 1460.0)
+    assert long.usd_per_month == pytest.approx(1460.0) and long.months == pytest.approx(2.0)
+    service = priced(rental_serving(2.0, 730.0, 36.0, "x"), 730.0 * 36)
+    assert service.cost.total == pytest.approx(52_560.0) and service.usd_per_month == pytest.approx(1460.0)
+    assert service.usd_per_million_tokens(1000) == pytest.approx(2.0 / 3.6)  # $2/h ÷ 3.6M tokens an hour

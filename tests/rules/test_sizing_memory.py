@@ -191,15 +191,31 @@ def test_korthikanti_gpt3_layer() -> None:
 
 
 def test_checkpointing_and_flash_attention_reduce_activations() -> None:
-    full = training_activation_bytes(LLAMA2_7B, 4096, 1, checkpointing=False, flash_attention=False)
-    flash = training_activation_bytes(LLAMA2_7B, 4096, 1, checkpointing=False, flash_attention=True)
-    ckpt = training_activation_bytes(LLAMA2_7B, 4096, 1, checkpointing=True, flash_attention=True)
-    assert full > flash > ckpt
+    full = training_activation_bytes(LLAMA2_7B, 4096, 1, recompute="none", flash_attention=False)
+    flash = training_activation_bytes(LLAMA2_7B, 4096, 1, recompute="none", flash_attention=True)
+    selective = training_activation_bytes(LLAMA2_7B, 4096, 1, recompute="selective", flash_attention=True)
+    ckpt = training_activation_bytes(LLAMA2_7B, 4096, 1, recompute="full", flash_attention=True)
+    assert full > flash > selective > ckpt
     # Full checkpointing: 2·s·b·h per layer + one layer recomputed + logits (6 B × 32000 vocab per token).
     per_layer = layer_activation_bytes(LLAMA2_7B, 4096, 1, True)
     assert ckpt == 32 * 2 * 4096 * 4096 + per_layer + 6 * 4096 * 32000
-    # Sequence parallelism divides by tp.
+    # Selective: a layer keeps Q, K, V, the attention output, the gate and up outputs and the residual stream, 2 B
+    # each: 2 × (4096 + 8192 + 4096) + 2 × 2 × 11008 + 4 × 4096 = 93,184 B a token (no norm outputs, no SiLU(gate) or
+    # product)
+    assert layer_activation_bytes(LLAMA2_7B, 4096, 1, True, "selective") == 4096 * 93_184
+    # Sequence parallelism divides by tp, context parallelism by cp.
     assert training_activation_bytes(LLAMA2_7B, 4096, 1, tp=4) == pytest.approx(ckpt / 4)
+    assert training_activation_bytes(LLAMA2_7B, 4096, 1, tp=4, cp=2) == pytest.approx(ckpt / 8)
+
+
+def test_pipeline_stages_keep_the_first_stage_busiest() -> None:
+    """PP 4, no recomputation: the first stage keeps 4 micro-batches of its 8 layers in flight (32 layers' worth),
+    × (1 + 3/(4·5)) = 1.15 interleaved over 5 virtual stages; the last stage 8 layers and the logits."""
+    per_layer = layer_activation_bytes(LLAMA2_7B, 4096, 1, True)
+    plain = training_activation_bytes(LLAMA2_7B, 4096, 1, pp=4, recompute="none")
+    assert plain == pytest.approx(32 * per_layer)
+    interleaved = training_activation_bytes(LLAMA2_7B, 4096, 1, pp=4, vp=5, recompute="none")
+    assert interleaved == pytest.approx(32 * per_layer * 1.15)
 
 
 @settings(max_examples=60, deadline=None)

@@ -18,9 +18,9 @@ from gpuadvisor.rules.sizing.speed import (
     gemm_depth_factor,
     prefill,
     ridge_point,
-    training_time,
     weight_bytes_per_step,
 )
+from gpuadvisor.rules.sizing.training import training_time
 from gpuadvisor.rules.topology import device_for, peak_tflops
 
 LLAMA2_7B = Architecture(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,

@@ -122,6 +122,28 @@ def test_unknown_owned_part_is_sized_by_its_memory(advisor: Advisor) -> None:
     risk = [w for w in small.warnings if w.rule == "OWN.unknown"]
     assert risk and risk[0].severity == "risk" and "does not hold this job" in risk[0].message
     assert not small.headline.startswith("Try your own")
+    assert small.headline.startswith("Your own 1× Some Laptop GPU (4 GB) does not hold this job by its memory")
+
+
+def test_unknown_owned_part_too_small_to_fine_tune_is_said_not_dropped(advisor: Advisor) -> None:
+    # QLoRA of Llama 3.1 8B on an 8 GB laptop GPU: 4-bit base weights 5.9 GB (with the fp32 adapters), gradients and
+    # Adam states of the adapters 0.2 + 0.3 GB, runtime 1.0 GB = 7.4 GB before activations, above the 7.2 GB usable
+    # (the 8 GB given, 10 % kept free); with 4.9 GB of activations 12.3 GB. No shorter sequence fits, so the finding
+    # says so, first, and the headline starts there.
+    r = _consult(advisor, {"workload": "finetune", "stage": "learning", "model": {"name": "llama-3.1-8b"},
+                           "finetune": {"method": "qlora"},
+                           "current": {"gpu_name": "NVIDIA GeForce RTX 4060 Laptop GPU", "gpu_memory_gb": 8}})
+    found = [w for w in r.warnings if w.rule == "OWN.unknown"]
+    assert len(found) == 1 and found[0].severity == "risk"
+    assert "12.3 GB a GPU against 7.2 GB usable" in found[0].message
+    assert "alone take 7.4 GB, so no shorter sequence fits" in found[0].message
+    assert r.warnings[0].rule == "OWN.unknown"  # about the user's own hardware: first
+    assert r.headline.startswith("Your own 1× NVIDIA GeForce RTX 4060 Laptop GPU (8 GB) does not hold this job")
+    # 16 GB of it would hold the adapters' training: 12.3 GB within 14.4 GB usable, so it is tried first
+    big = _consult(advisor, {"workload": "finetune", "stage": "learning", "model": {"name": "llama-3.1-8b"},
+                             "finetune": {"method": "qlora"},
+                             "current": {"gpu_name": "Some Workstation GPU", "gpu_memory_gb": 16}})
+    assert big.headline.startswith("Try your own 1× Some Workstation GPU (16 GB) first")
 
 
 def test_team_serving_with_ollama_on_its_own_mac_ports_nothing(advisor: Advisor) -> None:

@@ -77,3 +77,29 @@ async def open_save(pilot: Pilot[None]) -> SaveScreen:
     screen = pilot.app.screen
     assert isinstance(screen, SaveScreen)
     return screen
+
+
+async def what_if(pilot: Pilot[None], changes: dict[str, str], *, apply: bool = True) -> None:
+    """From the results: `w`, then in each change's step (a tab of the form) replace the field's text, then Apply
+    (Ctrl+N) — as a person would, with the keyboard."""
+    from textual.widgets import TabbedContent, TabPane
+
+    from gpuadvisor.tui.screens.whatif import WhatIfScreen
+
+    if not isinstance(pilot.app.screen, WhatIfScreen):
+        await pilot.press("w")
+        await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, WhatIfScreen)
+    for key, text in changes.items():
+        field = screen.field(key)
+        pane = next(a for a in field.ancestors if isinstance(a, TabPane))
+        screen.query_one("#whatif-steps", TabbedContent).active = pane.id or ""
+        await pilot.pause()
+        field.focus_control()
+        await pilot.pause()
+        await pilot.press("end", "ctrl+u", *text)
+        await pilot.pause()
+    if apply:
+        await pilot.press("ctrl+n")
+        await pilot.pause()

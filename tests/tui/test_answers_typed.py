@@ -12,7 +12,7 @@ from gpuadvisor.tui.screens.answers_state import AnswerState
 from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 from gpuadvisor.tui.screens.results import ResultsScreen
 
-from .conftest import make_app, settle, wait_until
+from .conftest import make_app, settle, wait_until, what_if
 
 DETECTED: dict[str, Any] = {"current.gpu": "nvidia-rtx-3090", "current.gpu_count": 2,
                             "current.gpu_name": "NVIDIA GeForce RTX 3090", "current.detection": "nvidia-smi: 2 GPUs"}
@@ -51,7 +51,7 @@ async def test_edit_after_a_what_if_shows_the_answers_of_the_results(catalog: Ca
         await settle(pilot)
         await wait_until(pilot, lambda: isinstance(app.screen, ResultsScreen) and app.result is not None)
         before = app.result
-        await pilot.press("w", "tab", "end", "ctrl+u", *"32768", "ctrl+n")
+        await what_if(pilot, {"precision.context_tokens": "32768"})
         await settle(pilot)
         await wait_until(pilot, lambda: app.result is not before)
         sent = [m for m in seen if isinstance(m, ResultsRequested)]

@@ -25,7 +25,7 @@ from gpuadvisor.tui.screens.save import SaveScreen
 from gpuadvisor.tui.screens.whatif import WhatIfScreen
 from gpuadvisor.tui.widgets.question_field import QuestionField
 
-from .conftest import make_app, settle, wait_until
+from .conftest import make_app, settle, wait_until, what_if
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lifecycle-13b-train-then-serve.toml"
 """Seed 002's case: train a 13B model from scratch, then serve it to 50,000 daily users, one $2M budget."""
@@ -54,10 +54,7 @@ async def open_phase(pilot: Pilot[None], n: int) -> ResultsScreen:
 
 
 async def type_into(pilot: Pilot[None], key: str, text: str) -> None:
-    field = next(f for f in pilot.app.screen.query(QuestionField) if f.question.key == key)
-    field.focus_control()
-    await pilot.pause()
-    await pilot.press("ctrl+a", *["backspace"] * 12, *text)
+    await what_if(pilot, {key: text}, apply=False)
 
 
 def test_a_what_if_change_goes_into_the_lifecycle() -> None:
@@ -132,11 +129,15 @@ async def test_what_if_in_a_reopened_lifecycle_replans_the_lifecycle(catalog: Ca
         assert screen.previous is first.phases[0] and screen.what_if == "constraints.max_gpus none → 12"
         banner = str(screen.query_one("#results-banner", Static).render())
         assert "What-if: constraints.max_gpus none → 12" in banner
-        # Recent lists the lifecycle (as reopened, then as changed): never a consultation of one phase
+        # Recent lists the lifecycle (as reopened, the change under it: one entry, issue 42): never a consultation
+        # of one phase
         recent = settings.load_recent()
-        assert recent and all(r.title.startswith("lifecycle · pretrain → serve") for r in recent)
-        assert "max_gpus = 12" in Path(recent[0].path).read_text()
-        reopened = load_any(Path(recent[0].path))
+        assert len(recent) == 1 and recent[0].title.startswith("lifecycle · pretrain → serve")
+        changed = recent[0].what_ifs[0]
+        assert changed.title.startswith("lifecycle · pretrain → serve")
+        assert changed.title.endswith("what-if: phase 1: constraints.max_gpus none → 12")
+        assert "max_gpus = 12" in Path(changed.path).read_text()
+        reopened = load_any(Path(changed.path))
         assert isinstance(reopened, LifecycleAnswers) and reopened.phases[0].answers.constraints.max_gpus == 12
         await pilot.press("escape")  # back to the lifecycle, which shows the replan
         await pilot.pause()
@@ -211,3 +212,55 @@ async def test_a_phase_what_if_with_a_lifecycle_entered_in_the_questionnaire(cat
         assert life.lifecycle.phases[1].answers.precision.context_tokens == 16384
         assert life.lifecycle.phases[0].answers.precision.context_tokens != 16384
         assert life.lifecycle.data["phase"][1]["months"] == 6
+
+
+async def test_what_if_on_the_lifecycle_changes_what_every_phase_shares(catalog: Catalog) -> None:
+    """Issue 42: w on the lifecycle screen asks the answers its phases share (stage, budget, deployment,
+    constraints, framework, current hardware) and plans the whole again with them changed in its shared tables."""
+    app = make_app(catalog, example())
+    async with app.run_test(size=(100, 30)) as pilot:
+        life = await lifecycle_screen(pilot)
+        first = life.result
+        await pilot.press("w")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, WhatIfScreen) and form.shared is life.lifecycle
+        asked = {f.question.key for f in form.query(QuestionField)}
+        assert {"stage", "budget.capex_usd", "deployment.where", "constraints.vendors"} <= asked
+        assert not asked & {"workload", "model", "training.tokens_b", "inference.daily_active_users"}
+        await what_if(pilot, {"budget.capex_usd": "1M"})
+        await wait_until(pilot, lambda: life.result is not first, tries=1500)
+        await settle(pilot)
+        assert app.screen is life
+        assert life.lifecycle.data["budget"] == {"capex_usd": 1_000_000}
+        assert all(p.answers.budget.capex_usd == 1_000_000 for p in life.lifecycle.phases)
+        assert "every phase: budget.capex_usd 2000000 → 1000000" in str(
+            life.query_one("#lifecycle-banner", Static).render())
+
+
+INFRA_LEAD = {"stage": "production", "budget": {"capex_usd": 2_000_000}, "deployment": {"where": "on_prem"},
+              "phase": [{"name": "pretrain", "workload": "training", "model": {"params_b": 13},
+                         "training": {"tokens_b": 1000, "deadline_days": 60}},
+                        {"name": "serve", "workload": "inference", "model": "phase:1",
+                         "inference": {"daily_active_users": 50_000}}]}
+"""The infra lead of issue 42: $2M on premises, a 13B pretrained on 1T tokens in 60 days, then served; its
+timeline's On column read "3 ×", "OAM", "(ai" at 80 columns (How took "reuse (bought in phase 1)" whole)."""
+
+
+def test_the_infra_leads_timeline_cuts_no_word_at_80_columns(catalog: Catalog) -> None:
+    from gpuadvisor.rules.consult import get_advisor
+
+    result = get_advisor(catalog).consult_lifecycle(parse_lifecycle(INFRA_LEAD, "infra.toml"))
+    planned = timeline_cells(result)
+    # the plan as issue 42 saw it (phase 2 reusing phase 1's purchase) besides the plan as it now is
+    reused = [planned[0], [*planned[1][:3], "reuse (bought in phase 1)", "2 of the 24 × AMD Instinct MI350X bought"]]
+    for rows in (planned, reused):
+        check_words_fit(rows)
+
+
+def check_words_fit(rows: list[list[str]]) -> None:
+    for width in (80, 100, 200):
+        widths = timeline_widths(rows, width)
+        assert sum(widths) + 2 * len(widths) + 4 <= width, (width, widths)
+        for i in (3, 4):  # How and On wrap by words: each word fits its column
+            assert widths[i] >= max(len(w) for r in rows for w in r[i].split()), (width, i, widths)

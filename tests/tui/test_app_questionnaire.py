@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Button, Input, Static
 
 from gpuadvisor.knowledge.catalog import Catalog
+from gpuadvisor.tui.draft import load_draft
+from gpuadvisor.tui.screens.choice import ChoiceScreen
 from gpuadvisor.tui.screens.questionnaire import MODEL_REQUIRED, QuestionnaireScreen
 from gpuadvisor.tui.screens.welcome import WelcomeScreen
 from gpuadvisor.tui.widgets.question_field import QuestionField
@@ -63,11 +65,55 @@ async def test_back_and_next_keep_every_entry(catalog: Catalog) -> None:
         assert input_value(pilot, "precision.batch_size") == "4"
         await pilot.press("ctrl+n")
         assert input_value(pilot, "inference.requests_per_minute") == "90"
-        # Leaving for the welcome screen keeps the entries too (Escape on the first step).
+        # Leaving for the welcome screen keeps the entries too (Escape on the first step asks first: issue 42).
         for _ in range(4):
             await pilot.press("escape")
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("k")
         assert isinstance(app.screen, WelcomeScreen)
         assert app.state.raw["precision.context_tokens"] == "16384"
+
+
+async def test_back_from_the_first_question_offers_to_keep_or_discard(catalog: Catalog) -> None:
+    """Issue 42: Ctrl+B on the first question left silently for the welcome screen, which offered no Resume until a
+    restart, and `n` then started blank. Now leaving asks; the draft is offered back at once, with what it holds;
+    `n` asks to resume it or start blank; discarding leaves nothing behind."""
+    app = make_app(catalog)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(pilot)
+        await pilot.press("ctrl+n", *"llama-3.1-8b", "ctrl+n", "tab", "tab", *"16384")
+        await pilot.press("ctrl+b", "ctrl+b", "ctrl+b")
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("escape")  # keep editing: nothing lost, still on the first step
+        assert wizard(pilot).step_id == "workload"
+        await pilot.press("ctrl+b", "k")
+        welcome = app.screen
+        assert isinstance(welcome, WelcomeScreen)
+        resume = welcome.query_one("#resume", Button)
+        # 4 answers: the two typed, and the workload and stage Next chose; said under the buttons, where it wraps
+        # (in the button's label it was cut at 80 columns)
+        status = welcome.query_one("#draft-status", Static)
+        assert resume.display and str(resume.label) == "Resume (u)" and status.display
+        assert str(status.render()) == "Not run yet, kept as a draft: serving llama-3.1-8b · 4 answers (u resumes it)."
+        resume_key = app.active_bindings["u"]  # in the footer, not hidden
+        assert resume_key.enabled and resume_key.binding.show
+        await pilot.press("n")  # a draft waits: ask
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("u")
+        await pilot.pause()
+        assert wizard(pilot).step_id == "review"
+        assert app.state.raw["precision.context_tokens"] == "16384" and app.state.raw["model"] == "llama-3.1-8b"
+        await pilot.press("ctrl+b")  # review → deploy … → workload, then leave and discard
+        while wizard(pilot).step_id != "workload":
+            await pilot.press("ctrl+b")
+        await pilot.press("ctrl+b", "d")
+        await pilot.pause()
+        assert isinstance(app.screen, WelcomeScreen)
+        assert load_draft() is None and not app.screen.query_one("#resume", Button).display
+        assert not app.screen.query_one("#draft-status", Static).display
+        await pilot.press("n")  # nothing waits: a blank questionnaire at once
+        await pilot.pause()
+        assert wizard(pilot).step_id == "workload" and app.state.raw == {}
 
 
 async def test_validation_error_is_named_and_blocks_next(catalog: Catalog) -> None:
@@ -164,6 +210,7 @@ async def test_skip_logic_asks_only_what_applies(catalog: Catalog) -> None:
         assert shown_keys(pilot) == ["precision.weights", "precision.context_tokens", "precision.batch_size"]
         await pilot.press("ctrl+n")
         assert shown_keys(pilot) == ["training.tokens_b", "training.deadline_days", "training.deadline_from",
+                                     "training.global_batch",
                                      "training.optimizer", "training.checkpointing"]
         await pilot.press("ctrl+n")
         # a monthly budget applies to training too: a run's cost is spread over the months it takes

@@ -20,10 +20,11 @@ from gpuadvisor.tui.screens.results import ResultsScreen
 from gpuadvisor.tui.screens.whatif import WhatIfScreen
 from gpuadvisor.tui.screens.why import WhyScreen
 from gpuadvisor.tui.widgets.findings import FindingList
+from gpuadvisor.tui.widgets.question_field import QuestionField
 from gpuadvisor.tui.widgets.ranking_table import RankingTable, moves
 from gpuadvisor.tui.widgets.why_tree import WhyTree
 
-from .conftest import make_app, settle, wait_until
+from .conftest import make_app, settle, wait_until, what_if
 
 GIVEN: dict[str, Any] = {"workload": "inference", "model": {"name": "llama-3.1-70b"},
                          "precision": {"context_tokens": 8192}, "inference": {"concurrent_requests": 16}}
@@ -148,8 +149,7 @@ async def test_what_if_reruns_and_marks_what_moved(catalog: Catalog) -> None:
         assert before is not None
         await pilot.press("w")
         assert isinstance(app.screen, WhatIfScreen)
-        # Focus starts on weights precision; the next field is the context length.
-        await pilot.press("tab", *["backspace"] * 4, *"32768", "ctrl+n")
+        await what_if(pilot, {"precision.context_tokens": "32768"})
         await settle(pilot)
         await wait_until(pilot, lambda: app.result is not before)
         assert app.screen is screen
@@ -161,10 +161,12 @@ async def test_what_if_reruns_and_marks_what_moved(catalog: Catalog) -> None:
         assert banner.startswith("What-if: precision.context_tokens 8192 → 32768")
         for option, move in table.moved.items():
             assert table.get_row(option)[-1].plain.strip() == move
-        # the recent list tells the what-if from the consultation it came from
-        titles = [r.title for r in settings.load_recent()]
-        assert titles[0].endswith(" · context 32,768 · what-if: precision.context_tokens 8192 → 32768")
-        assert titles[1].endswith(" · context 8,192") and titles[0] != titles[1]
+        # the recent list tells the what-if from the consultation it came from, and lists it under it: one entry per
+        # consultation (issue 42)
+        recent = settings.load_recent()
+        assert len(recent) == 1 and recent[0].title.endswith(" · context 8,192")
+        assert [w.title for w in recent[0].what_ifs] == [
+            recent[0].title.replace("8,192", "32,768") + " · what-if: precision.context_tokens 8192 → 32768"]
 
 
 async def test_what_if_rejects_an_invalid_change(catalog: Catalog) -> None:
@@ -172,8 +174,7 @@ async def test_what_if_rejects_an_invalid_change(catalog: Catalog) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(pilot)
         before = app.result
-        await pilot.press("w", "tab", *["backspace"] * 4, "0", "ctrl+n")
-        await pilot.pause()
+        await what_if(pilot, {"precision.context_tokens": "0"})
         assert isinstance(app.screen, WhatIfScreen)
         error = str(app.screen.query_one("#whatif-error", Static).render())
         assert "precision.context_tokens: Input should be greater than or equal to 1" in error
@@ -252,3 +253,62 @@ async def test_many_findings_show_a_handful(catalog: Catalog) -> None:
         await pilot.pause()
         assert 0 < findings.option_count <= 5 < len(screen.result.warnings)
         assert "NF4" in str(screen.query_one("#results-asked", Static).render())
+
+
+
+async def test_what_if_asks_any_question_and_a_change_that_changes_nothing_runs_nothing(catalog: Catalog) -> None:
+    """Issue 42: the what-if offered six answers (none of training tokens, hours, deadline, requests a minute,
+    latency or vendors), and a change that changed nothing reran and reported "budget.capex_usd 2000000 →
+    2000000". The form holds every question of the questionnaire, in its steps, with its default and why line."""
+    app = make_app(catalog, answers())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(pilot)
+        before = app.result
+        await pilot.press("w")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, WhatIfScreen)
+        asked = {f.question.key for f in form.query(QuestionField) if f.display}
+        for key in ("inference.requests_per_minute", "inference.latency_p95_s", "constraints.vendors",
+                    "deployment.hours_per_month", "inference.engine", "model", "workload", "stage"):
+            assert key in asked, key
+        assert "training.tokens_b" not in asked  # serving: the skip logic holds
+        why = str(form.field("inference.requests_per_minute").query_one(".question-why", Static).render())
+        assert why.startswith("why: Requests/min") and "Empty: no throughput target" in why
+        # typed differently, the same answer: nothing runs
+        await what_if(pilot, {"inference.concurrent_requests": "16.0"})
+        assert isinstance(app.screen, WhatIfScreen)
+        error = str(form.query_one("#whatif-error", Static).render())
+        assert error.startswith("Nothing changed") and "nothing was run" in error
+        assert app.result is before and not any(w.group == "engine" and not w.is_finished for w in app.workers)
+        # a change in another step: the skip logic shows the training questions once the workload trains
+        await what_if(pilot, {"inference.concurrent_requests": "16", "inference.requests_per_minute": "600"})
+        await settle(pilot)
+        await wait_until(pilot, lambda: app.result is not before, tries=1500)
+        assert app.answers is not None and app.answers.inference.requests_per_minute == 600
+        assert app.what_if == "inference.requests_per_minute none → 600"
+
+
+async def test_the_headline_is_whole_at_80x24(catalog: Catalog) -> None:
+    """Issue 42: at 80×24 nothing is cut. The startup engineer's headline (a 70B at 1,000 requests a minute, first
+    an MI325X rented at an aggregator's per-GPU figure) takes five lines with its price's basis and the node it
+    lacks; the headline held at most four and read '… the node it comes in (GPUs per node, fabric) is not in'."""
+    from gpuadvisor.tui.report.common import headline
+
+    answers = parse_answers({"workload": "inference", "stage": "production", "model": {"name": "llama-3.1-70b"},
+                             "inference": {"requests_per_minute": 1000}})
+    app = make_app(catalog, answers)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, ResultsScreen) and app.screen.result is not None,
+                         tries=1500)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ResultsScreen) and screen.result is not None
+        assert headline(screen.result).endswith("(GPUs per node, fabric) is not in the source).")
+        head = screen.query_one("#results-headline", Static)
+        width = head.content_region.width
+        needed = head.get_content_height(head.content_region.size, app.size, width)
+        assert needed == 5 and head.content_region.height == needed
+        table = screen.query_one(RankingTable)
+        assert table.size.height >= 5  # the ranking still shows its first options

@@ -16,7 +16,7 @@ from gpuadvisor.tui.screens.confirm import ConfirmScreen
 from gpuadvisor.tui.screens.results import ResultsScreen
 from gpuadvisor.tui.screens.save import SaveScreen
 
-from .conftest import TODAY, make_app, open_save, settle, wait_until
+from .conftest import TODAY, make_app, open_save, settle, wait_until, what_if
 
 GIVEN: dict[str, Any] = {"workload": "inference", "model": {"name": "llama-3.1-8b"}, "budget": {"hourly_usd": 20.0}}
 
@@ -102,10 +102,10 @@ async def test_answers_saved_from_a_what_if_are_listed_under_its_title(catalog: 
         await open_save(pilot)
         await pilot.press("escape")
         before = app.result
-        await pilot.press("w", "tab", *["backspace"] * 4, *"32768", "ctrl+n")  # the what-if: context 4,096 → 32,768
+        await what_if(pilot, {"precision.context_tokens": "32768"})  # the what-if: context 4,096 → 32,768
         await settle(pilot)
         await wait_until(pilot, lambda: app.result is not before)
-        recorded = settings.load_recent()[0].title
+        recorded = settings.load_recent()[0].what_ifs[0].title
         screen = await open_save(pilot)
         await pilot.press("down", "down", "down", "enter")  # answers (TOML)
         await type_path(pilot, screen, target)

@@ -96,3 +96,35 @@ def test_launch_refuses_an_unknown_theme(tmp_path: Path) -> None:
     good.write_text("workload = \"inference\"\n", encoding="utf-8")
     with pytest.raises(InputError, match="--theme: unknown theme 'neon'; choose one of .*textual-light"):
         launch(str(good), "neon")
+
+
+async def test_recent_lists_one_entry_per_consultation_with_its_what_ifs_under_it(catalog: Catalog) -> None:
+    """Issue 42: a consultation, two what-ifs and an edit of it were four entries; now one, the rest under it, each
+    saying what differs, and each reopens."""
+    base = settings.record_consultation('[model]\nname = "qwen2.5-7b"\n', "inference · qwen2.5-7b · bf16")
+    for toml, title in (('[model]\nname = "qwen2.5-7b"\n[precision]\nweights = "int4"\n',
+                         "inference · qwen2.5-7b · int4 · what-if: precision.weights bf16 → int4"),
+                        ('[model]\nname = "qwen2.5-7b"\n[precision]\ncontext_tokens = 32768\n',
+                         "inference · qwen2.5-7b · bf16 · context 32,768"),
+                        ('[model]\nname = "qwen2.5-7b"\n[precision]\nweights = "int4"\n',  # tried again: moved up
+                         "inference · qwen2.5-7b · int4 · what-if: precision.weights bf16 → int4")):
+        settings.record_consultation(toml, title, under=base)
+    other = settings.record_consultation('[model]\nname = "gpt2"\n', "inference · gpt2 · bf16")
+    recent = settings.load_recent()
+    assert [r.path for r in recent] == [str(other), str(base)]
+    assert [w.title for w in recent[1].what_ifs] == [
+        "inference · qwen2.5-7b · int4 · what-if: precision.weights bf16 → int4",
+        "inference · qwen2.5-7b · bf16 · context 32,768"]
+    app = make_app(catalog)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        listed = app.screen.query_one("#recent", OptionList)
+        prompts = [str(listed.get_option_at_index(i).prompt).split("\n")[0] for i in range(listed.option_count)]
+        assert prompts == ["inference · gpt2 · bf16", "inference · qwen2.5-7b · bf16",
+                           "  ↳ what-if: precision.weights bf16 → int4", "  ↳ edited: context 32,768"]
+        listed.focus()
+        listed.highlighted = 2
+        await pilot.press("enter")
+        await settle(pilot)
+        await wait_until(pilot, lambda: app.result is not None)
+        assert app.answers is not None and app.answers.precision.weights == "int4"

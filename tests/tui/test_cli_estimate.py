@@ -148,18 +148,31 @@ def test_config_missing_field_is_an_error_naming_it(capsys: pytest.CaptureFixtur
 def test_training_gpu_hours(capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "--model", "llama-3.1-8b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
                  "--gpus", "8", "--zero", "3", "--tokens", "1T")
-    # N = the 7,504,924,672 matmul parameters (8.03B less the input table, a lookup).
-    # MFU = training_mfu 0.36 × attention share at 4,096 tokens ÷ the reference's (7B-class, 2,048 tokens):
-    # 1 / (1 + 1.6 × 2 × 32 × 4096 × 4096 / 7,504,924,672) = 0.81373; reference 1 / (1 + 1.6 × 2 × 32 × 4096 × 2048
-    # / 6.607e9) = 0.88495; MFU = 0.36 × 0.81373 / 0.88495 = 0.3310.
-    # 6 × 7,504,924,672 × 1e12 FLOPs ÷ (989.4 TFLOPS × 0.3310) = 38,191 GPU-hours of progress; interruptions take
-    # 8 GPUs × 1.97e-5 a GPU-hour × 0.3 h = 0.0047 % of the time (goodput 0.999953): 38,193 GPU-hours, 199 days.
-    mfu = 0.36 * (1 / (1 + 1.6 * 2 * 32 * 4096 * 4096 / 7_504_924_672)) / (1 / (1 + 1.6 * 2 * 32 * 4096 * 2048
-                                                                                / 6.607e9))
-    assert d["setup"]["training_mfu"] == pytest.approx(mfu) and mfu == pytest.approx(0.3310, abs=1e-4)
-    hours = 6 * 7_504_924_672 * 1e12 / (989.4e12 * mfu) / 3600 / (1 - 8 * 1.97e-5 * 0.3)
+    # The training step (rules/sizing/training.py). The H100's GEMMs: its achievable 794.5 BF16 TFLOPS (MAMF) × the
+    # stack's 0.68 = 540.26 TFLOPS. The 4M-token batch is 1,024 sequences of 4,096: 128 micro-batches of one per
+    # GPU, no recomputation needed with ZeRO-3 over 8. One micro-batch: GEMMs 6 × 4096 × 7,504,924,672 matmul
+    # parameters × depth 1.10024 ÷ 540.26e12 = 0.37561 s; causal attention 6 × 32 × 4096 × 4096 FLOPs a token ×
+    # 4096 × 2.6 ÷ 540.26e12 = 0.06350 s; elementwise 22 B × 4096 × 4096 × 32 ÷ 3,350 GB/s = 0.00352 s.
+    # FSDP gathers twice and reduce-scatters once a micro-batch: (2 + 2 + 4) B × 8,030,261,248 × 7/8 ÷ 450 GB/s of
+    # NVLink = 0.12492 s, of which 0.18 × 0.44264 s is hidden: 0.04524 s exposed.
+    rate = 794.5e12 * 0.68
+    gemm = 6 * 4096 * 7_504_924_672 * 1.1002385 / rate
+    attention = 6 * 32 * 4096 * 4096 * 4096 * 2.6 / rate
+    elementwise = 22 * 4096 * 4096 * 32 / 3350e9
+    micro = gemm + attention + elementwise
+    fsdp = 8 * 8_030_261_248 * 7 / 8 / 450e9 - 0.18 * micro
+    step = d["training_step"]
+    assert (micro, fsdp) == (pytest.approx(0.44264, rel=1e-4), pytest.approx(0.04524, rel=1e-3))
+    assert step["compute"] == pytest.approx(128 * micro, rel=1e-5)
+    assert step["exposed_data_parallel"] == pytest.approx(128 * fsdp, rel=1e-4)
+    assert step["bubble"] == 0 and step["tokens"] == 1024 * 4096
+    assert d["setup"]["gradient_accumulation"] == 128 and d["setup"]["recompute"] == "none"
+    # the run: 1T tokens at the step's rate; interruptions take 8 GPUs × 1.97e-5 a GPU-hour × 0.3 h of the time
+    wall = 1e12 / (step["tokens"] / step["seconds"])
+    hours = wall * 8 / 3600 / (1 - 8 * 1.97e-5 * 0.3)
     assert d["training_gpu_hours"] == pytest.approx(hours)
     assert d["training_days"] == pytest.approx(hours / 8 / 24)
+    assert d["setup"]["training_mfu"] == pytest.approx(6 * 7_504_924_672 * 1e12 / (wall * 8 * 989.4e12), rel=1e-4)
     assert d["training_gpu_hours_range"]["low"] < hours < d["training_gpu_hours_range"]["high"]
     m = d["memory_gb"]
     # ZeRO-3 over 8: (2 + 2 + 12) B × 8.03B ÷ 8 = 16.06 GB of weights, gradients and optimizer states per GPU
@@ -382,7 +395,7 @@ def test_cost_tables_read_as_a_person_reads_them(capsys: pytest.CaptureFixture[s
     # 131,072 B/token × (500 prompt + 200 output tokens) × 16 sequences = 1.468 GB
     assert "1.47 GB for 700 tokens a sequence × 16 sequences" in out
     busy = next(line for line in out.splitlines() if "per busy hour" in line)
-    assert busy.split()[3].count(".") == 1 and len(busy.split()[3].split(".")[1]) == 2  # $23.28, not $23.281
+    assert busy.split()[3].count(".") == 1 and len(busy.split()[3].split(".")[1]) == 2  # $25.68, not $25.684
 
 
 def test_latencies_name_the_load_they_are_under(capsys: pytest.CaptureFixture[str]) -> None:

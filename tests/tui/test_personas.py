@@ -27,7 +27,7 @@ from gpuadvisor.tui.screens.save import SaveScreen
 from gpuadvisor.tui.screens.whatif import WhatIfScreen
 from gpuadvisor.tui.widgets.question_field import QuestionField
 
-from .conftest import TODAY, make_app, settle, wait_until
+from .conftest import TODAY, make_app, settle, wait_until, what_if
 
 Entries = dict[str, str]
 
@@ -136,7 +136,7 @@ async def test_startup_engineer_serves_70b_tries_a_what_if_and_saves_html(catalo
         await pilot.press("w")
         await pilot.pause()
         assert isinstance(app.screen, WhatIfScreen)
-        await pilot.press("tab", "end", "ctrl+u", *"16384", "ctrl+n")  # weights → context: 16,384 tokens
+        await what_if(pilot, {"precision.context_tokens": "16384"})  # context: 16,384 tokens
         await pilot.pause()
         screen = await results(pilot)
         await wait_until(pilot, lambda: screen.result is not first, tries=1500)

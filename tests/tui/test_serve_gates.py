@@ -207,7 +207,7 @@ def test_visitors_see_nothing_of_the_operators_state(tmp_path: Path) -> None:
     async def run(port: int, pid: int) -> Path:
         async with session(port) as ws:
             text = await screen_text(ws, "None yet")
-            assert "OPERATOR-PLAN" not in text and "Resume unsaved" not in text
+            assert "OPERATOR-PLAN" not in text and "OPERATOR-DRAFT" not in text and "Resume (u)" not in text
             child = _children(pid)[0]
             environ = dict(item.split("=", 1) for item in
                            Path(f"/proc/{child}/environ").read_text().split("\0") if "=" in item)

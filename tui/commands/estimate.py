@@ -27,17 +27,19 @@ CHOICES = {
     "method": ("full", "lora", "qlora"),
     "optimizer": ("adamw", "sgd", "adam8bit"),
     "grad_precision": ("bf16", "fp32"),
+    "recompute": ("auto", "none", "selective", "full"),
 }
 BOUNDS: dict[str, str] = {
     "context": "context_tokens", "batch": "batch", "input_tokens": "request_tokens", "output_tokens": "request_tokens",
     "gpus": "gpus", "tp": "parallel_degree", "ep": "parallel_degree", "power_limit_w": "power_limit_w",
     "pp": "pipeline_stages", "lora_rank": "lora_rank", "requests_per_minute": "requests_per_minute",
     "utilization": "utilization", "tokens": "training_tokens", "mfu": "mfu", "params": "parameters",
+    "cp": "parallel_degree", "global_batch": "global_batch", "global_batch_tokens": "global_batch_tokens",
 }
 """The quantity of `knowledge.bounds` each numeric flag takes: the answers file's bounds for the same quantities, so
 an absurd value is refused naming the flag, not printed as if real."""
 INTS = ("context", "batch", "input_tokens", "gpus", "tp", "ep", "pp", "zero", "lora_rank", "output_tokens",
-        "power_limit_w")
+        "power_limit_w", "cp", "global_batch")
 FLOATS = ("requests_per_minute", "utilization", "mfu")
 _NEGATIVE = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[KMBGTkmbgt]?|inf(?:inity)?|nan)$", re.I)
 
@@ -61,9 +63,14 @@ def register(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--optimizer", metavar="OPT", help="adamw (default), sgd or adam8bit")
     work.add_argument("--grad-precision", metavar="FMT", help="bf16 (default, 16 B/param AdamW) or fp32 (18)")
     work.add_argument("--lora-rank", metavar="R", help="LoRA/QLoRA rank (default 16)")
-    work.add_argument("--no-checkpointing", action="store_true", help="training without activation checkpointing")
-    work.add_argument("--mfu", metavar="F", help="training MFU override, 0-1 (default: scaled to the model, "
-                                                 "sequence and cluster, calibrated on published runs)")
+    work.add_argument("--no-checkpointing", action="store_true", help="training without activation recomputation")
+    work.add_argument("--recompute", metavar="R", help="training: auto (default: the least that fits), none, "
+                                                       "selective or full")
+    work.add_argument("--global-batch", metavar="N", help="training: sequences per optimizer step (default: 4M "
+                                                          "tokens to 30B parameters, 16M at 405B; 64 fine-tuning)")
+    work.add_argument("--global-batch-tokens", metavar="N", help="training: tokens per optimizer step, e.g. 4M")
+    work.add_argument("--mfu", metavar="F", help="training MFU override, 0-1 (default: what the step model gives, "
+                                                 "calibrated on published runs)")
     hw = parser.add_argument_group("hardware")
     hw.add_argument("--gpu", metavar="ID_OR_NAME", help="accelerator (nvidia-h100-sxm5, 'RTX 4090', ...)")
     hw.add_argument("--gpus", metavar="N", help="GPUs in total (default tp × pp)")
@@ -72,6 +79,8 @@ def register(parser: argparse.ArgumentParser) -> None:
                                              "holds 1/N of the routed experts; attention data-parallel in N ÷ tp "
                                              "groups; default 1: experts tensor-parallel)")
     hw.add_argument("--pp", metavar="N", help="pipeline-parallel degree (default 1)")
+    hw.add_argument("--cp", metavar="N", help="training: context-parallel degree, each sequence split over N GPUs "
+                                             "(default 1)")
     hw.add_argument("--power-limit", dest="power_limit_w", metavar="WATTS",
                     help="GPUs capped at this board power (MLPerf MaxQ); only limits with a published result, "
                          "e.g. 500 on an H200 SXM")
@@ -151,7 +160,7 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
         raw = getattr(args, name)
         if raw is not None:
             values[name] = _number(name, raw, float)
-    for name in ("params", "tokens"):
+    for name in ("params", "tokens", "global_batch_tokens"):
         raw = getattr(args, name)
         if raw is not None:
             try:
@@ -181,12 +190,12 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
 
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor.knowledge.loader import load_catalog
-    from gpuadvisor.rules.estimate import estimate
+    from gpuadvisor.rules.fit_hints import estimate_with_fit_options
 
     if args.json and args.format == "text":
         raise InputError("--json and --format text: give one")
     request = request_from(args)
-    result = estimate(request, load_catalog())
+    result = estimate_with_fit_options(request, load_catalog())
     if args.json or args.format == "json":
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:
@@ -231,6 +240,32 @@ def _count(n: float) -> str:
         if n >= scale:
             return f"{n / scale:.3g}{unit}"
     return f"{n:.0f}"
+
+
+def _step_rows(r: EstimateResult) -> list[tuple[str, str]]:
+    """The optimizer step, part by part, and what a larger batch or a faster fabric would change."""
+    step = r.training_step
+    if step is None:
+        return []
+    s = r.setup
+    rows = [("layout", f"TP {s.tensor_parallel} × CP {s.context_parallel} × PP {s.pipeline_parallel}"
+                       + (f" (VP {s.virtual_stages})" if s.pipeline_parallel > 1 else "")
+                       + f" × DP {s.data_parallel}, ZeRO {s.zero_stage}, recompute {s.recompute}"),
+            ("batch", f"{s.global_batch:,} sequences a step = micro-batch {s.batch} × {s.gradient_accumulation} "
+                      f"accumulation × DP {s.data_parallel}"),
+            ("step", f"{step.seconds:.3g} s: compute {step.compute:.3g} s, exposed communication "
+                     f"{step.exposed_communication:.3g} s, bubble {step.bubble:.3g} s"
+                     + (f", optimizer {step.optimizer:.3g} s" if step.optimizer >= 0.001 * step.seconds else "")
+                     + f" (scaling efficiency {step.scaling_efficiency:.0%})")]
+    parts = [f"{name} {t:.3g} s" for name, t in (("tensor parallel", step.exposed_tensor_parallel),
+                                                  ("context parallel", step.exposed_context_parallel),
+                                                  ("pipeline", step.exposed_pipeline),
+                                                  ("data parallel", step.exposed_data_parallel)) if t > 0]
+    if parts:
+        rows.append(("exposed", ", ".join(parts)))
+    if step.what_if:
+        rows.append(("what if", ", ".join(f"{k}: {v - 1:+.0%} tokens/s" for k, v in step.what_if.items())))
+    return rows
 
 
 def _table(rows: list[tuple[str, str]], indent: str = "  ") -> list[str]:
@@ -362,6 +397,7 @@ def _speed(r: EstimateResult) -> list[str]:
                                   f"({_n(r.training_tokens_per_s)} tokens/s)"))
         if r.setup.training_mfu is not None:
             rows.append(("MFU", f"{r.setup.training_mfu:.1%}"))
+        rows += _step_rows(r)
     elif r.training_flops is not None:
         rows.append(("training compute", flops_text(r.training_flops)))
     if r.serving is not None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.tui import streams
+from gpuadvisor.tui.report import Contents
 
 MAX_TOP = 100
 """Most recommendations `--top` lists: a ranking longer than this is not read (and a huge value would print every
@@ -37,12 +38,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="write the report to gpuadvisor-<workload>-<model>-<date>.<ext> in this directory")
     parser.add_argument("--force", action="store_true", help="overwrite --output if it exists")
     parser.add_argument("--top", type=int, default=5, metavar="N", help="recommendations to list (default 5)")
-    parser.add_argument("--why", action="store_true", help="text format: print the explanation chain of every line")
-    parser.add_argument("--full", action="store_true",
-                        help="text and md: every why-chain, rule-out, answer, assumption and price (by default the "
-                             "report is what a reader reads in five minutes; HTML folds the rest, JSON holds it all)")
-    parser.add_argument("--all-findings", action="store_true",
-                        help="list every finding, not only the few that matter most (JSON always holds them all)")
+    Contents.add_flags(parser)
     group = parser.add_argument_group("answers as flags (override the answers file)")
     for f in answer_flags():
         help_text = f"{f.description} [{f.key}]".replace("%", "%%")
@@ -159,8 +155,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"gpuadvisor: {detection.summary()}", file=sys.stderr)
     result = consult(answers, top=args.top)
     saving = bool(args.output or args.save) and not to_stdout
-    text = render(result, fmt, why=args.why or fmt != "text" or saving, all_findings=args.all_findings,
-                  full=args.full, columns=None if saving else streams.terminal_columns())
+    text = render(result, fmt, contents=Contents.of(args), columns=None if saving else streams.terminal_columns())
     if saving:
         target = args.output or default_filename(result, fmt)
         path = save_report(text, target, force=args.force)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from gpuadvisor.tui import streams
+from gpuadvisor.tui.report import Contents
 
 FORMAT_NAMES = "md, html, json or text"
 
@@ -33,10 +34,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="write here ('-' for stdout); default: stdout, or for html "
                              "gpuadvisor-<workload>-<model>-<date>.html in the current directory")
     parser.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
-    parser.add_argument("--all-findings", action="store_true",
-                        help="list every finding, not only the few that matter most")
-    parser.add_argument("--full", action="store_true",
-                        help="text and md: every why-chain, rule-out, answer, assumption and price")
+    Contents.add_flags(parser)
     parser.set_defaults(command="report")
 
 
@@ -48,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     output: str | None = args.output
     fmt: str = args.format or (format_for_path(output) if output and output != "-" else None) or "md"
     to_stdout = output == "-" or (output is None and fmt != "html")
-    text = render(result, fmt, all_findings=args.all_findings, full=args.full,
+    text = render(result, fmt, contents=Contents.of(args),
                   columns=streams.terminal_columns() if to_stdout else None)
     if to_stdout:
         sys.stdout.write(text)

@@ -10,6 +10,8 @@ Only this package imports markdown-it (through `render`, lazily), so `--format j
 
 from __future__ import annotations
 
+import argparse
+from dataclasses import dataclass
 from datetime import date
 
 from gpuadvisor.rules.result import RecommendResult
@@ -24,6 +26,7 @@ __all__ = [
     "ALIASES",
     "EXTENSIONS",
     "FORMATS",
+    "Contents",
     "ReportExistsError",
     "ReportSaveError",
     "default_filename",
@@ -34,6 +37,35 @@ __all__ = [
     "slugify",
     "with_meta",
 ]
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What a report holds, decided once for every command that prints or saves one (`recommend`, `report --from`,
+    the TUI's save dialog): the same result with the same contents renders the same text wherever it is asked for.
+    By default a report is what its reader reads (the Markdown of a consultation in ≤ 300 lines, of a lifecycle in
+    ≤ 400, the JSON in ≤ 200 KB: tests/report/test_budgets.py); `why` adds the explanation chains to the text
+    format, `all_findings` every finding, `full` everything (every chain, rule-out, answer and price)."""
+
+    why: bool = False
+    all_findings: bool = False
+    full: bool = False
+
+    @classmethod
+    def add_flags(cls, parser: argparse.ArgumentParser) -> None:
+        """The flags that choose a report's contents, the same on every command that writes one."""
+        parser.add_argument("--why", action="store_true",
+                            help="text format: the explanation chain of every line (Markdown and HTML: --full / "
+                                 "folded; JSON holds them)")
+        parser.add_argument("--all-findings", action="store_true",
+                            help="list every finding, not only the few that matter most")
+        parser.add_argument("--full", action="store_true",
+                            help="everything: every why-chain, rule-out, answer, assumption and price (by default a "
+                                 "report is what a reader reads in five minutes; HTML folds the rest)")
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Contents:
+        return cls(why=bool(args.why), all_findings=bool(args.all_findings), full=bool(args.full))
 
 
 def normalize_format(fmt: str) -> str:
@@ -53,24 +85,32 @@ def format_for_path(path: str) -> str | None:
         return None
 
 
-def render(result: RecommendResult, fmt: str, *, today: date | None = None, why: bool = True,
-           all_findings: bool = False, full: bool = False, columns: int | None = None) -> str:
+def render(result: RecommendResult, fmt: str, *, today: date | None = None, why: bool = False,
+           all_findings: bool = False, full: bool = False, columns: int | None = None,
+           contents: Contents | None = None) -> str:
     """The report in `fmt` (text, md, html, json). A result without a report header gets one dated `today`.
-    `why=False` drops the explanation chains from the text format; `full` gives Markdown and text everything (every
-    chain, rule-out, answer and price: by default they are what a reader reads in five minutes; the HTML folds the
-    rest into `<details>` and the JSON holds it all); `all_findings` lists every finding instead of the few shown by
-    default (JSON always holds them all). `columns`: the terminal's width, which text tables then fit (None: a file
-    or a pipe, one line a row)."""
+    `contents` (or the three flags it stands for, see `Contents`) says what it holds: `why` adds the explanation
+    chains to the text format; `full` gives every format everything (every chain, rule-out, answer and price: by
+    default Markdown and text are what a reader reads in five minutes, the HTML folds the rest into `<details>` with
+    each rule-out's chain to its veto and premises, the JSON holds it all within its budget); `all_findings` lists
+    every finding instead of the few shown by default (JSON always holds them all). `columns`: the terminal's
+    width, which text tables then fit (None: a file or a pipe, one line a row)."""
+    if contents is not None:
+        why, all_findings, full = contents.why, contents.all_findings, contents.full
+    why = why or full  # everything includes the chains
     fmt = normalize_format(fmt)
     result = with_meta(result, today)
     if fmt == "json":
         from gpuadvisor.tui.report.jsonfmt import to_json
 
-        return to_json(result)
+        return to_json(result, full=full)
     if fmt == "html":
         from gpuadvisor.tui.report.html import to_html
+        from gpuadvisor.tui.report.jsonfmt import RULED_OUT_DEPTH, cut_ruled_out
 
-        return to_html(result, all_findings=all_findings)
+        # its folded rule-outs keep the veto and its premises, as a JSON past its budget does, so the HTML of a
+        # saved JSON (`report --from`) is the HTML `recommend` writes; `full` keeps every step
+        return to_html(result if full else cut_ruled_out(result, RULED_OUT_DEPTH), all_findings=all_findings)
     if result.lifecycle is not None:  # the timeline, the fleets, then every phase's own report
         from gpuadvisor.tui.report.lifecycle import lifecycle_markdown, lifecycle_text
 

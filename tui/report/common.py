@@ -482,8 +482,9 @@ TRAINING_ASSUMPTIONS = ("training_", "finetune_", "port_weeks_train_", "spot_uni
 """Assumptions only training and fine-tuning read (`finetune_` only fine-tuning, `training_global_batch` only
 pretraining)."""
 PURCHASE_ASSUMPTIONS = ("resale_", "colocation_", "power_usd", "pue", "hardware_lifetime", "server_accounting",
-                        "consumer_dense_throttle")
-"""Assumptions that cost hardware bought: read only when an option shown is a purchase."""
+                        "consumer_dense_throttle", "lead_time_weeks_")
+"""Assumptions that cost hardware bought: read only when an option shown is a purchase (a lead time only when one
+of its kind of system: lead_time_weeks_<unit kind>)."""
 PORT_SUFFIX = {"amd": "rocm", "apple": "apple", "google": "tpu", "aws": "neuron", "intel": "gaudi"}
 """The `port_weeks_*_<stack>` an option of a vendor pays (NVIDIA's CUDA needs no port)."""
 STAGE_ASSUMPTIONS = {"usage_hours_learning": "learning", "usage_hours_prototyping": "prototyping"}
@@ -516,6 +517,8 @@ def assumption_applies(assumption_id: str, result: RecommendResult) -> bool:
         bought = [r for r in shown if r.purchase]
         if not bought:
             return False
+        if assumption_id.startswith("lead_time_weeks_"):
+            return any(r.unit.kind == assumption_id.removeprefix("lead_time_weeks_") for r in bought)
         if assumption_id.startswith("resale_share_"):
             classes = {"apple" if r.accelerator.vendor == "apple" else r.accelerator.market for r in bought}
             return any(f"_{k}_" in assumption_id for k in classes)
@@ -570,3 +573,34 @@ def weights_needed(result: RecommendResult) -> tuple[float, bool]:
         return result.profile.weights_gb, False
     return top.memory.weights, splits_model(top)
 
+
+
+# --- what a report holds ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sections:
+    """Which parts of one consultation a report shows. A consultation's own report shows them all; a phase inside a
+    lifecycle report is one of several, so by default it shows its ranking without the runners-up and the details of
+    its first option only, and leaves the assumptions and the knowledge base to the lifecycle, which lists them once
+    for every phase (issue 42: a lifecycle's Markdown within 400 lines). `--full` restores everything everywhere."""
+
+    runners_up: bool = True
+    details: int | None = None
+    """How many options get a details section (None: every recommended option)."""
+    shared: bool = True
+    """The assumptions and the knowledge base (a lifecycle writes them once, for the whole)."""
+
+
+def sections(full: bool, phase: bool) -> Sections:
+    """The sections of a consultation's report (`phase`: as a part of a lifecycle report)."""
+    return Sections() if full or not phase else Sections(runners_up=False, details=1, shared=False)
+
+
+def assumptions_used(results: Sequence[RecommendResult]) -> list[Any]:
+    """The assumptions any of these consultations reads (a lifecycle's phases: listed once for the whole)."""
+    first = results[0].assumptions if results else []
+    return [a for a in first if any(assumption_applies(a.id, r) for r in results)]
+
+
+def count_of(n: int, one: str, many: str) -> str:
+    """`1 runner-up`, `9 runners-up`."""
+    return f"{n} {one if n == 1 else many}"

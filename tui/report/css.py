@@ -22,6 +22,7 @@ table { border-collapse: collapse; min-width: 55%; margin: .4rem 0 1rem; font-si
         font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid var(--rule); padding: .3rem .55rem; vertical-align: top; }
 th { background: var(--band); text-align: left; }
+td[style*="text-align:right"] { white-space: nowrap; }
 tbody tr:nth-child(even) td { background: #fbfcfd; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85em;
        background: var(--band); padding: .05rem .3rem; border-radius: 4px; }

@@ -26,7 +26,7 @@ from gpuadvisor.tui.report.markdown import to_markdown
 from gpuadvisor.tui.report.svg import cost_chart, memory_chart, timeline_chart
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-SEVERITY_HEADING = re.compile(r"^(?:\d+\. )?(RISK|ADVICE|NOTE) ")
+SEVERITY_HEADING = re.compile(r"^(?:\d+\. )?(RISK|ADVICE|NOTE)\b")
 
 
 def _render_details(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
@@ -78,15 +78,23 @@ def converter() -> MarkdownIt:
     return md
 
 
+COST_BARS = 8
+"""Bars the cost chart draws at most: the recommended options and the first runners-up (15 bars ran past a screen;
+the tables above list every one)."""
+
+
 def charts_of(result: RecommendResult, prefix: str = "") -> dict[str, tuple[str, str]]:
     """The charts one result's Markdown refers to, by placeholder name (`prefix` + memory | cost)."""
     ranked = [*result.recommendations, *result.runners_up]
+    drawn = ranked[:COST_BARS]
+    which = "each ranked option" if len(drawn) == len(ranked) else f"the first {len(drawn)} of {len(ranked)} " \
+        "ranked options"
     return {
         f"{prefix}memory": (memory_chart(result.recommendations, f"{prefix}memory-chart"),
                             "Memory per GPU of each recommended option, in GB."),
-        f"{prefix}cost": (cost_chart(ranked, f"{prefix}cost-chart"),
-                          f"{c.total_label(ranked)} of each ranked option, in US dollars: the figure they are ranked "
-                          "by." if ranked else ""),
+        f"{prefix}cost": (cost_chart(drawn, f"{prefix}cost-chart"),
+                          f"{c.total_label(ranked)} of {which}, in US dollars: the figure they are ranked by."
+                          if ranked else ""),
     }
 
 

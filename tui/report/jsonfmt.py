@@ -19,13 +19,36 @@ from gpuadvisor.knowledge.files import REPORT_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.rules.result import SCHEMA_VERSION, RecommendResult
-from gpuadvisor.tui.report.whyjson import FormatError, compact, expand
+from gpuadvisor.tui.report.whyjson import CUT, FormatError, compact, expand
 
 MAX_ERRORS = 10
 
 
-def to_json(result: RecommendResult) -> str:
-    doc = compact(result.model_dump(mode="json"))
+BUDGET_BYTES = 200_000
+"""A consultation's JSON report by default (a lifecycle's: this much a phase). Past it, the rule-outs' chains keep
+their first RULED_OUT_DEPTH levels (the veto and what it weighed: the option, its price, the answer it broke); the
+deeper steps derive the option's figures as the recommendations' chains do. `full` keeps every step."""
+RULED_OUT_DEPTH = 1
+
+
+def to_json(result: RecommendResult, *, full: bool = False) -> str:
+    """The whole consultation; within its budget unless `full` (see BUDGET_BYTES)."""
+    text = _write(compact(result.model_dump(mode="json")))
+    if full or len(text.encode()) <= BUDGET_BYTES * max(1, len(result.phases)):
+        return text
+    doc = compact(cut_ruled_out(result, RULED_OUT_DEPTH).model_dump(mode="json"))
+    doc[CUT] = {"ruled_out": RULED_OUT_DEPTH}
+    return _write(doc)
+
+
+def cut_ruled_out(result: RecommendResult, depth: int) -> RecommendResult:
+    """The result with each rule-out's chain kept to `depth` (its phases' too)."""
+    ruled_out = [o.model_copy(update={"why": [s for s in o.why if s.depth <= depth]}) for o in result.ruled_out]
+    return result.model_copy(update={"ruled_out": ruled_out,
+                                     "phases": [cut_ruled_out(p, depth) for p in result.phases]})
+
+
+def _write(doc: dict[str, object]) -> str:
     return "{\n" + ",\n".join(f"{_dumps(key)}: {_block(value)}" for key, value in doc.items()) + "\n}\n"
 
 

@@ -9,8 +9,19 @@ import re
 from gpuadvisor.rules.result import PhaseResult, RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, walk
-from gpuadvisor.tui.report.markdown import _Doc, _table, md, to_markdown, why_list
-from gpuadvisor.tui.report.text import Page, feasibility_lines, to_text, why_lines
+from gpuadvisor.tui.report.markdown import (
+    _Doc,
+    _table,
+    assumptions_section,
+    finding,
+    footer,
+    knowledge_section,
+    md,
+    to_markdown,
+    why_body,
+    why_list,
+)
+from gpuadvisor.tui.report.text import Page, feasibility_lines, finding_line, shared_lines, to_text, why_lines
 
 _HEADING = re.compile(r"^(#{1,5}) ")
 
@@ -69,16 +80,21 @@ def lifecycle_markdown(result: RecommendResult, *, for_html: bool = False, all_f
     if not result.warnings:
         doc.add("No finding about the phases together; each phase's own findings are in its section.", "")
     for n, (i, w) in enumerate(c.findings(result, True), start=1):
-        doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)}", "", md(w.message), "")
+        words = finding(doc, n, w, result)
         if full or for_html:
-            doc.details(f"Why? ({w.id})", why_list(book.lines("warning", i)))
+            doc.details(f"Why? ({w.id})", why_body(words, book.lines("warning", i)))
     if result.defaults_applied:
         doc.add("## Defaults applied to the whole", "", *[f"- {md(d)}" for d in result.defaults_applied], "")
     for p in result.phases:
         doc.add(f"*{md(in_plan(result, p))}*", "")
         text = to_markdown(_phase_meta(result, p), for_html=for_html, all_findings=all_findings, full=full,
-                           chart_prefix=f"p{p.phase}-")
+                           chart_prefix=f"p{p.phase}-", phase=True)
         doc.add(*[_HEADING.sub(lambda m: "#" + m.group(1) + " ", line) for line in text.splitlines()], "")
+    shows = c.sections(full or for_html, True)
+    if not shows.shared:  # once for every phase
+        assumptions_section(doc, result, full or for_html, c.assumptions_used(result.phases))
+        knowledge_section(doc, result, full or for_html)
+        footer(doc, result, full or for_html)
     return doc.text()
 
 
@@ -110,7 +126,7 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
     if not result.warnings:
         lines += ["No finding about the phases together; each phase's own findings are in its section.", ""]
     for n, (i, w) in enumerate(c.findings(result, True), start=1):
-        lines += page.wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
+        lines += page.wrap(finding_line(n, w, result))
         lines += ["  Why:", *why_lines(book.lines("warning", i), page), ""] if why else [""]
     if result.defaults_applied:
         lines += page.heading("Defaults applied to the whole", "-")
@@ -118,5 +134,8 @@ def lifecycle_text(result: RecommendResult, *, why: bool = True, all_findings: b
         lines.append("")
     for p in result.phases:
         lines += [*page.wrap(in_plan(result, p)), "",
-                  to_text(_phase_meta(result, p), why=why, all_findings=all_findings, full=full, columns=columns), ""]
+                  to_text(_phase_meta(result, p), why=why, all_findings=all_findings, full=full, columns=columns,
+                          phase=True), ""]
+    if not c.sections(full, True).shared:
+        lines += shared_lines(result, result.phases, why, full, page)
     return "\n".join(lines).rstrip() + "\n"

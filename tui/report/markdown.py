@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from gpuadvisor.knowledge.sanitize import safe_text
 from gpuadvisor.rules.result import Recommendation, RecommendResult, Warning
 from gpuadvisor.rules.sizing.units import flops_text
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, sources, why_parts
+from gpuadvisor.tui.words import FindingWords, finding_words
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~&$!#])")
 _LIST_MARKER = re.compile(r"^(?:[-+=]|\d{1,9}[.)])(?=\s|$)|^:")
@@ -100,15 +102,28 @@ def _ranking(doc: _Doc, recs: Sequence[Recommendation], speed: str) -> None:
                     right=(0, 2, 3, 4, 6)))
 
 
-def _warning(doc: _Doc, n: int, w: Warning, chain: Sequence[ChainLine], titles: dict[str, str],
-             all_findings: bool, folded: bool) -> None:
-    doc.add(f"### {n}. {w.severity.upper()} · {md(w.id)}", "", md(w.message), "")
+def finding(doc: _Doc, n: int, w: Warning, result: RecommendResult, heading: str = "###") -> FindingWords:
+    """A finding's heading and message in its reader's words (tui/words.py); returns the words."""
+    words = finding_words(w, result)
+    label = f" · {md(words.label)}" if words.label else ""
+    doc.add(f"{heading} {n}. {w.severity.upper()}{label}", "", md(words.message), "")
+    return words
+
+
+def why_body(words: FindingWords, chain: Sequence[ChainLine]) -> list[str]:
+    """A finding's chain, opened by the rule's own words when the top showed a learner's."""
+    return [*([f"*{md(words.whole)}*", ""] if not words.label else []), *why_list(chain)]
+
+
+def _warning(doc: _Doc, n: int, w: Warning, result: RecommendResult, chain: Sequence[ChainLine],
+             titles: dict[str, str], all_findings: bool, folded: bool) -> None:
+    words = finding(doc, n, w, result)
     if w.options:
         doc.add(f"*Concerns: {md(c.concerns(w, titles))}*", "")
     if all_findings and w.details:
         doc.add(*[f"- {md(d)}" for d in w.details], "")
     if folded:
-        doc.details(f"Why? ({_steps_label(chain)})", why_list(chain))
+        doc.details(f"Why? ({_steps_label(chain)})", why_body(words, chain))
 
 
 def _option(doc: _Doc, r: Recommendation, chain: Sequence[ChainLine], folded: bool) -> None:
@@ -216,8 +231,8 @@ def _answers(doc: _Doc, result: RecommendResult, folded: bool) -> None:
                               for r in rows])])
 
 
-def _assumptions(doc: _Doc, result: RecommendResult, folded: bool) -> None:
-    used = [a for a in result.assumptions if c.assumption_applies(a.id, result)]
+def assumptions_section(doc: _Doc, result: RecommendResult, folded: bool, used: Sequence[Any]) -> None:
+    """The assumptions `used` (those the workload reads); with everything (`folded`) the others, folded."""
     doc.add("## Assumptions and error bands", "", "The estimates rest on these figures; the error bands say how far "
             "the real numbers may fall from them.", "")
     rows = [[md(a.title), md(f"{c.number(a.value)} {a.unit}".strip()), md(a.source)] for a in used]
@@ -229,7 +244,7 @@ def _assumptions(doc: _Doc, result: RecommendResult, folded: bool) -> None:
                     _table(["Assumption", "Value", "Source"], rows, right=(1,)))
 
 
-def _knowledge(doc: _Doc, result: RecommendResult, folded: bool) -> None:
+def knowledge_section(doc: _Doc, result: RecommendResult, folded: bool) -> None:
     k = result.knowledge
     doc.add("## Knowledge base and prices", "", f"Knowledge base version **{md(k.version)}**.", "")
     prices = c.price_rows(result)
@@ -250,15 +265,16 @@ def _code(text: str) -> str:
 
 
 def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings: bool = False, full: bool = False,
-                chart_prefix: str = "") -> str:
+                chart_prefix: str = "", phase: bool = False) -> str:
     """The whole report. By default what a manager reads in five minutes (headline, what was asked, the options,
     the findings that matter, each option's figures, the rule-outs grouped); `full` adds every chain, the whole
     ruled-out list, every answer and price. `for_html` always carries everything, folded into `<details>`
     (containers the HTML writer turns into elements), and adds chart placeholders (named with `chart_prefix`, so
     several reports can share one page); `all_findings` lists every finding, not only the few shown by default.
     One workload: a lifecycle ([[phase]] answers) is `lifecycle.lifecycle_markdown`, which reports each phase with
-    this (`report.render` chooses)."""
+    this (`phase`: the sections of a part, `common.sections`; `report.render` chooses)."""
     folded = full or for_html
+    shows = c.sections(folded, phase)
     meta = c.meta_of(result)
     doc = _Doc(for_html, chart_prefix)
     titles = {r.option: r.title for r in [*result.recommendations, *result.runners_up]}
@@ -280,30 +296,40 @@ def to_markdown(result: RecommendResult, *, for_html: bool = False, all_findings
         _ranking(doc, result.recommendations, speed)
     else:
         doc.add("No option was recommended.", "")
-    if result.runners_up:
+    if result.runners_up and shows.runners_up:
         doc.add("### Runners-up", "")
         _ranking(doc, result.runners_up, speed)
     if result.recommendations or result.runners_up:
-        doc.add(f"*{md(c.COST_NOTE)}*", "")
+        more = "" if shows.runners_up or not result.runners_up else \
+            f" {c.count_of(len(result.runners_up), 'runner-up', 'runners-up')}: `--full` lists them."
+        doc.add(f"*{md(c.COST_NOTE + more)}*", "")
         if result.contracts:
             doc.add(md(result.contracts), "")
     doc.chart("cost")
 
     doc.add("## Findings", "", md(c.findings_intro(result, all_findings, "--all-findings")), "")
     for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
-        _warning(doc, n, w, book.lines("warning", i), titles, all_findings, folded)
+        _warning(doc, n, w, result, book.lines("warning", i), titles, all_findings, folded)
 
     doc.add("## Option details", "")
     doc.chart("memory")
-    for i, r in enumerate(result.recommendations):
+    detailed = result.recommendations[:shows.details]
+    for i, r in enumerate(detailed):
         _option(doc, r, book.lines("option", i), folded)
+    if len(detailed) < len(result.recommendations):
+        doc.add("*The other options' figures: `--full` (the HTML report folds them).*", "")
 
     _ruled_out(doc, result, book, folded)
     _profile(doc, result, book.lines("profile", 0), folded)
     _answers(doc, result, folded)
-    _assumptions(doc, result, folded)
-    _knowledge(doc, result, folded)
-    more = "" if folded else " · `--full` adds every why-chain, rule-out, answer and price"
-    doc.add("---", "", f"*{md(meta.generator)} · {result.rules_fired} rules fired · schema version "
-            f"{result.schema_version}{more}*")
+    if shows.shared:
+        assumptions_section(doc, result, folded, c.assumptions_used([result]))
+        knowledge_section(doc, result, folded)
+        footer(doc, result, folded)
     return doc.text()
+
+
+def footer(doc: _Doc, result: RecommendResult, folded: bool) -> None:
+    more = "" if folded else " · `--full` adds every why-chain, rule-out, answer and price"
+    doc.add("---", "", f"*{md(c.meta_of(result).generator)} · {result.rules_fired} rules fired · schema version "
+            f"{result.schema_version}{more}*")

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuadvisor.knowledge.sanitize import safe_text
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.result import Recommendation, RecommendResult, Warning
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, why_parts
+from gpuadvisor.tui.words import finding_words
 
 WIDTH = 100
 """Widest a prose line or heading gets: a file, a pipe or a wide terminal (a narrower terminal: its width)."""
@@ -123,13 +124,15 @@ def _option(r: Recommendation, chain: Sequence[ChainLine], why: bool, page: Page
 
 
 def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = False, full: bool = False,
-            columns: int | None = None) -> str:
+            columns: int | None = None, phase: bool = False) -> str:
     """The report as plain text. `why=False` leaves out the explanation chains (a terminal summary); each line then
     names its rule, and `--why` or the Markdown/HTML reports give the chains. `all_findings` lists every finding,
     not only the few shown by default; `full` lists every rule-out, answer, assumption and price (by default the
     rule-outs are grouped by rule, the answers are those you set, the assumptions those the workload reads). One
     workload: a lifecycle ([[phase]] answers) is `lifecycle.lifecycle_text`,
-    which reports each phase with this (`report.render` chooses)."""
+    which reports each phase with this (`phase`: the sections of a part, `common.sections`; `report.render`
+    chooses)."""
+    shows = c.sections(full, phase)
     page = Page(columns)
     meta = c.meta_of(result)
     book = ChainBook(result, all_findings)
@@ -148,17 +151,19 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     speed = c.speed_header(result)
     lines += (_ranking(result.recommendations, speed, page) if result.recommendations
               else ["No option was recommended.", ""])
-    if result.runners_up:
+    if result.runners_up and shows.runners_up:
         lines += ["Runners-up:", "", *_ranking(result.runners_up, speed, page)]
     if result.recommendations or result.runners_up:
-        lines += [*page.wrap(c.COST_NOTE), ""]
+        more = "" if shows.runners_up or not result.runners_up else \
+            f" {c.count_of(len(result.runners_up), 'runner-up', 'runners-up')}: --full lists them."
+        lines += [*page.wrap(c.COST_NOTE + more), ""]
         if result.contracts:
             lines += [*page.wrap(result.contracts), ""]
 
     lines += page.heading("Findings", "-")
     lines += [*page.wrap(c.findings_intro(result, all_findings, "--all-findings")), ""]
     for n, (i, w) in enumerate(c.findings(result, all_findings), start=1):
-        lines += page.wrap(f"{n}. [{w.severity.upper()}] {w.id}: {w.message}")
+        lines += page.wrap(finding_line(n, w, result))
         if w.options:
             lines += page.wrap(f"Concerns: {c.concerns(w, titles)}", "   ")
         if all_findings:
@@ -169,8 +174,11 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     if why and profile:
         lines += page.heading("How the workload's needs were derived", "-")
         lines += [*why_lines(profile, page, ""), ""]
-    for i, r in enumerate(result.recommendations):
+    detailed = result.recommendations[:shows.details]
+    for i, r in enumerate(detailed):
         lines += _option(r, book.lines("option", i), why, page)
+    if len(detailed) < len(result.recommendations):
+        lines += [*page.wrap("The other options' figures: --full."), ""]
 
     lines += page.heading("Ruled out", "-")
     if full:
@@ -197,10 +205,18 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
         lines += page.table(["Answer", "Value"], [[a.key, a.value] for a in rows if not a.default])
         if c.defaults_line(result):
             lines += [*page.wrap(f"Defaults used: {c.defaults_line(result)}."), ""]
-    lines += page.heading("Assumptions and error bands", "-")
-    for a in result.assumptions:  # one wrapped line each: the titles are sentences, a table ran to 250 columns
-        if full or c.assumption_applies(a.id, result):
-            lines += page.wrap(f"- {a.title}: {f'{c.number(a.value)} {a.unit}'.strip()} [{a.source}]")
+    if shows.shared:
+        lines += shared_lines(result, [result], why, full, page)
+    return "\n".join(printable(line) for line in lines).rstrip() + "\n"
+
+
+def shared_lines(result: RecommendResult, parts: Sequence[RecommendResult], why: bool, full: bool,
+                 page: Page) -> list[str]:
+    """The assumptions `parts` read (every one with `full`), the knowledge base and the footer: once a report."""
+    lines = page.heading("Assumptions and error bands", "-")
+    used = result.assumptions if full else c.assumptions_used(parts)
+    for a in used:  # one wrapped line each: the titles are sentences, a table ran to 250 columns
+        lines += page.wrap(f"- {a.title}: {f'{c.number(a.value)} {a.unit}'.strip()} [{a.source}]")
     lines.append("")
     lines += page.heading("Knowledge base and prices", "-")
     lines += [f"Knowledge base version {result.knowledge.version}", ""]
@@ -209,8 +225,15 @@ def to_text(result: RecommendResult, *, why: bool = True, all_findings: bool = F
     if not why:
         lines += [*page.wrap("Explanations: add --why for the chain behind every line (--full for every rule-out too), "
                              "or save the report as html (folded) or md with --full."), ""]
-    lines.append(f"{meta.generator} · {result.rules_fired} rules fired · schema version {result.schema_version}")
-    return "\n".join(printable(line) for line in lines).rstrip() + "\n"
+    lines.append(f"{c.meta_of(result).generator} · {result.rules_fired} rules fired · schema version "
+                 f"{result.schema_version}")
+    return lines
+
+
+def finding_line(n: int, w: Warning, result: RecommendResult) -> str:
+    """`2. [ADVICE] H10: PyTorch: …`; a learner's without the id and the practitioner's asides (tui/words.py)."""
+    words = finding_words(w, result)
+    return f"{n}. [{w.severity.upper()}] " + (f"{words.label}: " if words.label else "") + words.message
 
 
 def printable(line: str) -> str:

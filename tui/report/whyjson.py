@@ -20,7 +20,8 @@ chain repeats the same text thousands of times (1.27 MB for a student's QLoRA jo
 
 `expand` turns such a document back into the `RecommendResult` shape (every step spelled out), so a report saved
 before this format (steps as objects, no tables) reads the same. Each lifecycle phase is a consultation of its own,
-with its own fact ids: its `phases[]` entry carries its own tables.
+with its own fact ids: its `phases[]` entry carries its own tables, and leaves out its `assumptions` when they are
+the lifecycle's (they always are: one knowledge base).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ from typing import Any
 
 CHAIN_KEYS = frozenset({"why", "profile_why"})
 FACTS, RULES, SOURCES, NOTES = "why_facts", "why_rules", "why_sources", "option_notes"
+CUT = "why_cut"
+"""Set when the rule-outs' chains were kept to their first levels to hold the file to its budget (jsonfmt.to_json):
+`{"ruled_out": depth}`; `--full` writes every level."""
+LIFECYCLE_SHARED = ("assumptions",)
+"""A phase's sections left out when they say what the lifecycle's say (every phase reads the same assumptions)."""
 RULE_FIELDS = (("rule_title", "title"), ("heuristic", "heuristic"), ("rule_kind", "kind"), ("source", "source"))
 SHARED, REPEATED = "s", "r"
 
@@ -96,6 +102,9 @@ def compact(doc: dict[str, Any]) -> dict[str, Any]:
         container[key] = out
     for phase in doc.get("phases") or ():
         compact(phase)  # a phase is a consultation of its own: its own fact ids, its own tables
+        for key in LIFECYCLE_SHARED:
+            if key in doc and phase.get(key) == doc[key]:
+                del phase[key]
     doc[RULES] = rules
     facts_out, doc[SOURCES] = _sources(_same_as(facts))
     doc[FACTS] = {key: _row(entry) for key, entry in facts_out.items()}
@@ -207,8 +216,12 @@ def expand(doc: Any) -> Any:
     returned as they are)."""
     if not isinstance(doc, dict):
         return doc
+    doc.pop(CUT, None)
     phases = doc.get("phases")
     for phase in phases if isinstance(phases, list) else ():
+        for key in LIFECYCLE_SHARED:
+            if isinstance(phase, dict) and key not in phase and key in doc:
+                phase[key] = doc[key]
         expand(phase)
     if not {FACTS, RULES, SOURCES, NOTES} & set(doc):
         return doc

@@ -40,16 +40,23 @@ def timeline_cells(result: RecommendResult) -> list[list[str]]:
 def timeline_widths(cells: list[list[str]], screen_width: int) -> list[int]:
     """Column widths: Phase and When as wide as their first line (at most 15 for When; Phase at most a sixth of the
     screen, 14 at 80 columns, so a phase's name is not broken mid-word where there is room), Cost as its widest
-    line (a part: `−$32,980 resale`), How as its word, On the width left (at least 16), so the table fits 80
-    columns."""
+    line (a part: `−$32,980 resale`), How as wide as it needs unless On needs the room (How then wraps by words),
+    On the width left (at least its longest word), so the table fits 80 columns without cutting a word."""
     def widest(i: int, first_only: bool = False) -> int:
         lines = [ln for row in cells for ln in (row[i].split("\n")[:1] if first_only else row[i].split("\n"))]
         return max([len(TIMELINE_COLUMNS[i])] + [len(ln) for ln in lines])
 
-    widths = [min(widest(0, True), max(14, screen_width // 6)), min(widest(1, True), 15), min(widest(2), 18),
-              widest(3)]
+    def longest_word(i: int) -> int:
+        return max([len(TIMELINE_COLUMNS[i])] + [len(w) for row in cells for w in row[i].split()])
+
+    widths = [min(widest(0, True), max(14, screen_width // 6)), min(widest(1, True), 15), min(widest(2), 18)]
     padding = 2 * len(TIMELINE_COLUMNS) + 4  # a cell's padding, the screen's and the scroll bar
-    return [*widths, max(16, screen_width - sum(widths) - padding)]
+    rest = screen_width - sum(widths) - padding
+    # How gives way to On (wrapped by words: "reuse (bought in phase 1)"), never below its longest word; On keeps
+    # at least its longest word ("(air-cooled)"), so no word is cut at 80 columns ("3 ×", "OAM", "(ai": issue 42)
+    on_min = max(longest_word(4), 16 if rest >= 16 + widest(3) else longest_word(4))
+    how = max(longest_word(3), min(widest(3), rest - on_min))
+    return [*widths, how, max(longest_word(4), rest - how)]
 
 
 class LifecycleScreen(Screen[None]):
@@ -62,6 +69,8 @@ class LifecycleScreen(Screen[None]):
                 tooltip="Back to the questionnaire, or to the start when the lifecycle was opened from a file"),
         Binding("s", "save", "Save", id="lifecycle.save", tooltip="Save the report (Markdown, HTML, JSON) or the "
                                                                    "answers file with its [[phase]] tables"),
+        Binding("w", "what_if", "What-if", id="lifecycle.what_if",
+                tooltip="Change what every phase shares (stage, budget, deployment, constraints) and plan again"),
         *[Binding(str(n), f"phase({n})", f"Phase {n}", show=n <= 3, id=f"lifecycle.phase{n}",
                   tooltip=f"Phase {n}'s own results") for n in range(1, 10)],
     ]
@@ -74,6 +83,8 @@ findings about how the phases interact (L1-L4).
 
 - **1-9** open a phase's own results (its ranking, findings and WHY chains). There, **w** (what-if) changes the
   phase within this lifecycle and plans the whole again; **Escape** comes back here.
+- **w** (what-if) changes what every phase shares (stage, budget, deployment, constraints, framework, the hardware
+  you have) and plans the whole again.
 - **s** saves the report (Markdown, HTML with the timeline chart, JSON) or the answers file.
 - **Escape** goes back.
 """
@@ -138,8 +149,12 @@ findings about how the phases interact (L1-L4).
         if not r.warnings:
             lines.append("No finding about the phases together; each phase's own findings are in its results.",
                          style="")
+        from gpuadvisor.tui.words import finding_words
+
         for w in r.warnings:
-            lines.append(f"[{w.severity.upper()}] {w.id}: {w.message}\n", style="")
+            words = finding_words(w, r)
+            label = f"{words.label}: " if words.label else ""
+            lines.append(f"[{w.severity.upper()}] {label}{words.message}\n", style="")
         lines.append("\n" + "  ".join(f"{p.phase}: {p.name}" for p in r.phases)
                      + " — press the number for a phase's own results", style="italic")
         self.query_one("#lifecycle-findings", Static).update(lines)
@@ -154,6 +169,17 @@ findings about how the phases interact (L1-L4).
 
         if self.lifecycle is not None:
             self.app.push_screen(save_screen(self.result, self.lifecycle, getattr(self.app, "today", None)))
+
+    def action_what_if(self) -> None:
+        """What-if on the answers every phase shares, from the first phase's answers (the shared ones merged in)."""
+        from gpuadvisor.tui.screens.answers_state import AnswerState
+        from gpuadvisor.tui.screens.whatif import WhatIfScreen
+
+        if self.lifecycle is None:
+            return
+        answers = self.lifecycle.phases[0].answers
+        state = AnswerState.from_answers(answers).with_model_format(getattr(self.app, "catalog", None))
+        self.app.push_screen(WhatIfScreen(state, answers, shared=self.lifecycle))
 
     def action_phase(self, n: int) -> None:
         """Phase n's own results, in a results screen that knows it shows a phase of this lifecycle."""

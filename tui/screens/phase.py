@@ -8,6 +8,7 @@ what-if never replaces the lifecycle by an unrelated consultation.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,3 +59,24 @@ def changed_answers(before: Answers, after: Answers, keys: list[str]) -> dict[st
 
     old, new = dict(flatten_dotted(before.given())), dict(flatten_dotted(after.given()))
     return {k: new.get(k) for k in keys if old.get(k) != new.get(k)}
+
+
+def is_shared(dotted: str) -> bool:
+    """An answer the lifecycle's phases share (rules.lifecycle_answers.SHARED_SECTIONS: stage, budget, deployment,
+    constraints, framework, current)."""
+    from gpuadvisor.rules.lifecycle_answers import SHARED_SECTIONS
+
+    return dotted.split(".")[0] in SHARED_SECTIONS
+
+
+def with_shared_changes(lifecycle: LifecycleAnswers, changes: Mapping[str, Any]) -> LifecycleAnswers:
+    """The lifecycle with the answers its phases share changed (`is_shared` keys only, in its top-level tables; a
+    phase that gives its own value keeps it). Validated as a file is; InputError names the field."""
+    from gpuadvisor.rules.answers import put_dotted
+    from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
+
+    data = lifecycle.given()
+    for dotted, value in changes.items():
+        if is_shared(dotted):
+            put_dotted(data, dotted, value)
+    return parse_lifecycle(data, "what-if")

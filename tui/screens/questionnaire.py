@@ -18,6 +18,7 @@ from textual.widgets import Button, Footer, Header, Input, Static
 
 from gpuadvisor.tui.draft import save_draft
 from gpuadvisor.tui.messages import (
+    DraftDiscarded,
     LifecycleRequested,
     NextPhaseRequested,
     PhaseDropped,
@@ -344,10 +345,35 @@ default shown in grey. Each answer is checked as you type and a problem is named
 
         self.app.push_screen(AndThenScreen(self.phase or 1, what), chosen)
 
+    def _ask_leave(self) -> None:
+        """Back from the first step with answers entered: stay, leave with them kept as a draft (Resume on the
+        welcome screen), or leave and discard them."""
+        from gpuadvisor.tui.draft import draft_summary
+        from gpuadvisor.tui.screens.choice import Choice, ChoiceScreen
+
+        def chosen(choice: str | None) -> None:
+            if choice is None:
+                return
+            if choice == "discard":
+                self.app.post_message(DraftDiscarded())
+            else:
+                save_draft(self.state.raw)
+            if self.app.screen is self:
+                self.app.pop_screen()
+
+        self.app.push_screen(ChoiceScreen(
+            "Leave the questionnaire?", f"Your answers ({draft_summary(self.state.raw)}) are kept as a draft: "
+            "Resume (u) on the welcome screen brings them back. Or discard them.",
+            [Choice("keep", "Leave, keep them", "k", primary=True), Choice("discard", "Discard them", "d")],
+            dialog_id="leave-dialog"), chosen)
+
     async def action_back(self) -> None:
         steps = self.steps
         index = next(i for i, s in enumerate(steps) if s.id == self.step_id)
         if index == 0:
+            if not self.phase and any(v not in ("", [], None) for v in self.state.raw.values()):
+                self._ask_leave()  # answers entered: keep them for later, or discard them — never lost silently
+                return
             self.app.pop_screen()
             below = self.app.screen
             if self.phase and isinstance(below, QuestionnaireScreen):  # back from phase N to phase N-1's review

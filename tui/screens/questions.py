@@ -157,8 +157,8 @@ STEPS: tuple[Step, ...] = (
           ask("inference.failover", _inference), ask("inference.models_per_gpu", _inference),
           ask("inference.engine", _inference),
           ask("training.tokens_b", _trains), ask("training.deadline_days", _trains),
-          ask("training.deadline_from", _may_buy_for_a_run), ask("training.optimizer", _trains),
-          ask("training.checkpointing", _trains))),
+          ask("training.deadline_from", _may_buy_for_a_run), ask("training.global_batch", _trains),
+          ask("training.optimizer", _trains), ask("training.checkpointing", _trains))),
     Step("budget", "Budget", "Budget", "Leave empty what does not limit you.",
          (ask("budget.capex_usd", _may_buy), ask("budget.hourly_usd", _may_rent), ask("budget.monthly_usd"))),
     # what decides early comes first: the hardware you have may be the answer, then where the rest comes from

@@ -1,7 +1,7 @@
 """Results: the headline, what was asked, the ranked options, the findings, the ruled-out list and the assumptions.
 
 The screen reads top-down like the reports: the recommendation in one sentence, the requirements (with the demand,
-the same for every option), then the ranking with a line saying what Score and the speed column mean. Narrow
+the same for every option), then the ranking with a line saying what Total and the speed column mean. Narrow
 terminals stack the table over the panels and abbreviate the table's figures; wide ones (≥130 columns) put them side
 by side, the table as wide as its content and the panel taking the rest. After a what-if, the rows that moved are
 marked (▲/▼/new in the Δ column, in bold) and a banner says what changed.
@@ -61,6 +61,23 @@ def asked_line(result: RecommendResult) -> str:
                         ("p95 latency", "p95"), (" requests in flight", " in flight")):
         text = text.replace(long, brief)
     return text
+
+
+ASKED_LINES = 2
+"""Lines the asked line takes at most (the ranking needs the rest of a 24-line terminal)."""
+
+
+def fit_parts(text: str, width: int, lines: int = ASKED_LINES) -> str:
+    """`text` (parts joined by " · ") in at most `lines` lines of `width`, whole parts only: the last ones give way
+    to "· …" (at 80 columns "Asked: … you have" was cut mid-phrase by the line limit)."""
+    import textwrap
+
+    parts = text.split(" · ")
+    for keep in range(len(parts), 0, -1):
+        candidate = " · ".join(parts[:keep]) + ("" if keep == len(parts) else " · …")
+        if len(textwrap.wrap(candidate, max(width, 20))) <= lines:
+            return candidate
+    return parts[0]
 
 
 def legend(result: RecommendResult, compact: bool) -> str:
@@ -199,7 +216,7 @@ the phase within the lifecycle (the budget is the lifecycle's, shared by every p
             plan = self.phase.in_plan
             phase.update(f"{self.phase.label} of the lifecycle" + (f", planned {plan}" if plan else "")
                          + " · the figures below: the phase alone · Esc: back to the lifecycle")
-        self.query_one("#results-asked", Static).update(asked_line(result))
+        self._render_asked()
         theme = self.app.current_theme
         table = self.query_one("#ranking", RankingTable)
         self._fit_table()
@@ -237,9 +254,15 @@ the phase within the lifecycle (the budget is the lifecycle's, shared by every p
         if self.result is not None:
             self.query_one("#results-legend", Static).update(legend(self.result, compact))
 
+    def _render_asked(self) -> None:
+        if self.result is not None:
+            width = (self.size.width or self.app.size.width) - 2  # the line's padding
+            self.query_one("#results-asked", Static).update(fit_parts(asked_line(self.result), width))
+
     def on_resize(self) -> None:
         if self.result is not None:
             self._fit_table()
+            self._render_asked()
 
     def action_all_findings(self) -> None:
         """Every finding, or again only the few that matter most."""

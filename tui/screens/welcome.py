@@ -39,8 +39,8 @@ class WelcomeScreen(AdvisorScreenMixin, Screen[None]):
     BINDINGS = [
         Binding("n", "app.new_consultation", "New", id="welcome.new", tooltip="Start a new consultation"),
         Binding("o", "app.open_answers", "Open", id="welcome.open", tooltip="Open saved answers or a JSON report"),
-        Binding("u", "app.resume_draft", "Resume", show=False, id="welcome.resume",
-                tooltip="Resume the answers a crash or a kill left unsaved"),
+        Binding("u", "resume", "Resume", id="welcome.resume",
+                tooltip="Resume the answers you have not run yet (kept as a draft)"),
         Binding("r", "refresh_prices", "Refresh prices", id="welcome.refresh",
                 tooltip="Fetch current cloud prices from gpuhunt's public catalogs (gpuadvisor kb refresh)"),
         Binding("q", "app.quit", "Quit", id="welcome.quit", tooltip="Leave gpuadvisor"),
@@ -55,8 +55,9 @@ and explains each result down to the source documents.
 
 - **n** starts a new consultation, **o** opens saved answers (a TOML answers file or a JSON report).
 - **Enter** on a recent consultation reopens it straight at the results.
-- **u** resumes the answers of a questionnaire a crash or a kill interrupted (every entry is kept as a draft until
-  the answers or a report are saved); the button shows only when there is such a draft.
+- **u** resumes answers you have not run yet: every entry is kept as a draft (left with Back from the first
+  question, or by a crash or a kill) until its consultation runs or is discarded; the button shows only when there is
+  such a draft, with what it holds. **n** with a draft waiting asks first: resume it, or start blank.
 - **r** fetches current on-demand and spot cloud prices from gpuhunt's public catalogs (as `gpuadvisor kb refresh`
   does); the line under the knowledge base says how old the prices in use are.
 - **Ctrl+P** opens the command palette, **Ctrl+T** switches light/dark, **Ctrl+Q** quits.
@@ -72,7 +73,10 @@ and explains each result down to the source documents.
             with Horizontal(id="welcome-actions"):
                 yield Button("New consultation (n)", id="new", variant="primary", compact=True)
                 yield Button("Open saved answers (o)", id="open", compact=True)
-                yield Button("Resume unsaved answers (u)", id="resume", compact=True)
+                yield Button("Resume (u)", id="resume", compact=True)
+            # what the draft holds, under the buttons where it wraps by words (in the button's label it was cut
+            # at 80 columns: 'Resume (u): fine-tuning ·')
+            yield Static("", id="draft-status", markup=False)
             yield Label("Recent consultations", id="recent-title")
             yield OptionList(id="recent", markup=False)  # titles and paths are data: text, never markup
             yield Static("", id="recent-empty")
@@ -81,8 +85,7 @@ and explains each result down to the source documents.
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        # answers a crash or a kill left in the questionnaire's draft are offered back
-        self.query_one("#resume", Button).display = load_draft() is not None
+        self.draft_changed()
         self.recent_changed()
         self.catalog_ready()
         self.query_one("#new", Button).focus()
@@ -90,17 +93,46 @@ and explains each result down to the source documents.
         # the interpreter with CSS parsing or the knowledge-base loader's thread.
         self.set_timer(0.3, lambda: self.app.post_message(WarmUpRequested()))
 
+    _has_draft = False
+
+    def draft_changed(self) -> None:
+        """Offer the questionnaire's draft back (answers not yet run: left from the first question, or a crash or a
+        kill), saying what it holds; at once, not only after a restart."""
+        from gpuadvisor.tui.draft import draft_summary
+
+        raw = load_draft()
+        self._has_draft = raw is not None
+        self.query_one("#resume", Button).display = raw is not None
+        status = self.query_one("#draft-status", Static)
+        status.display = raw is not None
+        if raw is not None:
+            status.update(f"Not run yet, kept as a draft: {draft_summary(raw)} (u resumes it).")
+        self.refresh_bindings()
+
+    def on_screen_resume(self) -> None:
+        self.draft_changed()
+
+    async def action_resume(self) -> None:
+        await self.run_action("app.resume_draft")
+
     def recent_changed(self) -> None:
         """Refill the recent list from the data directory."""
         recent = settings.load_recent()
         option_list = self.query_one("#recent", OptionList)
         option_list.clear_options()
         home = str(Path.home())
+        seen: set[str] = set()
         for entry in recent:
             shown = entry.path.replace(home, "~", 1) if entry.path.startswith(home) else entry.path
             # served: this session's own consultations, kept in its own folder on the server: the path says nothing
             text = entry.title if self.advisor.served is not None else f"{entry.title}\n  {shown}"
             option_list.add_option(Option(text, id=entry.path))
+            seen.add(entry.path)
+            for what_if in entry.what_ifs:  # under their consultation, one line each (an option id is unique)
+                if what_if.path not in seen:
+                    seen.add(what_if.path)
+                    option_list.add_option(Option(f"  ↳ {what_if_line(what_if.title, entry.title)}",
+                                                  id=what_if.path))
         option_list.display = bool(recent)
         self.query_one("#recent-empty", Static).update(
             "" if recent else "None yet: finished consultations are listed here.")
@@ -121,9 +153,11 @@ and explains each result down to the source documents.
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """A visitor of the shared app is not offered the price refresh (the key and the footer's entry go): only
-        whoever runs the server refreshes prices."""
+        whoever runs the server refreshes prices. Resume is offered while a draft waits."""
         if action == "refresh_prices" and self.advisor.served is not None:
             return False
+        if action == "resume":
+            return self._has_draft
         return True
 
     def action_refresh_prices(self) -> None:
@@ -188,6 +222,14 @@ and explains each result down to the source documents.
                 self.notify(str(exc), title="Cannot reopen", severity="error", markup=False)
                 return
             self.app.post_message(AnswersLoaded(loaded))
+
+
+def what_if_line(title: str, parent: str) -> str:
+    """A what-if under its consultation says what differs: its change, or what its title adds to the parent's."""
+    if " · what-if: " in title:
+        return "what-if: " + title.split(" · what-if: ", 1)[1]
+    mine, theirs = title.split(" · "), set(parent.split(" · "))
+    return "edited: " + (" · ".join(p for p in mine if p not in theirs) or title)
 
 
 def price_status(catalog: Any, today: Any = None, *, offer_refresh: bool = True) -> str:

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from gpuadvisor.rules.result import RecommendResult, WhyStep
 from gpuadvisor.tui.widgets.format import severity
+from gpuadvisor.tui.words import finding_words
 
 MAX_NAMED = 3
 """Options named in a finding's "concerns" line before "and N more"."""
@@ -72,13 +73,14 @@ def warning_entries(result: RecommendResult, styles: dict[str, str] | None = Non
     out = []
     for i in shown_findings(result, all_findings):
         w = result.warnings[i]
-        prompt = Text.assemble((severity(w.severity), styles.get(w.severity, "bold")), " ", (w.id, "bold"), "  ",
-                               w.message)
+        words = finding_words(w, result)  # a learner's: no id, no practitioner's asides (tui/words.py)
+        label = ((words.label, "bold"), "  ") if words.label else ()
+        prompt = Text.assemble((severity(w.severity), styles.get(w.severity, "bold")), " ", *label, words.message)
         if w.options:
             names = ", ".join(titles.get(o, o) for o in w.options[:MAX_NAMED])
             more = len(w.options) - MAX_NAMED
             prompt.append(f"\n  concerns: {names}" + (f" and {more} more" if more > 0 else ""), style="dim")
-        out.append((f"w{i}", prompt, f"{severity(w.severity)} {w.id}: {w.message}", w.why))
+        out.append((f"w{i}", prompt, f"{severity(w.severity)} {words.whole}", w.why))
     return out
 
 

@@ -26,16 +26,20 @@ def money(usd: float | None) -> str:
 
 
 def short_money(usd: float | None) -> str:
-    """`$950`, `$15k`, `$1.2M`: for narrow table cells."""
+    """`$5.27`, `$950`, `$15k`, `$1.2M`: for narrow table cells; under $1,000 three significant figures (totals of
+    $5.27, $5.69 and $5.73 read "$5 / $6 / $6" at 80 columns: issue 42)."""
     if usd is None:
         return DASH
-    if abs(usd) >= 1e6:
+    # each step where the figure rounds to the next one's first value: $9,951 is $10k, not $10.0k
+    if abs(usd) >= 999_500:
         return f"${usd / 1e6:,.1f}M"
-    if abs(usd) >= 10_000:
+    if abs(usd) >= 9_950:
         return f"${usd / 1e3:,.0f}k"
-    if abs(usd) >= 1000:
+    if abs(usd) >= 999.5:
         return f"${usd / 1e3:,.1f}k"
-    return f"${usd:,.0f}"
+    if usd == 0 or abs(usd) >= 99.95:
+        return f"${usd:,.0f}"
+    return f"${usd:#.3g}".rstrip(".")
 
 
 def number(value: float | None, digits: int = 1) -> str:

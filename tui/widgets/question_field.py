@@ -26,6 +26,13 @@ from gpuadvisor.tui.screens.questions import Question
 from gpuadvisor.tui.widgets.toggles import ChoiceButton, MultiChoice, Tick
 
 
+def split_example(text: str) -> tuple[str, str]:
+    """`e.g. 2 or 500M (empty: 20 per parameter from scratch, 0.1 fine-tuning)` → (`e.g. 2 or 500M`, `20 per
+    parameter from scratch, 0.1 fine-tuning`); text without an "(empty: …)" part is kept whole."""
+    head, sep, rest = text.partition(" (empty: ")
+    return (head, rest.removesuffix(")")) if sep else (text, "")
+
+
 class QuestionField(Vertical):
     """A question with its control, why-line and error line."""
 
@@ -82,7 +89,13 @@ class QuestionField(Vertical):
         if q.kind == "model":
             yield Static("", classes="model-info", id="model-info", markup=False)
             yield OptionList(id="model-matches", classes="model-matches", compact=True, markup=False)
-        yield Static(f"why: {self._why}", classes="question-why")
+        yield Static(self._why_line(), classes="question-why")
+
+    def _why_line(self) -> str:
+        """`why: …`, and what an empty entry means when the example says it (the placeholder keeps only the
+        example: a long one was cut mid-phrase in the input, "(empty: 20 per parameter from" at 80 columns)."""
+        _, empty = split_example(self.question.example) if self.question.kind != "model" else ("", "")
+        return f"why: {self._why}" + (f" Empty: {empty}." if empty else "")
 
     def _control(self) -> Widget:
         q, v, cid = self.question, self._initial_value, self.question.input_id
@@ -104,7 +117,7 @@ class QuestionField(Vertical):
             chosen = [str(x) for x in v] if isinstance(v, list) else list(self._default(q.key) or [])
             return MultiChoice([(str(c.value), c.label) for c in q.choices], chosen, id=cid,
                                classes="question-control")
-        placeholder = q.example if q.kind == "model" else default_text(q, self._raw, self._native)
+        placeholder = q.example if q.kind == "model" else split_example(default_text(q, self._raw, self._native))[0]
         return Input("" if v is None else str(v), placeholder=placeholder, id=cid, classes="question-control",
                      compact=True, select_on_focus=False)
 
@@ -155,7 +168,7 @@ class QuestionField(Vertical):
         if placeholder is not None and isinstance(control, Input):
             control.placeholder = placeholder
         self._why = why
-        self.query_one(".question-why", Static).update(f"why: {why}")
+        self.query_one(".question-why", Static).update(self._why_line())
 
     def focus_control(self) -> None:
         self.query_one(f"#{self.question.input_id}").focus()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,6 +17,9 @@ from gpuadvisor.tui.widgets import format as fmt
 
 MAX_MARKS = 3
 MIN_OPTION = 14
+LABEL_ROOM = 22
+"""Columns an option's label needs to name the part and how it comes ("MI300X · TensorWave", "H100 NVL · buy (2U)");
+below it, at 80 columns, the Price column (the price's age, also in the detail and the legend's reports) gives way."""
 MAX_OPTION = 72
 RIGHT = frozenset({"rank", "count", "memory", "speed", "cost", "unit", "score"})
 
@@ -78,6 +81,91 @@ def short_title(rec: Recommendation) -> str:
     return f"{name} · {where}" if where else name
 
 
+_MEMORY_TOKEN = re.compile(r"\s+\d+\s?GB\b")
+
+
+def _brief(rec: Recommendation, level: int) -> str:
+    """The option's label at a level of detail: 0 the part and how it comes (`short_title`), 1 without the machines
+    × accelerators, 2 the part without its memory size too (`H100 NVL · buy`)."""
+    text = short_title(rec)
+    if level >= 1:
+        text = re.sub(r" \d+×\d+", "", text)
+    if level >= 2:
+        text = _MEMORY_TOKEN.sub("", text)
+    return text
+
+
+def _differences(group: Sequence[Recommendation], brief: bool = False) -> list[str]:
+    """What tells options with one label apart, per option: how it comes (the provider, or buy), the GPU count, the
+    rental's term, the machine (server), the instance's own name — each only when it differs within the group;
+    `brief`: each in a word (`6×`, `2U`, `3-yr`)."""
+    def server(r: Recommendation) -> str:
+        name = r.unit.name.split(" (")[0].removesuffix(" server").strip() if r.purchase else ""
+        return name.split(" ")[0] if brief else name
+
+    def term(r: Recommendation) -> str:
+        return TERMS.get(r.instance.pricing, " on demand").strip() if r.instance is not None else ""
+
+    def where(r: Recommendation) -> str:
+        return "buy" if r.purchase else r.instance.provider if r.instance is not None else ""
+
+    def count(r: Recommendation) -> str:
+        return f"{r.count}×" if brief else f"{r.count} GPU{'s' if r.count != 1 else ''}"
+
+    aspects = (where, count, term, server, lambda r: r.instance.name if r.instance else "",
+               lambda r: f"#{r.rank}")
+    out: list[list[str]] = [[] for _ in group]
+    for aspect in aspects:
+        values = [aspect(r) for r in group]
+        if len(set(values)) > 1:
+            for extra, value in zip(out, values, strict=True):
+                if value:
+                    extra.append(value)
+            if len({tuple(x) for x in out}) == len(group):
+                break
+    return [", ".join(x) for x in out]
+
+
+def option_labels(recs: Sequence[Recommendation], width: int) -> dict[str, str]:
+    """Labels for the option column, unique across the ranking (two options both reading "H100 NVL 94GB · buy 2×1"
+    say what differs: count, term, server) and fitted to `width` by rule, never cut mid-word: each at the most
+    detailed level of `_brief` that fits; options that would still read alike say in brackets what differs (in a
+    word each when the column is narrow), their common part shortened by whole words to leave it room."""
+    def detailed(r: Recommendation) -> str:
+        return next((t for lv in range(3) if len(t := _brief(r, lv)) <= width), _brief(r, 2))
+
+    base = {r.option: detailed(r) for r in recs}
+    labels = {k: fit_words(v, width) or v[:width] for k, v in base.items()}
+    groups: dict[str, list[Recommendation]] = {}
+    for r in recs:
+        groups.setdefault(labels[r.option], []).append(r)
+    for group in (g for g in groups.values() if len(g) > 1):
+        diffs = _differences(group)
+        if any(width - len(d) - 3 < 6 for d in diffs):
+            diffs = _differences(group, brief=True)
+        for r, diff in zip(group, diffs, strict=True):
+            room = width - len(diff) - 3
+            head = fit_words(base[r.option], room) if room >= 4 else ""
+            labels[r.option] = (f"{head} ({diff})" if head else fit_words(diff, width) or diff[:width]) \
+                if diff else labels[r.option]
+    return labels
+
+
+def fit_words(text: str, width: int) -> str:
+    """`text` within `width`, cut at a word boundary with "…" when it does not fit (a word or a figure is never cut
+    in two: "MI300X · Tenso…" read as a provider's name); "" when not even its first word fits."""
+    if len(text) <= width:
+        return text
+    keep = max(width - 1, 1)
+    cut = text[:keep]
+    if text[keep] != " ":  # the cut falls inside a word: back to the space before it
+        space = cut.rfind(" ")
+        if space <= 0:
+            return ""  # not even the first word fits: the caller shows something else
+        cut = cut[:space]
+    return cut.rstrip(" ·(,") + "…"
+
+
 def cells(rec: Recommendation, workload: str, compact: bool = False) -> dict[str, str]:
     """The text of each column for one option (purchases show their price where rentals show $/h); `compact`
     abbreviates figures for a narrow terminal."""
@@ -103,10 +191,6 @@ def cells(rec: Recommendation, workload: str, compact: bool = False) -> dict[str
                   else fmt.price_label(cost.price_kind, cost.price_as_of, cost.price_age_months)),
         "score": fmt.short_money(rec.decision_cost.usd) if compact else fmt.money(rec.decision_cost.usd),
     }
-
-
-def ellipsize(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
 
 
 class RankingTable(DataTable[Text]):
@@ -159,21 +243,22 @@ class RankingTable(DataTable[Text]):
         if room - sum(widths.values()) < MIN_OPTION + 6:
             self.compact = True
             cols, rows, widths = self._layout(workload, True)
+        if self.compact and room - sum(widths.values()) < LABEL_ROOM:  # 80 columns: the price's age gives way
+            cols = [c for c in cols if c.key != "price"]
+            widths.pop("price", None)
         option_width = max(MIN_OPTION, min(MAX_OPTION, room - sum(widths.values())))
         row_key = self.cursor_row
         self.clear(columns=True)
         for c in cols:
             label = Text(c.label, justify="right") if c.key in RIGHT else Text(f" {c.label}" if c.label else "")
             self.add_column(label, width=widths.get(c.key, option_width), key=c.key)
-        full = all(len(rec.title) < option_width for rec, _ in rows)  # one naming style for the whole column
-        short = {rec.option: short_title(rec) for rec, _ in rows}
-        seen = Counter(short.values())
-        for rec, _ in rows:  # two offers of one part at one provider: name the instance too
-            if seen[short[rec.option]] > 1 and rec.instance is not None:
-                short[rec.option] = short[rec.option].replace(" · ", f" · {rec.instance.name} · ", 1)
+        # one naming style for the whole column: the full titles when they fit (they are unique), else the labels
+        full = all(len(rec.title) < option_width for rec, _ in rows) and \
+            len({rec.title for rec, _ in rows}) == len(rows)
+        short = option_labels([rec for rec, _ in rows], option_width - 1)
         for rec, values in rows:
             title = rec.title if full else short[rec.option]
-            values["option"] = " " + ellipsize(title, option_width - 1)
+            values["option"] = " " + title
             style = "dim" if rec.option in self._runners else ""
             if values["move"].strip():
                 style = self._highlight

@@ -10,12 +10,24 @@ from dataclasses import dataclass
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Checkbox, RadioButton
 
 
 class ChoiceButton(RadioButton):
-    """A radio button marked `●` when chosen."""
+    """A radio button marked `●` when chosen, whose label wraps by words where it does not fit (at 80 columns
+    'Automatic (today if the run could be rented)' read 'Automatic (today if the run coul…': issue 42)."""
+
+    DEFAULT_CSS = """
+    ChoiceButton {
+        height: auto;
+        text-wrap: wrap;
+    }
+    """
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return max(1, len(self.render().wrap(width)))
 
     @property
     def _button(self) -> Content:
