@@ -1053,6 +1053,52 @@ class Band(Strict):
         return self
 
 
+class ReserveTier(Strict):
+    """One memory tier of an engine's default reserve: the devices below `below_mib` of memory get these sizes."""
+
+    below_mib: float | None = Field(default=None, gt=0)
+    """Devices with less memory than this (MiB, as the driver reports it) take this tier; none on the last."""
+    prefill_tokens: int = Field(ge=1, le=1_000_000)
+    """Tokens of one prefill chunk the engine reserves activations for (SGLang's chunked_prefill_size)."""
+    graph_batch: int = Field(ge=0, le=100_000)
+    """Largest batch captured as a CUDA graph below 4-way tensor parallelism (SGLang's cuda_graph_max_bs)."""
+    graph_batch_wide: int = Field(ge=0, le=100_000)
+    """The same from 4-way tensor parallelism up."""
+
+
+class StaticMemory(Strict):
+    """An engine that sizes its weights and KV cache to a share of the device and holds the rest back (SGLang's
+    mem_fraction_static, 'the fraction of the memory used for static allocation (model weights and KV cache memory
+    pool)'): its default reserve in MiB is base + prefill tokens × per token + graph batch × per sequence + GPUs of
+    the replica × per GPU, with the prefill and graph sizes of the device's memory tier (server_args.py,
+    _handle_gpu_memory_settings). Activations, CUDA graphs and metadata live inside the reserve."""
+
+    base_mib: float = Field(ge=0)
+    mib_per_prefill_token: float = Field(ge=0)
+    mib_per_graph_sequence: float = Field(ge=0)
+    mib_per_gpu: float = Field(ge=0)
+    """Per GPU of the replica (tensor × pipeline degree): SGLang's 'adjustments for large parallel size'."""
+    tiers: list[ReserveTier] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> StaticMemory:
+        bounds = [t.below_mib for t in self.tiers[:-1]]
+        if None in bounds or bounds != sorted(b for b in bounds if b is not None) or self.tiers[-1].below_mib:
+            raise ValueError("tiers must rise in below_mib, the last one without it")
+        return self
+
+    def tier(self, device_mib: float) -> ReserveTier:
+        """The tier of a device with `device_mib` of memory."""
+        return next(t for t in self.tiers if t.below_mib is None or device_mib < t.below_mib)
+
+    def reserve_mib(self, device_mib: float, tp: int, pp: int) -> float:
+        """The default reserve (MiB) on a device of `device_mib` in a replica of tp × pp GPUs."""
+        tier = self.tier(device_mib)
+        graph = tier.graph_batch_wide if tp >= 4 else tier.graph_batch
+        return (self.base_mib + tier.prefill_tokens * self.mib_per_prefill_token
+                + graph * self.mib_per_graph_sequence + tp * pp * self.mib_per_gpu)
+
+
 class Engine(Strict):
     """A serving engine (llama.cpp, vLLM, ...): which software stacks it runs on."""
 
@@ -1071,6 +1117,9 @@ class Engine(Strict):
     """Tokens of the largest forward pass the engine reserves activation memory for (llama.cpp's compute buffer:
     one physical batch, --ubatch-size 512). None: the `prefill_chunk_tokens` assumption (a chunked-prefill
     server's token budget)."""
+    static_memory: StaticMemory | None = None
+    """The engine's default reserve beside its weights and KV cache (SGLang's mem_fraction_static); None: it sizes
+    them to what its activations, runtime and `memory_headroom` leave."""
     model_split: list[ModelSplit] = Field(default=["tensor", "pipeline"], min_length=1)
     """How the engine spreads one model over several GPUs: `tensor` (every layer's matrices split, an all-reduce
     per layer: vLLM, SGLang, TensorRT-LLM) and/or `pipeline` (whole layers per GPU, one sequence's token crossing

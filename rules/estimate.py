@@ -935,7 +935,9 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
                               f"{usage.session_overhead_hours:g} h of set-up) × instances × hourly price, as a "
                               "consultation bills it); $ per 1M tokens = GPU-hour price × GPUs ÷ tokens per hour "
                               "× 10^6 (the instance's other GPUs assumed to serve replicas)", source="S9 (002)"))
-    bought = _cheapest_purchase(catalog, acc, par.gpus, joined=par.gpus > 1 and (par.dp > 1 or par.pp > 1))
+    group = par.gpus if result.setup.workload != "inference" else par.model_shards
+    bought = _cheapest_purchase(catalog, acc, par.gpus, group=group,
+                                joined=par.gpus > 1 and (par.dp > 1 or par.pp > 1))
     if bought is None:
         return
     unit, machines, paid, bill = bought
@@ -966,10 +968,12 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
             ownership, paid, cheapest_rent, factors=factors))
 
 
-def _cheapest_purchase(catalog: Catalog, acc: Accelerator, gpus: int, *, joined: bool
+def _cheapest_purchase(catalog: Catalog, acc: Accelerator, gpus: int, *, group: int, joined: bool
                        ) -> tuple[Unit, int, int, PurchaseBill] | None:
-    """The cheapest machine(s) of systems.toml holding at least `gpus` of the part: (unit, machines, accelerators
-    bought, bill); None when the part cannot be bought with a price."""
+    """The cheapest machine(s) of systems.toml holding at least `gpus` of the part with each `group` of them (one
+    model's shards, or a training job) on a link that joins them: (unit, machines, accelerators bought, bill); None
+    when the part cannot be bought with a price. Two cards one model is split over sit in one machine that takes
+    two (a workstation), not in two desktop PCs no network joins, as a consultation plans them (Unit.counts)."""
     best: tuple[Unit, int, int, PurchaseBill] | None = None
     for unit in purchase_units(catalog, acc):
         system = catalog.systems[unit.id.split(":")[1]]
@@ -978,7 +982,7 @@ def _cheapest_purchase(catalog: Catalog, acc: Accelerator, gpus: int, *, joined:
         fill = next((f for f in unit.fills if f >= gpus), None)
         machines, paid = (1, fill) if fill is not None else (math.ceil(gpus / unit.node),
                                                              math.ceil(gpus / unit.node) * unit.node)
-        if machines > 1 and unit.single:
+        if machines > 1 and (unit.single or not _links(unit, group)):
             continue
         try:
             bill = purchase_bill(catalog, system, acc, machines, paid, joined=joined and machines > 1)
@@ -987,6 +991,16 @@ def _cheapest_purchase(catalog: Catalog, acc: Accelerator, gpus: int, *, joined:
         if best is None or bill.capex_usd < best[3].capex_usd:
             best = (unit, machines, paid, bill)
     return best
+
+
+def _links(unit: Unit, group: int) -> bool:
+    """Whether a link of the unit's topology joins `group` of its accelerators (no cluster network between
+    desk-side machines: a group wider than one of them is not joined)."""
+    try:
+        unit.topology.link(group)
+    except ValueError:
+        return False
+    return True
 
 
 def _assumptions(notes: Iterable[Note], catalog: Catalog) -> list[AssumptionUsed]:

@@ -13,9 +13,12 @@ from typing import Literal
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.engine_names import canonical_engine
-from gpuadvisor.knowledge.schema import Accelerator, Band, EngineProfile, ModelSplit
+from gpuadvisor.knowledge.schema import Accelerator, Band, Engine, EngineProfile, ModelSplit
 from gpuadvisor.rules.sizing.speed import EngineEfficiency
+from gpuadvisor.rules.sizing.units import GB
 
+MIB = 2.0**20
+"""Bytes in a MiB: the unit engines and drivers size device memory in (nvidia-smi, SGLang's server arguments)."""
 _ARCH_WORDS = ("blackwell", "hopper", "ada", "ampere", "turing", "volta", "pascal", "cdna 3", "cdna 2", "rdna")
 
 
@@ -79,8 +82,21 @@ def engine_memory(catalog: Catalog, acc: Accelerator, requested: str | None = No
     if engine is None:
         return ()
     pairs = (("headroom_fraction", engine.memory_headroom), ("runtime_overhead_gb", engine.runtime_overhead_gb),
-             ("prefill_chunk_tokens", engine.activation_tokens))
+             ("prefill_chunk_tokens", engine.activation_tokens), *_reserve_factors(engine, acc))
     return tuple((k, v) for k, v in pairs if v is not None)
+
+
+def _reserve_factors(engine: Engine, acc: Accelerator) -> tuple[tuple[str, float], ...]:
+    """The memory factors of an engine's default reserve on `acc` (`StaticMemory`, SGLang's mem_fraction_static):
+    the reserve of a one-GPU replica, its growth per further GPU and from 4-way tensor parallelism, in GB, so that
+    `sizing.memory.activation_reserve` gives `StaticMemory.reserve_mib` for any split."""
+    static = engine.static_memory
+    if static is None:
+        return ()
+    mib = acc.memory_bytes() / MIB
+    one, wide = static.reserve_mib(mib, 1, 1), static.reserve_mib(mib, 4, 1)
+    return (("activation_reserve_gb", one * MIB / GB), ("activation_reserve_per_gpu_gb", static.mib_per_gpu * MIB / GB),
+            ("activation_reserve_wide_gb", (wide - one - 3 * static.mib_per_gpu) * MIB / GB))
 
 
 def engine_splits(catalog: Catalog, acc: Accelerator, requested: str | None = None) -> tuple[ModelSplit, ...]:

@@ -78,6 +78,14 @@ class Factors:
     ridge point (speed.expert_half_tokens)."""
     allreduce_latency_nvlink_us: float = 8.0
     allreduce_latency_pcie_us: float = 30.0
+    activation_reserve_gb: float = 0.0
+    """Memory per GPU a serving engine holds back beside its weights and KV cache whatever its activations need, for
+    a replica of one GPU (SGLang: what its default mem_fraction_static leaves, engines.toml `static_memory`); 0: the
+    activations are counted as computed."""
+    activation_reserve_per_gpu_gb: float = 0.0
+    """What that reserve grows by per further GPU of the replica (tensor × pipeline degree)."""
+    activation_reserve_wide_gb: float = 0.0
+    """What it grows by from 4-way tensor parallelism up (SGLang captures CUDA graphs of larger batches there)."""
     prefill_chunk_tokens: float = 8192.0
     """Tokens processed per prefill forward pass (chunked prefill); bounds inference activation memory."""
     consumer_dense_throttle: float = 0.20

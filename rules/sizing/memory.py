@@ -426,7 +426,7 @@ class InferenceMemoryCurve:
 
     __slots__ = ("arch", "params", "weight_bytes_per_param", "kv_bytes_per_value", "context", "par",
                  "embedding_bytes", "flash_attention", "factors", "experts", "_weights", "_kv_per_sequence", "_share",
-                 "_chunk", "_act_per_token", "_score_factor", "_runtime", "_totals", "_notes", "models")
+                 "_chunk", "_act_per_token", "_score_factor", "_runtime", "_reserve", "_totals", "_notes", "models")
 
     def __init__(self, arch: Architecture, params: ParameterCount, *, weight_bytes_per_param: float,
                  kv_bytes_per_value: float, context: int, par: Parallelism | None = None,
@@ -462,6 +462,7 @@ class InferenceMemoryCurve:
         # one serving process per model (vLLM and llama.cpp's servers load one model each): each has its own CUDA
         # context and engine workspaces on every GPU it uses
         self._runtime = factors.runtime_overhead_gb * GB * models
+        self._reserve = activation_reserve(factors, par) * GB
         self._totals: dict[int, float] = {}
         self._notes: dict[int, tuple[Note, ...]] = {}
 
@@ -475,7 +476,7 @@ class InferenceMemoryCurve:
         scores = 0.0 if self.flash_attention else self._score_factor * tokens * context
         logits = 4.0 * batch * self.arch.vocab_size
         acts = (tokens * self._act_per_token + scores + logits) / self.par.tp
-        return kv, acts
+        return kv, max(acts, self._reserve)
 
     def total(self, batch: int) -> float:
         """Bytes per GPU at `batch` sequences (`MemoryBreakdown.total`)."""
@@ -523,6 +524,7 @@ class InferenceMemoryCurve:
                  + ("" if self.flash_attention else "; unfused attention adds one layer's score matrix"),
                  source="gpuadvisor sizing (memory.py)"),
             factors.note("prefill_chunk_tokens", "Tokens per prefill forward pass (chunked prefill)"),
+            *_reserve_notes(self._reserve),
             *_common_notes(factors, par),
             *((Note("method.models", f"{self.models} models side by side, each served by its own process (a "
                     "vLLM or llama.cpp server loads one model): its weights and its runtime overhead each",
@@ -530,6 +532,26 @@ class InferenceMemoryCurve:
         )
         self._notes[batch] = notes
         return notes
+
+
+def activation_reserve(factors: Factors, par: Parallelism) -> float:
+    """GB per GPU the serving engine holds back for its activations, CUDA graphs and metadata in a replica split as
+    `par` (0 without such a reserve): the one-GPU reserve, plus its share per further GPU of the replica, plus the
+    larger graphs captured from 4-way tensor parallelism up (engines.toml `static_memory`)."""
+    if factors.activation_reserve_gb <= 0.0:
+        return 0.0
+    tp = max(par.tp, par.ep)  # an expert-parallel replica's engine runs tensor-parallel over all its GPUs
+    return (factors.activation_reserve_gb + factors.activation_reserve_per_gpu_gb * (tp * par.pp - 1)
+            + (factors.activation_reserve_wide_gb if tp >= 4 else 0.0))
+
+
+def _reserve_notes(reserve: float) -> tuple[Note, ...]:
+    if reserve <= 0.0:
+        return ()
+    return (Note("method.activation_reserve", f"Activations: the engine holds back {reserve / GB:.2f} GB per GPU for "
+                 "its activations, CUDA graphs and metadata whatever they need (SGLang: the memory its default "
+                 "mem_fraction_static leaves beside the weights and KV cache pool)",
+                 source="SGLang server arguments (mem_fraction_static; server_args.py _handle_gpu_memory_settings)"),)
 
 
 def inference_memory(arch: Architecture, params: ParameterCount, *, weight_bytes_per_param: float,

@@ -40,7 +40,11 @@ SOURCES = {"trtllm-perf-overview": "eng-trtllm-perf-overview", "mlperf-v5.1": "e
            "mlperf-v5.0": "eng-mlperf-v5.0",
            "xiongjiedai": "eng-xiongjiedai", "xiongjiedai-2024": "eng-xiongjiedai", "trtllm": "eng-trtllm-perf",
            "trtllm-v061": "eng-trtllm-perf", "vllm-2192": "eng-vllm-pr2192", "oracle-mi300x-405b": "eng-oracle-mi300x",
-           "mlx-1029": "eng-mlx-1029", "mlx-1069": "eng-mlx-1069"}
+           "mlx-1029": "eng-mlx-1029", "mlx-1069": "eng-mlx-1069",
+           "continuum-5090": "eng-continuum-5090", "inventivehq-5060ti": "eng-inventivehq-5060ti",
+           "runyard-5060ti": "eng-runyard-5060ti", "lmsys-spark": "eng-lmsys-spark",
+           "sehgal-spark-trtllm": "eng-sehgal-spark", "lyb-spark-vllm": "eng-lyb-spark-vllm",
+           "geerling-ai-benchmarks": "eng-geerling-ai-benchmarks"}
 
 RELEASES = {
     "xiongjiedai": ("llama.cpp builds of December 2023 (llama-bench, LLaMA 2 table)", "2023-12"),
@@ -56,6 +60,13 @@ RELEASES = {
     "mlperf-v5.0": ("{engine} as its submitters ran it in MLPerf Inference v5.0", "2025-04"),
     "inferencex": ("{engine} as InferenceX ran it (SGLang v0.5.12 on CUDA 13, v0.5.19 on ROCm 7.0; TensorRT-LLM "
                    "1.3.0rc14)", "2026-09"),
+    "continuum-5090": ("llama.cpp-cuda of Docker Model Runner under WSL2 (June 2026)", "2026-06"),
+    "inventivehq-5060ti": ("a 2026 llama.cpp release, CUDA backend (month not given)", "2026-01"),
+    "runyard-5060ti": ("Ollama (llama.cpp) of 2026 (month not given)", "2026-01"),
+    "lmsys-spark": ("{engine} of LMSYS's DGX Spark image lmsysorg/sglang:spark (October 2025)", "2025-10"),
+    "sehgal-spark-trtllm": ("vLLM 0.10.1 in NVIDIA NIM's FP8 build for the Spark", "2025-08"),
+    "lyb-spark-vllm": ("vLLM of a community DGX Spark image (March 2026)", "2026-03"),
+    "geerling-ai-benchmarks": ("Ollama (llama.cpp) on a Dell GB10 system, shipped from October 2025", "2025-10"),
 }
 """Which engine release each calibration source measured, and when (YYYY-MM): a profile names the releases of the
 rows it was fitted on (`release`) and the newest one's date (`released`), so every serving figure says which
@@ -83,6 +94,17 @@ BF16 1.64-4.23). Set only where the profile is fitted on compute-bound rows (MLP
 a profile fitted on batch-1 rows (llama.cpp, MLX, vLLM's decode rows) has the ramp inside its per-layer overhead and
 weight rate already."""
 GEMM_RAMP_SOURCE = "eng-vllm-pr49363"
+
+FIT_AS = {"sglang": "vllm"}
+"""Engines whose rows are fitted with another's: SGLang runs the same class of kernels as vLLM (CUDA graphs,
+FlashInfer/paged attention), so its profiles are vLLM's (rendered as copies); its decode rows (the DGX Spark's, LMSYS)
+join vLLM's groups."""
+OWN_OVERHEAD_MIN_ROWS = 3
+"""A group of fewer than MIN_ROWS_OWN_BAND rows still fits its own per-layer overhead (beside its weight rate) when it
+has at least this many small-batch decode rows of two or more models: the launch cost grows with the layers, the
+read time with the bytes, so rows of different depths separate them. Otherwise a small group borrows the pooled
+overhead, which for llama.cpp is the 2023-24 builds' (140 µs a layer), three times what 2026 builds with CUDA graphs
+and fused kernels spend on a Blackwell card."""
 
 BOUNDS = {"bw": (0.3, 0.95), "kv": (0.05, 1.0), "over": (2.0, 250.0), "seq": (0.0, 200.0), "comp": (0.1, 0.75),
           "seq_layer": (0.0, 5.0)}
@@ -196,8 +218,9 @@ def fit(catalog: object, factors: object, inputs: dict[str, float],
         rows = [r for r in rows if r.engine in engines]
     groups: dict[tuple[str, str], list[Row | serving.Row]] = defaultdict(list)
     for r in rows:
-        for key in family_keys(catalog.accelerators[r.gpu]):  # type: ignore[attr-defined]
-            groups[(r.engine, key)].append(r)
+        keys = family_keys(catalog.accelerators[r.gpu])  # type: ignore[attr-defined]
+        for key in keys[:1] if r.get("own_family_only") else keys:
+            groups[(FIT_AS.get(r.engine, r.engine), key)].append(r)
 
     def eff(engine: str, x: Sequence[float], batched: bool) -> EngineEfficiency:
         """x = [weights, kv, overhead, (per-sequence overhead, compute efficiency) when `batched`, and the
@@ -276,18 +299,30 @@ def fit_groups(groups: dict[tuple[str, str], list[Row | serving.Row]],
             ratio = base.kv_efficiency / base.bandwidth_efficiency
             own_comp = batched and base.compute_efficiency is not None
 
+            own_over = not own_comp and _separates_overhead(group)
+
             def small(v: Sequence[float], b: EngineEfficiency = base, en: str = engine, k: float = ratio,
-                      oc: bool = own_comp) -> EngineEfficiency:
+                      oc: bool = own_comp, oo: bool = own_over) -> EngineEfficiency:
                 bw = bounded(v[0], *BOUNDS["bw"])
-                return EngineEfficiency(en, bw, min(1.0, bw * k), b.overhead_per_layer_us,
+                return EngineEfficiency(en, bw, min(1.0, bw * k),
+                                        bounded(v[1], *BOUNDS["over"]) if oo else b.overhead_per_layer_us,
                                         bounded(v[1], *BOUNDS["comp"]) if oc else b.compute_efficiency,
                                         overhead_per_sequence_us=b.overhead_per_sequence_us,
                                         overhead_per_sequence_layer_us=b.overhead_per_sequence_layer_us)
 
-            x = nelder_mead(lambda v, g=group, s=small, f=ramped: f(g, s(v)), [0.0, 0.0] if own_comp else [0.0],
+            x = nelder_mead(lambda v, g=group, s=small, f=ramped: f(g, s(v)),
+                            [0.0, -3.0 if own_over else 0.0] if own_comp or own_over else [0.0],
                             steps=round(400 * steps))
             best = small(x)
         fitted[(engine, key)] = (dataclasses.replace(best, gemm_ramp_us=ramp) if ramp else best, group)
+
+
+def _separates_overhead(group: list[Row | serving.Row]) -> bool:
+    """Whether a small group's rows pin its per-layer overhead: OWN_OVERHEAD_MIN_ROWS small-batch decode rows or
+    more, of at least two models (`OWN_OVERHEAD_MIN_ROWS`)."""
+    decode = [r for r in group if isinstance(r, Row) and r.measures == "decode_tokens_per_s"
+              and r.get("batch", MAX_BATCH_FOR_SPLIT + 1) <= MAX_BATCH_FOR_SPLIT]
+    return len(decode) >= OWN_OVERHEAD_MIN_ROWS and len({r.model for r in decode}) >= 2
 
 
 MOE_ENGINES = {"sglang": "vllm", "tensorrt-llm": "tensorrt-llm"}
@@ -449,7 +484,12 @@ def render(catalog: object, factors: object,
         vllm_release = copy.split('release = "')[1].split('"')[0]
         released = copy.split('released = "')[1].split('"')[0]
         found = moe_terms_for(moe or {}, "sglang", key)
-        if found is None:
+        own = [r for r in fitted.get(("vllm", key), (None, []))[1] if r.engine == "sglang"]
+        if own:
+            copy = (f"{head}rows = {len(own)}\nsources = {sources}\nrelease = \"{vllm_release}\"\n"
+                    f"released = \"{released}\"\nnotes = \"The vLLM profile of this family, fitted with {len(own)} "
+                    "SGLang rows beside vLLM's (same class of kernels: CUDA graphs, FlashInfer/paged attention)\"\n")
+        elif found is None:
             copy = (f"{head}rows = 0\nsources = {sources}\nrelease = \"no SGLang release measured: vLLM's profile, "
                     f"{vllm_release}\"\nreleased = \"{released}\"\nnotes = \"Carried over from the vLLM profile of "
                     "this family (same class of kernels: CUDA graphs, FlashInfer/paged attention); no SGLang rows\"\n")
