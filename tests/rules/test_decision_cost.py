@@ -19,6 +19,7 @@ from gpuadvisor.rules.lifecycle_answers import parse_any
 from gpuadvisor.rules.planning import goodput
 from gpuadvisor.rules.result import Recommendation, RecommendResult
 from gpuadvisor.rules.sizing.factors import Factors
+from tests.rules.test_owner_economics import _curve
 
 CATALOG = load_catalog(user_dir=None)
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -42,17 +43,8 @@ TODAY = 2026 + (329 - 1) / 365.25
 
 
 def _used_share(cls: str, age: float) -> float:
-    """The used-market curve of a class by hand: its knots (resale_share_<cls>_<y>y at 1, 2, 3, 5 years from
-    launch), linear between them, at most the first knot, resale_decline_datacenter_late_per_year beyond the last."""
-    a = CATALOG.assumptions
-    knots = [(y, a[f"resale_share_{cls}_{y}y"].value) for y in (1, 2, 3, 5) if f"resale_share_{cls}_{y}y" in a]
-    if age <= knots[0][0]:
-        return knots[0][1]
-    for (y0, s0), (y1, s1) in zip(knots, knots[1:], strict=False):
-        if age <= y1:
-            return s0 + (s1 - s0) * (age - y0) / (y1 - y0)
-    y, last = knots[-1]
-    return last * (1 - a["resale_decline_datacenter_late_per_year"].value) ** (age - y)
+    """The used-market curve of a class by hand at its central values (tests/rules/test_owner_economics.py's)."""
+    return _curve(cls, age)
 
 
 def _age(acc_id: str) -> float:
