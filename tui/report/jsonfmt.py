@@ -27,18 +27,25 @@ MAX_ERRORS = 10
 BUDGET_BYTES = 200_000
 """A consultation's JSON report by default (a lifecycle's: this much a phase). Past it, the rule-outs' chains keep
 their first RULED_OUT_DEPTH levels (the veto and what it weighed: the option, its price, the answer it broke); the
-deeper steps derive the option's figures as the recommendations' chains do. `full` keeps every step."""
+deeper steps derive the option's figures as the recommendations' chains do. Where that is still past the budget (a
+lifecycle of two phases with 235 rule-outs: 402 KB of 400), each keeps its veto alone (depth 0: 340 KB); why_cut
+says which. `full` keeps every step."""
 RULED_OUT_DEPTH = 1
 
 
 def to_json(result: RecommendResult, *, full: bool = False) -> str:
     """The whole consultation; within its budget unless `full` (see BUDGET_BYTES)."""
     text = _write(compact(result.model_dump(mode="json")))
-    if full or len(text.encode()) <= BUDGET_BYTES * max(1, len(result.phases)):
+    budget = BUDGET_BYTES * max(1, len(result.phases))
+    if full or len(text.encode()) <= budget:
         return text
-    doc = compact(cut_ruled_out(result, RULED_OUT_DEPTH).model_dump(mode="json"))
-    doc[CUT] = {"ruled_out": RULED_OUT_DEPTH}
-    return _write(doc)
+    for depth in range(RULED_OUT_DEPTH, -1, -1):  # the deepest cut that fits; at depth 0 each rule-out keeps its veto
+        doc = compact(cut_ruled_out(result, depth).model_dump(mode="json"))
+        doc[CUT] = {"ruled_out": depth}
+        text = _write(doc)
+        if len(text.encode()) <= budget:
+            break
+    return text
 
 
 def cut_ruled_out(result: RecommendResult, depth: int) -> RecommendResult:
