@@ -12,13 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gpuadvisor.knowledge.schema import Accelerator, Precision
-from gpuadvisor.rules.topology import training_compute
 
-if TYPE_CHECKING:
-    from gpuadvisor.rules.result import RecommendResult
+
+def training_compute(weights: Precision) -> str:
+    """The precision training's matmuls run at: a low-precision recipe's (NVFP4, MXFP4: FP4; FP8), FP32 weights in
+    TF32, the rest in BF16."""
+    if weights.training_recipe is not None:
+        return weights.training_recipe.compute
+    if weights.compute == "fp8":
+        return "fp8"
+    if weights.bits_per_weight >= 32:
+        return "tf32"
+    return "bf16"
 
 
 def runs_on(p: Precision, acc: Accelerator) -> bool:
@@ -79,12 +87,14 @@ class Formats:
         return cls(weights, kv_cache, weights_given, training, precisions["bf16"], precisions["fp16"])
 
     @classmethod
-    def of_result(cls, result: RecommendResult, precisions: Mapping[str, Precision]) -> Formats | None:
+    def of_answers(cls, effective: Mapping[str, Any], given: Mapping[str, Any],
+                   precisions: Mapping[str, Precision]) -> Formats | None:
         """The formats a published result was sized in, read back from its effective answers (which always hold
-        the resolved formats); None when this knowledge base lacks one (a report made with another)."""
-        used = result.answers_effective.get("precision") or {}
+        the resolved formats; `given` says whether the user typed the weights' format); None when this knowledge
+        base lacks one (a report made with another)."""
+        used = effective.get("precision") or {}
         weights, kv = precisions.get(str(used.get("weights"))), precisions.get(str(used.get("kv_cache")))
         if weights is None or kv is None:
             return None
-        return cls.chosen(weights, kv, precisions, training=result.answers_effective.get("workload") != "inference",
-                          weights_given="weights" in (result.answers.get("precision") or {}))
+        return cls.chosen(weights, kv, precisions, training=effective.get("workload") != "inference",
+                          weights_given="weights" in (given.get("precision") or {}))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpuadvisor.knowledge.schema import Accelerator, Instance, Precision, System
+from gpuadvisor.rules.formats import training_compute
 from gpuadvisor.rules.owned_parts import OWN_SUFFIX
 from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.speed import PCIE_GBS_PER_DIRECTION, Device, EngineEfficiency, LinkKind
@@ -196,18 +197,6 @@ def module_part(acc: Accelerator) -> bool:
 
 
 # ---- speed-model views: one device, one peak -----------------------------------------------------------------
-
-def training_compute(weights: Precision) -> str:
-    """The precision training's matmuls run at: a low-precision recipe's (NVFP4, MXFP4: FP4; FP8), FP32 weights in
-    TF32, the rest in BF16."""
-    if weights.training_recipe is not None:
-        return weights.training_recipe.compute
-    if weights.compute == "fp8":
-        return "fp8"
-    if weights.bits_per_weight >= 32:
-        return "tf32"
-    return "bf16"
-
 
 def training_peak(acc: Accelerator, weights: Precision) -> float | None:
     """Dense peak a training run on `acc` is sized with (FP8 only on parts with FP8 tensor cores)."""

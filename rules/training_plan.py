@@ -14,11 +14,12 @@ import math
 from collections.abc import Iterator
 
 from gpuadvisor.knowledge.schema import Accelerator, Precision
+from gpuadvisor.rules.formats import training_compute
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.memory import Parallelism
 from gpuadvisor.rules.sizing.peak import peak_tflops
 from gpuadvisor.rules.sizing.training import TrainingDevice, TrainingFormat, default_virtual_stages, network_efficiency
-from gpuadvisor.rules.topology import SCALE_UP_KINDS, Topology, training_compute
+from gpuadvisor.rules.topology import SCALE_UP_KINDS, Topology
 
 TENSOR_PARALLEL = (1, 2, 4, 8)
 PIPELINE_PARALLEL = (1, 2, 4, 8, 16)

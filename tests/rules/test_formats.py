@@ -53,4 +53,4 @@ def test_one_record_crosses_the_floors(catalog: Catalog) -> None:
     assert isinstance(work, Workload) and work.formats is resolved.formats  # the same object, not a lookup
     assert work.weights_precision == "nf4" and work.fact()["weights_precision"] == "nf4"
     result = advisor.consult(answers)
-    assert Formats.of_result(result, catalog.precisions) == resolved.formats
+    assert Formats.of_answers(result.answers_effective, result.answers, catalog.precisions) == resolved.formats

@@ -23,7 +23,8 @@ from gpuadvisor.tui.widgets.roofline import ridge_for
 def test_the_ridge_is_at_the_compute_format_used(data: dict[str, object], name: str, tflops: float) -> None:
     catalog = load_catalog(user_dir=None)
     result = Advisor(catalog, include_user_packs=False).consult(parse_answers(data))
-    formats = Formats.of_result(result, catalog.precisions)  # as the detail screen reads it
+    # as the detail screen reads it
+    formats = Formats.of_answers(result.answers_effective, result.answers, catalog.precisions)
     assert formats is not None
     ridge = ridge_for(catalog, "nvidia-h100-sxm5", formats.compute)
     assert ridge is not None and ridge.precision == name and ridge.tflops == pytest.approx(tflops)

@@ -156,7 +156,9 @@ class DetailScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         rec = self.rec
-        formats = Formats.of_result(self.result, self.catalog.precisions) if self.catalog is not None else None
+        result = self.result
+        formats = (Formats.of_answers(result.answers_effective, result.answers, self.catalog.precisions)
+                   if self.catalog is not None else None)
         ridge = ridge_for(self.catalog, rec.accelerator.id, formats.compute if formats is not None else None)
         yield Header()
         yield Static(title_line(rec, self.result), id="detail-title")
