@@ -1,5 +1,5 @@
-"""The formats record (rules/formats.py): chosen once by resolution, carried to the Workload, the searches and the
-result as the same object, with its bytes, its compute format and its fallback in one place."""
+"""The formats record (rules/inputs/formats.py): chosen once by resolution, carried to the Workload, the searches and
+the result as the same object, with its bytes, its compute format and its fallback in one place."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.formats import Formats
-from gpuadvisor.rules.resolve import resolve
-from gpuadvisor.rules.workload import Workload
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.inputs.formats import Formats
+from gpuadvisor.rules.inputs.resolve import resolve
+from gpuadvisor.rules.inputs.workload import Workload
 
 
 @pytest.fixture(scope="module")

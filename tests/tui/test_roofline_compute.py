@@ -1,4 +1,4 @@
-"""The detail screen's roofline is drawn at the format the speed model ran the math in (rules/formats.py
+"""The detail screen's roofline is drawn at the format the speed model ran the math in (rules/inputs/formats.py
 `Formats.compute`): a training run's, not its weights' serving format."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.formats import Formats
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.inputs.formats import Formats
 from gpuadvisor.tui.widgets.roofline import ridge_for
 
 

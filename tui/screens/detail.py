@@ -13,8 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
-from gpuadvisor.rules.formats import Formats
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
+from gpuadvisor.rules.inputs.formats import Formats
 from gpuadvisor.tui import present
 from gpuadvisor.tui.present import decision_rows, split_text
 from gpuadvisor.tui.report.common import assumption_applies
