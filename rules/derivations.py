@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture, Instance, InstancePrice
-from gpuadvisor.rules.economics import PartAge, accelerator_age, economics, format_native
+from gpuadvisor.rules.economics import Economics, PartAge, accelerator_age, economics, format_native
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.fact_kinds import ConfigFact, Fact, LibrarySupport, MigSlices, SplitFields
@@ -541,7 +541,7 @@ class Derivations:
                 cost = ownership_cost(replace(owned, resale_share=share_left if sells else 0.0,
                                               host_resale_share=host_left if sells else 0.0),
                                       window_hours=run_h, busy_hours=run_h, factors=f, months=None,
-                                      resale_words=f" when the run ends ({_resale_words(age, years)})")
+                                      resale_words=f" when the run ends ({_resale_words(self.economics, age, years)})")
                 resale = bill.accelerators_usd * share_left + rest * host_left
                 kept = {"after_run": "sell" if sells else "keep", "resale_at_end_usd": round(resale, 2),
                         "resale_at_end_share": round(share_left, 4),
@@ -560,14 +560,14 @@ class Derivations:
                                       window_hours=life_h, busy_hours=run_h, factors=f, months=None,
                                       share=min(1.0, run_h / (life_h * util)) if util > 0 else 1.0,
                                       resale_words=f" after {f.hardware_lifetime_years:g} years "
-                                                   f"({_resale_words(age, f.hardware_lifetime_years)})")
+                                                   f"({_resale_words(self.economics, age, f.hardware_lifetime_years)})")
         else:
             util = usage.utilization
             share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
             cost = price_owned(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                utilization=util, factors=f,
                                resale_words=f" after {f.hardware_lifetime_years:g} years "
-                                            f"({_resale_words(age, f.hardware_lifetime_years)})").cost
+                                            f"({_resale_words(self.economics, age, f.hardware_lifetime_years)})").cost
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
         # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
         # spreading it over the run's hours priced a 3-hour run as a month at that rate
@@ -649,8 +649,12 @@ class Derivations:
         conclude_option(ctx, option_fact(config, a, work, key, extra, label, cost=cost), cost)
 
 
-def _resale_words(age: PartAge, held_years: float) -> str:
-    """How a resale was priced: the part's class and its age from launch when bought and when sold."""
+def _resale_words(econ: Economics, age: PartAge, held_years: float) -> str:
+    """How a resale was priced: the market it was read from (the part's own observed trend, or its class curve)
+    and its age from launch when bought and when sold."""
+    own = econ.own_trend_words(age)
+    if own:
+        return f"{own}; {age.words(held_years)}; resale_share_host"
     return f"{age.cls} parts, {age.words(held_years)}; resale_share_{age.cls}_*, resale_share_host"
 
 
