@@ -57,7 +57,7 @@ from gpuadvisor.rules.pricing.decision_cost import (
     owning,
     priced,
 )
-from gpuadvisor.rules.pricing.economics import PartAge, accelerator_age, economics, format_native
+from gpuadvisor.rules.pricing.economics import Economics, PartAge, accelerator_age, economics, format_native
 from gpuadvisor.rules.pricing.price import Buy, Rent, Run, Window, for_life
 from gpuadvisor.rules.pricing.price import price as price_of
 from gpuadvisor.rules.pricing.price_age import age_months, as_of_label, today
@@ -527,7 +527,7 @@ class Derivations:
                 sells = w.after_run == "sell"
                 paid = price_of(Buy(replace(owned, resale_share=share_left if sells else 0.0,
                                             host_resale_share=host_left if sells else 0.0),
-                                    f" when the run ends ({_resale_words(age, years)})"),
+                                    f" when the run ends ({_resale_words(self.economics, age, years)})"),
                                 Window(run_h, run_h, None), f)
                 resale = bill.accelerators_usd * share_left + rest * host_left
                 total = paid.cost.total if paid is not None else 0.0
@@ -546,14 +546,14 @@ class Derivations:
                 share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
                 paid = price_of(Buy(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                     f" after {f.hardware_lifetime_years:g} years "
-                                    f"({_resale_words(age, f.hardware_lifetime_years)})"),
+                                    f"({_resale_words(self.economics, age, f.hardware_lifetime_years)})"),
                                 Window(life_h, run_h, None, min(1.0, run_h / (life_h * util)) if util > 0 else 1.0), f)
         else:
             util = usage.utilization
             share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
             paid = price_of(Buy(replace(owned, resale_share=share_left, host_resale_share=host_left),
                                 f" after {f.hardware_lifetime_years:g} years "
-                                f"({_resale_words(age, f.hardware_lifetime_years)})"),
+                                f"({_resale_words(self.economics, age, f.hardware_lifetime_years)})"),
                             for_life(f, util), f)
         assert paid is not None  # a purchase is always priced
         cost = paid.cost
@@ -641,8 +641,12 @@ class Derivations:
         conclude_option(ctx, option_fact(config, a, work, key, extra, label, cost=cost), cost)
 
 
-def _resale_words(age: PartAge, held_years: float) -> str:
-    """How a resale was priced: the part's class and its age from launch when bought and when sold."""
+def _resale_words(econ: Economics, age: PartAge, held_years: float) -> str:
+    """How a resale was priced: the market it was read from (the part's own observed trend, or its class curve)
+    and its age from launch when bought and when sold."""
+    own = econ.own_trend_words(age)
+    if own:
+        return f"{own}; {age.words(held_years)}; resale_share_host"
     return f"{age.cls} parts, {age.words(held_years)}; resale_share_{age.cls}_*, resale_share_host"
 
 
