@@ -1144,7 +1144,8 @@ class ServingRecipe(Strict):
     pipeline_parallel: int = Field(default=1, ge=1, le=64)
     memory_fraction: float | None = Field(default=None, gt=0.5, le=1.0)
     """The engine's memory fraction as the recipe starts it (vLLM --gpu-memory-utilization); None: the engine's
-    default as engines.toml models it."""
+    default as engines.toml models it. Recorded, not computed with: W3.recipe compares the KV-cache room of the two
+    splits at the planned engine's own fraction, so they differ in the split alone."""
     concurrency: int | None = Field(default=None, ge=1)
     """Requests in flight the recipe benchmarks or configures (documentation: the room is read, not the load)."""
     sources: list[str] = Field(min_length=1)
