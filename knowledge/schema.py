@@ -1130,8 +1130,8 @@ class Engine(Strict):
 
 class ServingRecipe(Strict):
     """How an engine's maintainers (or the part's vendor) publish serving one model on one part: the replica's
-    split and the memory fraction the engine is started with. The planner reads what such a split leaves for the
-    KV cache (rules/recipes.py), not the split itself: a part no recipe names is held to the same room."""
+    split and the memory fraction the engine is started with. The planner reads it as a floor on the GPUs a replica
+    of any part with no more memory per GPU than the recipe's part (rules/planning/recipes.py)."""
 
     id: str
     engine: EngineName
@@ -1164,7 +1164,7 @@ class EngineProfile(Strict):
     """`engine@family`, e.g. `llama.cpp@nvidia-ampere-hbm`."""
     engine: EngineName
     family: str
-    """Accelerator family key (see gpuadvisor.rules.serving.family_keys): vendor-architecture-memory
+    """Accelerator family key (see gpuadvisor.rules.planning.serving.family_keys): vendor-architecture-memory
     (`nvidia-ada-gddr`), vendor-memory (`nvidia-hbm`), vendor (`amd`) or `any`."""
     bandwidth_efficiency: Band
     kv_efficiency: Band

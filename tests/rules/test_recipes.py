@@ -1,4 +1,4 @@
-"""The split the engines' published recipes run a model at (engines.toml [[serving_recipe]], rules/recipes.py):
+"""The split the engines' published recipes run a model at (engines.toml [[serving_recipe]], rules/planning/recipes.py):
 a floor on the GPUs a replica for parts with no more memory than a recipe's part, preferred by the planner and named
 by rule W3.recipe when a plan stays below it (issue 37, "Splits practitioners avoid")."""
 
@@ -10,10 +10,10 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.recipes import recipe_split
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.planning.recipes import recipe_split
 
 
 @pytest.fixture(scope="module")
