@@ -24,6 +24,7 @@ from gpuadvisor.knowledge.schema import (
     Model,
     Precision,
     Quote,
+    ServingRecipe,
     Source,
     System,
     UsedPrice,
@@ -31,7 +32,8 @@ from gpuadvisor.knowledge.schema import (
 )
 
 EntryKind = Literal["accelerator", "instance", "model", "precision", "assumption", "document", "source",
-                    "free_tier", "engine", "engine_profile", "system", "fabric", "quote", "used_price"]
+                    "free_tier", "engine", "engine_profile", "serving_recipe", "system", "fabric", "quote",
+                    "used_price"]
 OverlayStatus = Literal["overridden", "added"]
 
 
@@ -112,6 +114,8 @@ class Catalog:
     """Serving engines (engines.toml)."""
     engine_profiles: dict[str, EngineProfile] = field(default_factory=dict)
     """Per `engine@family`: calibrated decode efficiencies (engines.toml)."""
+    serving_recipes: dict[str, ServingRecipe] = field(default_factory=dict)
+    """Published serving recipes: an engine's split of one model on one part (engines.toml)."""
     systems: dict[str, System] = field(default_factory=dict)
     """Purchasable machines (systems.toml): servers, workstations, racks and appliances, with their host's price."""
     fabrics: dict[str, Fabric] = field(default_factory=dict)

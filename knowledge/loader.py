@@ -51,6 +51,7 @@ from gpuadvisor.knowledge.schema import (
     Model,
     Precision,
     Quote,
+    ServingRecipe,
     Source,
     System,
     UsedPrice,
@@ -66,6 +67,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "free_tier": FreeTier,
     "engine": Engine,
     "engine_profile": EngineProfile,
+    "serving_recipe": ServingRecipe,
     "system": System,
     "fabric": Fabric,
     "quote": Quote,
@@ -288,7 +290,8 @@ def _check_refs(raw: _Raw, sources: Mapping[str, Any], accelerators: Mapping[str
             sink.add(f"{raw.where(loc)}: {raw.kind} '{raw.entry_id}': {_fmt_loc(loc)}: unknown source id "
                      f"'{shorten(str(ref))}'"
                      f"{_hint(str(ref)[:200], list(sources))}; define it in a [[source]] table")
-    if raw.kind in ("instance", "free_tier", "used_price") or (raw.kind == "system" and "accelerator" in raw.data):
+    if raw.kind in ("instance", "free_tier", "used_price", "serving_recipe") or (raw.kind == "system"
+                                                                                 and "accelerator" in raw.data):
         acc = raw.data.get("accelerator")
         if acc not in accelerators:
             sink.add(f"{raw.where(('accelerator',))}: {raw.kind} '{raw.entry_id}': accelerator: unknown accelerator "
@@ -504,6 +507,7 @@ def _catalog(state: _State) -> Catalog:
         documents=table("document"),
         engines=table("engine"),
         engine_profiles=table("engine_profile"),
+        serving_recipes=table("serving_recipe"),
         sources={**table(SOURCE), **quotes.sources},
         files=[CatalogFile(f.path, f.sha256, f.counts(), f.overlay) for f in state.files],
         version=f"{_package_version()}+kb.{digest}",

@@ -1128,6 +1128,30 @@ class Engine(Strict):
     notes: str | None = None
 
 
+class ServingRecipe(Strict):
+    """How an engine's maintainers (or the part's vendor) publish serving one model on one part: the replica's
+    split and the memory fraction the engine is started with. The planner reads it as a floor on the GPUs a replica
+    of any part with no more memory per GPU than the recipe's part (rules/planning/recipes.py)."""
+
+    id: str
+    engine: EngineName
+    model: str
+    """Model id (models.toml) the recipe serves; a model its aliases name (DeepSeek-R1 for DeepSeek-V3) counts."""
+    weights: str
+    """Weights format (precisions.toml id) the recipe loads."""
+    accelerator: str
+    tensor_parallel: int = Field(ge=1, le=256)
+    pipeline_parallel: int = Field(default=1, ge=1, le=64)
+    memory_fraction: float | None = Field(default=None, gt=0.5, le=1.0)
+    """The engine's memory fraction as the recipe starts it (vLLM --gpu-memory-utilization); None: the engine's
+    default as engines.toml models it. Recorded, not computed with: W3.recipe compares the KV-cache room of the two
+    splits at the planned engine's own fraction, so they differ in the split alone."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Requests in flight the recipe benchmarks or configures (documentation: the room is read, not the load)."""
+    sources: list[str] = Field(min_length=1)
+    notes: str | None = None
+
+
 class EngineProfile(Strict):
     """What one engine achieves on one accelerator family, calibrated on published measurements.
 

@@ -36,6 +36,7 @@ from gpuadvisor.rules.planning.profile import (
     training_targets,
     workload_profile,
 )
+from gpuadvisor.rules.planning.recipes import below_recipe
 from gpuadvisor.rules.planning.search import (
     Disaggregation,
     InferenceSearch,
@@ -344,11 +345,13 @@ class Derivations:
         if search is None:  # one search per format: memory curves are shared by every accelerator
             targets = serving_targets(work, demand)
             search = ctx.scratch[key] = inference_search(self.catalog, work, arch_of(model), params_of(model),
-                                                         targets, self.factors(work, ctx), weights=weights)
+                                                         targets, self.factors(work, ctx), weights=weights,
+                                                         model=str(model["key"]))
         plan = search.plan(a, u, with_notes=False)
         split = search.disaggregated(a, u, plan) if isinstance(plan, Plan) else None
+        recipe = below_recipe(self.catalog, search, a, plan, str(model["key"])) if isinstance(plan, Plan) else ""
         self._conclude_plan(ctx, a, u, str(unit["key"]), plan, work, search, float(demand["tokens_per_s"]),
-                            _split_fields(split))
+                            _split_fields(split), recipe=recipe)
 
     @reads_only
     def plan_training(self, ctx: RuleContext, unit: Fact, acc: Fact, need: Fact, compute: Fact) -> None:
@@ -370,13 +373,13 @@ class Derivations:
 
     def _conclude_plan(self, ctx: RuleContext, a: Accelerator, u: Unit, shape: str, plan: Plan | NoFit, work: Workload,
                        search: InferenceSearch | TrainingSearch, need_tps: float = 0.0,
-                       split: SplitFields | None = None) -> None:
+                       split: SplitFields | None = None, recipe: str = "") -> None:
         if isinstance(plan, NoFit):
             ctx.conclude({"kind": "ruled_out", "ref": f"out:{shape}", "target": f"acc:{a.id}", "name": a.name,
                           "reason": plan.reason, "rule": ctx.rule.id, "shape": shape, "text": plan.reason})
             return
         fact = config_fact(self.catalog, a, u, shape, plan, work, models=int(getattr(search, "models", 1)),
-                           need_tps=need_tps, split=split, weights=search.weights.id)
+                           need_tps=need_tps, split=split, weights=search.weights.id, recipe=recipe)
         ctx.conclude(fact, attachment=Planned(plan, a, u, search))  # the plan beside its fact, read by the result
 
     # --- stratum 4: options (S8/S9) ----------------------------------------------------------------------------
@@ -652,7 +655,7 @@ def _resale_words(econ: Economics, age: PartAge, held_years: float) -> str:
 
 def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Plan, work: Workload, *, models: int = 1,
                 need_tps: float = 0.0, split: SplitFields | None = None,
-                weights: str | None = None) -> ConfigFact:
+                weights: str | None = None, recipe: str = "") -> ConfigFact:
     """A plan as the `config` fact the rules test: one flattening of `planning.Plan`, for the configuration
     search's rule (H1) and for `gpuadvisor estimate`'s layout alike; `weights` is the format the plan serves in
     when it is not the consultation's (`Formats.served_on`)."""
@@ -704,6 +707,7 @@ def config_fact(catalog: Catalog, a: Accelerator, u: Unit, shape: str, plan: Pla
         "slow_split": slow_split(tensor_parallel=plan.tensor_parallel, pipeline_parallel=plan.pipeline_parallel,
                                  expert_parallel=plan.expert_parallel, link=plan.link, per_machine=plan.fill,
                                  scale_out_kind=topo.scale_out.kind if topo.scale_out is not None else "none"),
+        "below_recipe": recipe,
         "market": a.market, "vendor": a.vendor, "ecc": a.ecc, "trains": a.trains,
         "software_stack": a.software_stack, "flash_attention_2": a.flash_attention_2,
         "format_native": format_native(served, a),

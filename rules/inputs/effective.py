@@ -64,8 +64,20 @@ def effective_answers(answers: Answers, resolved: Resolved, work: Workload | Non
             section, _, leaf = key.partition(".")
             eff[section][leaf] = value
             used[key] = (value, IMPLIED_WHY[key])
+    _owned_part(answers, resolved, eff, used)
     others = [n for n in resolved.notes if n.partition(" = ")[0] not in used]  # detection, an unknown own GPU
     return eff, _defaults(answers, eff, used, workload, others)
+
+
+def _owned_part(answers: Answers, resolved: Resolved, eff: dict[str, Any],
+                used: dict[str, tuple[Any, str]]) -> None:
+    """The name of the part you own as the consultation resolved it ("NVIDIA GeForce RTX 3090" for `rtx-3090`, the
+    16 GB V100 for `nvidia-v100-sxm2` with 16 GB), unless you named it yourself: every report says what you have in
+    words, not as the id typed. (`current.gpu` stays as given: a re-run resolves it again.)"""
+    if resolved.owned is not None and not answers.current.gpu_name:
+        name = resolved.owned[0].name
+        eff["current"]["gpu_name"] = name
+        used["current.gpu_name"] = (name, f"the part current.gpu = {answers.current.gpu!r} names")
 
 
 def _from_workload(work: Workload, given: set[str], eff: dict[str, Any], used: dict[str, tuple[Any, str]]) -> None:

@@ -535,6 +535,9 @@ class ConfigFact(_Fact, LibrarySupport, MigSlices, SplitFields):
     precision_fallback: str
     slow_split: str
     """'' or what makes the replica's split a last resort ('tensor parallel 4 over PCIe'; rules/planning/splits.py)."""
+    below_recipe: str
+    """'' or the published recipe's split this plan's replica falls below, with the KV-cache room of each
+    (rules/planning/recipes.py, rule W3.recipe)."""
 
 
 class OptionFact(_Fact, SplitFields):

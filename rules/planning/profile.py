@@ -21,6 +21,7 @@ from gpuadvisor.rules.inputs.usage import usage_profile
 from gpuadvisor.rules.inputs.user_load import ANSWER_KEYS as USER_ANSWER_KEYS
 from gpuadvisor.rules.inputs.user_load import user_load
 from gpuadvisor.rules.inputs.workload import Workload
+from gpuadvisor.rules.planning.recipes import recipe_split
 from gpuadvisor.rules.planning.search import InferenceSearch, ServingTargets, TrainingSearch, TrainingTargets
 from gpuadvisor.rules.planning.serving import engine_efficiency, engine_memory, engine_splits
 from gpuadvisor.rules.sizing.factors import Factors
@@ -225,17 +226,25 @@ def consultation_factors(base: Factors, work: Workload) -> Factors:
 def inference_search(catalog: Catalog, work: Workload, arch: Architecture, params: ParameterCount,
                      targets: ServingTargets, factors: Factors,
                      efficiency: Callable[[Accelerator], EngineEfficiency | None] | None = None,
-                     weights: Precision | None = None) -> InferenceSearch:
+                     weights: Precision | None = None, model: str | None = None) -> InferenceSearch:
     """The serving search of a consultation (or of an estimate): its formats (`weights`: an option's own, see
     `Formats.served_on`), the engine's calibrated efficiency (or `efficiency`: an end of its band) and memory
-    factors on each part, the models hosted side by side."""
+    factors on each part, the models hosted side by side, and — for a knowledge-base `model` — the split the
+    engines' published recipes run it at on each part (rules/recipes.py)."""
     kv = work.formats.kv_cache
     engine = work.engine
-    return InferenceSearch(arch, params, weights or work.formats.weights, kv, targets, factors,
+    served = weights or work.formats.weights
+
+    def recipe_gpus(acc: Accelerator) -> int:
+        found = recipe_split(catalog, model, served.id, acc) if model and work.models_per_gpu in (None, 1) else None
+        return found.gpus if found is not None else 1
+
+    return InferenceSearch(arch, params, served, kv, targets, factors,
                            efficiency or (lambda acc: engine_efficiency(catalog, acc, engine)),
                            lambda acc: engine_memory(catalog, acc, engine),
                            models=work.models_per_gpu or 1,
-                           splits=lambda acc: engine_splits(catalog, acc, engine))
+                           splits=lambda acc: engine_splits(catalog, acc, engine),
+                           recipe_gpus=recipe_gpus)
 
 
 def training_search(catalog: Catalog, work: Workload, arch: Architecture, params: ParameterCount,

@@ -191,6 +191,9 @@ class Plan:
     fits: bool = True
     """The memory fits with the headroom kept (and one request at the full context, serving). A search keeps only
     plans that fit; a layout evaluated as given (`evaluate`, `gpuadvisor estimate`) may not."""
+    recipe_gpus: int = 1
+    """Serving: the fewest GPUs a replica the engines' published recipes run this model at on this part
+    (rules/planning/recipes.py; 1 when no recipe binds it). A replica below it carries rule W3.recipe."""
 
     @property
     def fill(self) -> int:
@@ -298,6 +301,8 @@ class _Candidate(NamedTuple):
     link: Link
     meets_failover: bool
     ep: int = 1
+    below_recipe: bool = False
+    """A replica of fewer GPUs than the published recipes run the model at on this part (rules/planning/recipes.py)."""
 
 
 def _split(tp: int, ep: int) -> tuple[int, int]:
@@ -319,8 +324,8 @@ class InferenceSearch:
                  efficiency: Callable[[Accelerator], EngineEfficiency | None] = lambda acc: None,
                  memory_factors: Callable[[Accelerator], tuple[tuple[str, float], ...]] = lambda acc: (),
                  models: int = 1,
-                 splits: Callable[[Accelerator], tuple[ModelSplit, ...]] = lambda acc: ("tensor", "pipeline")
-                 ) -> None:
+                 splits: Callable[[Accelerator], tuple[ModelSplit, ...]] = lambda acc: ("tensor", "pipeline"),
+                 recipe_gpus: Callable[[Accelerator], int] = lambda acc: 1) -> None:
         self.arch, self.params, self.weights, self.kv, self.t, self.factors = arch, params, weights, kv, t, factors
         self.models = models
         """Distinct models of this size hosted side by side (inference.models_per_gpu): each replica holds all of
@@ -332,6 +337,10 @@ class InferenceSearch:
         assumptions'."""
         self.splits = splits
         """How the serving engine on an accelerator spreads a model over GPUs (engines.toml `model_split`)."""
+        self.recipe_gpus = recipe_gpus
+        """The fewest GPUs a replica the published recipes run the model at on an accelerator
+        (rules/planning/recipes.py): a smaller layout is kept only when no layout of the unit at the recipe's split
+        serves."""
         self._saturation = math.ceil(factors.prefill_chunk_tokens / t.kv_tokens)
         self._memory: dict[tuple[int, int, bool, tuple[tuple[str, float], ...], int, int], InferenceMemoryCurve] = {}
         self._speed: DecodeCurve | None = None  # the model's decode constants; `split` per device and layout
@@ -391,6 +400,13 @@ class InferenceSearch:
         """Whether one request at the full context fits a replica of this split (an engine refuses to start when
         its maximum model length does not fit: vLLM's max_model_len check)."""
         return self.memory(tp, pp, flash, overrides, ep, kv_tokens=self.t.context).fits(1, capacity)
+
+    def kv_room_gb(self, acc: Accelerator, tp: int, pp: int, ep: int = 1) -> float:
+        """GB each GPU of a replica split `tp` × `pp` on `acc` keeps for the KV cache: the memory the engine may use
+        (its fraction, `headroom_fraction`) less the weights, activations and runtime (rules/planning/recipes.py)."""
+        mem = self.memory(tp, pp, fused_attention(acc), self.memory_factors(acc), ep)
+        kv = mem.breakdown(1, with_notes=False).kv_cache
+        return (acc.memory_bytes() * (1.0 - mem.factors.headroom_fraction) - (mem.total(1) - kv)) / GB
 
     def curve(self, device: Device, tp: int, pp: int, ep: int = 1) -> tuple[DecodeCurve, Callable[[int], float]]:
         """`speed` and `seconds` of a layout on a device, once per consultation."""
@@ -466,6 +482,7 @@ class InferenceSearch:
         engine_memory = self.memory_factors(acc)
         held: list[tuple[int, int]] = []  # (GPUs a replica, sequences it holds) of layouts that fit but not the load
         whole = _costs_nothing_more(unit)
+        recipe = self.recipe_gpus(acc)
         for tp, pp in _replica_layouts(unit, search_limit, self.splits(acc)):
             if pp > self.arch.num_hidden_layers:
                 continue
@@ -487,9 +504,11 @@ class InferenceSearch:
                 speed, seconds = self.curve(device, tp, pp, ep)
                 found = self._packed(acc, unit, tp, pp, fit, speed, seconds, device, mem, link, ep)
                 if found is not None:
+                    found = found._replace(below_recipe=max(tp, ep) * pp < recipe)
                     candidates.append(found)
-                    # hardware that is there already is searched whole: a wider split may be faster at no cost
-                    settled = settled or (not whole and _settled(candidates))
+                    # hardware that is there already is searched whole: a wider split may be faster at no cost;
+                    # below the recipes' split, the search goes on to it
+                    settled = settled or (not whole and not found.below_recipe and _settled(candidates))
                 else:
                     held.append((max(tp, ep) * pp, fit))
             if settled:
@@ -506,8 +525,9 @@ class InferenceSearch:
                                                            f"{t.context:,}-token context"))
         meeting = [c for c in candidates if c.meets_tpot and c.meets_ttft and c.meets_latency and c.within_max_gpus
                    and c.meets_failover]
-        c = min(meeting or candidates, key=lambda c: (c.cost, _gpus_key(unit, c, t.concurrency), c.tp * c.pp, c.ep))
-        return self._plan(acc, unit, c, capacity, flash, with_notes)
+        c = min(meeting or candidates, key=lambda c: (c.below_recipe, c.cost, _gpus_key(unit, c, t.concurrency),
+                                                      c.tp * c.pp, c.ep))
+        return replace(self._plan(acc, unit, c, capacity, flash, with_notes), recipe_gpus=recipe)
 
     def disaggregated(self, acc: Accelerator, unit: Unit, plan: Plan) -> Disaggregation | str | None:
         """Prefill and decode pools on `unit` at the colocated `plan`'s replica layout, compared with it (issue 17;

@@ -185,3 +185,26 @@ def test_sweep_owned_gpus_never_vanish(advisor: Advisor, owned: tuple[str, int],
         assert out.reason and out.why
         if out.rule in ("SLA.failover", "D.deadline", "C.own-where", "C.vendor"):
             assert "What would make them work: " in out.reason, out.reason
+
+
+@pytest.mark.parametrize(("current", "name", "shown"), [
+    ({"gpu": "rtx-3090"}, "NVIDIA GeForce RTX 3090", "1× NVIDIA GeForce RTX 3090"),
+    # the memory variant typed: the 16 GB V100 (not the 32 GB card), its name saying the size once
+    ({"gpu": "nvidia-v100-sxm2", "gpu_memory_gb": 16, "gpu_count": 2}, None, "2× NVIDIA Tesla V100 SXM2 (16 GB"),
+    # a name the user gave is theirs: kept as typed
+    ({"gpu": "nvidia-rtx-3090", "gpu_name": "my 3090"}, "my 3090", "1× my 3090"),
+])
+def test_owned_part_is_named_by_the_rules(advisor: Advisor, current: dict[str, Any], name: str | None,
+                                          shown: str) -> None:
+    """The report's "You have" line reads the part the rules resolved (answers_effective's current.gpu_name), never
+    the raw id typed (`rtx-3090`), so every screen and report shows the same name the headline does."""
+    from gpuadvisor.tui.report.common import requirements
+
+    result = _consult(advisor, {"workload": "inference", "stage": "learning", "model": {"name": "llama-3.1-8b"},
+                                "precision": {"weights": "awq"}, "current": current})
+    eff = result.answers_effective["current"]
+    if name is not None:
+        assert eff["gpu_name"] == name
+    have = dict(requirements(result))["You have"]
+    assert have.startswith(shown) and have.count("16 GB") <= 1
+    assert "rtx-3090" not in have and "v100-sxm2" not in have

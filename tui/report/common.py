@@ -382,8 +382,11 @@ def requirements(result: RecommendResult) -> list[tuple[str, str]]:
     if g("constraints.max_gpus") is not None:
         out.append(("At most", f"{g('constraints.max_gpus'):,} GPUs"))
     if g("current.gpu") is not None:
-        memory = f" ({number(float(g('current.gpu_memory_gb')))} GB)" if g("current.gpu_memory_gb") else ""
-        out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu')}{memory}"))
+        # the rules resolve the part (rules/effective.py): its name, or the id as typed when it is not known
+        name = _effective(result, "current.gpu_name") or g("current.gpu")
+        size = f"{number(float(g('current.gpu_memory_gb')))} GB" if g("current.gpu_memory_gb") else ""
+        memory = f" ({size})" if size and size not in str(name) else ""  # a memory variant's name says it
+        out.append(("You have", f"{g('current.gpu_count') or 1}× {name}{memory}"))
     elif g("current.gpu_name") is not None:
         memory = f", {number(float(g('current.gpu_memory_gb')))} GB" if g("current.gpu_memory_gb") else ""
         out.append(("You have", f"{g('current.gpu_count') or 1}× {g('current.gpu_name')} (not in the knowledge "
