@@ -36,7 +36,7 @@ from gpuadvisor.knowledge.locate import find_line, split_syntax_error
 from gpuadvisor.knowledge.nesting import NestingError
 from gpuadvisor.knowledge.parsecache import parse_toml
 from gpuadvisor.knowledge.paths import data_dir, overlay_dir, refreshed_prices_path
-from gpuadvisor.knowledge.quotes import apply_quotes
+from gpuadvisor.knowledge.quotes import QUOTES_FILE, apply_quotes
 from gpuadvisor.knowledge.quotes import today as quotes_today
 from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.knowledge.schema import (
@@ -576,11 +576,16 @@ def _load(user_dir: UserDir, extra_files: Sequence[Path], sink: _Sink,
     if refreshed is not None and os.path.lexists(refreshed):  # never raises (an unreadable directory is reported below)
         state = _load_refreshed(state, refreshed, sink if kept else _Strict(sink), refresh)
     udir = overlay_dir() if user_dir == "default" else user_dir
+    # the quotes `kb quote add` keeps in the user's overlay directory: never fatal (skipped with a warning), and
+    # merged after the other overlays, so a quote may name a part any of them adds
+    quotes = udir / QUOTES_FILE if user_dir == "default" and udir is not None and not sink.collect else None
     seen: dict[tuple[str, str], _Raw] = {}
     touched: list[_Raw] = []
     overlay_set = _SetBudget()
     texts: list[tuple[Path, str, Shape]] = []
     for path in _overlay_paths(udir, extra_files, directory):  # every file read and measured before any is parsed
+        if quotes is not None and path == quotes:
+            continue
         text = _read(path, True, sink)
         try:
             if text is not None:
@@ -588,12 +593,42 @@ def _load(user_dir: UserDir, extra_files: Sequence[Path], sink: _Sink,
         except NestingError as exc:
             sink.add(str(exc))
     for path, text, shape in texts:
-        file = _parse(path, True, sink, refresh=refresh, text=text, shape=shape)
-        if file is not None:
-            state.files.append(file)
-            touched += _add_overlay(state, file, seen, sink)
+        touched += _merge_overlay(state, path, text, shape, seen, sink, refresh)
+    if quotes is not None and os.path.lexists(quotes):
+        state = _merge_quotes(state, quotes, overlay_set, seen, refresh)
     _validate_all(state, touched, sink)
     return _catalog(state)
+
+
+def _merge_overlay(state: _State, path: Path, text: str, shape: Shape, seen: dict[tuple[str, str], _Raw],
+                   sink: _Sink, refresh: bool) -> list[_Raw]:
+    """One overlay file's entries merged into `state`; those that need validating."""
+    file = _parse(path, True, sink, refresh=refresh, text=text, shape=shape)
+    if file is None:
+        return []
+    state.files.append(file)
+    return _add_overlay(state, file, seen, sink)
+
+
+def _merge_quotes(state: _State, path: Path, overlay_set: _SetBudget, seen: dict[tuple[str, str], _Raw],
+                  refresh: bool) -> _State:
+    """The state with the user's quotes in, merged and validated on a trial copy: a quotes file that cannot be read,
+    is over the budget, or holds a bad entry is skipped with a one-line warning (the knowledge base's prices are
+    used), as the refreshed prices are; `kb validate` and `kb quote list` still name every problem."""
+    trial, trial_seen, problems = state.copy(), dict(seen), _Sink(collect=True)
+    try:
+        text = _read(path, True, problems)
+        if text is not None:
+            shape = overlay_set.add(text, str(path))
+            _validate_all(trial, _merge_overlay(trial, path, text, shape, trial_seen, problems, refresh), problems)
+    except (AdvisorError, ValueError, TypeError) as exc:  # over the budget, or a hostile file past every check
+        problems.add(str(exc) if str(path) in str(exc) else f"{path}: {exc}")
+    if problems.messages:
+        skipped(problems.messages[0], "your quotes are not applied, the knowledge base's prices are (`gpuadvisor kb "
+                                      "validate` lists every problem)")
+        return state
+    seen.update(trial_seen)
+    return trial
 
 
 def load_catalog(*, user_dir: UserDir = "default", extra_files: Sequence[Path] = (),

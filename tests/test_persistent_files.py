@@ -1,9 +1,11 @@
-"""Issue 41: every file gpuadvisor keeps for itself (the prices `kb refresh` fetched, the recent consultations and
-theme, the questionnaire's draft) is never fatal when it is corrupt, truncated, duplicated or hostile, or when
-something that is not a regular file (a directory, a FIFO) sits in its place: it is read or skipped, and when it is
-skipped one line on standard error names the file (and the line, where there is one) and the program goes on with
-what it would have without it (the built-in prices, no recent list, no draft). One property over all of them, one
-mechanism (`statefile.read_state` / `statefile.skipped`, and the loader's trial merge of the refreshed prices).
+"""Issue 41: every file gpuadvisor keeps for the user (the prices `kb refresh` fetched, the quotes `kb quote add`
+keeps, the recent consultations and theme, the questionnaire's draft) is never fatal when it is corrupt, truncated,
+duplicated or hostile, or when something that is not a regular file (a directory, a FIFO) sits in its place: it is
+read or skipped, and when it is skipped one line on standard error names the file (and the line, where there is
+one) and the program goes on with what it would have without it (the built-in prices, no quotes applied, no recent
+list, no draft). One property over all of them, one mechanism (`statefile.read_state` / `statefile.skipped`, and
+the loader's trial merge of the refreshed prices and the quotes). `kb quote add` still refuses to rewrite a quotes
+file it cannot read (that would lose the quotes in it), and `kb validate` lists every problem of both.
 
 GPUADVISOR_FUZZ_CASES sets the generated examples per file (default 25: each loads the catalog once).
 """
@@ -25,7 +27,8 @@ from hypothesis import strategies as st
 
 from gpuadvisor.knowledge import statefile
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.knowledge.paths import refreshed_prices_path
+from gpuadvisor.knowledge.paths import overlay_dir, refreshed_prices_path
+from gpuadvisor.knowledge.quotes import QUOTES_FILE
 from gpuadvisor.tui import draft
 from gpuadvisor.tui import settings as tui_settings
 from gpuadvisor.tui.cli import main
@@ -53,11 +56,27 @@ def _catalog_without_refresh(catalog: object) -> bool:
 
 FILES = [
     Kept("refreshed prices", refreshed_prices_path, lambda: load_catalog(), _catalog_without_refresh, "toml"),
+    Kept("quotes", lambda: overlay_dir() / QUOTES_FILE, lambda: load_catalog(),
+         lambda catalog: not getattr(catalog, "quotes", True), "toml"),
     Kept("recent and theme", lambda: tui_settings.data_dir() / "tui.json",
          lambda: (tui_settings.load_recent(), tui_settings.load_theme()), lambda got: got == ([], None), "json"),
     Kept("draft", draft.draft_path, draft.load_draft, lambda got: got is None, "json"),
 ]
 IDS = [f.name for f in FILES]
+
+
+DIRS = (("GPUADVISOR_DATA_DIR", "data"), ("GPUADVISOR_CONFIG_DIR", "config"), ("GPUADVISOR_CACHE_DIR", "cache"))
+
+
+@pytest.fixture(autouse=True)
+def _in_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test in the one scratch home (conftest gives each test a config directory of its own), which it leaves
+    with every file good again."""
+    for var, sub in DIRS:
+        monkeypatch.setenv(var, str(home / sub))
+    yield
+    for kept in FILES:
+        _put(kept, _good(kept))
 
 
 @pytest.fixture(scope="module")
@@ -66,11 +85,12 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     recent with a theme, a draft), kept as `*.good` beside each."""
     root = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as mp:
-        for var, sub in (("GPUADVISOR_DATA_DIR", "data"), ("GPUADVISOR_CONFIG_DIR", "config"),
-                         ("GPUADVISOR_CACHE_DIR", "cache")):
+        for var, sub in DIRS:
             mp.setenv(var, str(root / sub))
         with contextlib.redirect_stdout(io.StringIO()):
             assert main(["kb", "refresh", "--from", str(CATALOGS)]) == 0
+            assert main(["kb", "quote", "add", "--vendor", "Acme", "--accelerator", "nvidia-h100-sxm5", "--usd",
+                         "20000", "--date", "2026-11-20", "--valid-until", "2099-01-01"]) == 0
         tui_settings.record_consultation('workload = "inference"\n[model]\nname = "llama-3.1-8b"\n', "8B serving")
         tui_settings.save_theme("textual-light")
         assert draft.save_draft({"workload": "inference", "model": "llama-3.1-8b"})
