@@ -1,7 +1,7 @@
 """Cost arithmetic (S9, S10): cloud runs, $ per 1M tokens, serving replicas.
 
 Owned hardware (its price, power, site and resale, and the rent-vs-buy break-even, H15) is priced in one place:
-rules/pricing.py (`price_owned`, `ownership_cost`).
+rules/pricing/decision_cost.py (`price_owned`, `ownership_cost`).
 """
 
 from __future__ import annotations

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import consult
-from gpuadvisor.rules.profile import pflop_days_text
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.planning.profile import pflop_days_text
 from gpuadvisor.tui import present
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report import render
@@ -106,7 +106,7 @@ def test_summary_weights_are_the_breakdown_weights() -> None:
 
 
 def test_dense_peaks_only_for_precisions_the_part_has() -> None:
-    from gpuadvisor.rules.facts import accelerator_fact
+    from gpuadvisor.rules.consultation.facts import accelerator_fact
 
     catalog = load_catalog(user_dir=None)
     t4 = accelerator_fact(catalog.accelerators["nvidia-t4"])["text"]

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.economics import economics
-from gpuadvisor.rules.lifecycle_answers import parse_any
-from gpuadvisor.rules.planning import goodput
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.lifecycle.answers import parse_any
+from gpuadvisor.rules.planning.search import goodput
+from gpuadvisor.rules.pricing.economics import economics
 from gpuadvisor.rules.sizing.factors import Factors
 from tests.rules.test_owner_economics import _curve
 
@@ -251,7 +251,7 @@ def test_no_headline_is_contradicted_and_every_figure_is_its_parts(name: str, an
 def test_the_readme_worked_example_adds_up(advisor: Advisor) -> None:
     # examples/pretrain-70b-on-prem.toml, the README's worked example: a bought cluster for one run is its price,
     # network, power and site less what it resells for when the run ends, and it meets the deadline with the margin
-    from gpuadvisor.rules.lifecycle_answers import load_any
+    from gpuadvisor.rules.lifecycle.answers import load_any
 
     answers = load_any(Path(__file__).resolve().parents[2] / "examples" / "pretrain-70b-on-prem.toml")
     top = advisor.consult(answers).recommendations[0]  # type: ignore[arg-type]
@@ -283,7 +283,7 @@ def test_the_readme_worked_example_adds_up(advisor: Advisor) -> None:
 def test_a_machine_without_a_power_rating_says_its_power_is_not_counted() -> None:
     # an appliance with no published wall rating (Apple's M4 Max Mac Studio) is charged no power: the part says so,
     # rather than showing "0.0 kW × …" as if it drew nothing
-    from gpuadvisor.rules.pricing import Ownership, ownership_cost
+    from gpuadvisor.rules.pricing.decision_cost import Ownership, ownership_cost
     from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS
 
     o = Ownership(hardware_usd=1999.0, network_usd=0.0, power_w=0.0, site_kw=0.0, accelerators_usd=1999.0,
@@ -302,7 +302,7 @@ def test_a_spot_run_pays_for_its_reclaims_and_must_still_meet_the_deadline(advis
     # each spot machine is reclaimed about once a day (spot_uninterrupted_hours 24) and each reclaim costs the whole
     # job 0.3 h (restart and work since the checkpoint, as an interruption): on m machines the run makes progress
     # 1 − m × 0.3 / 24 of the time, so it takes longer than on demand and is billed for it
-    from gpuadvisor.rules.planning import spot_goodput
+    from gpuadvisor.rules.planning.search import spot_goodput
     from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS
 
     assert spot_goodput(1, 24.0, DEFAULT_FACTORS) == pytest.approx(1 - 0.3 / 24)

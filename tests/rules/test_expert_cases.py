@@ -20,7 +20,7 @@ import pytest
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.rules.consult import consult
-from gpuadvisor.rules.lifecycle_answers import parse_any
+from gpuadvisor.rules.lifecycle.answers import parse_any
 from tests.expert_expect import check, describe, unknown_keys
 
 HERE = Path(__file__).resolve().parent

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuadvisor.rules.answers import Answers
 from gpuadvisor.rules.consult import consult
-from gpuadvisor.rules.ranking import fmt_duration, fmt_tokens
+from gpuadvisor.rules.consultation.ranking import fmt_duration, fmt_tokens
+from gpuadvisor.rules.inputs.answers import Answers
 
 
 @pytest.mark.parametrize(("tokens_b", "text"), [
@@ -39,8 +39,8 @@ def test_a_run_of_seconds_is_priced_and_named_without_dividing_by_zero() -> None
 
 
 def test_a_figure_that_rounds_to_nothing_is_under_a_dollar_not_free() -> None:
-    from gpuadvisor.rules.ranking import decision_words
-    from gpuadvisor.rules.result import CostPartOut, DecisionCostOut
+    from gpuadvisor.rules.consultation.ranking import decision_words
+    from gpuadvisor.rules.consultation.result import CostPartOut, DecisionCostOut
 
     tiny = DecisionCostOut(usd=0.42, horizon="one run", parts=[CostPartOut(part="power", usd=0.42, label="x",
                                                                            rule="S9")])

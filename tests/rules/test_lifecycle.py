@@ -10,10 +10,10 @@ import pytest
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.lifecycle import Candidate, _Slot, cost_fleet
-from gpuadvisor.rules.lifecycle_answers import DAYS_PER_MONTH, load_any, parse_lifecycle
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.lifecycle.answers import DAYS_PER_MONTH, load_any, parse_lifecycle
+from gpuadvisor.rules.lifecycle.consult import Candidate, _Slot, cost_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENING = ROOT / "examples" / "lifecycle-13b-train-then-serve.toml"

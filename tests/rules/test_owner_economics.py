@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers, load_any, parse_any
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers, load_any, parse_any
 
 CATALOG = load_catalog(user_dir=None)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -112,7 +112,7 @@ def test_eight_mi210_no_longer_beat_one_mi300x_by_resale(advisor: Advisor) -> No
 def test_a_part_bought_used_resells_at_the_curves_fall_from_its_age() -> None:
     from datetime import date
 
-    from gpuadvisor.rules.economics import economics, part_age
+    from gpuadvisor.rules.pricing.economics import economics, part_age
 
     e = economics(CATALOG)
     # an RTX 3090 bought used today at 6.4 years from launch: sold 3 years later at the curve's fall from 6.4 to 9.4

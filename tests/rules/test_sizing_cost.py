@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from gpuadvisor.rules.pricing import Ownership, break_even_utilization, price_owned, priced, rental_run, rental_serving
+from gpuadvisor.rules.pricing.decision_cost import (
+    Ownership,
+    break_even_utilization,
+    price_owned,
+    priced,
+    rental_run,
+    rental_serving,
+)
 from gpuadvisor.rules.sizing.cost import cloud_cost, serving_capacity, usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 

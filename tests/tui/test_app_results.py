@@ -9,8 +9,8 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TabbedContent
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import Answers, parse_answers
 from gpuadvisor.rules.consult import consult
+from gpuadvisor.rules.inputs.answers import Answers, parse_answers
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.app import GpuAdvisorApp
 from gpuadvisor.tui.screens.compare import CompareScreen, compare_rows

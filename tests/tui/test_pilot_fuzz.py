@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui.draft import MAX_ENTRY_CHARS, load_draft, save_draft
 from gpuadvisor.tui.screens.answers_state import AnswerState
 from gpuadvisor.tui.screens.detail import DetailScreen

@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import Input, Static, TextArea
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui import served
 from gpuadvisor.tui.app import GpuAdvisorApp
 from gpuadvisor.tui.messages import ResultsRequested

@@ -20,7 +20,7 @@ from gpuadvisor.tui.screens.questions import QUESTIONS, TEXT_KINDS, Question, Ra
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.inputs.answers import Answers
 
 NONE = "none"
 """Typed as the current GPU: no GPU of one's own (and no detected default)."""
@@ -172,7 +172,7 @@ class AnswerState:
         """Validate with the Answers model; errors keyed by question key (GLOBAL for contradictions)."""
         from pydantic import ValidationError
 
-        from gpuadvisor.rules.answers import Answers
+        from gpuadvisor.rules.inputs.answers import Answers
 
         try:
             return Answers.model_validate(self.to_dict()), {}
@@ -199,7 +199,7 @@ class AnswerState:
             state.raw["model"] = f"{model['params_b']:g}"
         elif "config" in model:
             state.raw["model"] = str(model["config"])
-        from gpuadvisor.rules.answers import flatten_dotted
+        from gpuadvisor.rules.inputs.answers import flatten_dotted
 
         for dotted, value in flatten_dotted(given):
             q = QUESTIONS.get(dotted)
@@ -274,7 +274,7 @@ def default_text(q: Question, raw: Mapping[str, Any] | None = None, native: str 
 
 @cache
 def _defaults() -> dict[str, Any]:
-    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.inputs.answers import Answers
 
     return Answers().flat()
 
@@ -293,7 +293,7 @@ def default_value(key: str, raw: Mapping[str, Any] | None = None, native: str | 
     own weight format (`native`): a default implied by them (QLoRA → NF4, gpt-oss → MXFP4) first, else the
     `Answers` default (None when optional)."""
     if raw or native:
-        from gpuadvisor.rules.answers import contextual_defaults
+        from gpuadvisor.rules.inputs.answers import contextual_defaults
 
         implied = contextual_defaults(raw or {}, native)
         if key in implied:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from textual.dom import DOMNode
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.result import RecommendResult
+    from gpuadvisor.rules.consultation.result import RecommendResult
+    from gpuadvisor.rules.inputs.answers import Answers
     from gpuadvisor.tui.served import Served
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
-    from gpuadvisor.rules.result import RecommendResult
+    from gpuadvisor.rules.consultation.result import RecommendResult
+    from gpuadvisor.rules.inputs.answers import Answers
+    from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers
 
 @dataclass(frozen=True)
 class PhaseOf:
@@ -55,7 +55,7 @@ class PhaseOf:
 
 def changed_answers(before: Answers, after: Answers, keys: list[str]) -> dict[str, Any]:
     """The given value of each dotted key in `after` (None: no longer given), for the keys that differ."""
-    from gpuadvisor.rules.answers import flatten_dotted
+    from gpuadvisor.rules.inputs.answers import flatten_dotted
 
     old, new = dict(flatten_dotted(before.given())), dict(flatten_dotted(after.given()))
     return {k: new.get(k) for k in keys if old.get(k) != new.get(k)}
@@ -64,7 +64,7 @@ def changed_answers(before: Answers, after: Answers, keys: list[str]) -> dict[st
 def is_shared(dotted: str) -> bool:
     """An answer the lifecycle's phases share (rules.lifecycle_answers.SHARED_SECTIONS: stage, budget, deployment,
     constraints, framework, current)."""
-    from gpuadvisor.rules.lifecycle_answers import SHARED_SECTIONS
+    from gpuadvisor.rules.lifecycle.answers import SHARED_SECTIONS
 
     return dotted.split(".")[0] in SHARED_SECTIONS
 
@@ -72,8 +72,8 @@ def is_shared(dotted: str) -> bool:
 def with_shared_changes(lifecycle: LifecycleAnswers, changes: Mapping[str, Any]) -> LifecycleAnswers:
     """The lifecycle with the answers its phases share changed (`is_shared` keys only, in its top-level tables; a
     phase that gives its own value keeps it). Validated as a file is; InputError names the field."""
-    from gpuadvisor.rules.answers import put_dotted
-    from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
+    from gpuadvisor.rules.inputs.answers import put_dotted
+    from gpuadvisor.rules.lifecycle.answers import parse_lifecycle
 
     data = lifecycle.given()
     for dotted, value in changes.items():

@@ -34,7 +34,7 @@ from gpuadvisor.tui.widgets.question_field import QuestionField
 from gpuadvisor.tui.widgets.review import ReviewTable
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.inputs.answers import Answers
 
 MODEL_REQUIRED = "give a model: a knowledge-base name (llama-3.1-8b), a size in billions (70) or a path to config.json"
 

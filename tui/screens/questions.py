@@ -1,8 +1,8 @@
 """The questionnaire as data: steps, the order of the questions and their skip logic.
 
 The words of each question (label, "why this matters" line, unit, example, choice labels) are the answers model's
-own field metadata (rules/answers.py `ask`), the same that names the command-line flags and fills the JSON Schema,
-so a question, its flag and the answers file cannot drift apart. One generic screen renders these specs (see
+own field metadata (rules/inputs/answers.py `ask`), the same that names the command-line flags and fills the JSON
+Schema, so a question, its flag and the answers file cannot drift apart. One generic screen renders these specs (see
 `questionnaire.py`); asking one more answer means adding `ask(key)` to a step here. Each `why` line cites the seed
 document and the HEURISTICS.md id it comes from, so the user can look it up.
 """
@@ -126,9 +126,9 @@ KINDS: dict[str, Kind] = {"choice": "radio", "bool": "bool", "int": "int", "floa
 
 
 def ask(key: str, applies: Callable[[Raw], bool] = _always, *, as_key: str | None = None) -> Question:
-    """The question of an answer field, in the words its metadata gives (rules/answers.py: the one vocabulary).
+    """The question of an answer field, in the words its metadata gives (rules/inputs/answers.py: the one vocabulary).
     `as_key` names the question differently from the field (`model` stands for model.name|params_b|config)."""
-    from gpuadvisor.rules.answers import answer_fields
+    from gpuadvisor.rules.inputs.answers import answer_fields
 
     field = next(f for f in answer_fields() if f.key == key)
     if field.question is None:

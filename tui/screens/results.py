@@ -32,8 +32,8 @@ from gpuadvisor.tui.widgets.findings import (
 from gpuadvisor.tui.widgets.ranking_table import RankingTable, dropped
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.result import RecommendResult
+    from gpuadvisor.rules.consultation.result import RecommendResult
+    from gpuadvisor.rules.inputs.answers import Answers
     from gpuadvisor.tui.screens.phase import PhaseOf
 
 

@@ -27,7 +27,7 @@ from gpuadvisor.tui.screens.questions import STEPS, Question, Step
 from gpuadvisor.tui.widgets.question_field import QuestionField
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.inputs.answers import Answers
     from gpuadvisor.tui.screens.phase import PhaseOf
 
 FIRST_STEP = "targets"
@@ -220,7 +220,7 @@ answers as they were runs nothing. **Escape** cancels.
             return
         note = change_note(self.answers, answers, keys)
         from gpuadvisor.knowledge.errors import AdvisorError
-        from gpuadvisor.rules.answers import flatten_dotted
+        from gpuadvisor.rules.inputs.answers import flatten_dotted
         from gpuadvisor.tui.screens.phase import changed_answers, with_shared_changes
 
         given = {k for a in (self.answers, answers) for k, _ in flatten_dotted(a.given())}

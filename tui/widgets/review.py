@@ -21,7 +21,7 @@ form's margins and the scroll bar."""
 
 
 def assumed_values(defaults_applied: Sequence[str] | None) -> dict[str, str]:
-    """`key = value (why)` lines of a consultation's defaults (rules/effective.py) by key: what it assumed."""
+    """`key = value (why)` lines of a consultation's defaults (rules/inputs/effective.py) by key: what it assumed."""
     out = {}
     for line in defaults_applied or ():
         key, sep, rest = line.partition(" = ")
