@@ -29,8 +29,8 @@ from gpuadvisor.knowledge.bounds import booleans_as_numbers
 from gpuadvisor.knowledge.errors import AdvisorError
 from gpuadvisor.knowledge.hf_config import read_hf_config
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.inputs.answers import load_answers
 from gpuadvisor.rules.consultation.result import RecommendResult
+from gpuadvisor.rules.inputs.answers import load_answers
 from gpuadvisor.tui.report.jsonfmt import parse_report
 
 CASES = int(os.environ.get("GPUADVISOR_FUZZ_CASES", "40"))

@@ -18,8 +18,8 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.engine import Callback, RuleContext
+from gpuadvisor.rules.inputs.workload import workload_of
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
-from gpuadvisor.rules.workload import workload_of
 
 DEFAULTS = {
     "usage_hours_learning": 20.0,
