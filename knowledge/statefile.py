@@ -15,6 +15,7 @@ without it (the built-in prices, no recent list, no draft).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -122,6 +123,8 @@ def read_state(path: Path, what: str, parse: Callable[[str], T], instead: str) -
         return None
     try:
         return parse(read_text_file(path, what=what, max_bytes=STATE_MAX_BYTES))
+    except json.JSONDecodeError as exc:
+        skipped(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}", instead)
     except (AdvisorError, ValueError, TypeError, RecursionError) as exc:
         skipped(f"{path}: {exc}" if str(path) not in str(exc) else str(exc), instead)
-        return None
+    return None

@@ -180,6 +180,15 @@ def test_a_duplicated_key_is_skipped_or_read_as_its_syntax_says(home: Path, kept
         assert lines == [] and not kept.is_fallback(got)
 
 
+@pytest.mark.parametrize("kept", [f for f in FILES if f.syntax == "json"], ids=lambda f: f.name)
+def test_a_cut_json_file_is_named_by_line_and_column(home: Path, kept: Kept) -> None:
+    good = _good(kept)
+    _put(kept, good[:len(good) // 2])
+    got, lines = _read(kept)
+    _check_skipped(kept, got, lines)
+    assert re.match(rf"gpuadvisor: warning: {re.escape(str(kept.path()))}:\d+:\d+: not valid JSON: ", lines[0])
+
+
 @pytest.mark.parametrize("kept", FILES, ids=IDS)
 @SETTINGS
 @given(data=st.data())
