@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from gpuadvisor.rules.consultation.result import RecommendResult
     from gpuadvisor.rules.inputs.answers import Answers
     from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers
-    from gpuadvisor.tui.screens.answers_state import AnswerState
+    from gpuadvisor.tui.questionnaire.answers_state import AnswerState
     from gpuadvisor.tui.screens.results import ResultsScreen
 
 DARK_THEME = "textual-dark"
@@ -98,7 +98,7 @@ def answers_key(answers: Answers) -> str:
 
 def _answer_state() -> type[AnswerState]:
     """The form-state class, imported when first needed (see GpuAdvisorApp.state)."""
-    from gpuadvisor.tui.screens.answers_state import AnswerState
+    from gpuadvisor.tui.questionnaire.answers_state import AnswerState
 
     return AnswerState
 
@@ -555,8 +555,8 @@ class GpuAdvisorApp(App[None]):
     def _lifecycle_ready(self, message: LifecycleReady) -> None:
         from gpuadvisor.knowledge.sanitize import clean_strings
         from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
-        from gpuadvisor.tui.screens.phase import PhaseOf
         from gpuadvisor.tui.screens.results import ResultsScreen
+        from gpuadvisor.tui.state.phase import PhaseOf
 
         result = clean_strings(message.result)
         self.lifecycle_result = result
@@ -811,7 +811,7 @@ def termios_error() -> type[BaseException]:
 
 
 if TYPE_CHECKING:
-    from gpuadvisor.tui.screens.base import AdvisorState
+    from gpuadvisor.tui.state.advisor_state import AdvisorState
 
     _STATE_CHECK: type[AdvisorState] = GpuAdvisorApp
-    """mypy holds the app to the state its screens read (tui/screens/base.py)."""
+    """mypy holds the app to the state its screens read (tui/state/advisor_state.py)."""

@@ -54,17 +54,12 @@ from gpuadvisor.rules.pricing.decision_cost import (
     DecisionCost,
     break_even_utilization,
     lifetime_hours,
-    ownership_cost,
     owning,
-    price_owned,
     priced,
-    rental_commitment,
-    rental_reserved_run,
-    rental_run,
-    rental_serving,
-    serving_months,
 )
-from gpuadvisor.rules.pricing.economics import PartAge, accelerator_age, economics, format_native
+from gpuadvisor.rules.pricing.economics import Economics, PartAge, accelerator_age, economics, format_native
+from gpuadvisor.rules.pricing.price import Buy, Rent, Run, Window, for_life
+from gpuadvisor.rules.pricing.price import price as price_of
 from gpuadvisor.rules.pricing.price_age import age_months, as_of_label, today
 from gpuadvisor.rules.pricing.purchases import purchase_bill
 from gpuadvisor.rules.sizing.cost import usd_per_million_tokens
@@ -395,7 +390,6 @@ class Derivations:
         machines, count = int(config["machines"]), int(config["count"])
         usage = read_usage(ctx)
         f = self.factors(w, ctx)
-        months = serving_months(f)
         kinds = ("on-demand", "spot", SHORT_RESERVATION) if training else ("on-demand", "spot", *COMMITMENTS)
         for pricing in kinds:
             found = self._price(i, pricing)
@@ -416,34 +410,27 @@ class Derivations:
                 "over_hourly": w.hourly_usd is not None and hourly > w.hourly_usd,
                 "unit_name": u.name, "unit_kind": u.kind, "title": u.describe(machines, count),
             }
+            rent = Rent(hourly, pricing, what, price.term)
             if training:
                 wall = float(config.get("training_days") or 0) * 24
                 if pricing == "spot":
                     extra["spot_run_too_long"] = wall > self._spot_hours
                     extra["spot_hours"] = self._spot_hours
                     wall, what = self._spot_wall(wall, machines, f, w, extra, what)
-                billed = usage.rented_hours_per_run(wall)
+                    rent = replace(rent, what=what)
+                paid = price_of(rent, Run(wall, usage.rented_hours_per_run(wall)), f)
+                if paid is None:
+                    continue  # longer than one short reservation can be booked for
                 if pricing == SHORT_RESERVATION:
-                    booked = price.term.booked_days(billed / 24.0) if price.term is not None else None
-                    if booked is None:
-                        continue  # longer than one reservation can be booked for
-                    cost = rental_reserved_run(hourly, booked, billed, what)
-                    extra["reserved_days"] = booked
-                    billed = booked * 24.0
-                else:
-                    cost = rental_run(hourly, billed, what)
-                monthly = priced(cost, wall).usd_per_month
+                    extra["reserved_days"] = round(paid.billed_hours / 24.0)
+                cost, monthly = paid.cost, paid.option.usd_per_month
                 extra.update({"usd_per_run": round(cost.total, 4), "usd_per_month": round(monthly, 2),
-                              "usage_hours": round(billed, 3)})
+                              "usage_hours": round(paid.billed_hours, 3)})
             else:
-                billed = usage.rented_hours_per_month()
-                if pricing in COMMITMENTS:
-                    cost = rental_commitment(hourly, COMMITMENTS[pricing], months, what)
-                    billed = HOURS_PER_MONTH
-                else:
-                    cost = rental_serving(hourly, billed, months, what)
-                monthly = priced(cost, billed * months).usd_per_month
-                extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(billed, 3),
+                paid = price_of(rent, for_life(f, usage.utilization, usage.rented_hours_per_month()), f)
+                assert paid is not None  # a service is always priced
+                cost, monthly = paid.cost, paid.option.usd_per_month
+                extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(paid.billed_hours, 3),
                               "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
                                                                              w))})
                 extra["pd_usd_per_month"] = split_cost(extra, config)
@@ -538,16 +525,17 @@ class Derivations:
                 years = run_h / HOURS_PER_YEAR
                 share_left, host_left = self.economics.resale_shares(age, years)
                 sells = w.after_run == "sell"
-                cost = ownership_cost(replace(owned, resale_share=share_left if sells else 0.0,
-                                              host_resale_share=host_left if sells else 0.0),
-                                      window_hours=run_h, busy_hours=run_h, factors=f, months=None,
-                                      resale_words=f" when the run ends ({_resale_words(age, years)})")
+                paid = price_of(Buy(replace(owned, resale_share=share_left if sells else 0.0,
+                                            host_resale_share=host_left if sells else 0.0),
+                                    f" when the run ends ({_resale_words(self.economics, age, years)})"),
+                                Window(run_h, run_h, None), f)
                 resale = bill.accelerators_usd * share_left + rest * host_left
+                total = paid.cost.total if paid is not None else 0.0
                 kept = {"after_run": "sell" if sells else "keep", "resale_at_end_usd": round(resale, 2),
                         "resale_at_end_share": round(share_left, 4),
                         "sold_age_years": round(age.age_years + years, 2),
-                        "kept_usd": round(cost.total + (resale if sells else 0.0), 2),
-                        "sold_usd": round(cost.total - (0.0 if sells else resale), 2)}
+                        "kept_usd": round(total + (resale if sells else 0.0), 2),
+                        "sold_usd": round(total - (0.0 if sells else resale), 2)}
                 util = 1.0
                 busy_note = (" (bought for this run and sold when it ends: deployment.after_run = \"sell\")" if sells
                              else " (bought for this run and kept: its resale is not counted unless you sell, "
@@ -556,18 +544,19 @@ class Derivations:
             else:
                 util = usage.utilization
                 share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
-                cost = ownership_cost(replace(owned, resale_share=share_left, host_resale_share=host_left),
-                                      window_hours=life_h, busy_hours=run_h, factors=f, months=None,
-                                      share=min(1.0, run_h / (life_h * util)) if util > 0 else 1.0,
-                                      resale_words=f" after {f.hardware_lifetime_years:g} years "
-                                                   f"({_resale_words(age, f.hardware_lifetime_years)})")
+                paid = price_of(Buy(replace(owned, resale_share=share_left, host_resale_share=host_left),
+                                    f" after {f.hardware_lifetime_years:g} years "
+                                    f"({_resale_words(self.economics, age, f.hardware_lifetime_years)})"),
+                                Window(life_h, run_h, None, min(1.0, run_h / (life_h * util)) if util > 0 else 1.0), f)
         else:
             util = usage.utilization
             share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
-            cost = price_owned(replace(owned, resale_share=share_left, host_resale_share=host_left),
-                               utilization=util, factors=f,
-                               resale_words=f" after {f.hardware_lifetime_years:g} years "
-                                            f"({_resale_words(age, f.hardware_lifetime_years)})").cost
+            paid = price_of(Buy(replace(owned, resale_share=share_left, host_resale_share=host_left),
+                                f" after {f.hardware_lifetime_years:g} years "
+                                f"({_resale_words(self.economics, age, f.hardware_lifetime_years)})"),
+                            for_life(f, util), f)
+        assert paid is not None  # a purchase is always priced
+        cost = paid.cost
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
         # a run shorter than a month spends its whole cost within one month (as a rented run's monthly does);
         # spreading it over the run's hours priced a 3-hour run as a month at that rate
@@ -576,8 +565,10 @@ class Derivations:
         rent = self.cheapest_rent.get(a.id)
         be = break_even_utilization(owned, count, rent, factors=f) if rent else None
         # the hardware's life at the usage profile's busy share, kept (no resale): what owning it costs (tco_usd)
-        held = price_owned(owned, utilization=util, factors=f).cost
-        lifetime_power, lifetime_site = held.usd("power"), held.usd("site")
+        held = price_of(Buy(owned), for_life(f, util), f)
+        assert held is not None
+        lifetime = held.cost
+        lifetime_power, lifetime_site = lifetime.usd("power"), lifetime.usd("site")
         extra: dict[str, Any] = {
             "purchase": True, "acquisition": "buy", "instance": "purchase", "provider": "on-prem",
             "provider_kind": "owned", "pricing": "purchase", "provider_allowed": True, "price_known": True,
@@ -621,8 +612,9 @@ class Derivations:
         machines = int(config["pd_machines"])
         bill = purchase_bill(self.catalog, system, a, machines, machines * int(config["fill"]), joined=True)
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
-        owned = price_owned(owning(bill, site_kw=site_kw), utilization=util, factors=f)
-        return {"pd_usd_per_month": round(owned.usd_per_month, 2), "pd_capex_usd": round(bill.capex_usd, 2)}
+        owned = price_of(Buy(owning(bill, site_kw=site_kw)), for_life(f, util), f)
+        assert owned is not None
+        return {"pd_usd_per_month": round(owned.option.usd_per_month, 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
     def _lead_time(self, kind: str, config: Fact, work: Workload, f: Factors) -> dict[str, Any]:
         """When a purchase arrives (lead_time_weeks_<kind>) and, for a training run whose stated deadline counts from
@@ -649,8 +641,12 @@ class Derivations:
         conclude_option(ctx, option_fact(config, a, work, key, extra, label, cost=cost), cost)
 
 
-def _resale_words(age: PartAge, held_years: float) -> str:
-    """How a resale was priced: the part's class and its age from launch when bought and when sold."""
+def _resale_words(econ: Economics, age: PartAge, held_years: float) -> str:
+    """How a resale was priced: the market it was read from (the part's own observed trend, or its class curve)
+    and its age from launch when bought and when sold."""
+    own = econ.own_trend_words(age)
+    if own:
+        return f"{own}; {age.words(held_years)}; resale_share_host"
     return f"{age.cls} parts, {age.words(held_years)}; resale_share_{age.cls}_*, resale_share_host"
 
 

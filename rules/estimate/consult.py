@@ -67,13 +67,12 @@ from gpuadvisor.rules.pricing.decision_cost import (
     break_even_utilization,
     ownership_notes,
     owning,
-    price_owned,
-    rental_run,
 )
 from gpuadvisor.rules.pricing.economics import accelerator_age, economics
+from gpuadvisor.rules.pricing.price import Buy, Rent, Run, for_life, price
 from gpuadvisor.rules.pricing.price_age import as_of_label, today
 from gpuadvisor.rules.pricing.purchases import PurchaseBill, purchase_bill
-from gpuadvisor.rules.sizing.cost import cloud_cost, serving_capacity, usd_per_million_tokens
+from gpuadvisor.rules.sizing.cost import serving_capacity, usd_per_million_tokens, whole_instances
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.kvcache import attention_kind, kv_bytes_per_sequence, kv_bytes_per_token
 from gpuadvisor.rules.sizing.memory import (
@@ -903,7 +902,7 @@ def _judge(catalog: Catalog, answers: Answers, resolved: Resolved, acc: Accelera
 def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Parallelism, factors: Factors,
            usage: Usage, ctx: _Ctx) -> None:
     """Rentals and the cheapest purchase of the layout, priced as a consultation prices them: a run is billed its
-    wall time plus one session's set-up (usage.rented_hours_per_run, pricing.rental_run), owned hardware at the
+    wall time plus one session's set-up (usage.rented_hours_per_run, pricing.price), owned hardware at the
     usage profile's busy share."""
     utilization = usage.utilization
     gpu_hours = result.training_gpu_hours
@@ -917,24 +916,26 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
             offer = inst.current_price(kind)
             if offer is None:
                 continue
-            c = cloud_cost(offer.usd_per_hour, inst.accelerator_count, par.gpus, gpu_hours=gpu_hours)
+            instances = whole_instances(par.gpus, inst.accelerator_count)
+            hourly, per_gpu = instances * offer.usd_per_hour, offer.usd_per_hour / inst.accelerator_count
             run = None
             if gpu_hours is not None:
                 wall = gpu_hours / par.gpus
                 if kind == "spot":  # the reclaims stretch the run, as a consultation's spot rental (derivations)
-                    wall = spot_wall_hours(wall, c.instances, reclaim_hours, factors)
+                    wall = spot_wall_hours(wall, instances, reclaim_hours, factors)
                 if math.isfinite(wall):
-                    run = rental_run(c.usd_per_hour, usage.rented_hours_per_run(wall), inst.id).total
+                    rented = price(Rent(hourly, kind, inst.id), Run(wall, usage.rented_hours_per_run(wall)), factors)
+                    run = rented.cost.total if rented is not None else None
             per_m = None
             if tokens_per_s:
-                per_m = usd_per_million_tokens(c.usd_per_gpu_hour * par.gpus, tokens_per_s)
+                per_m = usd_per_million_tokens(per_gpu * par.gpus, tokens_per_s)
             result.costs.append(CostOut(
                 instance=inst.id, provider=inst.provider_name, name=inst.instance, pricing=kind,  # type: ignore[arg-type]
-                gpus_per_instance=inst.accelerator_count, instances=c.instances, usd_per_hour=c.usd_per_hour,
-                usd_per_gpu_hour=c.usd_per_gpu_hour, usd_per_run=run, usd_per_million_tokens=per_m,
+                gpus_per_instance=inst.accelerator_count, instances=instances, usd_per_hour=hourly,
+                usd_per_gpu_hour=per_gpu, usd_per_run=run, usd_per_million_tokens=per_m,
                 as_of=offer.as_of_text, price_sources=list(offer.sources)))
             if kind == "on-demand":
-                cheapest_rent = c.usd_per_gpu_hour if cheapest_rent is None else min(cheapest_rent, c.usd_per_gpu_hour)
+                cheapest_rent = per_gpu if cheapest_rent is None else min(cheapest_rent, per_gpu)
     # cheapest first: the offer a reader is looking for heads the table (then provider, and sizes read as numbers)
     result.costs.sort(key=lambda c: (round(c.usd_per_gpu_hour, 3), c.provider, natural_key(c.name), c.pricing))
     if result.costs:
@@ -955,7 +956,9 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
                                                    factors.hardware_lifetime_years)
     ownership = owning(bill, site_kw=0.0 if desk_side else bill.power_w / 1000.0, resale_share=cards,
                        host_resale_share=rest)
-    owned = price_owned(ownership, utilization=utilization, factors=factors)
+    held = price(Buy(ownership), for_life(factors, utilization), factors)
+    assert held is not None  # a purchase is always priced
+    owned = held.option
     ctx.notes.extend(ownership_notes(factors))
     if paid > par.gpus:
         ctx.warnings.append(f"{unit.name} holds {paid} GPUs: the purchase prices all {paid}; plan the work on all of "

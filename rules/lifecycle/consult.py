@@ -44,8 +44,9 @@ from gpuadvisor.rules.engine import Consultation, InputFact
 from gpuadvisor.rules.inputs.answers import Answers
 from gpuadvisor.rules.lifecycle.answers import DAYS_PER_MONTH, LifecycleAnswers, Phase
 from gpuadvisor.rules.lifecycle.fleet_search import Held, Pick, SearchResult, Step, Use, fits, search
-from gpuadvisor.rules.pricing.decision_cost import COMMITMENTS, Ownership, ownership_cost, rental_commitment
+from gpuadvisor.rules.pricing.decision_cost import COMMITMENTS, Ownership
 from gpuadvisor.rules.pricing.economics import Economics, PartAge, accelerator_age, economics, resale_usd
+from gpuadvisor.rules.pricing.price import Buy, Rent, Service, Window, price
 from gpuadvisor.rules.pricing.price_age import today
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
@@ -108,9 +109,9 @@ class Candidate:
     desk_side: bool = False
     note: str = ""
     usd_per_hour: float | None = None
-    term_months: float | None = None
-    """rent only: a reservation's term (pricing.COMMITMENTS): every month of every term it starts is paid, however
-    short the phase (the lifecycle's horizon can end inside a term)."""
+    pricing: str = ""
+    """rent only: the rental's price kind; a reservation (pricing.COMMITMENTS) pays every month of every term it
+    starts, however short the phase (the lifecycle's horizon can end inside a term)."""
     engineering_usd: float = 0.0
     """The port the option needs (rule H10.port, its consultation's decision cost): paid once in the phase."""
     resale: Callable[[float, float], float] | None = field(default=None, compare=False, repr=False)
@@ -168,7 +169,7 @@ def _candidate(r: Recommendation, result: RecommendResult, econ: Economics | Non
         capex_usd=float(r.cost.capex_usd or 0.0), power_kw=float(r.cost.power_kw or 0.0),
         break_even=r.cost.break_even_utilization, utilization=util,
         desk_side=r.unit.kind in DESK_SIDE_KINDS, resale=resale, usd_per_hour=r.cost.usd_per_hour,
-        term_months=COMMITMENTS.get(r.instance.pricing) if r.instance is not None else None,
+        pricing=r.instance.pricing if r.instance is not None else "",
         engineering_usd=round(engineering, 2))
 
 
@@ -288,14 +289,15 @@ class PurchaseCost:
 
 def _purchase_cost(cand: Candidate, answers: Answers, start: float, busy_hours: float, held: float,
                    colocation: float) -> PurchaseCost:
-    """A purchase in a lifecycle, priced as a consultation prices one (pricing.ownership_cost): bought at month
+    """A purchase in a lifecycle, priced as a consultation prices one (pricing.price, a Window): bought at month
     `start`, held `held` months (to the end of the horizon, or to the end of its phase when it is sold then), busy
     `busy_hours` of them, resold at the part's age then."""
     owned = Ownership(hardware_usd=cand.capex_usd, network_usd=0.0, power_w=cand.power_kw * 1000.0,
                       site_kw=0.0 if cand.desk_side else cand.power_kw, accelerators_usd=cand.capex_usd,
                       resale_share=0.0)
-    cost = ownership_cost(owned, window_hours=held * HOURS_PER_MONTH, busy_hours=busy_hours,
-                          factors=_factors(answers, colocation), months=held)
+    paid = price(Buy(owned), Window(held * HOURS_PER_MONTH, busy_hours, held), _factors(answers, colocation))
+    assert paid is not None  # a purchase is always priced
+    cost = paid.cost
     return PurchaseCost(capex=cost.usd("hardware"), power=cost.usd("power"), holding=cost.usd("site"),
                         held_months=held, busy_hours=busy_hours,
                         resale=cand.resale(start / 12.0, held / 12.0) if cand.resale else 0.0)
@@ -359,10 +361,13 @@ def _phase_plan(slot: _Slot, pick: Pick, end_prev: float, horizon: float, coloca
         metric = cand.usd_per_run if per_run else cand.usd_per_month
         if metric is None:
             return None
-        if cand.term_months is not None and cand.usd_per_hour is not None and not per_run:
+        if cand.pricing in COMMITMENTS and cand.usd_per_hour is not None and not per_run:
             # the phase's own consultation spread its terms over its horizon; the lifecycle pays the terms its
             # months start (a 3-year reservation for a 24-month phase is 36 months paid)
-            cost = rental_commitment(cand.usd_per_hour, cand.term_months, months, cand.title).total
+            paid = price(Rent(cand.usd_per_hour, cand.pricing, cand.title), Service(months, HOURS_PER_MONTH, 1.0),
+                         _factors(ph.answers, 0.0))
+            assert paid is not None  # a service is always priced
+            cost = paid.cost.total
         else:
             cost = float(metric) * (float(runs or 1.0) if per_run else months)
         note = cand.note

@@ -10,7 +10,6 @@ the quota) is a constraint with its numbers, and what they do less well is advic
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
@@ -21,10 +20,10 @@ from gpuadvisor.rules.engine.actions import reads_only
 from gpuadvisor.rules.inputs.fact_kinds import Fact, FreeTierFact, OwnedFact
 from gpuadvisor.rules.inputs.usage import read_usage
 from gpuadvisor.rules.inputs.workload import Workload, workload_of
-from gpuadvisor.rules.pricing.decision_cost import CostPart, DecisionCost, horizon_words, serving_months
+from gpuadvisor.rules.planning.profile import catalog_factors, consultation_factors
+from gpuadvisor.rules.pricing.price import Free, Own, Run, for_life, price
 from gpuadvisor.rules.sizing.cost import power_usd_per_hour
-from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
-from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
+from gpuadvisor.rules.sizing.factors import Factors
 
 WEEKS_PER_MONTH = 52.0 / 12.0
 
@@ -72,6 +71,7 @@ class AlternativeRules:
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
+        self._base_factors = catalog_factors(catalog)
 
     def table(self) -> dict[str, Callback]:
         return {"price_free_tier": self.price_free_tier, "price_owned": self.price_owned}
@@ -103,8 +103,10 @@ class AlternativeRules:
                 limit = f"you plan {hours:,.0f} h a month; {t.name} allows about {quota:,.0f}"
             use = f"{hours:,.0f} h a month in sessions of at most {t.session_hours:g} h"
         a = self.catalog.accelerators[str(config["accelerator"])]
-        cost = DecisionCost("one run" if training else horizon_words(serving_months(self._factors(w))),
-                            None if training else serving_months(self._factors(w)), ())
+        f = self._factors(w)
+        paid = price(Free(), Run(hours, hours) if training else for_life(f, usage.utilization, hours), f)
+        assert paid is not None
+        cost = paid.cost
         conclude_option(ctx, option_fact(config, a, w, f"free:{t.id}", {
             "large_cluster": False, "gpu_hours": None, "title": f"{t.name} (free)" if "free" not in t.name.lower()
             else t.name, "unit_name": t.name, "unit_kind": "notebook",
@@ -130,21 +132,20 @@ class AlternativeRules:
         training = w.training
         what = (f"{watts * need:,.0f} W × {pue:g} PUE × ${usd_per_kwh:g}/kWh = ${power:,.3f}/h (already paid for: "
                 "power only)")
+        f = self._factors(w)
+        mine = Own(watts * need, what)
         if training:
             hours = float(config.get("training_days") or 0) * 24
-            costs: dict[str, Any] = {"usd_per_run": round(power * hours, 4), "usd_per_month": round(
-                power * min(hours, HOURS_PER_MONTH), 2)}
-            cost = DecisionCost("one run", None, (CostPart("power", power * hours, f"{what} × {hours:,.1f} h"),))
+            paid = price(mine, Run(hours, hours), f)
+            assert paid is not None
+            costs: dict[str, Any] = {"usd_per_run": round(paid.cost.total, 4),
+                                     "usd_per_month": round(paid.option.usd_per_month, 2)}
         else:
-            # busy hours, as a purchase of the same card is costed (pricing.ownership_cost: the usage profile's
-            # busy share of every hour held): drawing its TDP all month would charge the card you own twice the
-            # power of the one you would buy
             hours = usage.hours_per_month
-            busy = HOURS_PER_MONTH * usage.utilization
-            costs = {"usd_per_month": round(power * busy, 2)}
-            months = serving_months(self._factors(w))
-            cost = DecisionCost(horizon_words(months), months, (CostPart(
-                "power", power * busy * months, f"{what} × {busy * months:,.0f} busy hours"),))
+            paid = price(mine, for_life(f, usage.utilization, hours), f)
+            assert paid is not None
+            costs = {"usd_per_month": round(paid.option.usd_per_month, 2)}
+        cost = paid.cost
         conclude_option(ctx, option_fact(config, a, w, "own", {
             "large_cluster": False, "gpu_hours": None, "title": f"Your own {need}× {a.name}",
             "unit_name": "your own hardware", "unit_kind": "own",
@@ -156,7 +157,6 @@ class AlternativeRules:
         }, "", text=f"Your own {need}× {a.name}: already paid for; power only, {watts * need:,.0f} W × {pue:g} PUE "
                     f"× ${usd_per_kwh:g}/kWh = ${power:,.3f}/h", cost=cost), cost)
 
-    @staticmethod
-    def _factors(work: Workload) -> Factors:
-        """The consultation's lifetime (the serving horizon) and power figures."""
-        return replace(DEFAULT_FACTORS, hardware_lifetime_years=work.lifetime_years)
+    def _factors(self, work: Workload) -> Factors:
+        """The catalog's factors with the consultation's lifetime (the serving horizon), PUE and power price."""
+        return consultation_factors(self._base_factors, work)

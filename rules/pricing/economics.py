@@ -5,8 +5,12 @@ Two facts of the world a price list does not show:
   launch (accelerators.toml `release_year`), by class (data-centre parts, GeForce cards, workstation cards, Apple
   machines): an MI210 launched in 2022 and sold in 2029 is a seven-year-old part, whoever bought it when. The curves
   (`resale_share_*`) are held to a sourced used-price series by generation (assumptions.toml `[[used_price]]`);
-  a part sells used at most at its one-year share however young it is. Hosts, switches and cables have no used
-  market series: they fetch scrap value (`resale_share_host`). The seller keeps the price less its selling costs.
+  a part sells used at most at its one-year share however young it is. A part whose OWN used price the knowledge
+  base has observed on several dates (a series of `[[used_price]]` rows) resells by that observed trend instead
+  (`PartTrend`): the class curve is what a part of that age usually fetches, the part's own sold prices are what it
+  does fetch (a used RTX 3090 has held about $700 through 2026 for its 24 GB, while the GeForce curve has a part of
+  its age losing a quarter a year). Hosts, switches and cables have no used market series: they fetch scrap value
+  (`resale_share_host`). The seller keeps the price less its selling costs.
 - **Porting.** A team whose code runs on one stack (PyTorch on CUDA) pays engineer-weeks to train or serve on
   another (ROCm, TPU, Neuron, Gaudi, Apple): weeks × a loaded weekly cost, added by rule H10.port as a cost part, so a
   port wins only where the hardware saving repays it. A team that names its serving engine and owns hardware that
@@ -19,6 +23,7 @@ inputs (`PartAge`, `Economics`): the pricing of an option and of a lifecycle cal
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -26,7 +31,7 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.engine_names import canonical_engine
-from gpuadvisor.knowledge.schema import Accelerator
+from gpuadvisor.knowledge.schema import Accelerator, UsedPrice, parse_as_of
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.inputs.workload import workload_of
 
@@ -62,10 +67,12 @@ class PartAge:
     """Years from the part's launch to its purchase (0 when the launch is unknown: priced as a new part)."""
     bought_used: bool = False
     launch_known: bool = True
+    part: str | None = None
+    """The accelerator's id: the key of its own observed used-price trend, where the knowledge base has one."""
 
     def older(self, years: float) -> PartAge:
         """The same part bought `years` later (a lifecycle phase that buys at month 12 buys a year-older part)."""
-        return PartAge(self.cls, self.age_years + years, self.bought_used, self.launch_known)
+        return PartAge(self.cls, self.age_years + years, self.bought_used, self.launch_known, self.part)
 
     def words(self, held_years: float) -> str:
         """'a 2.4-year-old part sold at 5.4 years' for the resale's label."""
@@ -75,13 +82,50 @@ class PartAge:
                 f"{self.age_years + held_years:,.1f} when sold")
 
 
-def part_age(release_year: float | None, price_kind: str | None, cls: str, today: date) -> PartAge:
+def decimal_year(day: date) -> float:
+    return day.year + (day.timetuple().tm_yday - 1) / 365.25
+
+
+def part_age(release_year: float | None, price_kind: str | None, cls: str, today: date,
+             part: str | None = None) -> PartAge:
     """A part's age when bought today: years from mid-launch-year (LAUNCH_MONTH) to `today`."""
     used = price_kind in USED_KINDS
     if release_year is None:
-        return PartAge(cls, 0.0, used, launch_known=False)
-    now = today.year + (today.timetuple().tm_yday - 1) / 365.25
-    return PartAge(cls, max(0.0, now - (release_year + LAUNCH_MONTH)), used)
+        return PartAge(cls, 0.0, used, launch_known=False, part=part)
+    return PartAge(cls, max(0.0, decimal_year(today) - (release_year + LAUNCH_MONTH)), used, part=part)
+
+
+@dataclass(frozen=True)
+class PartTrend:
+    """One part's own used market, observed: its used price as a share of its price new at `age_years` from launch
+    (the fit's centre), falling `decline` a year — a least-squares fit of log(used price ÷ price new) on the age at
+    each observation, over `observations` sold-price figures on distinct dates spanning `span_years`. A rising fit
+    is held flat (no appreciation is forecast)."""
+
+    age_years: float
+    share: float
+    decline: float
+    observations: int
+    span_years: float
+    ids: tuple[str, ...]
+
+    def share_at(self, years: float) -> float:
+        """The share of its price new the part fetches used at `years` from launch, on its own trend."""
+        return min(1.0, float(self.share * (1.0 - self.decline) ** (years - self.age_years)))
+
+
+def fit_trend(rows: list[UsedPrice], launch: float) -> PartTrend | None:
+    """A part's observed used-price trend from its `[[used_price]]` rows (age from `launch`, a decimal year); None
+    with fewer than two distinct observation dates: one figure is a level, not a trend."""
+    points = sorted((decimal_year(parse_as_of(u.as_of)) - launch, math.log(u.usd / u.new_usd), u.id) for u in rows)
+    if len({round(x, 4) for x, _, _ in points}) < 2:
+        return None
+    n = len(points)
+    mx = sum(x for x, _, _ in points) / n
+    my = sum(y for _, y, _ in points) / n
+    slope = (sum((x - mx) * (y - my) for x, y, _ in points) / sum((x - mx) ** 2 for x, _, _ in points))
+    return PartTrend(age_years=mx, share=math.exp(my), decline=max(0.0, 1.0 - math.exp(slope)), observations=n,
+                     span_years=points[-1][0] - points[0][0], ids=tuple(i for _, _, i in points))
 
 
 @dataclass(frozen=True)
@@ -99,6 +143,23 @@ class Economics:
     """Share of a host's or a network's price it fetches used, at any age: scrap (resale_share_host)."""
     selling_cost: float = 0.0
     """Share of the market price a seller does not receive (resale_selling_cost_share)."""
+    trends: Mapping[str, PartTrend] = field(default_factory=dict)
+    """Accelerator id → its own observed used-price trend (`fit_trend`), which replaces its class curve."""
+
+    def share_of(self, part: PartAge, years: float) -> float:
+        """Share of its price new `part` fetches used at `years` from launch: on its own observed trend where the
+        knowledge base has one, else its class curve (`resale_share`)."""
+        trend = self.trends.get(part.part or "") if part.launch_known else None
+        return trend.share_at(years) if trend is not None else self.resale_share(part.cls, years)
+
+    def own_trend_words(self, part: PartAge) -> str:
+        """The part's own observed market a resale was read from, for its label (the WHY of the resale part); ''
+        when it follows its class curve."""
+        trend = self.trends.get(part.part or "") if part.launch_known else None
+        if trend is None:
+            return ""
+        return (f"this part's own used-price trend, {-trend.decline:+.1%} a year over {trend.observations} "
+                f"sold-price figures, {trend.ids[0]} to {trend.ids[-1]}, in place of the {part.cls} curve")
 
     def resale_shares(self, part: PartAge, held_years: float) -> tuple[float, float]:
         """(accelerators' share, hosts' and network's share) of their price a purchase of `part` nets when sold after
@@ -106,9 +167,9 @@ class Economics:
         price new; for a part bought used, the curve's fall since it was bought), hosts and network at scrap
         value, never above the accelerators' share; both less the selling cost. The one rule the ranking and the
         lifecycle both price resale by."""
-        sold_at = self.resale_share(part.cls, part.age_years + held_years)
+        sold_at = self.share_of(part, part.age_years + held_years)
         if part.bought_used:
-            sold_at = min(1.0, sold_at / max(self.resale_share(part.cls, part.age_years), 1e-9))
+            sold_at = min(1.0, sold_at / max(self.share_of(part, part.age_years), 1e-9))
         net = 1.0 - self.selling_cost
         return sold_at * net, min(sold_at, self.host_share) * net
 
@@ -184,7 +245,7 @@ def accelerator_age(acc: Accelerator, today: date, price_kind: str | None = None
     release = acc.release_year.value if acc.release_year is not None else None
     if price_kind is None and acc.purchase_price_usd is not None:
         price_kind = acc.purchase_price_usd.kind
-    return part_age(release, price_kind, resale_class(acc), today)
+    return part_age(release, price_kind, resale_class(acc), today, acc.id)
 
 
 def economics(catalog: Catalog) -> Economics:
@@ -200,10 +261,20 @@ def economics(catalog: Catalog) -> Economics:
              for name in STACK_PORTS.values() if f"port_weeks_{mode}_{name}" in a}
     highs = {(mode, name): float(a[f"port_weeks_{mode}_{name}"].high or a[f"port_weeks_{mode}_{name}"].value)
              for mode, name in ports}
+    rows: dict[str, list[UsedPrice]] = {}
+    for u in catalog.used_prices.values():
+        rows.setdefault(u.accelerator, []).append(u)
+    trends = {}
+    for part, observed in rows.items():
+        acc = catalog.accelerators.get(part)
+        if acc is not None and acc.release_year is not None:
+            trend = fit_trend(observed, acc.release_year.value + LAUNCH_MONTH)
+            if trend is not None:
+                trends[part] = trend
     return Economics(resale=resale, late_decline=a["resale_decline_datacenter_late_per_year"].value,
                      port_weeks=ports, usd_per_engineer_week=a["ml_engineer_loaded_usd_per_week"].value,
                      host_share=a["resale_share_host"].value, port_weeks_high=highs,
-                     selling_cost=a["resale_selling_cost_share"].value)
+                     selling_cost=a["resale_selling_cost_share"].value, trends=trends)
 
 
 class EconomicsRules:

@@ -164,7 +164,7 @@ def test_compare_stars_no_memory_row(golden: dict[str, RecommendResult]) -> None
 
 
 def test_what_if_of_a_reopened_gpt_oss_defaults_to_its_mxfp4() -> None:
-    from gpuadvisor.tui.screens.answers_state import AnswerState, default_value, native_weights_of
+    from gpuadvisor.tui.questionnaire.answers_state import AnswerState, default_value, native_weights_of
 
     state = AnswerState.from_answers(parse_answers({"workload": "inference", "model": {"name": "gpt-oss-120b"}}))
     assert state.native_weights is None  # a file or Recent does not carry it

@@ -19,7 +19,7 @@ from gpuadvisor.rules.lifecycle.answers import parse_any
 from gpuadvisor.rules.planning.search import goodput
 from gpuadvisor.rules.pricing.economics import economics
 from gpuadvisor.rules.sizing.factors import Factors
-from tests.rules.test_owner_economics import _curve
+from tests.rules.test_owner_economics import _curve, rtx_3090_decline
 
 CATALOG = load_catalog(user_dir=None)
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -76,7 +76,9 @@ def test_a_desk_side_purchase_costs_its_price_and_power_less_its_resale(advisor:
     # both net of the seller's costs (resale_selling_cost_share, 10 %)
     net = 1 - CATALOG.assumptions["resale_selling_cost_share"].value
     share = _used_share("consumer", _age(card.id) + 3)
-    if card.purchase_price_usd.kind == "used":  # bought used (an RTX 3090 at $700): the curve's fall since then
+    if card.id == "nvidia-rtx-3090":  # bought used at $700, with its own sold-price series: its trend's fall
+        share = (1 - rtx_3090_decline()) ** 3
+    elif card.purchase_price_usd.kind == "used":  # bought used: the curve's fall since then
         share /= _used_share("consumer", _age(card.id))
     scrap = min(share, CATALOG.assumptions["resale_share_host"].value)
     assert net == pytest.approx(0.9) and scrap == pytest.approx(0.05)

@@ -12,7 +12,7 @@ import pytest
 
 from gpuadvisor.rules.inputs.answers import AnswerField, Answers, answer_fields, parse_answers
 from gpuadvisor.tui.commands import recommend
-from gpuadvisor.tui.screens.questions import KINDS, QUESTIONS
+from gpuadvisor.tui.questionnaire.questions import KINDS, QUESTIONS
 
 FIELDS = answer_fields()
 SET_BY_DETECTION = {"current.gpu_name", "current.detection"}

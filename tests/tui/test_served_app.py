@@ -156,8 +156,8 @@ async def test_pasted_answers_open_and_a_server_path_in_them_is_refused(catalog:
 
 async def test_the_model_field_reads_no_server_path(catalog: Catalog, server: Path,
                                                     deliveries: list[dict[str, Any]]) -> None:
-    from gpuadvisor.tui.screens.answers_state import model_answer
-    from gpuadvisor.tui.screens.model_lookup import lookup_model
+    from gpuadvisor.tui.questionnaire.answers_state import model_answer
+    from gpuadvisor.tui.questionnaire.model_lookup import lookup_model
 
     config = server / "outside" / "config.json"
     config.write_text('{"model_type": "' + SECRET + '"}', encoding="utf-8")

@@ -21,7 +21,7 @@ from textual.widgets import Button, Input, Static, TextArea
 from gpuadvisor.tui import served as served_mode
 from gpuadvisor.tui.messages import AnswersLoaded
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.screens.base import AdvisorScreenMixin
+from gpuadvisor.tui.state.advisor_state import AdvisorScreenMixin
 
 if TYPE_CHECKING:
     from gpuadvisor.rules.inputs.answers import Answers

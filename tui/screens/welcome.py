@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.draft import load_draft
 from gpuadvisor.tui.messages import AnswersLoaded, CatalogReloadRequested, WarmUpRequested
-from gpuadvisor.tui.screens.base import AdvisorScreenMixin
+from gpuadvisor.tui.state.advisor_state import AdvisorScreenMixin
 
 if TYPE_CHECKING:
     pass

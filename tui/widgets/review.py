@@ -10,8 +10,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from gpuadvisor.tui.screens.answers_state import AnswerState, default_value
-from gpuadvisor.tui.screens.questions import TEXT_KINDS, Question, applicable_steps
+from gpuadvisor.tui.questionnaire.answers_state import AnswerState, default_value
+from gpuadvisor.tui.questionnaire.questions import TEXT_KINDS, Question, applicable_steps
 
 EMPTY = re.compile(r"\(empty: ([^)]*)\)")
 STEP_WIDTH, QUESTION_WIDTH, MIN_ANSWER_WIDTH = 10, 26, 24

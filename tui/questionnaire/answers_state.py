@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuadvisor.tui.screens.questions import QUESTIONS, TEXT_KINDS, Question, Raw, applicable_steps
+from gpuadvisor.tui.questionnaire.questions import QUESTIONS, TEXT_KINDS, Question, Raw, applicable_steps
 
 if TYPE_CHECKING:
     from pydantic import ValidationError

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import shorten
-from gpuadvisor.tui.screens.answers_state import model_answer
+from gpuadvisor.tui.questionnaire.answers_state import model_answer
 from gpuadvisor.tui.widgets.format import params
 
 MAX_MATCHES = 30
