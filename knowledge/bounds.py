@@ -9,13 +9,22 @@ arithmetic overflow keeps every later step finite (an overlay's purchase price o
 floats and the printing of figures can carry.
 
 `Bound.field()` gives a pydantic `Field`'s `ge`/`gt`/`le`; `Bound.check()` refuses a value with its name and range.
+
+Booleans are never numbers (`memory_gb = true` is not 1 GB), whichever door a value comes in by: knowledge files,
+overlays and quotes are validated in pydantic's strict mode (`schema.Strict`), answers files and saved JSON reports
+by `booleans_as_numbers` below (their models are lax on purpose: `8` for a float, a list for a tuple), a model's
+config.json by `hf_config`'s own checks (it has no model).
 """
 
 from __future__ import annotations
 
 import math
+import types
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Annotated, Any, Literal, TypedDict, Union, get_args, get_origin
+
+from pydantic import BaseModel
 
 MAX_LAYERS = 10_000
 MAX_HIDDEN = 1_048_576  # hidden size, FFN widths, head dims, LoRA ranks of MLA
@@ -105,3 +114,48 @@ BOUNDS: dict[str, Bound] = {
 def bound(name: str) -> Bound:
     """The range of quantity `name` (a KeyError for a name not in the table is a bug, not an input error)."""
     return BOUNDS[name]
+
+
+def takes_bool(annotation: Any) -> bool:
+    """Whether a field of this type may hold true/false (bool, Any, a Literal of booleans, a union with one)."""
+    if annotation is bool or annotation is Any or annotation is object:
+        return True
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return any(isinstance(a, bool) for a in args)
+    if origin is Annotated:
+        return takes_bool(args[0])
+    if origin is Union or origin is types.UnionType:
+        return any(takes_bool(a) for a in args)
+    return False
+
+
+def booleans_as_numbers(annotation: Any, value: Any, path: str = "", *, models: bool = True) -> Iterator[str]:
+    """The paths in `value` (data to be validated as `annotation`: a pydantic model, a container of them, a scalar
+    type) that hold true/false where the type takes no boolean: pydantic's lax mode would read `true` as 1. The walk
+    follows the data, so it is as deep as the (already bounded) document; `models=False` stops at nested models (a
+    model validator that runs this on its own fields: the nested model checks its own)."""
+    if isinstance(value, bool):
+        if not takes_bool(annotation):
+            yield path
+        return
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        yield from booleans_as_numbers(args[0], value, path, models=models)
+    elif origin is Union or origin is types.UnionType:
+        if not takes_bool(annotation):  # a boolean inside a value fits none of the members that take none
+            found = dict.fromkeys(p for a in args for p in booleans_as_numbers(a, value, path, models=models))
+            yield from found
+    elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if isinstance(value, Mapping) and models:
+            for name, item in value.items():
+                info = annotation.model_fields.get(name) if isinstance(name, str) else None
+                if info is not None:
+                    yield from booleans_as_numbers(info.annotation, item, f"{path}.{name}" if path else name)
+    elif isinstance(value, Mapping) and origin in (dict, Mapping) and len(args) == 2:
+        for key, item in value.items():
+            yield from booleans_as_numbers(args[1], item, f"{path}.{key}" if path else str(key), models=models)
+    elif isinstance(value, list) and origin in (list, tuple, set, frozenset, Sequence) and args:
+        for i, item in enumerate(value):
+            element = args[0] if origin is not tuple or args[-1] is Ellipsis else (args[i] if i < len(args) else Any)
+            yield from booleans_as_numbers(element, item, f"{path}.{i}" if path else str(i), models=models)

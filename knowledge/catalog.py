@@ -59,6 +59,11 @@ class RefreshedCatalog:
     """The catalog's own date ('' when it has none: its prices are then dated the day of the refresh)."""
 
 
+def _list(value: Any) -> list[Any]:
+    """A list from a hand-edited file, or none (`catalogs = 5` must not be iterated)."""
+    return value if isinstance(value, list) else []
+
+
 @dataclass(frozen=True)
 class RefreshInfo:
     """When and from where the refreshed prices in use were fetched (`gpuadvisor kb refresh`)."""
@@ -78,7 +83,7 @@ class RefreshInfo:
             when = None
         catalogs = tuple(RefreshedCatalog(str(c.get("provider", "?")), str(c.get("version", "")),
                                           str(c.get("as_of", "")))
-                         for c in meta.get("catalogs", []) if isinstance(c, Mapping))
+                         for c in _list(meta.get("catalogs")) if isinstance(c, Mapping))
         return cls(path, when, str(meta.get("origin", "")), catalogs)
 
     def age_days(self, today: date) -> int | None:

@@ -6,6 +6,8 @@ The exit codes are named here (the lowest layer) so every command and the README
 
 from __future__ import annotations
 
+from gpuadvisor.knowledge.sanitize import shorten
+
 
 class AdvisorError(Exception):
     """Base of every expected, user-facing error."""
@@ -72,9 +74,14 @@ class IOFailure(AdvisorError):
     exit_code = EXIT_IO
 
 
+MAX_PROBLEM_CHARS = 1_000
+"""Longest line of a problem shown: a message that echoes a hostile value whole (a 100,000-bracket severity in a
+rule pack) is cut, with its length, wherever the value was echoed."""
+
+
 def bounded(problems: list[str], where: str = "", limit: int = MAX_PROBLEMS) -> str:
-    """The first `limit` problems, one per line, and how many more there are."""
-    shown = problems[:limit]
+    """The first `limit` problems, one per line (each at most MAX_PROBLEM_CHARS), and how many more there are."""
+    shown = [shorten(p, MAX_PROBLEM_CHARS) for p in problems[:limit]]
     if len(problems) > limit:
         more = len(problems) - limit
         shown.append(f"{where + ': ' if where else ''}... and {more:,} more problem{'s' if more != 1 else ''}")

@@ -30,13 +30,13 @@ from pydantic import BaseModel, ValidationError
 from gpuadvisor.knowledge import budget
 from gpuadvisor.knowledge.budget import Shape
 from gpuadvisor.knowledge.catalog import Catalog, CatalogFile, RefreshInfo
-from gpuadvisor.knowledge.errors import MAX_PROBLEMS, KnowledgeError
+from gpuadvisor.knowledge.errors import MAX_PROBLEMS, AdvisorError, KnowledgeError
 from gpuadvisor.knowledge.files import KNOWLEDGE_MAX_BYTES, FileReadError, list_files, read_text_file
 from gpuadvisor.knowledge.locate import find_line, split_syntax_error
 from gpuadvisor.knowledge.nesting import NestingError
 from gpuadvisor.knowledge.parsecache import parse_toml
 from gpuadvisor.knowledge.paths import data_dir, overlay_dir, refreshed_prices_path
-from gpuadvisor.knowledge.quotes import apply_quotes
+from gpuadvisor.knowledge.quotes import QUOTES_FILE, apply_quotes
 from gpuadvisor.knowledge.quotes import today as quotes_today
 from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.knowledge.schema import (
@@ -56,6 +56,7 @@ from gpuadvisor.knowledge.schema import (
     System,
     UsedPrice,
 )
+from gpuadvisor.knowledge.statefile import skipped
 
 TABLES: dict[str, type[BaseModel]] = {
     "accelerator": Accelerator,
@@ -321,6 +322,10 @@ class _State:
             files=list(self.files),
             raw={k: dict(v) for k, v in self.raw.items()},
             valid={k: dict(v) for k, v in self.valid.items()},
+            overridden={k: set(v) for k, v in self.overridden.items()},
+            added={k: set(v) for k, v in self.added.items()},
+            refreshed={k: set(v) for k, v in self.refreshed.items()},
+            refresh=self.refresh,
         )
 
 
@@ -405,13 +410,50 @@ class _HintSink(_Sink):
         self.inner.add(f"{message} ({self.hint})")
 
 
-def _load_refreshed(state: _State, path: Path, sink: _Sink, refresh: bool = False) -> None:
-    hinted = _HintSink(sink, f"written by `gpuadvisor kb refresh`: run it again, or delete {path}")
-    file = _parse(path, True, hinted, META_KEYS | {REFRESH_KEY}, cache=True, refresh=refresh)
+REFRESH_HINT = "written by `gpuadvisor kb refresh`: run it again, or delete it"
+
+
+class _Strict(_Sink):
+    """A sink whose errors stop the load even for a file that is otherwise skipped (`kb refresh` checking the overlay
+    it is about to write, a file named by the caller)."""
+
+    def __init__(self, inner: _Sink) -> None:
+        super().__init__(inner.collect)
+        self.inner = inner
+
+    def add(self, message: str) -> None:
+        self.inner.add(message)
+
+
+def _load_refreshed(state: _State, path: Path, sink: _Sink, refresh: bool = False) -> _State:
+    """The state with the refreshed prices in. `kb validate` (a collecting sink) lists the file's problems, as does a
+    load of a file named by the caller (a `_Strict` sink); the load of the file gpuadvisor keeps skips one with a
+    problem with a one-line warning and goes on with the built-in prices: it is a cache gpuadvisor wrote, not the
+    user's data, so a corrupt, truncated or hostile one is never fatal."""
+    if sink.collect or isinstance(sink, _Strict):
+        hint = f"written by `gpuadvisor kb refresh`: run it again, or delete {path}"
+        _merge_refreshed(state, path, _HintSink(sink, hint), refresh)
+        return state
+    trial, problems = state.copy(), _Sink(collect=True)
+    if not path.is_file():  # a directory, a FIFO, a socket in its place (is_file never opens it)
+        problems.add(f"{path}: not a regular file")
+    else:
+        try:
+            _merge_refreshed(trial, path, problems, refresh)
+        except (AdvisorError, ValueError, TypeError) as exc:  # a hostile file past every check: still not fatal
+            problems.add(f"{path}: {exc}")
+    if problems.messages:
+        skipped(problems.messages[0], f"the built-in prices are used ({REFRESH_HINT})")
+        return state
+    return trial
+
+
+def _merge_refreshed(state: _State, path: Path, sink: _Sink, refresh: bool) -> None:
+    file = _parse(path, True, sink, META_KEYS | {REFRESH_KEY}, cache=True, refresh=refresh)
     if file is None:
         return
     state.files.append(file)
-    _validate_all(state, _add_refreshed(state, file, hinted), hinted)
+    _validate_all(state, _add_refreshed(state, file, sink), sink)
     state.refresh = RefreshInfo.from_meta(path, file.meta.get(REFRESH_KEY))
 
 
@@ -532,16 +574,22 @@ def _load(user_dir: UserDir, extra_files: Sequence[Path], sink: _Sink,
           shipped: Callable[[Path], _State], refreshed: Refreshed = "default", refresh: bool = False) -> Catalog:
     directory = data_dir()
     state = shipped(directory).copy()
+    kept = refreshed == "default"  # the file gpuadvisor keeps (never fatal), not one named to be checked
     if refreshed == "default":
         refreshed = refreshed_prices_path() if user_dir == "default" else None
-    if refreshed is not None and os.path.isfile(refreshed):  # never raises (an unreadable directory is reported below)
-        _load_refreshed(state, refreshed, sink, refresh)
+    if refreshed is not None and os.path.lexists(refreshed):  # never raises (an unreadable directory is reported below)
+        state = _load_refreshed(state, refreshed, sink if kept else _Strict(sink), refresh)
     udir = overlay_dir() if user_dir == "default" else user_dir
+    # the quotes `kb quote add` keeps in the user's overlay directory: never fatal (skipped with a warning), and
+    # merged after the other overlays, so a quote may name a part any of them adds
+    quotes = udir / QUOTES_FILE if user_dir == "default" and udir is not None and not sink.collect else None
     seen: dict[tuple[str, str], _Raw] = {}
     touched: list[_Raw] = []
     overlay_set = _SetBudget()
     texts: list[tuple[Path, str, Shape]] = []
     for path in _overlay_paths(udir, extra_files, directory):  # every file read and measured before any is parsed
+        if quotes is not None and path == quotes:
+            continue
         text = _read(path, True, sink)
         try:
             if text is not None:
@@ -549,12 +597,42 @@ def _load(user_dir: UserDir, extra_files: Sequence[Path], sink: _Sink,
         except NestingError as exc:
             sink.add(str(exc))
     for path, text, shape in texts:
-        file = _parse(path, True, sink, refresh=refresh, text=text, shape=shape)
-        if file is not None:
-            state.files.append(file)
-            touched += _add_overlay(state, file, seen, sink)
+        touched += _merge_overlay(state, path, text, shape, seen, sink, refresh)
+    if quotes is not None and os.path.lexists(quotes):
+        state = _merge_quotes(state, quotes, overlay_set, seen, refresh)
     _validate_all(state, touched, sink)
     return _catalog(state)
+
+
+def _merge_overlay(state: _State, path: Path, text: str, shape: Shape, seen: dict[tuple[str, str], _Raw],
+                   sink: _Sink, refresh: bool) -> list[_Raw]:
+    """One overlay file's entries merged into `state`; those that need validating."""
+    file = _parse(path, True, sink, refresh=refresh, text=text, shape=shape)
+    if file is None:
+        return []
+    state.files.append(file)
+    return _add_overlay(state, file, seen, sink)
+
+
+def _merge_quotes(state: _State, path: Path, overlay_set: _SetBudget, seen: dict[tuple[str, str], _Raw],
+                  refresh: bool) -> _State:
+    """The state with the user's quotes in, merged and validated on a trial copy: a quotes file that cannot be read,
+    is over the budget, or holds a bad entry is skipped with a one-line warning (the knowledge base's prices are
+    used), as the refreshed prices are; `kb validate` and `kb quote list` still name every problem."""
+    trial, trial_seen, problems = state.copy(), dict(seen), _Sink(collect=True)
+    try:
+        text = _read(path, True, problems)
+        if text is not None:
+            shape = overlay_set.add(text, str(path))
+            _validate_all(trial, _merge_overlay(trial, path, text, shape, trial_seen, problems, refresh), problems)
+    except (AdvisorError, ValueError, TypeError) as exc:  # over the budget, or a hostile file past every check
+        problems.add(str(exc) if str(path) in str(exc) else f"{path}: {exc}")
+    if problems.messages:
+        skipped(problems.messages[0], "your quotes are not applied, the knowledge base's prices are (`gpuadvisor kb "
+                                      "validate` lists every problem)")
+        return state
+    seen.update(trial_seen)
+    return trial
 
 
 def load_catalog(*, user_dir: UserDir = "default", extra_files: Sequence[Path] = (),

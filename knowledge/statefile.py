@@ -7,21 +7,42 @@ with an advisory lock on a companion file (`.NAME.lock` beside it: the data file
 a lock on it would be on a file that is gone). The standard library is enough: `fcntl.flock` on POSIX, and
 `msvcrt.locking` on Windows; a third-party locking library would add nothing here. A writer that cannot get the
 lock within `timeout` seconds (another one hung) is told so instead of waiting for ever.
+
+Reading them is never fatal: a file gpuadvisor wrote itself that is corrupt, truncated, hostile or not a regular
+file is skipped with one line on standard error (`skipped`), naming the file and the line, and the program goes on
+without it (the built-in prices, no recent list, no draft).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TypeVar
 
-from gpuadvisor.knowledge.errors import IOFailure
+from gpuadvisor.knowledge.errors import AdvisorError, IOFailure
+from gpuadvisor.knowledge.files import STATE_MAX_BYTES, read_text_file
+from gpuadvisor.knowledge.sanitize import one_line
 
 LOCK_TIMEOUT_S = 30.0
+T = TypeVar("T")
+_WARNED: set[str] = set()
+
+
+def skipped(problem: str, instead: str) -> None:
+    """Say once a process, in one line on standard error, that a persistent file was skipped: `problem` names the
+    file and line (`PATH:LINE: ...`), `instead` what is used in its place. Textual captures standard error while the
+    TUI runs, so the screen is never written over."""
+    line = f"gpuadvisor: warning: {one_line(problem)}; skipped: {instead}"
+    if line not in _WARNED:
+        _WARNED.add(line)
+        with suppress(OSError, ValueError, AttributeError):  # no standard error (closed) must not make a warning fatal
+            print(line, file=sys.stderr, flush=True)
 
 
 class LockTimeout(IOFailure):
@@ -92,3 +113,18 @@ def write_atomic(path: Path, text: str) -> None:
         with suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def read_state(path: Path, what: str, parse: Callable[[str], T], instead: str) -> T | None:
+    """`parse` of the file's text, or None when there is none; a file that cannot be read or parsed (not a regular
+    file, over STATE_MAX_BYTES, not UTF-8, bad JSON, a hostile value `parse` refuses with ValueError or TypeError)
+    is `skipped` with a one-line warning saying what is used `instead`."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        return parse(read_text_file(path, what=what, max_bytes=STATE_MAX_BYTES))
+    except json.JSONDecodeError as exc:
+        skipped(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}", instead)
+    except (AdvisorError, ValueError, TypeError, RecursionError) as exc:
+        skipped(f"{path}: {exc}" if str(path) not in str(exc) else str(exc), instead)
+    return None

@@ -15,11 +15,9 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.knowledge.errors import AdvisorError
-from gpuadvisor.knowledge.files import STATE_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.paths import user_data_dir
-from gpuadvisor.knowledge.statefile import write_atomic
+from gpuadvisor.knowledge.statefile import read_state, write_atomic
 
 FORMAT = "gpuadvisor-draft"
 VERSION = 1
@@ -68,10 +66,8 @@ def save_draft(raw: dict[str, object]) -> bool:
 
 def load_draft() -> dict[str, Any] | None:
     """The entries of the draft, or None when there is none (or it is unreadable, foreign or empty)."""
-    try:
-        doc = loads_json(read_text_file(draft_path(), what="draft", max_bytes=STATE_MAX_BYTES), "draft", finite=True)
-    except (AdvisorError, ValueError):
-        return None
+    path = draft_path()
+    doc = read_state(path, "draft", lambda text: loads_json(text, str(path), finite=True), "no draft is offered")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
         return None
     entries = _clean(doc.get("raw"))

@@ -16,12 +16,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.knowledge.errors import AdvisorError
-from gpuadvisor.knowledge.files import STATE_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.paths import user_data_dir
 from gpuadvisor.knowledge.sanitize import one_line
-from gpuadvisor.knowledge.statefile import LockTimeout, locked, write_atomic
+from gpuadvisor.knowledge.statefile import LockTimeout, locked, read_state, write_atomic
 
 MAX_RECENT = 8
 
@@ -50,10 +48,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = loads_json(read_text_file(path, what="state file", max_bytes=STATE_MAX_BYTES), str(path))
-    except (AdvisorError, ValueError):
-        return {}
+    data = read_state(path, "state file", lambda text: loads_json(text, str(path)),
+                      "no recent consultations, the default theme")
     return data if isinstance(data, dict) else {}
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.rules.engine.errors import TemplateError
 
 _FIELD = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\Z")
@@ -103,7 +104,7 @@ def parse_template(text: str) -> Template:
     try:
         parsed = list(string.Formatter().parse(text))
     except ValueError as e:
-        raise TemplateError(f"malformed template {text!r}: {e}") from e
+        raise TemplateError(f"malformed template {shorten(repr(text))}: {e}") from e  # a hostile one is long
     for literal, field_name, spec, conversion in parsed:
         if literal:
             parts.append(literal)

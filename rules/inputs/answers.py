@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from gpuadvisor.knowledge.bounds import bound
+from gpuadvisor.knowledge.bounds import booleans_as_numbers, bound
 from gpuadvisor.knowledge.budget import loads_toml
 from gpuadvisor.knowledge.engine_names import EngineChoice, normal_engine_key
 from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError
@@ -72,16 +72,17 @@ class Section(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_booleans_as_numbers(cls, data: Any) -> Any:
-        if isinstance(data, dict):
+        if isinstance(data, dict):  # the rule of every door (knowledge.bounds), fields and their lists alike
             for name, value in data.items():
                 info = cls.model_fields.get(name) if isinstance(name, str) else None
-                if isinstance(value, bool) and info is not None and not _takes_bool(info.annotation):
+                if info is None:
+                    continue
+                path = next(booleans_as_numbers(info.annotation, value, name, models=False), None)
+                if path == name:
                     raise ValueError(f"{name}: must be {_kind_of(info.annotation)}, not {str(value).lower()}")
+                if path is not None:  # inside a list
+                    raise ValueError(f"{path}: must not be true/false (booleans are never numbers)")
         return data
-
-
-def _takes_bool(annotation: Any) -> bool:
-    return annotation is bool or any(_takes_bool(a) for a in get_args(annotation))
 
 
 def _kind_of(annotation: Any) -> str:

@@ -149,3 +149,14 @@ def test_validate_ok(overlay_dir: Path) -> None:
 def test_missing_extra_file(tmp_path: Path) -> None:
     with pytest.raises(KnowledgeError, match="no such overlay file"):
         load_catalog(user_dir=None, extra_files=[tmp_path / "nope.toml"])
+
+
+def test_a_problem_that_echoes_a_hostile_value_is_cut_to_a_line() -> None:
+    """Issue 41: a rule pack's `severity = "[[[…"` (100,000 brackets) was echoed whole in its PackError; every
+    multi-problem message is cut per line, saying how long the line was."""
+    from gpuadvisor.knowledge.errors import MAX_PROBLEM_CHARS, bounded
+
+    message = bounded(["p.toml:21: severity: got '" + "[" * 100_000 + "'", "p.toml:22: short"])
+    first, second = message.splitlines()
+    assert len(first) <= MAX_PROBLEM_CHARS + 30 and first.endswith("… (100,027 characters)")  # 26 + 100,000 + 1
+    assert first.startswith("p.toml:21: severity: got '[[[") and second == "p.toml:22: short"

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -34,30 +36,54 @@ def _read_until(master: int, out: bytearray, done: object, timeout: float) -> No
                 return
 
 
-def _run_and_signal(tmp_path: Path, signum: int, args: list[str], wait_for: bytes) -> tuple[int, bytes, list[int]]:
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    env = {**os.environ, "TERM": "xterm-256color", "GPUADVISOR_DATA_DIR": str(tmp_path / "data"),
-           "GPUADVISOR_CONFIG_DIR": str(tmp_path / "config")}
-    proc = subprocess.Popen([sys.executable, "-m", "gpuadvisor.tui", *args], stdin=slave, stdout=slave,
-                            stderr=slave, env=env, cwd=tmp_path, start_new_session=True)
-    out = bytearray()
+class _Terminal:
+    """A `gpuadvisor` process on a pseudo-terminal of 100 × 30; either side may be closed early (a lost terminal)."""
+
+    def __init__(self, tmp_path: Path, argv: list[str]) -> None:
+        self.master, self.slave = pty.openpty()
+        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        env = {**os.environ, "TERM": "xterm-256color", "GPUADVISOR_DATA_DIR": str(tmp_path / "data"),
+               "GPUADVISOR_CONFIG_DIR": str(tmp_path / "config")}
+        self.proc = subprocess.Popen([sys.executable, *argv], stdin=self.slave, stdout=self.slave,
+                                     stderr=self.slave, env=env, cwd=tmp_path, start_new_session=True)
+
+    def close_master(self) -> None:
+        if self.master >= 0:
+            os.close(self.master)
+            self.master = -1
+
+    def close_slave(self) -> None:
+        if self.slave >= 0:
+            os.close(self.slave)
+            self.slave = -1
+
+
+@contextmanager
+def _terminal(tmp_path: Path, argv: list[str]) -> Iterator[_Terminal]:
+    """The one teardown: a process still running is killed and reaped, and both sides of the terminal are closed."""
+    term = _Terminal(tmp_path, argv)
     try:
-        _read_until(master, out, lambda: wait_for in out, 60)
-        assert wait_for in out, bytes(out[-500:])
-        assert not termios.tcgetattr(slave)[3] & termios.ECHO  # raw while the app runs
-        mark = len(out)
-        proc.send_signal(signum)
-        _read_until(master, out, lambda: proc.poll() is not None, 60)
-        _read_until(master, out, lambda: False, 0.3)  # what is still in the pty's buffer
-        code = proc.wait(timeout=60)
-        return code, bytes(out[mark:]), termios.tcgetattr(slave)
+        yield term
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-        os.close(slave)
+        if term.proc.poll() is None:
+            term.proc.kill()
+            term.proc.wait()
+        term.close_master()
+        term.close_slave()
+
+
+def _run_and_signal(tmp_path: Path, signum: int, args: list[str], wait_for: bytes) -> tuple[int, bytes, list[int]]:
+    out = bytearray()
+    with _terminal(tmp_path, ["-m", "gpuadvisor.tui", *args]) as term:
+        _read_until(term.master, out, lambda: wait_for in out, 60)
+        assert wait_for in out, bytes(out[-500:])
+        assert not termios.tcgetattr(term.slave)[3] & termios.ECHO  # raw while the app runs
+        mark = len(out)
+        term.proc.send_signal(signum)
+        _read_until(term.master, out, lambda: term.proc.poll() is not None, 60)
+        _read_until(term.master, out, lambda: False, 0.3)  # what is still in the pty's buffer
+        code = term.proc.wait(timeout=60)
+        return code, bytes(out[mark:]), termios.tcgetattr(term.slave)
 
 
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
@@ -82,29 +108,16 @@ def test_a_lost_terminal_ends_the_app_at_any_moment_of_its_start(tmp_path: Path,
     """Issue 41: the terminal goes away (its master side closed, then SIGHUP, as a closed tmux session does) at any
     moment from the interpreter's start to the first screen: the app always ends, by the signal or with its status
     (129) when the orderly exit cannot finish on a terminal that is gone. 60 s is a hang, not a speed target."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    env = {**os.environ, "TERM": "xterm-256color", "GPUADVISOR_DATA_DIR": str(tmp_path / "data"),
-           "GPUADVISOR_CONFIG_DIR": str(tmp_path / "config")}
-    proc = subprocess.Popen([sys.executable, "-m", "gpuadvisor.tui"], stdin=slave, stdout=slave, stderr=slave,
-                            env=env, cwd=tmp_path, start_new_session=True)
-    os.close(slave)
-    try:
+    with _terminal(tmp_path, ["-m", "gpuadvisor.tui"]) as term:
+        term.close_slave()
         if moment == "title":
             out = bytearray()
-            _read_until(master, out, lambda: b"New consultation" in out, 60)
+            _read_until(term.master, out, lambda: b"New consultation" in out, 60)
         else:
             time.sleep(float(moment))
-        os.close(master)
-        master = -1
-        proc.send_signal(signal.SIGHUP)
-        code = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if master >= 0:
-            os.close(master)
+        term.close_master()
+        term.proc.send_signal(signal.SIGHUP)
+        code = term.proc.wait(timeout=60)
     assert code in (-signal.SIGHUP, 128 + signal.SIGHUP)
 
 
@@ -123,25 +136,14 @@ def test_an_exit_that_cannot_finish_is_ended_by_the_watchdog(tmp_path: Path) -> 
     ends after the grace period, its terminal's line mode and echo put back, with the status of a SIGHUP."""
     script = tmp_path / "hung.py"
     script.write_text(HUNG_EXIT, encoding="utf-8")
-    master, slave = pty.openpty()
-    env = {**os.environ, "TERM": "xterm-256color", "GPUADVISOR_DATA_DIR": str(tmp_path / "data"),
-           "GPUADVISOR_CONFIG_DIR": str(tmp_path / "config")}
-    proc = subprocess.Popen([sys.executable, str(script)], stdin=slave, stdout=slave, stderr=slave, env=env,
-                            cwd=tmp_path, start_new_session=True)
     out = bytearray()
-    try:
-        _read_until(master, out, lambda: b"New consultation" in out, 60)
+    with _terminal(tmp_path, [str(script)]) as term:
+        _read_until(term.master, out, lambda: b"New consultation" in out, 60)
         assert b"New consultation" in out
-        proc.send_signal(signal.SIGHUP)
-        _read_until(master, out, lambda: proc.poll() is not None, 60)
-        code = proc.wait(timeout=60)
-        lflag = termios.tcgetattr(slave)[3]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-        os.close(slave)
+        term.proc.send_signal(signal.SIGHUP)
+        _read_until(term.master, out, lambda: term.proc.poll() is not None, 60)
+        code = term.proc.wait(timeout=60)
+        lflag = termios.tcgetattr(term.slave)[3]
     assert code == 128 + signal.SIGHUP
     assert lflag & termios.ECHO and lflag & termios.ICANON
 

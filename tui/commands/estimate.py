@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuadvisor.knowledge.errors import InputError
+from gpuadvisor.knowledge.nesting import MAX_DIGITS
 from gpuadvisor.knowledge.sanitize import shorten
 from gpuadvisor.knowledge.schema import as_of_label
 from gpuadvisor.rules.sizing.units import flops_text, usd_text
@@ -111,8 +112,10 @@ def _flag(name: str) -> str:
 
 
 def _number(name: str, text: str, kind: type) -> Any:
-    if sum(map(str.isdigit, text)) > 100:  # counted before any conversion: Python's own limit never speaks
-        raise InputError(f"{_flag(name)} is implausibly large (got {shorten(repr(text))})")
+    digits = sum(map(str.isdigit, text))
+    if digits > MAX_DIGITS:  # counted before any conversion: Python's own limit never speaks
+        raise InputError(f"{_flag(name)}: a number of {digits:,} digits; no value takes more than {MAX_DIGITS} "
+                         f"(got {shorten(repr(text))})")
     try:
         value = kind(text.strip())
     except ValueError:

@@ -8,12 +8,13 @@ per field and per list entry, so `grep` and a diff still read it.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from gpuadvisor.knowledge.bounds import bound
+from gpuadvisor.knowledge.bounds import booleans_as_numbers, bound
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.files import REPORT_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.nesting import loads_json
@@ -86,11 +87,26 @@ def parse_report(text: str, where: str) -> RecommendResult:
         raise InputError(f"{where}: schema_version {version} was written by a newer gpuadvisor (this one reads "
                          f"{SCHEMA_VERSION}); upgrade gpuadvisor")
     try:
-        return RecommendResult.model_validate(expand(doc))
+        expanded = expand(doc)
     except FormatError as exc:
         raise InputError(f"{where}: {exc}") from None
+    _check_booleans(expanded, where)
+    try:
+        return RecommendResult.model_validate(expanded)
     except ValidationError as exc:
         raise InputError(describe(exc, where)) from None
+
+
+def _check_booleans(doc: object, where: str) -> None:
+    """Refuse true/false where the report has a number (the report's models are lax: pydantic reads `true` as 1),
+    naming each field path (the rule answers, overlays and config.json follow: `bounds.booleans_as_numbers`)."""
+    paths = list(itertools.islice(booleans_as_numbers(RecommendResult, doc), MAX_ERRORS + 1))
+    if paths:
+        said = "true/false where this field holds no boolean (booleans are never numbers)"
+        lines = [f"{where}: {shorten(p)}: {said}" for p in paths[:MAX_ERRORS]]
+        if len(paths) > MAX_ERRORS:
+            lines.append(f"{where}: ... and more booleans where numbers belong")
+        raise InputError("\n".join(lines))
 
 
 def _check_magnitudes(doc: object, where: str) -> None:
