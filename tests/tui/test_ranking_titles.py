@@ -32,7 +32,7 @@ STARTUP = {"workload": "inference", "stage": "production", "model": {"name": "ll
 
 
 def test_labels_are_unique_and_never_cut_mid_word(catalog: Catalog) -> None:
-    from gpuadvisor.tui.widgets.ranking_table import _brief, option_labels
+    from gpuadvisor.tui.widgets.ranking_table import brief_label, option_labels
 
     result = consult(parse_answers(STARTUP), catalog, top=20)
     recs = [*result.recommendations, *result.runners_up]
@@ -44,7 +44,7 @@ def test_labels_are_unique_and_never_cut_mid_word(catalog: Catalog) -> None:
             label = labels[r.option]
             assert len(label) <= width
             words = label.replace("…", " ").split()
-            whole = " ".join(_brief(r, lv) for lv in range(3)) + " " + " ".join(
+            whole = " ".join(brief_label(r, lv) for lv in range(3)) + " " + " ".join(
                 [str(r.count), "GPUs", "GPU", r.unit.name, "buy", r.instance.name if r.instance else "",
                  r.instance.pricing.replace("-", " ") if r.instance else "", f"#{r.rank}"])
             tokens = set(whole.replace("(", " ").replace(")", " ").replace(",", " ").split())
