@@ -72,3 +72,19 @@ async def test_headers_cut_by_whole_words_and_stay_unique(catalog: Catalog) -> N
             # every word shown is whole (a word of the option's name, its rank or a bracketed difference)
             shown = re.sub(r"[·(),…]", " ", head).split()
             assert all(w in words or w.endswith("×") or w in {"buy", "spot", "1-yr", "3-yr"} for w in shown), head
+
+
+def test_where_says_a_term_once(catalog: Catalog) -> None:
+    """The student's compare read "Google Colab (free) (free)": a term the instance's label already says is not
+    repeated; a rental's term its label does not say still is ("RunPod RTX 4090 (per GPU) (on-demand)")."""
+    from gpuadvisor.rules.consult import consult
+    from gpuadvisor.tui.screens.compare import compare_rows
+
+    given = {"workload": "finetune", "stage": "learning", "model": {"name": "llama-3.1-8b"},
+             "finetune": {"method": "qlora"}, "budget": {"monthly_usd": 20}}
+    recs = consult(parse_answers(given), catalog).recommendations
+    where = dict(compare_rows(recs))["Where"]
+    free = [w for r, w in zip(recs, where, strict=True) if r.instance is not None and r.instance.pricing == "free"]
+    rented = [w for r, w in zip(recs, where, strict=True) if r.instance is not None and r.instance.pricing != "free"]
+    assert free and all(w.count("(free)") == 1 for w in free), free
+    assert rented and all(w.endswith(")") and w.count("(") >= 1 for w in rented), rented

@@ -39,8 +39,9 @@ def figure_metric(key: str) -> Metric:
 def _where(r: Recommendation) -> str:
     if r.purchase:
         return "buy (on premises)"
-    if r.instance is not None:
-        return f"{r.instance.label} ({r.instance.pricing})"
+    if r.instance is not None:  # a term its label already says is not said twice ("Google Colab (free) (free)")
+        term = f"({r.instance.pricing})"
+        return r.instance.label if term in r.instance.label else f"{r.instance.label} {term}"
     return fmt.DASH
 
 
