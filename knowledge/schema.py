@@ -1140,7 +1140,7 @@ class EngineProfile(Strict):
     """`engine@family`, e.g. `llama.cpp@nvidia-ampere-hbm`."""
     engine: EngineName
     family: str
-    """Accelerator family key (see gpuadvisor.rules.serving.family_keys): vendor-architecture-memory
+    """Accelerator family key (see gpuadvisor.rules.planning.serving.family_keys): vendor-architecture-memory
     (`nvidia-ada-gddr`), vendor-memory (`nvidia-hbm`), vendor (`amd`) or `any`."""
     bandwidth_efficiency: Band
     kv_efficiency: Band

@@ -16,9 +16,11 @@ from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture
-from gpuadvisor.rules.estimate import catalog_factors, embedding_bytes, factor_bounds
-from gpuadvisor.rules.planning import TrainingSearch, TrainingTargets
-from gpuadvisor.rules.serving import Which, engine_efficiency, family_keys, profile_for
+from gpuadvisor.rules.estimate.consult import catalog_factors, embedding_bytes, factor_bounds
+from gpuadvisor.rules.planning.search import TrainingSearch, TrainingTargets
+from gpuadvisor.rules.planning.serving import Which, engine_efficiency, family_keys, profile_for
+from gpuadvisor.rules.planning.topology import ScaleOut, Topology, accelerator_topology, device_for
+from gpuadvisor.rules.planning.units import Unit
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.memory import Parallelism, fused_attention
 from gpuadvisor.rules.sizing.params import count_parameters
@@ -29,8 +31,6 @@ from gpuadvisor.rules.sizing.speed import (
     prefill,
 )
 from gpuadvisor.rules.sizing.training import attention_flops_per_token, default_virtual_stages
-from gpuadvisor.rules.topology import ScaleOut, Topology, accelerator_topology, device_for
-from gpuadvisor.rules.units import Unit
 
 DATA = Path(__file__).resolve().parent / "data" / "calibration.toml"
 DECODE_MEASURES = ("decode_tokens_per_s", "generation_tokens_per_s")

@@ -18,8 +18,9 @@ from typing import Any, NamedTuple
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator
-from gpuadvisor.rules.estimate import catalog_factors, embedding_bytes
-from gpuadvisor.rules.serving import engine_efficiency
+from gpuadvisor.rules.estimate.consult import catalog_factors, embedding_bytes
+from gpuadvisor.rules.planning.serving import engine_efficiency
+from gpuadvisor.rules.planning.topology import device_for
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import kv_bytes_per_sequence, read_replication
 from gpuadvisor.rules.sizing.memory import routed_expert_bytes, split_weight_format
@@ -27,7 +28,6 @@ from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.serving_load import LoadLatency, latency_at_concurrency, serving_rate
 from gpuadvisor.rules.sizing.speed import DecodeCurve, EngineEfficiency, PrefillModel
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.topology import device_for
 from tests.calibration_model import ARCHS
 
 DATA = Path(__file__).resolve().parent / "data" / "serving_calibration.toml"

@@ -328,7 +328,7 @@ from pathlib import Path
 from textual.widgets import Input
 from gpuadvisor.knowledge.hardware_probe import Detection
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui import served
 from gpuadvisor.tui.app import GpuAdvisorApp
 served.enable(served.Served(Path("shared").resolve()))

@@ -57,7 +57,7 @@ ANSWER_FIELDS = {("precision", "context_tokens"): "context_tokens", ("precision"
 @given(st.sampled_from(sorted(ANSWER_FIELDS)), NUMBERS)
 def test_an_answer_is_inside_its_bound_or_refused_by_name(tmp_path_factory: pytest.TempPathFactory,
                                                           field: tuple[str, str], value: str) -> None:
-    from gpuadvisor.rules.answers import load_answers
+    from gpuadvisor.rules.inputs.answers import load_answers
 
     table, key = field
     path = tmp_path_factory.mktemp("a") / "a.toml"
@@ -126,7 +126,7 @@ def test_an_estimate_flag_is_inside_the_same_bound_or_refused(capsys: pytest.Cap
 
 
 def test_the_table_is_the_one_the_answers_and_flags_read() -> None:
-    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.inputs.answers import Answers
     from gpuadvisor.tui.commands.estimate import BOUNDS as FLAG_QUANTITIES
 
     assert set(FLAG_QUANTITIES.values()) <= set(BOUNDS)

@@ -17,10 +17,10 @@ def test_knowledge_and_rules_do_not_import_textual_or_rich() -> None:
     code = (
         "import sys\n"
         "import gpuadvisor.knowledge.loader, gpuadvisor.knowledge.lookup, gpuadvisor.knowledge.hf_config\n"
-        "import gpuadvisor.rules.consult, gpuadvisor.rules.estimate, gpuadvisor.rules.answers\n"
+        "import gpuadvisor.rules.consult, gpuadvisor.rules.estimate.consult, gpuadvisor.rules.inputs.answers\n"
         "from gpuadvisor.knowledge.loader import load_catalog\n"
         "from gpuadvisor.rules.consult import consult\n"
-        "from gpuadvisor.rules.answers import parse_answers\n"
+        "from gpuadvisor.rules.inputs.answers import parse_answers\n"
         "consult(parse_answers({'model': {'name': 'gpt2'}}), load_catalog(user_dir=None))\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in {'textual', 'rich'})\n"
         "print(','.join(bad))\n"
@@ -110,3 +110,24 @@ def test_no_module_imports_itself_round_a_circle() -> None:
         if m not in state:
             visit(m, [m])
     assert not circles, "import circles:\n" + "\n".join(" → ".join(c) for c in circles)
+
+
+FLOORS = ("sizing", "engine", "inputs", "planning", "pricing", "consultation", "owned", "lifecycle", "consult",
+          "estimate")
+"""rules/ by concept, lowest first (docs/architecture.md, "The floors of rules/"): a module imports its own floor
+and the floors below, never one above. sizing and engine share the ground floor (pure math; the engine wrapper), and
+rules/consult.py is the dispatcher above the consultation's floors, below estimate, which runs one consultation."""
+
+
+def _floor(module: str) -> int:
+    part = module.split(".")[2]  # gpuadvisor.rules.<floor or module>
+    return max(FLOORS.index(part), 1) if part in FLOORS else -1
+
+
+def test_rules_floors_import_only_downwards() -> None:
+    files = {_module_name(p): p for p in (ROOT / "rules").rglob("*.py") if p.name != "__init__.py"}
+    assert all(_floor(m) >= 0 for m in files), sorted(m for m in files if _floor(m) < 0)  # every module on a floor
+    known = set(files)
+    upward = sorted(f"{m} imports {d}" for m, p in files.items() for d in _named_imports(p, known)
+                    if _floor(d) > _floor(m))
+    assert not upward, "\n".join(upward)

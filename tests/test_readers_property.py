@@ -23,9 +23,9 @@ from gpuadvisor.knowledge.errors import AdvisorError
 from gpuadvisor.knowledge.hf_config import architecture_from_config, read_hf_config
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.price_catalog import parse_catalog
-from gpuadvisor.rules.answers import load_answers
+from gpuadvisor.rules.consultation.facts import FACT_SCHEMAS
 from gpuadvisor.rules.engine.packs import load_packs
-from gpuadvisor.rules.facts import FACT_SCHEMAS
+from gpuadvisor.rules.inputs.answers import load_answers
 from gpuadvisor.tui.report.jsonfmt import parse_report
 
 CASES = int(os.environ.get("GPUADVISOR_FUZZ_CASES", "60"))

@@ -51,10 +51,10 @@ from gpuadvisor.tui.screens.welcome import WelcomeScreen
 from gpuadvisor.tui.titles import consultation_title
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
-    from gpuadvisor.rules.result import RecommendResult
-    from gpuadvisor.tui.screens.answers_state import AnswerState
+    from gpuadvisor.rules.consultation.result import RecommendResult
+    from gpuadvisor.rules.inputs.answers import Answers
+    from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers
+    from gpuadvisor.tui.questionnaire.answers_state import AnswerState
     from gpuadvisor.tui.screens.results import ResultsScreen
 
 DARK_THEME = "textual-dark"
@@ -73,7 +73,7 @@ def _engine_consult(answers: Answers, catalog: Any) -> RecommendResult:
 
 
 def _machine_detection(catalog: Any) -> Any:
-    from gpuadvisor.rules.current_gpu import detect_for
+    from gpuadvisor.rules.inputs.current_gpu import detect_for
 
     return detect_for(catalog)
 
@@ -98,7 +98,7 @@ def answers_key(answers: Answers) -> str:
 
 def _answer_state() -> type[AnswerState]:
     """The form-state class, imported when first needed (see GpuAdvisorApp.state)."""
-    from gpuadvisor.tui.screens.answers_state import AnswerState
+    from gpuadvisor.tui.questionnaire.answers_state import AnswerState
 
     return AnswerState
 
@@ -266,7 +266,7 @@ class GpuAdvisorApp(App[None]):
 
     @on(HardwareDetected)
     def _hardware_detected(self, message: HardwareDetected) -> None:
-        from gpuadvisor.rules.current_gpu import detected_answers
+        from gpuadvisor.rules.inputs.current_gpu import detected_answers
 
         self.detection = message.detection
         self._detected = detected_answers(message.detection)
@@ -492,7 +492,7 @@ class GpuAdvisorApp(App[None]):
         """The phase just reviewed is kept; the questionnaire opens again for the next one (serve or fine-tune the
         model it trains), starting from the shared answers (rules.lifecycle_answers.SHARED_SECTIONS: one list of
         them) and that model."""
-        from gpuadvisor.rules.lifecycle_answers import SHARED_SECTIONS
+        from gpuadvisor.rules.lifecycle.answers import SHARED_SECTIONS
         from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 
         def shared(key: str) -> bool:  # the lifecycle's shared answers: `stage`, and the keys of its shared tables
@@ -511,7 +511,7 @@ class GpuAdvisorApp(App[None]):
     def lifecycle_data(self, state: AnswerState, answers: Answers) -> dict[str, Any]:
         """The lifecycle answers file the entered phases make: the first phase's shared tables at the top level,
         each phase's own fields, a served or fine-tuned model as `model = "phase:N"`."""
-        from gpuadvisor.rules.lifecycle_answers import SHARED_SECTIONS
+        from gpuadvisor.rules.lifecycle.answers import SHARED_SECTIONS
 
         phases = [*self.lifecycle_phases, (answers.given(), state.model_from)]
         first = phases[0][0]
@@ -527,7 +527,7 @@ class GpuAdvisorApp(App[None]):
     def show_lifecycle(self, state: AnswerState, answers: Answers) -> None:
         """Plan the entered phases as one consultation and show the lifecycle results."""
         from gpuadvisor.knowledge.errors import AdvisorError
-        from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
+        from gpuadvisor.rules.lifecycle.answers import parse_lifecycle
 
         try:
             lifecycle = parse_lifecycle(self.lifecycle_data(state, answers), "questionnaire")
@@ -555,8 +555,8 @@ class GpuAdvisorApp(App[None]):
     def _lifecycle_ready(self, message: LifecycleReady) -> None:
         from gpuadvisor.knowledge.sanitize import clean_strings
         from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
-        from gpuadvisor.tui.screens.phase import PhaseOf
         from gpuadvisor.tui.screens.results import ResultsScreen
+        from gpuadvisor.tui.state.phase import PhaseOf
 
         result = clean_strings(message.result)
         self.lifecycle_result = result
@@ -645,7 +645,7 @@ class GpuAdvisorApp(App[None]):
         return self._open_loaded(loaded)
 
     def _open_loaded(self, loaded: Answers | LifecycleAnswers) -> str | None:
-        from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
+        from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers
 
         if (refused := self.refusal(loaded)) is not None:
             return refused
@@ -811,7 +811,7 @@ def termios_error() -> type[BaseException]:
 
 
 if TYPE_CHECKING:
-    from gpuadvisor.tui.screens.base import AdvisorState
+    from gpuadvisor.tui.state.advisor_state import AdvisorState
 
     _STATE_CHECK: type[AdvisorState] = GpuAdvisorApp
-    """mypy holds the app to the state its screens read (tui/screens/base.py)."""
+    """mypy holds the app to the state its screens read (tui/state/advisor_state.py)."""

@@ -25,7 +25,7 @@ def launch(answers_path: str | None, theme: str | None, *, served: bool = False,
 
     answers = None
     if answers_path is not None:
-        from gpuadvisor.rules.lifecycle_answers import load_any
+        from gpuadvisor.rules.lifecycle.answers import load_any
 
         answers = load_any(Path(answers_path).expanduser())  # one workload or a lifecycle
     app = GpuAdvisorApp(answers, theme=theme)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.result import RecommendResult
+    from gpuadvisor.rules.consultation.result import RecommendResult
+    from gpuadvisor.rules.inputs.answers import Answers
 
 
 @dataclass

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from gpuadvisor.rules.result import Cost, MemoryBreakdown, Recommendation
+from gpuadvisor.rules.consultation.result import Cost, MemoryBreakdown, Recommendation
 from gpuadvisor.rules.sizing.units import fixed, usd_text
 from gpuadvisor.tui.widgets import format as fmt
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from gpuadvisor.knowledge.errors import InputError
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
+    from gpuadvisor.rules.inputs.answers import Answers
+    from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ ANSWER_SUFFIXES = (".toml", ".json")
 
 def refusal(answers: Answers | LifecycleAnswers) -> str | None:
     """Why these answers cannot run in the shared app (a server path, detection on the server), or None."""
-    from gpuadvisor.rules.current_gpu import wants_detection
+    from gpuadvisor.rules.inputs.current_gpu import wants_detection
 
     for label, one in _each(answers):
         if one.model.config is not None:
@@ -151,7 +151,7 @@ def parse_pasted(text: str, scratch: Path) -> Answers | LifecycleAnswers:
     import tempfile
 
     from gpuadvisor.knowledge.errors import AdvisorError
-    from gpuadvisor.rules.lifecycle_answers import load_any
+    from gpuadvisor.rules.lifecycle.answers import load_any
 
     if not text.strip():
         raise InputError("paste an answers file (TOML) or a gpuadvisor JSON report first")

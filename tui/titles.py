@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
-    from gpuadvisor.rules.result import RecommendResult
+    from gpuadvisor.rules.consultation.result import RecommendResult
+    from gpuadvisor.rules.inputs.answers import Answers
+    from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers
 
 
 def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendResult | None = None,
@@ -17,7 +17,7 @@ def consultation_title(answers: Answers | LifecycleAnswers, result: RecommendRes
     consultation used (`result`: QLoRA's NF4, a model's native format) when it is known; a lifecycle's phases; a
     what-if's change (two what-ifs of one consultation are two distinct entries, and what is saved from one is
     listed under the same name as its consultation)."""
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers  # imported when first needed (light start-up)
+    from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers  # imported when first needed (light start-up)
 
     if isinstance(answers, LifecycleAnswers):
         phases = " → ".join(p.name for p in answers.phases)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpuadvisor.rules.result import RecommendResult, Warning
+from gpuadvisor.rules.consultation.result import RecommendResult, Warning
 
 LEARNER_STAGES = frozenset({"learning"})
 RULE_ID = r"[A-Z][A-Za-z0-9]*\.[a-z][a-z0-9-]*(?:\.[a-z][a-z0-9-]*)*"

@@ -22,7 +22,7 @@ Format (one file per pack)::
     severity = "warning"              # warn/advise (required there): info | warning | critical
     target = "option"                 # alias whose fact has a `ref`; rule_out/add_cost: required, warn/advise:
                                       # optional; the conclusion carries target = that ref ("" when absent)
-    part = "engineering"              # add_cost only (required): the cost part (see rules/pricing.py)
+    part = "engineering"              # add_cost only (required): the cost part (see rules/pricing/decision_cost.py)
     usd = "{port.usd}"                # add_cost only (required): dollars, a number or one {alias.field}
     message = "{option.accelerator_name}: … {option.memory_gb_per_gpu:.1f} GB"
                                       # warn/advise/rule_out/add_cost: required; call: optional (ctx.render())
@@ -92,7 +92,7 @@ ACTION_KEYS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 THEN_KEYS = ("action", "severity", "target", "part", "usd", "message", "fact", "call")
 COST_PARTS = ("rental", "hardware", "network", "power", "site", "resale", "engineering")
-"""The parts of a decision's cost (rules/pricing.py) an add_cost rule may add to."""
+"""The parts of a decision's cost (rules/pricing/decision_cost.py) an add_cost rule may add to."""
 REMOVED_ACTIONS = {"adjust_score": "adjust_score was removed: options are ranked by what they cost in dollars, not "
                                    "by points; add a priced cost (add_cost), a constraint (rule_out) or advice "
                                    "(advise)"}

@@ -1,7 +1,8 @@
-"""Cost arithmetic (S9, S10): cloud runs, $ per 1M tokens, serving replicas.
+"""Cost arithmetic (S9, S10): whole instances, $ per 1M tokens, serving replicas; what an option costs is priced by
+rules/pricing/price.py.
 
 Owned hardware (its price, power, site and resale, and the rent-vs-buy break-even, H15) is priced in one place:
-rules/pricing.py (`price_owned`, `ownership_cost`).
+rules/pricing/decision_cost.py (`price_owned`, `ownership_cost`).
 """
 
 from __future__ import annotations
@@ -20,38 +21,12 @@ def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
     return usd_per_hour / (tokens_per_s * SECONDS_PER_HOUR) * 1e6
 
 
-@dataclass(frozen=True)
-class CloudCost:
-    """Renting `instances` instances to run a job or serve at a rate."""
-
-    instances: int
-    usd_per_hour: float
-    """For all instances together."""
-    usd_per_gpu_hour: float
-    usd_per_run: float | None
-    usd_per_million_tokens: float | None
-    notes: tuple[Note, ...] = ()
-
-
-def cloud_cost(instance_usd_per_hour: float, gpus_per_instance: int, gpus_needed: int, *,
-               gpu_hours: float | None = None, tokens_per_s: float | None = None) -> CloudCost:
-    """Cost of renting enough instances for `gpus_needed` GPUs.
-
-    A run is billed for whole instances: wall time (gpu_hours ÷ gpus_needed) × instances × hourly price.
-    `tokens_per_s` is the aggregate throughput of those GPUs, for $ per 1M tokens.
-    """
-    if instance_usd_per_hour <= 0 or gpus_per_instance < 1 or gpus_needed < 1:
-        raise ValueError("price, GPUs per instance and GPUs needed must be positive")
-    instances = math.ceil(gpus_needed / gpus_per_instance)
-    hourly = instances * instance_usd_per_hour
-    run = None if gpu_hours is None else gpu_hours / gpus_needed * hourly
-    per_m = None if not tokens_per_s else usd_per_million_tokens(hourly, tokens_per_s)
-    notes = (Note("method.cloud_cost", f"{instances} instance(s) of {gpus_per_instance} GPU(s) billed whole; run "
-                  "cost = wall time (GPU-hours ÷ GPUs) × hourly price of all instances; $ per 1M tokens = hourly "
-                  "price ÷ tokens per hour × 10^6", source="S9 (002)"),)
-    return CloudCost(instances=instances, usd_per_hour=hourly,
-                     usd_per_gpu_hour=instance_usd_per_hour / gpus_per_instance, usd_per_run=run,
-                     usd_per_million_tokens=per_m, notes=notes)
+def whole_instances(gpus_needed: int, gpus_per_instance: int) -> int:
+    """Instances rented for `gpus_needed` GPUs: billed whole (10 GPUs on 8-GPU instances are 2 instances); what they
+    cost is priced by rules/pricing/price.py."""
+    if gpus_per_instance < 1 or gpus_needed < 1:
+        raise ValueError("GPUs per instance and GPUs needed must be positive")
+    return math.ceil(gpus_needed / gpus_per_instance)
 
 
 def power_usd_per_hour(tdp_w: float, count: int, *, pue: float, usd_per_kwh: float) -> float:

@@ -60,7 +60,8 @@ class TrainingFormat:
 
 @dataclass(frozen=True)
 class TrainingDevice:
-    """What one accelerator of a cluster brings to a step (built by rules/topology.py from the part and its unit)."""
+    """What one accelerator of a cluster brings to a step (built by rules/planning/topology.py from the part and its
+    unit)."""
 
     gemm_tflops: float
     """Achievable dense matmul rate at the training format (peak × the part's achievable-matmul share)."""

@@ -20,8 +20,8 @@ from dataclasses import replace
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import Accelerator, Instance, Measure
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
+from gpuadvisor.rules.inputs.answers import parse_answers
 
 CASES = {
     "inference 70B": {"workload": "inference", "model": {"name": "llama-3.1-70b"},

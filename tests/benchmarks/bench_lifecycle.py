@@ -4,7 +4,7 @@ recommend --answers` process with its own directories.
 
 Before issue 31 every rent/buy combination was costed: 16 phases took 48 s and 1.9 GB, 24 did not finish in 30 s,
 1,000 were neither planned nor refused. Now a lifecycle holds at most 12 phases and the fleet is found by dynamic
-programming over them (rules/fleet_search.py); most of the time left is the phases' own consultations.
+programming over them (rules/lifecycle/fleet_search.py); most of the time left is the phases' own consultations.
 
 usage: python tests/benchmarks/bench_lifecycle.py
 """

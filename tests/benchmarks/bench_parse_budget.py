@@ -78,7 +78,7 @@ REPRO = """
 import sys, time
 from pathlib import Path
 from gpuadvisor.knowledge.errors import AdvisorError
-from gpuadvisor.rules.answers import load_answers
+from gpuadvisor.rules.inputs.answers import load_answers
 t = time.perf_counter()
 try:
     load_answers(Path(sys.argv[1]))

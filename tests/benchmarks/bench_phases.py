@@ -20,7 +20,7 @@ gc.disable()
 marks = [("start", time.perf_counter())]
 def mark(name): marks.append((name, time.perf_counter()))
 import pydantic; mark("import pydantic")
-from gpuadvisor.rules import answers; mark("import the answers model")
+from gpuadvisor.rules.inputs import answers; mark("import the answers model")
 from gpuadvisor.rules.consult import consult, get_advisor; mark("import the consultation")
 from gpuadvisor.tui.report import jsonfmt; mark("import the report writers")
 from gpuadvisor.knowledge.loader import load_catalog

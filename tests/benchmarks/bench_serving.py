@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gpuadvisor.knowledge.catalog import Catalog  # noqa: E402
 from gpuadvisor.knowledge.loader import load_catalog  # noqa: E402
+from gpuadvisor.rules.planning.topology import peak_tflops  # noqa: E402
 from gpuadvisor.rules.sizing.serving_load import latency_at_concurrency  # noqa: E402
-from gpuadvisor.rules.topology import peak_tflops  # noqa: E402
 from tests.calibration_model import ARCHS, family, quantiles  # noqa: E402
 from tests.serving_calibration_model import (  # noqa: E402
     HELD_OUT_SUSTAINED_SOURCES,
@@ -257,7 +257,7 @@ def print_holdout(catalog: Catalog) -> None:
     """Leave one accelerator family out, then one model out: refit the engine profiles without those rows (decode
     rows included) and predict the fitted rows left out with the fold's profiles. What a family or a model the fit
     never saw would get; target: no family over 25 % median."""
-    from gpuadvisor.rules.estimate import catalog_factors
+    from gpuadvisor.rules.estimate.consult import catalog_factors
     from tests.benchmarks.fit_engines import efficiency_for, fit
     from tests.serving_calibration_model import CAL
 
@@ -356,8 +356,8 @@ def _moe_held_out(catalog: Catalog, rows: list[Row]) -> dict[int, tuple[float, f
     family whose engine has MoE rows nowhere else gets none: the dense profile's rate and no MoE cost)."""
     import dataclasses
 
-    from gpuadvisor.rules.estimate import catalog_factors
-    from gpuadvisor.rules.serving import family_keys
+    from gpuadvisor.rules.estimate.consult import catalog_factors
+    from gpuadvisor.rules.planning.serving import family_keys
     from tests.benchmarks.fit_engines import efficiency_for, fit, fit_moe_overhead
     from tests.serving_calibration_model import CAL
 
@@ -435,7 +435,7 @@ def print_amd_moe(catalog: Catalog) -> None:
     vLLM carry-over) and with them: throughput, and TPOT where published."""
     import dataclasses
 
-    from gpuadvisor.rules.serving import engine_efficiency
+    from gpuadvisor.rules.planning.serving import engine_efficiency
 
     print("SGLang MoE on AMD (expert read rate, cost per MoE layer; throughput and TPOT, without the terms → with "
           "them):")

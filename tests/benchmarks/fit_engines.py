@@ -28,8 +28,8 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gpuadvisor.knowledge.loader import load_catalog  # noqa: E402
-from gpuadvisor.rules.estimate import catalog_factors  # noqa: E402
-from gpuadvisor.rules.serving import family_keys  # noqa: E402
+from gpuadvisor.rules.estimate.consult import catalog_factors  # noqa: E402
+from gpuadvisor.rules.planning.serving import family_keys  # noqa: E402
 from gpuadvisor.rules.sizing.speed import EngineEfficiency  # noqa: E402
 from tests import serving_calibration_model as serving  # noqa: E402
 from tests.calibration_model import CHECKED, Row, predict  # noqa: E402
@@ -563,7 +563,7 @@ def serving_rows(catalog: object) -> list[serving.Row]:
 
 
 def has_peak(r: serving.Row, catalog: object) -> bool:
-    from gpuadvisor.rules.topology import peak_tflops
+    from gpuadvisor.rules.planning.topology import peak_tflops
     cat = catalog  # a Catalog
     acc = cat.accelerators[r.gpu]  # type: ignore[attr-defined]
     return peak_tflops(acc, cat.precisions[r.precision].compute)[0] is not None  # type: ignore[attr-defined]
@@ -575,7 +575,7 @@ def fit_inputs(catalog: object, factors: object,
     """For each MLPerf dataset whose mean prompt length is not published (`input_inferred`), the length on
     INPUT_GRID that minimises the median |log error| of its in-sample TensorRT-LLM rows under the fitted profiles
     (TensorRT-LLM's profiles are pinned by the exact-length trtllm-perf-overview rows)."""
-    from gpuadvisor.rules.serving import family_keys
+    from gpuadvisor.rules.planning.serving import family_keys
 
     out: dict[str, float] = {}
     for name, ds in serving.CAL["dataset"].items():

@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gpuadvisor.knowledge.catalog import Catalog  # noqa: E402
 from gpuadvisor.knowledge.loader import load_catalog  # noqa: E402
-from gpuadvisor.rules.estimate import catalog_factors  # noqa: E402
+from gpuadvisor.rules.estimate.consult import catalog_factors  # noqa: E402
+from gpuadvisor.rules.planning.training_plan import STACK_SHARES  # noqa: E402
 from gpuadvisor.rules.sizing.factors import Factors  # noqa: E402
-from gpuadvisor.rules.training_plan import STACK_SHARES  # noqa: E402
 from tests.benchmarks.fit_engines import nelder_mead  # noqa: E402
 from tests.calibration_model import CHECKED, Row, error, family, predict, quantiles  # noqa: E402
 

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gpuadvisor.knowledge.loader import load_catalog  # noqa: E402
-from gpuadvisor.rules.estimate import catalog_factors  # noqa: E402
+from gpuadvisor.rules.estimate.consult import catalog_factors  # noqa: E402
 from tests import serving_calibration_model as serving  # noqa: E402
 from tests.benchmarks.fit_engines import FIT_AS, efficiency_for, fit  # noqa: E402
 from tests.calibration_model import CHECKED, Row, predict  # noqa: E402

@@ -20,7 +20,7 @@ from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import Model
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.tui.cli import main
-from gpuadvisor.tui.screens.answers_state import model_answer
+from gpuadvisor.tui.questionnaire.answers_state import model_answer
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
 COMMIT = "9216db5781bf21249d130ec9da846c4624c16137"

@@ -139,7 +139,7 @@ def test_json_numbers_beyond_a_float_are_refused_where_finite_numbers_are_requir
                          ids=["dotted key", "5,000 digits", "tables"])
 def test_answers_files_and_pasted_answers_are_refused_before_parsing(tmp_path: Path, no_parser: list[str],
                                                                     text: str) -> None:
-    from gpuadvisor.rules.answers import load_answers
+    from gpuadvisor.rules.inputs.answers import load_answers
     from gpuadvisor.tui import served
 
     path = tmp_path / "a.toml"
@@ -155,8 +155,8 @@ def test_answers_files_and_pasted_answers_are_refused_before_parsing(tmp_path: P
 def test_overlays_packs_quotes_and_refreshed_prices_are_refused_before_parsing(
         tmp_path: Path, overlay_dir: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
     from gpuadvisor.knowledge.quotes import read_quotes
+    from gpuadvisor.rules.consultation.facts import FACT_SCHEMAS
     from gpuadvisor.rules.engine.packs import load_packs
-    from gpuadvisor.rules.facts import FACT_SCHEMAS
 
     real, parsed = tomllib.loads, []
     monkeypatch.setattr(tomllib, "loads", lambda t, **k: parsed.append(t) or real(t, **k))  # the shipped files parse

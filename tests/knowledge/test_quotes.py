@@ -17,7 +17,7 @@ from gpuadvisor.knowledge.errors import KnowledgeError
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.quotes import QUOTES_FILE, apply_quotes, read_quotes, write_quotes
 from gpuadvisor.knowledge.schema import Quote
-from gpuadvisor.rules.purchases import purchase_bill
+from gpuadvisor.rules.pricing.purchases import purchase_bill
 from gpuadvisor.tui.cli import main
 from gpuadvisor.tui.widgets.format import price_label
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample_result.json"
 TODAY = date(2026, 11, 20)

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import load_answers, parse_answers
 from gpuadvisor.rules.consult import Advisor, consult
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
+from gpuadvisor.rules.inputs.answers import load_answers, parse_answers
 from gpuadvisor.tui.report import render
 from gpuadvisor.tui.report.jsonfmt import RULED_OUT_DEPTH, cut_ruled_out, parse_report
 from gpuadvisor.tui.report.markdown import md
@@ -126,7 +126,7 @@ def test_why_text_never_says_explained_above(student: RecommendResult) -> None:
 
 def test_json_of_a_lifecycle_round_trips() -> None:
     answers = Path(__file__).resolve().parents[2] / "examples" / "lifecycle-13b-train-then-serve.toml"
-    from gpuadvisor.rules.lifecycle_answers import load_any, parse_lifecycle
+    from gpuadvisor.rules.lifecycle.answers import load_any, parse_lifecycle
 
     loaded = load_any(answers)
     result = consult(parse_lifecycle(loaded.given(), str(answers)))
@@ -173,7 +173,7 @@ def test_every_lifecycle_example_keeps_its_report_budgets(example: str, advisor:
     """A lifecycle's Markdown ≤ 400 lines (it was 579 for the 13B train-then-serve: each phase's whole report, the
     assumptions twice); its JSON ≤ 200 KB a phase; `--full` restores every phase's runners-up, options and
     assumptions."""
-    from gpuadvisor.rules.lifecycle_answers import load_any, parse_lifecycle
+    from gpuadvisor.rules.lifecycle.answers import load_any, parse_lifecycle
 
     path = EXAMPLES / f"{example}.toml"
     result = advisor.consult_lifecycle(parse_lifecycle(load_any(path).given(), str(path)))

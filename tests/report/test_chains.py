@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuadvisor.rules.result import WhyStep
+from gpuadvisor.rules.consultation.result import WhyStep
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, lines_of, walk, why_parts
 from tests.report import sample
 

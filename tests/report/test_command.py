@@ -147,8 +147,8 @@ def test_a_full_rerender_of_a_cut_report_says_what_it_lacks(tmp_path: Path, caps
     """Issue 42's student: `report --from` a default JSON (cut to its 200 KB budget: each rule-out's chain to depth 1)
     with --full printed 2,281 text lines where `recommend --full` prints 6,042, and said nothing. It says so now; a
     report saved with --full re-renders whole and quietly, and the default rendering of a cut one is unchanged."""
-    from gpuadvisor.rules.answers import load_answers
     from gpuadvisor.rules.consult import consult
+    from gpuadvisor.rules.inputs.answers import load_answers
 
     student = consult(load_answers(Path(__file__).resolve().parents[2] / "examples" / "student-qlora-8b.toml"))
     cut, whole = tmp_path / "cut.json", tmp_path / "whole.json"

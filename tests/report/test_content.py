@@ -101,7 +101,8 @@ def test_findings_with_severity(fmt: str) -> None:
     assert re.search(r"RISK\W+W5", text)
     assert re.search(r"ADVICE\W+H11", text)
     assert "3 findings (2 risks, 1 advice), about the recommended option first, then by severity." in text
-    # in the order triage gave them (rules/findings.py): the plan-wide risk, the risk about option 1, the advice
+    # in the order triage gave them (rules/consultation/findings.py): the plan-wide risk, the risk about option 1, the
+    # advice
     assert (text.index("The KV cache (42.95 GB) is 61%") < text.index("would run at 83% of its 141 GB")
             < text.index("A 141 GB H200 or 192 GB MI300X"))
     assert "cap max_num_seqs at 14 or the context at 7,168 tokens" in text

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
 from gpuadvisor.tui.report import default_filename, render
 from gpuadvisor.tui.report.jsonfmt import parse_report
 from tests.report import TODAY, sample

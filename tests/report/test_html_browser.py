@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
 from gpuadvisor.tui.report import render
 from gpuadvisor.tui.report.html import COST_BARS
 from tests.browser import NO_BROWSER, browser, open_page

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.rules.answers import load_answers, parse_answers
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
+from gpuadvisor.rules.inputs.answers import load_answers, parse_answers
 from gpuadvisor.tui.report import render
 from gpuadvisor.tui.report.jsonfmt import load_report, parse_report
 from tests.report import TODAY, sample

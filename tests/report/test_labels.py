@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import consult
-from gpuadvisor.rules.profile import pflop_days_text
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.planning.profile import pflop_days_text
 from gpuadvisor.tui import present
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report import render
@@ -106,7 +106,7 @@ def test_summary_weights_are_the_breakdown_weights() -> None:
 
 
 def test_dense_peaks_only_for_precisions_the_part_has() -> None:
-    from gpuadvisor.rules.facts import accelerator_fact
+    from gpuadvisor.rules.consultation.facts import accelerator_fact
 
     catalog = load_catalog(user_dir=None)
     t4 = accelerator_fact(catalog.accelerators["nvidia-t4"])["text"]
@@ -164,7 +164,7 @@ def test_compare_stars_no_memory_row(golden: dict[str, RecommendResult]) -> None
 
 
 def test_what_if_of_a_reopened_gpt_oss_defaults_to_its_mxfp4() -> None:
-    from gpuadvisor.tui.screens.answers_state import AnswerState, default_value, native_weights_of
+    from gpuadvisor.tui.questionnaire.answers_state import AnswerState, default_value, native_weights_of
 
     state = AnswerState.from_answers(parse_answers({"workload": "inference", "model": {"name": "gpt-oss-120b"}}))
     assert state.native_weights is None  # a file or Recent does not carry it

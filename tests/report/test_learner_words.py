@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import consult
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui.report import render
 from gpuadvisor.tui.widgets.findings import warning_entries
 from gpuadvisor.tui.words import finding_words, learner_message

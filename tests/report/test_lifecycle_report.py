@@ -10,8 +10,8 @@ import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
+from gpuadvisor.rules.lifecycle.answers import parse_lifecycle
 from gpuadvisor.tui.report import default_filename, render
 from gpuadvisor.tui.report.jsonfmt import load_report
 from tests.report import TODAY

@@ -7,7 +7,7 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from gpuadvisor.rules.result import WhyStep
+from gpuadvisor.rules.consultation.result import WhyStep
 from gpuadvisor.tui.report import render
 from gpuadvisor.tui.report.chains import lines_of
 from gpuadvisor.tui.report.markdown import md, why_list

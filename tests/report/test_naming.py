@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gpuadvisor.rules.result import RecommendResult, ReportMeta
+from gpuadvisor.rules.consultation.result import RecommendResult, ReportMeta
 from gpuadvisor.tui.report import default_filename, save_report, slugify
 from tests.report import sample
 

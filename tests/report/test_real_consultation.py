@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
 from gpuadvisor.tui.report import default_filename, render, save_report
 from gpuadvisor.tui.report.common import gb, usd
 from gpuadvisor.tui.report.jsonfmt import parse_report
@@ -21,7 +21,7 @@ consult_module = pytest.importorskip("gpuadvisor.rules.consult", reason="the con
 @pytest.fixture(scope="module")
 def result(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecommendResult]:
     from gpuadvisor.knowledge.loader import load_catalog
-    from gpuadvisor.rules.answers import parse_answers
+    from gpuadvisor.rules.inputs.answers import parse_answers
 
     mp = pytest.MonkeyPatch()
     mp.setenv("GPUADVISOR_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))  # no user rule packs or overlays
@@ -101,7 +101,7 @@ def test_real_report_round_trips_through_json(result: RecommendResult, tmp_path:
 
 
 def test_a_purchase_shows_what_it_pays_beyond_its_accelerators_and_over_its_horizon() -> None:
-    from gpuadvisor.rules.result import Cost
+    from gpuadvisor.rules.consultation.result import Cost
     from gpuadvisor.tui.report.common import purchase_items
 
     cost = Cost(capex_usd=638_000, capex_beyond_accelerators_usd=158_000, fabric_usd=68_000, power_kw=20.4,

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,12 @@ from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.hardware_probe import Detection, Device
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import Answers, parse_answers, put_dotted
-from gpuadvisor.rules.current_gpu import apply_detection
-from gpuadvisor.rules.effective import effective_answers
-from gpuadvisor.rules.feasibility import _merged
-from gpuadvisor.rules.lifecycle import Candidate, reuse_answers
-from gpuadvisor.rules.resolve import Chosen, resolve
+from gpuadvisor.rules.inputs.answers import Answers, parse_answers, put_dotted
+from gpuadvisor.rules.inputs.current_gpu import apply_detection
+from gpuadvisor.rules.inputs.effective import effective_answers
+from gpuadvisor.rules.inputs.resolve import Chosen, resolve
+from gpuadvisor.rules.lifecycle.consult import Candidate, reuse_answers
+from gpuadvisor.rules.planning.feasibility import _merged
 
 H100 = Device(name="NVIDIA H100 80GB HBM3", memory_gb=79.6, vendor="nvidia", accelerator="nvidia-h100-sxm5")
 

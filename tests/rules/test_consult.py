@@ -17,10 +17,10 @@ import pytest
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor, consult
+from gpuadvisor.rules.consultation.result import RecommendResult
 from gpuadvisor.rules.engine import PackError, RuleError
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
 
 SERVE_70B = {"workload": "inference", "model": {"name": "llama-3.1-70b"},
              "inference": {"requests_per_minute": 1000, "concurrent_requests": 32, "min_tokens_per_s_per_user": 20}}
@@ -42,7 +42,7 @@ def test_deterministic_across_processes_and_hash_seeds() -> None:
     script = textwrap.dedent(f"""
         import hashlib, json
         from gpuadvisor.knowledge.loader import load_catalog
-        from gpuadvisor.rules.answers import parse_answers
+        from gpuadvisor.rules.inputs.answers import parse_answers
         from gpuadvisor.rules.consult import Advisor
         r = Advisor(load_catalog(user_dir=None), include_user_packs=False).consult(parse_answers({SERVE_70B!r}))
         print(hashlib.sha256(r.model_dump_json().encode()).hexdigest())
@@ -232,7 +232,7 @@ def test_how_lists_what_answers_and_profile_facts_led_to(advisor: Advisor) -> No
 
 
 def test_qlora_base_defaults_to_nf4_where_the_questionnaire_says_so(advisor: Advisor) -> None:
-    from gpuadvisor.rules.answers import contextual_defaults
+    from gpuadvisor.rules.inputs.answers import contextual_defaults
 
     raw = {"workload": "finetune", "finetune.method": "qlora"}
     assert contextual_defaults(raw) == {"precision.weights": "nf4"}

@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
 
 GOLDEN = Path(__file__).parent.parent / "data" / "golden_consultations.json"
 REGENERATE = os.environ.get("GPUADVISOR_REGENERATE_GOLDEN") == "1"

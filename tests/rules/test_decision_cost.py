@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.economics import economics
-from gpuadvisor.rules.lifecycle_answers import parse_any
-from gpuadvisor.rules.planning import goodput
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.lifecycle.answers import parse_any
+from gpuadvisor.rules.planning.search import goodput
+from gpuadvisor.rules.pricing.economics import economics
 from gpuadvisor.rules.sizing.factors import Factors
-from tests.rules.test_owner_economics import _curve
+from tests.rules.test_owner_economics import _curve, rtx_3090_decline
 
 CATALOG = load_catalog(user_dir=None)
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -76,7 +76,9 @@ def test_a_desk_side_purchase_costs_its_price_and_power_less_its_resale(advisor:
     # both net of the seller's costs (resale_selling_cost_share, 10 %)
     net = 1 - CATALOG.assumptions["resale_selling_cost_share"].value
     share = _used_share("consumer", _age(card.id) + 3)
-    if card.purchase_price_usd.kind == "used":  # bought used (an RTX 3090 at $700): the curve's fall since then
+    if card.id == "nvidia-rtx-3090":  # bought used at $700, with its own sold-price series: its trend's fall
+        share = (1 - rtx_3090_decline()) ** 3
+    elif card.purchase_price_usd.kind == "used":  # bought used: the curve's fall since then
         share /= _used_share("consumer", _age(card.id))
     scrap = min(share, CATALOG.assumptions["resale_share_host"].value)
     assert net == pytest.approx(0.9) and scrap == pytest.approx(0.05)
@@ -251,7 +253,7 @@ def test_no_headline_is_contradicted_and_every_figure_is_its_parts(name: str, an
 def test_the_readme_worked_example_adds_up(advisor: Advisor) -> None:
     # examples/pretrain-70b-on-prem.toml, the README's worked example: a bought cluster for one run is its price,
     # network, power and site less what it resells for when the run ends, and it meets the deadline with the margin
-    from gpuadvisor.rules.lifecycle_answers import load_any
+    from gpuadvisor.rules.lifecycle.answers import load_any
 
     answers = load_any(Path(__file__).resolve().parents[2] / "examples" / "pretrain-70b-on-prem.toml")
     top = advisor.consult(answers).recommendations[0]  # type: ignore[arg-type]
@@ -283,7 +285,7 @@ def test_the_readme_worked_example_adds_up(advisor: Advisor) -> None:
 def test_a_machine_without_a_power_rating_says_its_power_is_not_counted() -> None:
     # an appliance with no published wall rating (Apple's M4 Max Mac Studio) is charged no power: the part says so,
     # rather than showing "0.0 kW × …" as if it drew nothing
-    from gpuadvisor.rules.pricing import Ownership, ownership_cost
+    from gpuadvisor.rules.pricing.decision_cost import Ownership, ownership_cost
     from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS
 
     o = Ownership(hardware_usd=1999.0, network_usd=0.0, power_w=0.0, site_kw=0.0, accelerators_usd=1999.0,
@@ -302,7 +304,7 @@ def test_a_spot_run_pays_for_its_reclaims_and_must_still_meet_the_deadline(advis
     # each spot machine is reclaimed about once a day (spot_uninterrupted_hours 24) and each reclaim costs the whole
     # job 0.3 h (restart and work since the checkpoint, as an interruption): on m machines the run makes progress
     # 1 − m × 0.3 / 24 of the time, so it takes longer than on demand and is billed for it
-    from gpuadvisor.rules.planning import spot_goodput
+    from gpuadvisor.rules.planning.search import spot_goodput
     from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS
 
     assert spot_goodput(1, 24.0, DEFAULT_FACTORS) == pytest.approx(1 - 0.3 / 24)

@@ -12,9 +12,9 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.topology import peak_tflops
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.planning.topology import peak_tflops
 
 PRETRAIN_1B_AWS = {"workload": "training", "model": {"name": "llama-3.2-1b"}, "training": {"tokens_b": 20},
                    "deployment": {"where": "cloud", "providers": ["aws"]}}
@@ -96,12 +96,12 @@ def test_zero3_parameter_gathers_are_charged_at_the_link_they_cross(catalog: Cat
     direction) that is 0.125 s a micro-batch, over the PCIe 5.0 of a PCIe server (63 GB/s) 0.89 s."""
     from dataclasses import replace
 
-    from gpuadvisor.rules.planning import TrainingSearch, TrainingTargets
+    from gpuadvisor.rules.planning.search import TrainingSearch, TrainingTargets
+    from gpuadvisor.rules.planning.topology import ScaleUp
+    from gpuadvisor.rules.planning.units import bare_unit
     from gpuadvisor.rules.sizing.factors import Factors
     from gpuadvisor.rules.sizing.memory import Parallelism
     from gpuadvisor.rules.sizing.params import count_parameters
-    from gpuadvisor.rules.topology import ScaleUp
-    from gpuadvisor.rules.units import bare_unit
 
     arch = catalog.models["llama-3.1-8b"].architecture
     t = TrainingTargets(tokens=1e9, flops_factor="full", seq=4096, micro_batch=1, deadline_days=30.0,

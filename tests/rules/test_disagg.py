@@ -12,16 +12,16 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.planning import Disaggregation, InferenceSearch, Plan, ServingTargets
-from gpuadvisor.rules.serving import engine_efficiency, engine_memory
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.planning.search import Disaggregation, InferenceSearch, Plan, ServingTargets
+from gpuadvisor.rules.planning.serving import engine_efficiency, engine_memory
+from gpuadvisor.rules.planning.topology import device_for
+from gpuadvisor.rules.planning.units import unit_table
 from gpuadvisor.rules.sizing.disagg import decode_batch, decode_pool, kv_transfer, prefill_pool
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.serving_load import erlang_c, wait_quantile
-from gpuadvisor.rules.topology import device_for
-from gpuadvisor.rules.units import unit_table
 from gpuadvisor.tui.cli import main
 
 # --- the pool arithmetic -----------------------------------------------------------------------------------------

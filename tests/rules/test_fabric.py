@@ -1,11 +1,11 @@
-"""The fat-tree sizing of rules/fabric.py, checked by hand."""
+"""The fat-tree sizing of rules/pricing/fabric.py, checked by hand."""
 
 from __future__ import annotations
 
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.fabric import cluster_bill, fat_tree, frontend_bill
+from gpuadvisor.rules.pricing.fabric import cluster_bill, fat_tree, frontend_bill
 
 
 def test_fat_tree_tiers_switches_and_links() -> None:

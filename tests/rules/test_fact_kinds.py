@@ -1,4 +1,4 @@
-"""The fact vocabulary is the typed declaration in rules/fact_kinds.py: every fact the golden and expert
+"""The fact vocabulary is the typed declaration in rules/inputs/fact_kinds.py: every fact the golden and expert
 consultations store has a declared kind, only declared fields, every required one, and values of the declared
 types (an int is a float, a bool is neither); and the packs are linted against exactly those fields."""
 
@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from gpuadvisor.rules import fact_kinds
 from gpuadvisor.rules.consult import consult
+from gpuadvisor.rules.consultation.facts import FACT_FIELDS
 from gpuadvisor.rules.engine import consultation as consultation_module
 from gpuadvisor.rules.engine.actions import CONCLUSION_FIELDS
-from gpuadvisor.rules.fact_kinds import FACT_KINDS, OptionFact, field_names
-from gpuadvisor.rules.facts import FACT_FIELDS
-from gpuadvisor.rules.lifecycle_answers import parse_any
-from gpuadvisor.rules.pricing import PART_ORDER
+from gpuadvisor.rules.inputs import fact_kinds
+from gpuadvisor.rules.inputs.fact_kinds import FACT_KINDS, OptionFact, field_names
+from gpuadvisor.rules.lifecycle.answers import parse_any
+from gpuadvisor.rules.pricing.decision_cost import PART_ORDER
 from tests.rules.test_consult_golden import CASES
 
 OWN_CASES = Path(__file__).parent.parent / "data" / "expert_cases.toml"

@@ -1,5 +1,5 @@
-"""Findings triage (rules/findings.py) and the effective answers (rules/effective.py), on real consultations and on
-hand-made findings."""
+"""Findings triage (rules/consultation/findings.py) and the effective answers (rules/inputs/effective.py), on real
+consultations and on hand-made findings."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from collections import Counter
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.findings import PRICE_FINDING, SHOWN_BY_DEFAULT, triage
-from gpuadvisor.rules.result import RecommendResult, Warning, WhyStep, severity_of
+from gpuadvisor.rules.consultation.findings import PRICE_FINDING, SHOWN_BY_DEFAULT, triage
+from gpuadvisor.rules.consultation.result import RecommendResult, Warning, WhyStep, severity_of
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui.report.common import summary
 from tests.report import sample
 

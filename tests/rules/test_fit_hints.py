@@ -1,5 +1,5 @@
 """`estimate` on a configuration that does not fit lists the changes that would make it fit, each sized again by the
-same estimate (rules/fit_hints.py): figures checked by hand, and the order and choice of suggestions."""
+same estimate (rules/estimate/fit_hints.py): figures checked by hand, and the order and choice of suggestions."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.estimate import EstimateRequest
-from gpuadvisor.rules.fit_hints import estimate_with_fit_options as estimate
+from gpuadvisor.rules.estimate.consult import EstimateRequest
+from gpuadvisor.rules.estimate.fit_hints import estimate_with_fit_options as estimate
 
 CATALOG = load_catalog(user_dir=None)
 TRAIN_70B = EstimateRequest(model="llama-3.1-70b", workload="training", gpu="nvidia-h100-sxm5", gpus=64, tokens=100e9,

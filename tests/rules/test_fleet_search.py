@@ -1,4 +1,4 @@
-"""The lifecycle's fleet search (rules/fleet_search.py) against brute force: every combination of the phases'
+"""The lifecycle's fleet search (rules/lifecycle/fleet_search.py) against brute force: every combination of the phases'
 options costed with `cost_fleet` and ranked (within the budget, then by total cash), on generated lifecycles of one
 to five phases with rentals, purchases, reuses, side-by-side starts and purchase caps; and a twelve-phase one whose
 4,096 fleets the search covers in a few hundred states. Issue 31: 16 phases used to take 48 s and 1.9 GB."""
@@ -12,8 +12,17 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.rules.lifecycle import Candidate, _budget, _label, _options, _Slot, cost_fleet, fleets, search_fleets
-from gpuadvisor.rules.lifecycle_answers import MAX_PHASES, LifecycleAnswers, parse_lifecycle
+from gpuadvisor.rules.lifecycle.answers import MAX_PHASES, LifecycleAnswers, parse_lifecycle
+from gpuadvisor.rules.lifecycle.consult import (
+    Candidate,
+    _budget,
+    _label,
+    _options,
+    _Slot,
+    cost_fleet,
+    fleets,
+    search_fleets,
+)
 
 COLOCATION = 184.06
 

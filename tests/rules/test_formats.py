@@ -1,5 +1,5 @@
-"""The formats record (rules/formats.py): chosen once by resolution, carried to the Workload, the searches and the
-result as the same object, with its bytes, its compute format and its fallback in one place."""
+"""The formats record (rules/inputs/formats.py): chosen once by resolution, carried to the Workload, the searches and
+the result as the same object, with its bytes, its compute format and its fallback in one place."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.formats import Formats
-from gpuadvisor.rules.resolve import resolve
-from gpuadvisor.rules.workload import Workload
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.inputs.formats import Formats
+from gpuadvisor.rules.inputs.resolve import resolve
+from gpuadvisor.rules.inputs.workload import Workload
 
 
 @pytest.fixture(scope="module")
@@ -53,4 +53,4 @@ def test_one_record_crosses_the_floors(catalog: Catalog) -> None:
     assert isinstance(work, Workload) and work.formats is resolved.formats  # the same object, not a lookup
     assert work.weights_precision == "nf4" and work.fact()["weights_precision"] == "nf4"
     result = advisor.consult(answers)
-    assert Formats.of_result(result, catalog.precisions) == resolved.formats
+    assert Formats.of_answers(result.answers_effective, result.answers, catalog.precisions) == resolved.formats

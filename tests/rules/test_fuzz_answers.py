@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import ALL_PROVIDERS, ALL_VENDORS, parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.preference import tier
+from gpuadvisor.rules.consultation.preference import tier
+from gpuadvisor.rules.inputs.answers import ALL_PROVIDERS, ALL_VENDORS, parse_answers
 
 CASES = int(os.environ.get("GPUADVISOR_FUZZ_CASES", "10000" if os.environ.get("CI") else "300"))
 CATALOG = load_catalog(user_dir=None)
@@ -89,7 +89,7 @@ def test_generated_answers_give_a_result_or_a_clear_error(data: dict[str, Any]) 
         assert rec.count >= 1 and rec.memory.total <= rec.memory.capacity
         # the ranked figure is its parts' sum, and the ranking is cheapest first (to the dollar)
         assert abs(rec.decision_cost.usd - sum(p.usd for p in rec.decision_cost.parts)) < 0.05
-    # the tiers come first (rules/preference.py: what you own, sound plans, last resorts), then dollars
+    # the tiers come first (rules/consultation/preference.py: what you own, sound plans, last resorts), then dollars
     keys = [(tier(r.acquisition, r.last_resort is not None), round(r.decision_cost.usd))
             for r in result.recommendations]
     assert keys == sorted(keys)

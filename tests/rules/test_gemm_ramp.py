@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.serving import efficiency_of
+from gpuadvisor.rules.planning.serving import efficiency_of
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.speed import DecodeCurve, Device, EngineEfficiency, weight_gemm_kernels
 

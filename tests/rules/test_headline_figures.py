@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuadvisor.rules.answers import Answers
 from gpuadvisor.rules.consult import consult
-from gpuadvisor.rules.ranking import fmt_duration, fmt_tokens
+from gpuadvisor.rules.consultation.ranking import fmt_duration, fmt_tokens
+from gpuadvisor.rules.inputs.answers import Answers
 
 
 @pytest.mark.parametrize(("tokens_b", "text"), [
@@ -39,8 +39,8 @@ def test_a_run_of_seconds_is_priced_and_named_without_dividing_by_zero() -> None
 
 
 def test_a_figure_that_rounds_to_nothing_is_under_a_dollar_not_free() -> None:
-    from gpuadvisor.rules.ranking import decision_words
-    from gpuadvisor.rules.result import CostPartOut, DecisionCostOut
+    from gpuadvisor.rules.consultation.ranking import decision_words
+    from gpuadvisor.rules.consultation.result import CostPartOut, DecisionCostOut
 
     tiny = DecisionCostOut(usd=0.42, horizon="one run", parts=[CostPartOut(part="power", usd=0.42, label="x",
                                                                            rule="S9")])
@@ -51,7 +51,7 @@ def test_a_figure_that_rounds_to_nothing_is_under_a_dollar_not_free() -> None:
 
 def test_a_run_sized_by_default_names_its_tokens() -> None:
     # issue 42's student (QLoRA of an 8B, no tokens given) read "it costs nothing and meets the run in 30 days": the
-    # headline names the 0.1B tokens a fine-tune is sized for by default (rules/workload.py), as the asked line does
+    # headline names the 0.1B tokens a fine-tune is sized for by default (rules/inputs/workload.py), as "Asked" does
     answers = Answers.model_validate({"workload": "finetune", "stage": "learning", "model": {"name": "llama-3.1-8b"},
                                       "finetune": {"method": "qlora"}, "budget": {"monthly_usd": 20},
                                       "current": {"gpu": "laptop"}})

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
 from gpuadvisor.rules.engine import Consultation, Rule
-from gpuadvisor.rules.lifecycle import plan_lifecycle
-from gpuadvisor.rules.lifecycle_answers import is_lifecycle, parse_lifecycle
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.lifecycle.answers import is_lifecycle, parse_lifecycle
+from gpuadvisor.rules.lifecycle.consult import plan_lifecycle
 
 HERE = Path(__file__).resolve().parent
 CHECKLISTS = [HERE.parents[2] / "shared" / "seeds" / "HEURISTICS.md", HERE.parent / "data" / "HEURISTICS.md"]
@@ -38,7 +38,7 @@ def advisor() -> Advisor:
 @cache
 def run(answers_json: str) -> Consultation:
     """The consultation the rules see: one workload's, or for lifecycle answers (with `phase`) the lifecycle
-    rules' own consultation over the phases and the chosen fleet (rules/lifecycle.py)."""
+    rules' own consultation over the phases and the chosen fleet (rules/lifecycle/consult.py)."""
     data = json.loads(answers_json)
     if is_lifecycle(data):
         return plan_lifecycle(advisor(), parse_lifecycle(data)).cons

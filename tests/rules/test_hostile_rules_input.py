@@ -12,12 +12,12 @@ import pytest
 from gpuadvisor.knowledge.errors import MAX_PROBLEMS, InputError
 from gpuadvisor.knowledge.files import FileReadError
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import load_answers, parse_answers
 from gpuadvisor.rules.consult import user_packs
 from gpuadvisor.rules.engine import PackError
 from gpuadvisor.rules.engine.errors import PackProblem
 from gpuadvisor.rules.engine.templates import MAX_PRECISION, MAX_WIDTH, TemplateError, parse_template
-from gpuadvisor.rules.resolve import check_providers
+from gpuadvisor.rules.inputs.answers import load_answers, parse_answers
+from gpuadvisor.rules.inputs.resolve import check_providers
 from tests.rules.engine.test_packs import load, write
 
 

@@ -4,7 +4,7 @@ reason names whichever of the two fails — never "compute capability ≥ 0" for
 from __future__ import annotations
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.derivations import library_support
+from gpuadvisor.rules.consultation.derivations import library_support
 
 CATALOG = load_catalog(user_dir=None)
 

@@ -10,10 +10,10 @@ import pytest
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.lifecycle import Candidate, _Slot, cost_fleet
-from gpuadvisor.rules.lifecycle_answers import DAYS_PER_MONTH, load_any, parse_lifecycle
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.lifecycle.answers import DAYS_PER_MONTH, load_any, parse_lifecycle
+from gpuadvisor.rules.lifecycle.consult import Candidate, _Slot, cost_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENING = ROOT / "examples" / "lifecycle-13b-train-then-serve.toml"
@@ -91,8 +91,8 @@ def test_a_reservation_is_paid_for_every_term_the_phase_starts_by_hand() -> None
     # figure ($808.99, the 36 months spread over its 36-month horizon) gave; a 1-year one at $1.5718/h is two
     # terms, 24 × 730 × $1.5718 = $27,537.94: the cheaper for this horizon
     lc = parse_lifecycle({"phase": [{**SERVE, "model": {"params_b": 8}}]}, "f.toml")
-    three = _cand("rent", usd_per_month=808.99, usd_per_hour=1.1082, term_months=36.0)
-    one = _cand("rent", usd_per_month=1147.38, usd_per_hour=1.5718, term_months=12.0)
+    three = _cand("rent", usd_per_month=808.99, usd_per_hour=1.1082, pricing="reserved-3y")
+    one = _cand("rent", usd_per_month=1147.38, usd_per_hour=1.5718, pricing="reserved-1y")
     for cand, want in ((three, 29_123.50), (one, 27_537.94)):
         costed = cost_fleet([_Slot(lc.phases[0], None, [cand], [])], [("rent", 0, 0)], 24.0, 184.06)  # type: ignore[arg-type]
         assert costed is not None and costed.total == pytest.approx(want, abs=0.05)

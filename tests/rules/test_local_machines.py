@@ -12,10 +12,10 @@ import pytest
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers, request_within_context
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.estimate import EstimateRequest, estimate
-from gpuadvisor.rules.result import Recommendation
+from gpuadvisor.rules.consultation.result import Recommendation
+from gpuadvisor.rules.estimate.consult import EstimateRequest, estimate
+from gpuadvisor.rules.inputs.answers import parse_answers, request_within_context
 
 CATALOG = load_catalog(user_dir=None)
 
@@ -205,7 +205,7 @@ def test_sglang_holds_back_what_its_default_mem_fraction_static_leaves(gpu: str,
                                                                       fraction: float) -> None:
     from dataclasses import replace
 
-    from gpuadvisor.rules.serving import engine_memory
+    from gpuadvisor.rules.planning.serving import engine_memory
     from gpuadvisor.rules.sizing.factors import Factors
     from gpuadvisor.rules.sizing.memory import Parallelism, activation_reserve
 
@@ -233,7 +233,7 @@ def test_sglang_admits_the_sequences_its_kv_pool_holds() -> None:
 
 
 def test_a_context_being_typed_derives_the_request_from_its_text() -> None:
-    from gpuadvisor.rules.answers import contextual_defaults
+    from gpuadvisor.rules.inputs.answers import contextual_defaults
 
     # the questionnaire passes the field's text while it is typed: "2,048" fits the default request, "128" does not,
     # and text that is not a count yet derives nothing (the form names the error)

@@ -15,7 +15,7 @@ from statistics import NormalDist
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.estimate import EstimateRequest, estimate
+from gpuadvisor.rules.estimate.consult import EstimateRequest, estimate
 from gpuadvisor.rules.sizing.kernels import DENSE_LAYER_GEMMS, layer_gemms, model_gemms, overhead_layers
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.speed import (

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.estimate import EstimateRequest, estimate
-from gpuadvisor.rules.result import Recommendation
+from gpuadvisor.rules.consultation.result import Recommendation
+from gpuadvisor.rules.estimate.consult import EstimateRequest, estimate
+from gpuadvisor.rules.inputs.answers import parse_answers
 
 CATALOG = load_catalog(user_dir=None)
 
@@ -233,7 +233,7 @@ REFUSALS = [  # (method, weights, the reason both paths give)
 def test_estimate_and_recommend_refuse_a_format_for_the_same_reason(method: str | None, weights: str,
                                                                      reason: str) -> None:
     from gpuadvisor.knowledge.errors import InputError
-    from gpuadvisor.rules.resolve import resolve
+    from gpuadvisor.rules.inputs.resolve import resolve
 
     workload = {None: "inference", "full": "training"}.get(method, "finetune")
     data: dict[str, Any] = {"workload": workload, "model": {"name": "llama-3.1-8b"}, "precision": {"weights": weights}}

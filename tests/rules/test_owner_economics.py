@@ -5,15 +5,16 @@ cost. Figures are checked by hand against the knowledge base (cited per test).""
 from __future__ import annotations
 
 import math
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers, load_any, parse_any
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers, load_any, parse_any
 
 CATALOG = load_catalog(user_dir=None)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -91,6 +92,55 @@ def test_the_used_price_series_spans_generations_and_the_curves_hold_it() -> Non
     assert series["used-v100-32gb-2026-02"].share[2] < 0.02
 
 
+RTX_3090_SOLD = [(2026.0, 700), (2026 + 31 / 365.25, 850), (2026 + 135 / 365.25, 750), (2026 + 179 / 365.25, 700)]
+"""The used RTX 3090's own series (assumptions.toml used-rtx-3090-*): local-llm.net, January 2026 ($700);
+InsiderLLM, February 2026 ($700-1,000: $850); BestLLMfor, 2026-05-16 (settled around $750); LocalRig, 2026-06-29
+($600-800: $700) — decimal years (day of year - 1) / 365.25, against $1,499 new."""
+
+
+def rtx_3090_decline() -> float:
+    """The yearly fall of the RTX 3090's used price by hand: least squares of log(price) on the date (the launch
+    year only shifts the ages, not the slope)."""
+    n = len(RTX_3090_SOLD)
+    mx = sum(t for t, _ in RTX_3090_SOLD) / n
+    my = sum(math.log(p) for _, p in RTX_3090_SOLD) / n
+    slope = (sum((t - mx) * (math.log(p) - my) for t, p in RTX_3090_SOLD)
+             / sum((t - mx) ** 2 for t, _ in RTX_3090_SOLD))
+    return 1 - math.exp(slope)
+
+
+def test_a_part_with_its_own_used_price_series_resells_on_its_trend_not_its_class_curve(advisor: Advisor) -> None:
+    from gpuadvisor.rules.pricing.economics import accelerator_age, economics
+
+    e = economics(CATALOG)
+    # four dated sold-price figures for the RTX 3090 (the only part with more than one): -11.8 % a year
+    assert set(e.trends) == {"nvidia-rtx-3090"}
+    trend = e.trends["nvidia-rtx-3090"]
+    assert trend.observations == 4 and trend.span_years == pytest.approx(179 / 365.25)
+    assert trend.decline == pytest.approx(rtx_3090_decline()) and trend.decline == pytest.approx(0.118, abs=5e-4)
+    # bought used today (6.4 years from launch) at $700, sold 3 years later at its own trend: 0.882^3 = 0.686,
+    # less 10 % selling cost = 61.8 % (the GeForce curve's fall from 6.4 to 9.4 years, 0.72^3 = 0.373, gave 33.6 %)
+    age = accelerator_age(CATALOG.accelerators["nvidia-rtx-3090"], date(2026, 11, 25))
+    cards, hosts = e.resale_shares(age, 3.0)
+    assert cards == pytest.approx((1 - rtx_3090_decline()) ** 3 * 0.9) and cards == pytest.approx(0.618, abs=1e-3)
+    fall = _curve("consumer", age.age_years + 3) / _curve("consumer", age.age_years)
+    assert fall * 0.9 == pytest.approx(0.336, abs=1e-3)
+    # a GeForce part without a series still follows the curve
+    ti = accelerator_age(CATALOG.accelerators["nvidia-rtx-5060-ti-16gb"], date(2026, 11, 25))
+    assert e.resale_shares(ti, 3.0)[0] == pytest.approx(_curve("consumer", ti.age_years + 3) * 0.9)
+    # the consultation says which market its resale was read from
+    r = advisor.consult(parse_answers({"workload": "inference", "stage": "prototyping",
+                                       "model": {"name": "gemma-3-27b"},
+                                       "precision": {"weights": "int4", "context_tokens": 4096},
+                                       "inference": {"concurrent_requests": 1}, "budget": {"capex_usd": 1000},
+                                       "deployment": {"where": "on_prem"}}))
+    top = r.recommendations[0]
+    assert top.accelerator.id == "nvidia-rtx-3090" and top.acquisition == "buy"
+    label = next(p.label for p in top.decision_cost.parts if p.part == "resale")
+    assert "accelerators resold for 62% of $700" in label
+    assert "own used-price trend, -11.8% a year over 4 sold-price figures" in label
+
+
 def test_eight_mi210_no_longer_beat_one_mi300x_by_resale(advisor: Advisor) -> None:
     # 70B served in production: eight MI210 bought (launched 2022) resell after the 3-year horizon at the used price
     # of a 7.4-year-old part — the data-centre curve's 0.35 at 5 years declining 28 % a year: 0.35 × 0.72^2.4 =
@@ -112,7 +162,7 @@ def test_eight_mi210_no_longer_beat_one_mi300x_by_resale(advisor: Advisor) -> No
 def test_a_part_bought_used_resells_at_the_curves_fall_from_its_age() -> None:
     from datetime import date
 
-    from gpuadvisor.rules.economics import economics, part_age
+    from gpuadvisor.rules.pricing.economics import economics, part_age
 
     e = economics(CATALOG)
     # an RTX 3090 bought used today at 6.4 years from launch: sold 3 years later at the curve's fall from 6.4 to 9.4

@@ -26,7 +26,7 @@ from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.engine.gcpause import paused_gc
 from gpuadvisor.rules.engine.messages import id_prefixes, read_activation, to_json
 from gpuadvisor.rules.engine.values import InputMemo, canonical_json, prepare_fact, same_plain
-from gpuadvisor.rules.planning import (
+from gpuadvisor.rules.planning.search import (
     InferenceSearch,
     NoFit,
     ServingTargets,
@@ -358,9 +358,9 @@ def test_activation_ids_read_from_the_text_match_json_parsing(fields: dict[str, 
 def test_a_consultation_reads_every_activation_without_json(monkeypatch: pytest.MonkeyPatch,
                                                             catalog: Catalog) -> None:
     """The fast reading is the one actually used: no activation of a real consultation needs the JSON fallback."""
-    from gpuadvisor.rules.answers import parse_answers
     from gpuadvisor.rules.consult import Advisor
     from gpuadvisor.rules.engine import messages
+    from gpuadvisor.rules.inputs.answers import parse_answers
 
     advisor = Advisor(catalog, include_user_packs=False)
     parsed: list[str] = []

@@ -1,4 +1,5 @@
-"""One plan per configuration, kept beside its fact (rules/planned.py): the result reads it, and never searches again.
+"""One plan per configuration, kept beside its fact (rules/planning/planned.py): the result reads it, and never
+searches again.
 """
 
 from __future__ import annotations
@@ -8,12 +9,12 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.planned import Planned
-from gpuadvisor.rules.planning import InferenceSearch, Plan, TrainingSearch
-from gpuadvisor.rules.ranking import build_result
-from gpuadvisor.rules.result import MemoryBreakdown
+from gpuadvisor.rules.consultation.ranking import build_result
+from gpuadvisor.rules.consultation.result import MemoryBreakdown
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.planning.planned import Planned
+from gpuadvisor.rules.planning.search import InferenceSearch, Plan, TrainingSearch
 from gpuadvisor.rules.sizing.units import GB
 
 CASES = {

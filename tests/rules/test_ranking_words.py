@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gpuadvisor.rules.explain import PYTHON_RULES, RULE_KINDS
-from gpuadvisor.rules.result import WhyStep
+from gpuadvisor.rules.consultation.explain import PYTHON_RULES, RULE_KINDS
+from gpuadvisor.rules.consultation.result import WhyStep
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SCORING = re.compile(r"\b(scor\w*|points?|penalt\w*|bonus\w*|weighted)\b", re.I)

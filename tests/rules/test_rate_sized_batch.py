@@ -11,8 +11,8 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
+from gpuadvisor.rules.inputs.answers import parse_answers
 
 RATE = {"workload": "inference", "stage": "production", "model": {"name": "llama-3.1-70b"},
         "precision": {"weights": "fp8", "context_tokens": 16384},

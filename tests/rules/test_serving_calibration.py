@@ -14,7 +14,7 @@ import pytest
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.serving import efficiency_of, engine_efficiency, profile_for
+from gpuadvisor.rules.planning.serving import efficiency_of, engine_efficiency, profile_for
 from tests.calibration_model import quantiles
 from tests.serving_calibration_model import ROWS, error, load_latency, predict
 
@@ -146,7 +146,7 @@ def test_moe_terms_are_fitted_to_their_engines_rows_and_hold_out_the_busier_amd_
     # terms is 40-100 % off
     import dataclasses
 
-    from gpuadvisor.rules.serving import engine_efficiency
+    from gpuadvisor.rules.planning.serving import engine_efficiency
 
     fit_rows = [r for r in ROWS if r.moe_profile_fit]
     assert len(fit_rows) == 16 and all(r.round == "inferencex" and r.reported and not r.fitted for r in fit_rows)

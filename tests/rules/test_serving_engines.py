@@ -12,7 +12,7 @@ from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.errors import InputError, KnowledgeError
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import Architecture
-from gpuadvisor.rules.serving import (
+from gpuadvisor.rules.planning.serving import (
     auto_engine,
     efficiency_bounds,
     engine_efficiency,

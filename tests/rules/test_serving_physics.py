@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import Architecture
-from gpuadvisor.rules.serving import engine_efficiency
+from gpuadvisor.rules.planning.serving import engine_efficiency
+from gpuadvisor.rules.planning.topology import accelerator_topology, device_for
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.memory import split_weight_format
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.serving_load import latency_at_concurrency, serving_rate
 from gpuadvisor.rules.sizing.speed import DecodeCurve, Device, EngineEfficiency, PrefillModel
-from gpuadvisor.rules.topology import accelerator_topology, device_for
 
 CATALOG = load_catalog(user_dir=None)
 

@@ -11,9 +11,9 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.units import rental_units
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.planning.units import rental_units
 
 GEMMA_JAX_GCP = {"workload": "inference", "model": {"name": "gemma-3-27b"}, "inference": {"concurrent_requests": 16},
                  "framework": {"name": "jax"}, "deployment": {"where": "cloud", "providers": ["gcp"]}}

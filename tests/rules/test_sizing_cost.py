@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from gpuadvisor.rules.pricing import Ownership, break_even_utilization, price_owned, priced, rental_run, rental_serving
-from gpuadvisor.rules.sizing.cost import cloud_cost, serving_capacity, usd_per_million_tokens
+from gpuadvisor.rules.pricing.decision_cost import (
+    Ownership,
+    break_even_utilization,
+    price_owned,
+    priced,
+    rental_run,
+    rental_serving,
+)
+from gpuadvisor.rules.pricing.price import Rent, Run, price
+from gpuadvisor.rules.sizing.cost import serving_capacity, usd_per_million_tokens, whole_instances
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 
 
@@ -26,19 +34,21 @@ def test_usd_per_million_tokens() -> None:
 
 def test_002_q6_cloud_cost_of_18396_gpu_hours() -> None:
     # 002 Q6: p4de.24xlarge $40.96/h for 8 GPUs = $5.12/GPU-h; 3 y × 365 × 24 × 0.7 = 18,396 GPU-hours → $94,187.
-    c = cloud_cost(40.96, 8, 8, gpu_hours=18_396)
-    assert c.usd_per_gpu_hour == pytest.approx(5.12)
-    assert c.usd_per_run == pytest.approx(18_396 * 5.12)
-    assert c.instances == 1
+    wall = 18_396 / 8
+    paid = price(Rent(40.96, "on-demand", "p4de.24xlarge"), Run(wall, wall), DEFAULT_FACTORS)
+    assert paid is not None
+    assert whole_instances(8, 8) == 1
+    assert paid.cost.total == pytest.approx(18_396 * 5.12) == pytest.approx(94_187.52)
 
 
 def test_runs_bill_whole_instances() -> None:
-    # 10 GPUs on 8-GPU instances: 2 instances billed for the wall time (100 GPU-h ÷ 10 GPUs = 10 h).
-    c = cloud_cost(80.0, 8, 10, gpu_hours=100, tokens_per_s=1000)
-    assert c.instances == 2
-    assert c.usd_per_hour == 160
-    assert c.usd_per_run == pytest.approx(10 * 160)
-    assert c.usd_per_million_tokens == pytest.approx(160 / 3.6)
+    # 10 GPUs on 8-GPU instances: 2 instances billed for the wall time (100 GPU-h ÷ 10 GPUs = 10 h) and its set-up.
+    assert whole_instances(10, 8) == 2
+    paid = price(Rent(2 * 80.0, "on-demand", "2 × 8-GPU"), Run(10.0, 10.25), DEFAULT_FACTORS)
+    assert paid is not None
+    assert paid.cost.total == pytest.approx(10.25 * 160) and paid.billed_hours == 10.25
+    assert paid.option.usd_per_hour == pytest.approx(10.25 * 160 / 10)  # per hour of work: set-up included
+    assert usd_per_million_tokens(160.0, 1000) == pytest.approx(160 / 3.6)
 
 
 def _card(price: float, watts: float) -> Ownership:

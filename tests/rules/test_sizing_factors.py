@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.estimate import catalog_factors, factor_bounds
+from gpuadvisor.rules.estimate.consult import catalog_factors, factor_bounds
 from gpuadvisor.rules.sizing.factors import Factors
 
 TOML = Path(__file__).resolve().parents[2] / "knowledge" / "data" / "assumptions.toml"

@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.estimate import EstimateRequest, InputError, estimate
-from gpuadvisor.rules.planning import InferenceSearch, Plan, ServingTargets
-from gpuadvisor.rules.serving import engine_efficiency, engine_memory
+from gpuadvisor.rules.estimate.consult import EstimateRequest, InputError, estimate
+from gpuadvisor.rules.planning.search import InferenceSearch, Plan, ServingTargets
+from gpuadvisor.rules.planning.serving import engine_efficiency, engine_memory
+from gpuadvisor.rules.planning.topology import Link
+from gpuadvisor.rules.planning.units import unit_table
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 from gpuadvisor.rules.sizing.memory import Parallelism, inference_memory, routed_expert_bytes, weight_bytes
 from gpuadvisor.rules.sizing.params import count_parameters
@@ -25,8 +27,6 @@ from gpuadvisor.rules.sizing.speed import (
     tokens_per_expert,
 )
 from gpuadvisor.rules.sizing.units import GB, TFLOPS
-from gpuadvisor.rules.topology import Link
-from gpuadvisor.rules.units import unit_table
 
 CATALOG = load_catalog(user_dir=None)
 DEEPSEEK = CATALOG.models["deepseek-v3"].architecture

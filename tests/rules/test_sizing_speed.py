@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import Architecture, MoE
+from gpuadvisor.rules.planning.topology import device_for, peak_tflops
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.speed import (
@@ -21,7 +22,6 @@ from gpuadvisor.rules.sizing.speed import (
     weight_bytes_per_step,
 )
 from gpuadvisor.rules.sizing.training import training_time
-from gpuadvisor.rules.topology import device_for, peak_tflops
 
 LLAMA2_7B = Architecture(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
                          num_attention_heads=32)

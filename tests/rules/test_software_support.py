@@ -11,9 +11,9 @@ import pytest
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import SoftwareSupport
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.facts import accelerator_fact
+from gpuadvisor.rules.consultation.facts import accelerator_fact
+from gpuadvisor.rules.inputs.answers import parse_answers
 
 
 @pytest.fixture(scope="module")

@@ -14,17 +14,17 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import PRODUCTION_CONCURRENCY, Answers, assumed_load, parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.findings import triage
-from gpuadvisor.rules.owned_parts import memory_variant
-from gpuadvisor.rules.planning import ServingTargets, _capacity
-from gpuadvisor.rules.preference import LAST_RESORT, OWN, SOUND, tier
-from gpuadvisor.rules.result import Warning, WhyStep
+from gpuadvisor.rules.consultation.findings import triage
+from gpuadvisor.rules.consultation.preference import LAST_RESORT, OWN, SOUND, tier
+from gpuadvisor.rules.consultation.result import Warning, WhyStep
+from gpuadvisor.rules.inputs.answers import PRODUCTION_CONCURRENCY, Answers, assumed_load, parse_answers
+from gpuadvisor.rules.inputs.owned_parts import memory_variant
+from gpuadvisor.rules.planning.search import ServingTargets, _capacity
+from gpuadvisor.rules.planning.splits import slow_split
 from gpuadvisor.rules.sizing.memory import InferenceMemoryCurve
 from gpuadvisor.rules.sizing.params import count_parameters
 from gpuadvisor.rules.sizing.units import GB
-from gpuadvisor.rules.splits import slow_split
 from tests.report import sample
 
 

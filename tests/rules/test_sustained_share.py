@@ -38,8 +38,8 @@ def test_a_card_that_holds_fp8_but_not_fp4_carries_a_per_precision_share() -> No
     # full FP8 rate; to be exact too, the NVFP4 Llama 3.1 8B row (46,841.8 tokens/s) needs s = 0.780 and the Llama 2
     # 70B row (26,205.8) s = 0.857 (GEMMs at their depth; 0.782 and 0.912 before): median 0.82, about 1,640 of the
     # 2,000 datasheet FP4 TFLOPS.
-    from gpuadvisor.rules.estimate import catalog_factors
-    from gpuadvisor.rules.topology import device_for
+    from gpuadvisor.rules.estimate.consult import catalog_factors
+    from gpuadvisor.rules.planning.topology import device_for
     from tests.benchmarks.derive_sustained import precision_shares
 
     catalog = load_catalog(user_dir=None)
@@ -86,7 +86,7 @@ def test_an_unpublished_power_limit_is_refused_not_guessed() -> None:
 
 def test_estimate_at_a_power_limit_runs_the_tensor_math_at_the_published_share() -> None:
     from gpuadvisor.knowledge.errors import InputError
-    from gpuadvisor.rules.estimate import EstimateRequest, estimate
+    from gpuadvisor.rules.estimate.consult import EstimateRequest, estimate
 
     catalog = load_catalog(user_dir=None)
     base = dict(workload="inference", model="llama-2-70b", gpu="nvidia-h200-sxm", gpus=8, tp=2, precision="fp8",

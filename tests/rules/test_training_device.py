@@ -8,11 +8,11 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.estimate import catalog_factors
+from gpuadvisor.rules.estimate.consult import catalog_factors
+from gpuadvisor.rules.planning.topology import accelerator_topology
+from gpuadvisor.rules.planning.training_plan import stack_efficiency, training_device
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.training import TrainingFormat, attention_cost
-from gpuadvisor.rules.topology import accelerator_topology
-from gpuadvisor.rules.training_plan import stack_efficiency, training_device
 
 
 @pytest.fixture(scope="module")

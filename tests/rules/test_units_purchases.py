@@ -10,8 +10,15 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.purchases import purchase_bill
-from gpuadvisor.rules.units import card_class, fabric_for, machines_for, purchase_units, rental_units, unit_table
+from gpuadvisor.rules.planning.units import (
+    card_class,
+    fabric_for,
+    machines_for,
+    purchase_units,
+    rental_units,
+    unit_table,
+)
+from gpuadvisor.rules.pricing.purchases import purchase_bill
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules import topology
+from gpuadvisor.rules.inputs.usage import DEFAULTS, usage_profile, usage_values
+from gpuadvisor.rules.planning import topology
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
-from gpuadvisor.rules.usage import DEFAULTS, usage_profile, usage_values
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Daily active users → the request rate a serving plan is sized for (rules/user_load.py), by hand."""
+"""Daily active users → the request rate a serving plan is sized for (rules/inputs/user_load.py), by hand."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.user_load import DEFAULTS, user_load, user_load_values
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.inputs.user_load import DEFAULTS, user_load, user_load_values
 
 
 def test_shipped_assumptions_equal_the_defaults() -> None:

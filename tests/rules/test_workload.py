@@ -1,4 +1,4 @@
-"""The typed Workload (rules/workload.py): built once from the answers, read by attribute below the engine, and
+"""The typed Workload (rules/inputs/workload.py): built once from the answers, read by attribute below the engine, and
 flattened into the `workload` fact only at the engine's edge."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from typing import get_type_hints
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.fact_kinds import WorkloadFact
-from gpuadvisor.rules.profile import deadline_start, workload_profile
-from gpuadvisor.rules.resolve import resolve
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.inputs.fact_kinds import WorkloadFact
+from gpuadvisor.rules.inputs.resolve import resolve
+from gpuadvisor.rules.inputs.usage import usage_values
+from gpuadvisor.rules.inputs.user_load import user_load_values
+from gpuadvisor.rules.inputs.workload import FACT_FIELDS, LOAD_FIELDS, Workload
+from gpuadvisor.rules.planning.profile import deadline_start, workload_profile
 from gpuadvisor.rules.sizing.params import count_parameters
-from gpuadvisor.rules.usage import usage_values
-from gpuadvisor.rules.user_load import user_load_values
-from gpuadvisor.rules.workload import FACT_FIELDS, LOAD_FIELDS, Workload
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,8 @@ def advisor() -> Advisor:
 
 DAILY_USERS = {"workload": "inference", "model": {"name": "llama-3.1-8b"},
                "inference": {"daily_active_users": 50_000}}
-"""The user-load example of rules/user_load.py: 50,000 users × 2 sessions × 5 requests a day ÷ 1,440 min × peak 3."""
+"""The user-load example of rules/inputs/user_load.py: 50,000 users × 2 sessions × 5 requests a day ÷ 1,440 min × peak
+3."""
 
 
 def _consulted(advisor: Advisor, data: dict[str, object]) -> tuple[dict[str, object], Workload]:
@@ -60,7 +61,7 @@ def _from_answers(advisor: Advisor, data: dict[str, object]) -> Workload:
 def test_the_fact_is_the_workload_flattened(advisor: Advisor, data: dict[str, object]) -> None:
     fact, work = _consulted(advisor, data)
     assert fact == work.fact()
-    # every declared field of the fact (rules/fact_kinds.py, the packs' vocabulary) comes from the Workload
+    # every declared field of the fact (rules/inputs/fact_kinds.py, the packs' vocabulary) comes from the Workload
     declared = set(get_type_hints(WorkloadFact)) - {"kind", "ref", "text"}
     optional = set(LOAD_FIELDS)
     assert set(fact) - {"kind", "ref", "text"} <= declared

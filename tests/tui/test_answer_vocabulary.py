@@ -1,5 +1,5 @@
 """One vocabulary of answers: every answer field's flag, question and schema entry come from its one declaration
-(rules/answers.py `ask`), and the front ends use exactly those."""
+(rules/inputs/answers.py `ask`), and the front ends use exactly those."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from gpuadvisor.rules.answers import AnswerField, Answers, answer_fields, parse_answers
+from gpuadvisor.rules.inputs.answers import AnswerField, Answers, answer_fields, parse_answers
 from gpuadvisor.tui.commands import recommend
-from gpuadvisor.tui.screens.questions import KINDS, QUESTIONS
+from gpuadvisor.tui.questionnaire.questions import KINDS, QUESTIONS
 
 FIELDS = answer_fields()
 SET_BY_DETECTION = {"current.gpu_name", "current.detection"}
@@ -115,7 +115,7 @@ def test_token_flags_read_their_suffix(flag: str, billions: float) -> None:
 
 def test_derivations_read_only_answer_fields() -> None:
     """The workload profile reads answers by their dotted keys: every key it reads is a declared field."""
-    import gpuadvisor.rules.profile as profile
+    import gpuadvisor.rules.planning.profile as profile
 
     source = Path(profile.__file__).read_text(encoding="utf-8")
     read = set(re.findall(r'\ba\("([a-z_.]+)"\)', source))

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui.messages import ResultsRequested
-from gpuadvisor.tui.screens.answers_state import AnswerState
+from gpuadvisor.tui.questionnaire.answers_state import AnswerState
 from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 from gpuadvisor.tui.screens.results import ResultsScreen
 

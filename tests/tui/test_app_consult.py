@@ -8,9 +8,9 @@ from rich.text import Text
 from textual.pilot import Pilot
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import consult
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui.app import GpuAdvisorApp
 from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 from gpuadvisor.tui.screens.results import ResultsScreen
@@ -153,7 +153,7 @@ async def test_answers_file_opens_at_the_results(catalog: Catalog, tmp_path: Any
     given = {"workload": "inference", "model": {"name": "llama-3.1-70b"}, "precision": {"weights": "int4"}}
     path = tmp_path / "serve.toml"
     path.write_text(parse_answers(given).to_toml(), encoding="utf-8")
-    from gpuadvisor.rules.answers import load_answers
+    from gpuadvisor.rules.inputs.answers import load_answers
 
     app = make_app(catalog, load_answers(path))
     async with app.run_test(size=(100, 30)) as pilot:

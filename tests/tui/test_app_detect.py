@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.current_gpu import detect_for
+from gpuadvisor.rules.inputs.current_gpu import detect_for
 from gpuadvisor.tui.app import GpuAdvisorApp
 from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
 from gpuadvisor.tui.widgets.question_field import QuestionField
@@ -83,7 +83,7 @@ async def test_without_gpu_tools_the_question_says_none_was_detected(catalog: Ca
 
 
 async def test_answers_loaded_from_a_file_get_no_detected_gpu(catalog: Catalog, two_3090s: None) -> None:
-    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.inputs.answers import Answers
 
     app = make_app(catalog, Answers.model_validate({"model": {"name": "llama-3.1-8b"}}), detect_fn=detect_for)
     async with app.run_test(size=(100, 30)) as pilot:

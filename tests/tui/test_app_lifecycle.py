@@ -6,7 +6,7 @@ from textual.widgets import DataTable, Static
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.rules.consult import get_advisor
-from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
+from gpuadvisor.rules.lifecycle.answers import parse_lifecycle
 from gpuadvisor.tui.screens.and_then import AndThenScreen
 from gpuadvisor.tui.screens.lifecycle import LifecycleScreen
 from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen

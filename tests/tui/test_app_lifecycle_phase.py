@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers, load_any, parse_lifecycle
+from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers, load_any, parse_lifecycle
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.screens.compare import CompareScreen

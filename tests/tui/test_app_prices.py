@@ -13,7 +13,7 @@ from textual.widgets import Static
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.tui.app import GpuAdvisorApp
-from gpuadvisor.tui.screens.model_lookup import lookup_model
+from gpuadvisor.tui.questionnaire.model_lookup import lookup_model
 
 from ..knowledge.test_price_refresh import _server, _zip
 from .conftest import NO_GPU, THEME, make_app, settle, wait_until

@@ -286,8 +286,8 @@ async def test_a_quick_next_past_a_radio_question_does_not_crash(catalog: Catalo
 def test_loaded_answers_are_kept_even_where_no_question_is_asked() -> None:
     """A file's answer the questionnaire would skip (a purchase budget while renting) or never asks (ECC) still
     reaches the consultation unchanged, so the TUI and `recommend --answers` agree."""
-    from gpuadvisor.rules.answers import parse_answers
-    from gpuadvisor.tui.screens.answers_state import AnswerState, visible_questions
+    from gpuadvisor.rules.inputs.answers import parse_answers
+    from gpuadvisor.tui.questionnaire.answers_state import AnswerState, visible_questions
 
     given = {"workload": "inference", "model": {"name": "llama-3.1-8b"}, "budget": {"capex_usd": 50000.0},
              "deployment": {"where": "cloud"}, "constraints": {"ecc_required": True}}
@@ -335,8 +335,8 @@ async def test_qlora_shows_the_nf4_base_it_will_be_sized_with(catalog: Catalog) 
 def test_training_tokens_take_a_suffix_as_the_flag_does() -> None:
     """The tokens question is in billions; '500M' or '2T' typed there reads as `--tokens 500M` does, and a word is
     still named as wrong."""
-    from gpuadvisor.rules.answers import parse_answers
-    from gpuadvisor.tui.screens.answers_state import AnswerState
+    from gpuadvisor.rules.inputs.answers import parse_answers
+    from gpuadvisor.tui.questionnaire.answers_state import AnswerState
 
     state = AnswerState.from_answers(parse_answers({"workload": "finetune", "model": {"name": "llama-3.1-8b"}}))
     for typed, billions in (("500M", 0.5), ("2T", 2000.0), ("0.02", 0.02), ("1,500M", 1.5), ("7e9", 7.0)):

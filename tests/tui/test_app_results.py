@@ -9,8 +9,8 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TabbedContent
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import Answers, parse_answers
 from gpuadvisor.rules.consult import consult
+from gpuadvisor.rules.inputs.answers import Answers, parse_answers
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.app import GpuAdvisorApp
 from gpuadvisor.tui.screens.compare import CompareScreen, compare_rows
@@ -317,7 +317,7 @@ async def test_the_headline_is_whole_at_80x24(catalog: Catalog) -> None:
 def test_a_what_if_note_names_the_question_in_its_unit() -> None:
     """The student's what-if of 100M → 500M training tokens read "training.tokens_b none → 0.5": each change is now
     under its question's name, a count as people write it, a number with its unit and thousands."""
-    from gpuadvisor.rules.answers import parse_answers
+    from gpuadvisor.rules.inputs.answers import parse_answers
     from gpuadvisor.tui.screens.whatif import change_note, changed_questions
 
     base = {"workload": "finetune", "model": {"name": "llama-3.1-8b"}, "finetune": {"method": "qlora"}}

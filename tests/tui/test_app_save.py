@@ -9,7 +9,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import load_answers, parse_answers
+from gpuadvisor.rules.inputs.answers import load_answers, parse_answers
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.report import render
 from gpuadvisor.tui.screens.confirm import ConfirmScreen

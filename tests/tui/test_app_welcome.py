@@ -9,7 +9,7 @@ from textual.widgets import Input, OptionList, Static
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import InputError
-from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.launch import launch
 from gpuadvisor.tui.screens.open_answers import OpenAnswersScreen

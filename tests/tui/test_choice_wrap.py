@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.widgets import RadioSet
 
-from gpuadvisor.tui.screens.questions import QUESTIONS
+from gpuadvisor.tui.questionnaire.questions import QUESTIONS
 from gpuadvisor.tui.widgets.toggles import ChoiceButton
 
 LABEL = next(c.label for c in QUESTIONS["training.deadline_from"].choices if c.value == "auto")

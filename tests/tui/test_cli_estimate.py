@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gpuadvisor.rules.estimate import EstimateResult
+from gpuadvisor.rules.estimate.consult import EstimateResult
 from gpuadvisor.tui.cli import main
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"

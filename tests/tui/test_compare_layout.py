@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import DataTable
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui.screens.compare import OPTION_MAX, CompareScreen, option_width
 from gpuadvisor.tui.screens.results import ResultsScreen
 from gpuadvisor.tui.widgets.ranking_table import short_title

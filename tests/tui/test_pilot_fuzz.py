@@ -13,12 +13,12 @@ from textual.widgets import Static
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui.draft import MAX_ENTRY_CHARS, load_draft, save_draft
-from gpuadvisor.tui.screens.answers_state import AnswerState
+from gpuadvisor.tui.questionnaire.answers_state import AnswerState
+from gpuadvisor.tui.questionnaire.questions import applicable_steps
 from gpuadvisor.tui.screens.detail import DetailScreen
 from gpuadvisor.tui.screens.questionnaire import QuestionnaireScreen
-from gpuadvisor.tui.screens.questions import applicable_steps
 from gpuadvisor.tui.screens.results import ResultsScreen
 from gpuadvisor.tui.screens.welcome import WelcomeScreen
 from gpuadvisor.tui.widgets.question_field import QuestionField

@@ -4,8 +4,8 @@ rental's term (three offers of one instance — on demand, 1- and 3-year reserve
 from __future__ import annotations
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import consult
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui.widgets.ranking_table import short_title
 
 

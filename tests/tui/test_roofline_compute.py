@@ -1,4 +1,4 @@
-"""The detail screen's roofline is drawn at the format the speed model ran the math in (rules/formats.py
+"""The detail screen's roofline is drawn at the format the speed model ran the math in (rules/inputs/formats.py
 `Formats.compute`): a training run's, not its weights' serving format."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor.knowledge.loader import load_catalog
-from gpuadvisor.rules.answers import parse_answers
 from gpuadvisor.rules.consult import Advisor
-from gpuadvisor.rules.formats import Formats
+from gpuadvisor.rules.inputs.answers import parse_answers
+from gpuadvisor.rules.inputs.formats import Formats
 from gpuadvisor.tui.widgets.roofline import ridge_for
 
 
@@ -23,7 +23,8 @@ from gpuadvisor.tui.widgets.roofline import ridge_for
 def test_the_ridge_is_at_the_compute_format_used(data: dict[str, object], name: str, tflops: float) -> None:
     catalog = load_catalog(user_dir=None)
     result = Advisor(catalog, include_user_packs=False).consult(parse_answers(data))
-    formats = Formats.of_result(result, catalog.precisions)  # as the detail screen reads it
+    # as the detail screen reads it
+    formats = Formats.of_answers(result.answers_effective, result.answers, catalog.precisions)
     assert formats is not None
     ridge = ridge_for(catalog, "nvidia-h100-sxm5", formats.compute)
     assert ridge is not None and ridge.precision == name and ridge.tflops == pytest.approx(tflops)

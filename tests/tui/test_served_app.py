@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import Input, Static, TextArea
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui import served
 from gpuadvisor.tui.app import GpuAdvisorApp
 from gpuadvisor.tui.messages import ResultsRequested
@@ -156,8 +156,8 @@ async def test_pasted_answers_open_and_a_server_path_in_them_is_refused(catalog:
 
 async def test_the_model_field_reads_no_server_path(catalog: Catalog, server: Path,
                                                     deliveries: list[dict[str, Any]]) -> None:
-    from gpuadvisor.tui.screens.answers_state import model_answer
-    from gpuadvisor.tui.screens.model_lookup import lookup_model
+    from gpuadvisor.tui.questionnaire.answers_state import model_answer
+    from gpuadvisor.tui.questionnaire.model_lookup import lookup_model
 
     config = server / "outside" / "config.json"
     config.write_text('{"model_type": "' + SECRET + '"}', encoding="utf-8")

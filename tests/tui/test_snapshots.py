@@ -16,7 +16,7 @@ import pytest
 from textual.pilot import Pilot
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.rules.answers import Answers, parse_answers
+from gpuadvisor.rules.inputs.answers import Answers, parse_answers
 from gpuadvisor.tui.screens.results import ResultsScreen
 from gpuadvisor.tui.widgets.findings import FindingList
 
@@ -204,7 +204,7 @@ def test_layout(name: str, size: str, snap_compare: Any, catalog: Catalog, tmp_p
                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Compare fits three options with its labels fixed, the findings panel lists four at 100x30, the timeline's
     Cost column is whole; a lifecycle phase (opened with 2) says which it is."""
-    from gpuadvisor.rules.lifecycle_answers import load_any
+    from gpuadvisor.rules.lifecycle.answers import load_any
 
     monkeypatch.chdir(tmp_path)
     given, drive = LAYOUT[name]
@@ -250,7 +250,7 @@ PERSONA_SIZES = [("student-results", s) for s in LAYOUT_SIZES] + [("startup-resu
 def test_persona(name: str, size: str, snap_compare: Any, catalog: Catalog, tmp_path: Path,
                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Every figure readable at 80×24: no word or figure cut, labels unique, findings in the reader's words."""
-    from gpuadvisor.rules.lifecycle_answers import parse_lifecycle
+    from gpuadvisor.rules.lifecycle.answers import parse_lifecycle
 
     monkeypatch.chdir(tmp_path)
     given, drive = PERSONAS[name]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gpuadvisor.rules.answers import parse_answers
+from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.tui.titles import consultation_title
 
 

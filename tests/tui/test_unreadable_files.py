@@ -25,8 +25,8 @@ from gpuadvisor.knowledge.hf_config import read_hf_config
 from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.parsecache import _path as cache_path
 from gpuadvisor.knowledge.parsecache import parse_toml
-from gpuadvisor.rules.answers import load_answers
 from gpuadvisor.rules.engine.packs import load_packs
+from gpuadvisor.rules.inputs.answers import load_answers
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.cli import main
 from gpuadvisor.tui.report.jsonfmt import load_report

@@ -20,7 +20,7 @@ from gpuadvisor.knowledge.schema import as_of_label
 from gpuadvisor.rules.sizing.units import flops_text, usd_text
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.estimate import EstimateRequest, EstimateResult
+    from gpuadvisor.rules.estimate.consult import EstimateRequest, EstimateResult
 
 CHOICES = {
     "workload": ("inference", "training", "finetune"),
@@ -141,7 +141,7 @@ def _bounded(name: str, value: float, text: str) -> float:
 
 def request_from(args: argparse.Namespace) -> EstimateRequest:
     """Flags → EstimateRequest; raises InputError naming the flag."""
-    from gpuadvisor.rules.estimate import EstimateRequest
+    from gpuadvisor.rules.estimate.consult import EstimateRequest
     from gpuadvisor.rules.sizing.units import parse_count
 
     values: dict[str, Any] = {}
@@ -190,7 +190,7 @@ def request_from(args: argparse.Namespace) -> EstimateRequest:
 
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor.knowledge.loader import load_catalog
-    from gpuadvisor.rules.fit_hints import estimate_with_fit_options
+    from gpuadvisor.rules.estimate.fit_hints import estimate_with_fit_options
 
     if args.json and args.format == "text":
         raise InputError("--json and --format text: give one")
@@ -290,7 +290,7 @@ def render_text(r: EstimateResult) -> str:
     hw = f"{s.gpus} × {s.gpu_name}" if s.gpu_name else "no GPU given (memory only)"
     what = s.workload if s.method is None else f"{s.workload}, {s.method}"
     out = [f"gpuadvisor estimate: {r.model.name} on {hw} ({what})", ""]
-    # with EP the replica's GPUs run attention data-parallel, one GPU a group (rules/planning.py `_split`)
+    # with EP the replica's GPUs run attention data-parallel, one GPU a group (rules/planning/search.py `_split`)
     ep = f" (EP {s.expert_parallel}: experts split over {s.expert_parallel} GPUs, attention in " \
          f"{s.expert_parallel} data-parallel groups of 1 GPU)" if s.expert_parallel > 1 else ""
     layout = f"TP {s.tensor_parallel} × PP {s.pipeline_parallel} × {'replicas' if s.method is None else 'DP'} " \

@@ -92,7 +92,7 @@ def refresh(result: ReadResult, origin: str, target: Path, *, out: Callable[[str
         summarize,
         write_overlay,
     )
-    from gpuadvisor.rules.price_age import today as price_today
+    from gpuadvisor.rules.pricing.price_age import today as price_today
 
     clean_stale_temp_files(target.parent, target.name)  # what a killed refresh left behind
     shipped = load_catalog(user_dir=None, refreshed=None)

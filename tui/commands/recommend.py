@@ -21,9 +21,9 @@ option of the catalog)."""
 
 
 def answer_flags() -> list[Any]:
-    """The answer fields that have a flag (rules/answers.py `ask`: the flag, the question and the schema share one
-    declaration)."""
-    from gpuadvisor.rules.answers import answer_fields
+    """The answer fields that have a flag (rules/inputs/answers.py `ask`: the flag, the question and the schema share
+    one declaration)."""
+    from gpuadvisor.rules.inputs.answers import answer_fields
 
     return [f for f in answer_fields() if f.flag]
 
@@ -52,8 +52,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def answers_from(args: argparse.Namespace) -> Any:
     """The answers file merged with the flags, validated (errors name the flag or the table.key)."""
-    from gpuadvisor.rules.answers import parse_answers
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers, load_any, parse_lifecycle
+    from gpuadvisor.rules.inputs.answers import parse_answers
+    from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers, load_any, parse_lifecycle
 
     data: dict[str, Any] = {}
     if args.answers:
@@ -126,8 +126,8 @@ def _convert(field: Any, raw: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor.rules.consult import consult
-    from gpuadvisor.rules.current_gpu import resolve_auto_gpu, wants_detection
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
+    from gpuadvisor.rules.inputs.current_gpu import resolve_auto_gpu, wants_detection
+    from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers
     from gpuadvisor.tui.report import default_filename, format_for_path, normalize_format, render, save_report
 
     if not 1 <= args.top <= MAX_TOP:

@@ -19,19 +19,19 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def schema_of(which: str) -> dict[str, Any]:
     if which == "estimate":
-        from gpuadvisor.rules.estimate_result import EstimateResult
+        from gpuadvisor.rules.estimate.result import EstimateResult
 
         model: Any = EstimateResult
     elif which == "recommend":
-        from gpuadvisor.rules.result import RecommendResult
+        from gpuadvisor.rules.consultation.result import RecommendResult
 
         model = RecommendResult
     elif which == "lifecycle":
-        from gpuadvisor.rules.lifecycle_answers import lifecycle_file_model
+        from gpuadvisor.rules.lifecycle.answers import lifecycle_file_model
 
         model = lifecycle_file_model()
     else:
-        from gpuadvisor.rules.answers import Answers
+        from gpuadvisor.rules.inputs.answers import Answers
 
         model = Answers
     schema: dict[str, Any] = model.model_json_schema()

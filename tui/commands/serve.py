@@ -124,7 +124,7 @@ def _answers(text: str | None) -> None:
     """A bad file is named here, not in every browser session; a server path in it is refused as the page would."""
     if text is None:
         return
-    from gpuadvisor.rules.lifecycle_answers import load_any
+    from gpuadvisor.rules.lifecycle.answers import load_any
     from gpuadvisor.tui.served import refusal
 
     problem = refusal(load_any(Path(text).expanduser()))

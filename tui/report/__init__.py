@@ -14,7 +14,7 @@ import argparse
 from dataclasses import dataclass
 from datetime import date
 
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
 from gpuadvisor.tui.report.atomic import ReportExistsError, ReportSaveError, save_report
 from gpuadvisor.tui.report.common import with_meta
 from gpuadvisor.tui.report.naming import EXTENSIONS, default_filename, slugify

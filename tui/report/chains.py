@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpuadvisor.rules.result import RecommendResult, WhyStep
+from gpuadvisor.rules.consultation.result import RecommendResult, WhyStep
 from gpuadvisor.tui.report.common import findings, one_line
 
 CITED_ELSEWHERE = {"your answer", "default", "default answers"}

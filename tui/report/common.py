@@ -11,9 +11,8 @@ from datetime import date
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import one_line as _one_line
-from gpuadvisor.rules.answers import assumed_load, flatten_dotted
-from gpuadvisor.rules.ranking import fmt_tokens
-from gpuadvisor.rules.result import (
+from gpuadvisor.rules.consultation.ranking import fmt_tokens
+from gpuadvisor.rules.consultation.result import (
     SEVERITY_ORDER,
     PhasePlan,
     Recommendation,
@@ -21,6 +20,7 @@ from gpuadvisor.rules.result import (
     ReportMeta,
     Warning,
 )
+from gpuadvisor.rules.inputs.answers import assumed_load, flatten_dotted
 from gpuadvisor.rules.sizing.units import fixed as fixed  # re-exported: the one rounding every report uses
 from gpuadvisor.rules.sizing.units import flops_text, usd_text
 from gpuadvisor.tui.present import (  # the option rows every screen and report shows: one presenter
@@ -291,7 +291,8 @@ def summary(result: RecommendResult) -> str:
 
 
 def headline(result: RecommendResult) -> str:
-    """The recommendation in one sentence (rules/ranking.py builds it), or what stands in the way of one."""
+    """The recommendation in one sentence (rules/consultation/ranking.py builds it), or what stands in the way of
+    one."""
     if result.headline:
         return one_line(result.headline)
     fix = f" {result.to_make_feasible[0]}" if result.to_make_feasible else ""
@@ -436,8 +437,8 @@ def price_rows(result: RecommendResult) -> list[PriceRow]:
 
 
 def findings(result: RecommendResult, all_findings: bool = False) -> list[tuple[int, Warning]]:
-    """(index, finding) in the triaged order (rules/findings.py): the ones shown by default, or every one (also for
-    a report saved before findings were triaged, where none is marked)."""
+    """(index, finding) in the triaged order (rules/consultation/findings.py): the ones shown by default, or every one
+    (also for a report saved before findings were triaged, where none is marked)."""
     every = all_findings or not any(w.shown for w in result.warnings)
     return [(i, w) for i, w in enumerate(result.warnings) if every or w.shown]
 

@@ -18,7 +18,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.container import container_plugin
 
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.css import CSS
 from gpuadvisor.tui.report.lifecycle import lifecycle_markdown

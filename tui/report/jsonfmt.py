@@ -18,7 +18,7 @@ from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.files import REPORT_MAX_BYTES, read_text_file
 from gpuadvisor.knowledge.nesting import loads_json
 from gpuadvisor.knowledge.sanitize import shorten
-from gpuadvisor.rules.result import SCHEMA_VERSION, RecommendResult
+from gpuadvisor.rules.consultation.result import SCHEMA_VERSION, RecommendResult
 from gpuadvisor.tui.report.whyjson import CUT, FormatError, compact, expand
 
 MAX_ERRORS = 10

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from gpuadvisor.rules.result import PhaseResult, RecommendResult
+from gpuadvisor.rules.consultation.result import PhaseResult, RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, walk
 from gpuadvisor.tui.report.markdown import (

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuadvisor.knowledge.sanitize import safe_text
-from gpuadvisor.rules.result import Recommendation, RecommendResult, Warning
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult, Warning
 from gpuadvisor.rules.sizing.units import flops_text
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, sources, why_parts

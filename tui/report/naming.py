@@ -10,7 +10,7 @@ import re
 import unicodedata
 from datetime import date
 
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
 from gpuadvisor.tui.report import common as c
 
 EXTENSIONS = {"text": "txt", "md": "md", "html": "html", "json": "json"}

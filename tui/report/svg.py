@@ -11,7 +11,7 @@ import math
 from collections.abc import Collection, Sequence
 from html import escape
 
-from gpuadvisor.rules.result import LifecycleOut, Recommendation
+from gpuadvisor.rules.consultation.result import LifecycleOut, Recommendation
 from gpuadvisor.tui.report import common as c
 
 WIDTH = 760

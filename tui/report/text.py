@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuadvisor.knowledge.sanitize import safe_text
-from gpuadvisor.rules.result import Recommendation, RecommendResult, Warning
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult, Warning
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.report.chains import ChainBook, ChainLine, why_parts
 from gpuadvisor.tui.words import finding_words

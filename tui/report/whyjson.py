@@ -113,7 +113,8 @@ def compact(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sources(facts: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """A source several facts cite (`units: rules/units.py …` under every machine) as an index into `why_sources`."""
+    """A source several facts cite (`units: rules/planning/units.py …` under every machine) as an index into
+    `why_sources`."""
     counts: dict[str, int] = {}
     for entry in facts.values():
         if isinstance(entry, dict) and isinstance(entry.get("source"), str):

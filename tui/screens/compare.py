@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
 from gpuadvisor.tui import present
 from gpuadvisor.tui.present import split_short
 from gpuadvisor.tui.screens import STYLES

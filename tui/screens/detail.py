@@ -13,8 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
-from gpuadvisor.rules.formats import Formats
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
+from gpuadvisor.rules.inputs.formats import Formats
 from gpuadvisor.tui import present
 from gpuadvisor.tui.present import decision_rows, split_text
 from gpuadvisor.tui.report.common import assumption_applies
@@ -156,7 +156,9 @@ class DetailScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         rec = self.rec
-        formats = Formats.of_result(self.result, self.catalog.precisions) if self.catalog is not None else None
+        result = self.result
+        formats = (Formats.of_answers(result.answers_effective, result.answers, self.catalog.precisions)
+                   if self.catalog is not None else None)
         ridge = ridge_for(self.catalog, rec.accelerator.id, formats.compute if formats is not None else None)
         yield Header()
         yield Static(title_line(rec, self.result), id="detail-title")

@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from gpuadvisor.rules.result import RecommendResult
+from gpuadvisor.rules.consultation.result import RecommendResult
 from gpuadvisor.tui.report import common as c
 from gpuadvisor.tui.screens import STYLES
 
@@ -172,7 +172,7 @@ findings about how the phases interact (L1-L4).
 
     def action_what_if(self) -> None:
         """What-if on the answers every phase shares, from the first phase's answers (the shared ones merged in)."""
-        from gpuadvisor.tui.screens.answers_state import AnswerState
+        from gpuadvisor.tui.questionnaire.answers_state import AnswerState
         from gpuadvisor.tui.screens.whatif import WhatIfScreen
 
         if self.lifecycle is None:
@@ -183,8 +183,8 @@ findings about how the phases interact (L1-L4).
 
     def action_phase(self, n: int) -> None:
         """Phase n's own results, in a results screen that knows it shows a phase of this lifecycle."""
-        from gpuadvisor.tui.screens.phase import PhaseOf
         from gpuadvisor.tui.screens.results import ResultsScreen
+        from gpuadvisor.tui.state.phase import PhaseOf
 
         if self.lifecycle is not None and n <= len(self.result.phases):
             self.app.push_screen(ResultsScreen(PhaseOf(self.lifecycle, self.result, n)))

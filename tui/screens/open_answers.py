@@ -21,18 +21,18 @@ from textual.widgets import Button, Input, Static, TextArea
 from gpuadvisor.tui import served as served_mode
 from gpuadvisor.tui.messages import AnswersLoaded
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.screens.base import AdvisorScreenMixin
+from gpuadvisor.tui.state.advisor_state import AdvisorScreenMixin
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
+    from gpuadvisor.rules.inputs.answers import Answers
+    from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers
 
 
 # --- reading and validating, once, at the edge (AdvisorError names the file, field and line) ---------------------
 def read_path(path: Path) -> Answers | LifecycleAnswers:
     """An answers file (TOML), a JSON report or a lifecycle file, validated; refused in served mode when it names a
     path on the server."""
-    from gpuadvisor.rules.lifecycle_answers import load_any
+    from gpuadvisor.rules.lifecycle.answers import load_any
 
     return _allowed(load_any(path))
 

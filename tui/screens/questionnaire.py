@@ -25,16 +25,16 @@ from gpuadvisor.tui.messages import (
     PrefetchRequested,
     ResultsRequested,
 )
+from gpuadvisor.tui.questionnaire.answers_state import GLOBAL, AnswerState, default_value, detected_hint
+from gpuadvisor.tui.questionnaire.model_lookup import ModelLookup, lookup_model
+from gpuadvisor.tui.questionnaire.questions import PRICE, Step, applicable_steps
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, default_value, detected_hint
-from gpuadvisor.tui.screens.base import AdvisorScreenMixin
-from gpuadvisor.tui.screens.model_lookup import ModelLookup, lookup_model
-from gpuadvisor.tui.screens.questions import PRICE, Step, applicable_steps
+from gpuadvisor.tui.state.advisor_state import AdvisorScreenMixin
 from gpuadvisor.tui.widgets.question_field import QuestionField
 from gpuadvisor.tui.widgets.review import ReviewTable
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
+    from gpuadvisor.rules.inputs.answers import Answers
 
 MODEL_REQUIRED = "give a model: a knowledge-base name (llama-3.1-8b), a size in billions (70) or a path to config.json"
 

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.screens.base import AdvisorScreenMixin
+from gpuadvisor.tui.state.advisor_state import AdvisorScreenMixin
 from gpuadvisor.tui.widgets import format as fmt
 from gpuadvisor.tui.widgets.findings import (
     Explain,
@@ -33,9 +33,9 @@ from gpuadvisor.tui.widgets.findings import (
 from gpuadvisor.tui.widgets.ranking_table import RankingTable, dropped
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.result import RecommendResult
-    from gpuadvisor.tui.screens.phase import PhaseOf
+    from gpuadvisor.rules.consultation.result import RecommendResult
+    from gpuadvisor.rules.inputs.answers import Answers
+    from gpuadvisor.tui.state.phase import PhaseOf
 
 
 PANEL_MIN = 48
@@ -354,7 +354,7 @@ the phase within the lifecycle (the budget is the lifecycle's, shared by every p
                                            self.phase.label if self.phase is not None else None))
 
     def action_what_if(self) -> None:
-        from gpuadvisor.tui.screens.answers_state import AnswerState
+        from gpuadvisor.tui.questionnaire.answers_state import AnswerState
         from gpuadvisor.tui.screens.whatif import WhatIfScreen
 
         if self.result is None or self.answers is None:

@@ -27,9 +27,9 @@ from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets.toggles import ChoiceButton
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.rules.lifecycle_answers import LifecycleAnswers
-    from gpuadvisor.rules.result import RecommendResult
+    from gpuadvisor.rules.consultation.result import RecommendResult
+    from gpuadvisor.rules.inputs.answers import Answers
+    from gpuadvisor.rules.lifecycle.answers import LifecycleAnswers
 
 FORMATS: tuple[tuple[str, str], ...] = (
     ("md", "Markdown report (.md)"),

@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 from gpuadvisor.tui import settings
 from gpuadvisor.tui.draft import load_draft
 from gpuadvisor.tui.messages import AnswersLoaded, CatalogReloadRequested, WarmUpRequested
-from gpuadvisor.tui.screens.base import AdvisorScreenMixin
+from gpuadvisor.tui.state.advisor_state import AdvisorScreenMixin
 
 if TYPE_CHECKING:
     pass
@@ -235,7 +235,7 @@ def what_if_line(title: str, parent: str) -> str:
 def price_status(catalog: Any, today: Any = None, *, offer_refresh: bool = True) -> str:
     """How old the prices in use are, in one line: refreshed (when, from which catalogs) or shipped (their dates);
     `offer_refresh`: say which key refreshes them (never to a visitor of the shared app, who may not)."""
-    from gpuadvisor.rules.price_age import today as price_today
+    from gpuadvisor.rules.pricing.price_age import today as price_today
 
     now = today or price_today()
     shipped = catalog.price_dates()

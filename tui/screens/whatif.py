@@ -20,15 +20,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TabbedContent, TabPane
 
 from gpuadvisor.tui.messages import PhaseWhatIf, ResultsRequested
+from gpuadvisor.tui.questionnaire.answers_state import GLOBAL, AnswerState, native_weights_of
+from gpuadvisor.tui.questionnaire.questions import STEPS, Question, Step
 from gpuadvisor.tui.screens import STYLES
-from gpuadvisor.tui.screens.answers_state import GLOBAL, AnswerState, native_weights_of
-from gpuadvisor.tui.screens.base import AdvisorScreenMixin
-from gpuadvisor.tui.screens.questions import STEPS, Question, Step
+from gpuadvisor.tui.state.advisor_state import AdvisorScreenMixin
 from gpuadvisor.tui.widgets.question_field import QuestionField
 
 if TYPE_CHECKING:
-    from gpuadvisor.rules.answers import Answers
-    from gpuadvisor.tui.screens.phase import PhaseOf
+    from gpuadvisor.rules.inputs.answers import Answers
+    from gpuadvisor.tui.state.phase import PhaseOf
 
 FIRST_STEP = "targets"
 """The step the form opens on: where most of what people are unsure of lives (the load, the latency target, the
@@ -146,7 +146,7 @@ answers as they were runs nothing. **Escape** cancels.
         """Every question, or on a lifecycle only those its phases share."""
         if self.shared is None:
             return True
-        from gpuadvisor.tui.screens.phase import is_shared
+        from gpuadvisor.tui.state.phase import is_shared
 
         return is_shared(q.key)
 
@@ -251,8 +251,8 @@ answers as they were runs nothing. **Escape** cancels.
             return
         note = change_note(self.answers, answers, keys)
         from gpuadvisor.knowledge.errors import AdvisorError
-        from gpuadvisor.rules.answers import flatten_dotted
-        from gpuadvisor.tui.screens.phase import changed_answers, with_shared_changes
+        from gpuadvisor.rules.inputs.answers import flatten_dotted
+        from gpuadvisor.tui.state.phase import changed_answers, with_shared_changes
 
         given = {k for a in (self.answers, answers) for k, _ in flatten_dotted(a.given())}
         dotted = [k for k in sorted(given) if question_key(k) in keys]

@@ -8,7 +8,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from gpuadvisor.rules.result import WhyStep
+from gpuadvisor.rules.consultation.result import WhyStep
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets.why_tree import WhyTree, WhyView
 

@@ -1,7 +1,7 @@
 """Findings, ruled-out options and assumptions as selectable lists; Enter on an entry explains it.
 
 Severity is spelled out ("⚠ RISK", "➜ ADVICE", "ℹ NOTE"): colour only repeats what the text says. Findings come
-triaged (rules/findings.py): the few shown by default, or all of them.
+triaged (rules/consultation/findings.py): the few shown by default, or all of them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from gpuadvisor.rules.result import RecommendResult, WhyStep
+from gpuadvisor.rules.consultation.result import RecommendResult, WhyStep
 from gpuadvisor.tui.widgets.format import severity
 from gpuadvisor.tui.words import finding_words
 

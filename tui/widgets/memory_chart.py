@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from gpuadvisor.rules.result import MemoryBreakdown
+from gpuadvisor.rules.consultation.result import MemoryBreakdown
 from gpuadvisor.tui.present import holds
 
 PARTS: tuple[tuple[str, str, str], ...] = (

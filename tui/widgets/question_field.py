@@ -21,8 +21,8 @@ from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, OptionList, RadioSet, Select, Static
 from textual.widgets.option_list import Option
 
-from gpuadvisor.tui.screens.answers_state import default_text, default_value, empty_meaning
-from gpuadvisor.tui.screens.questions import Question
+from gpuadvisor.tui.questionnaire.answers_state import default_text, default_value, empty_meaning
+from gpuadvisor.tui.questionnaire.questions import Question
 from gpuadvisor.tui.widgets.toggles import ChoiceButton, MultiChoice, Tick
 
 

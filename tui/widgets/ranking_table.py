@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from gpuadvisor.rules.result import Recommendation, RecommendResult
+from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
 from gpuadvisor.rules.sizing.units import fixed
 from gpuadvisor.tui.present import tokens_number
 from gpuadvisor.tui.widgets import format as fmt

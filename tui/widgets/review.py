@@ -10,8 +10,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from gpuadvisor.tui.screens.answers_state import AnswerState, default_value, empty_meaning
-from gpuadvisor.tui.screens.questions import TEXT_KINDS, Question, applicable_steps
+from gpuadvisor.tui.questionnaire.answers_state import AnswerState, default_value, empty_meaning
+from gpuadvisor.tui.questionnaire.questions import TEXT_KINDS, Question, applicable_steps
 
 EMPTY = re.compile(r"\(empty: ([^)]*)\)")
 STEP_WIDTH, QUESTION_WIDTH, MIN_ANSWER_WIDTH = 10, 26, 24
@@ -21,7 +21,7 @@ form's margins and the scroll bar."""
 
 
 def assumed_values(defaults_applied: Sequence[str] | None) -> dict[str, str]:
-    """`key = value (why)` lines of a consultation's defaults (rules/effective.py) by key: what it assumed."""
+    """`key = value (why)` lines of a consultation's defaults (rules/inputs/effective.py) by key: what it assumed."""
     out = {}
     for line in defaults_applied or ():
         key, sep, rest = line.partition(" = ")

@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from gpuadvisor.rules.result import WhyStep
+from gpuadvisor.rules.consultation.result import WhyStep
 
 KIND_LABEL = {"answer": "your answer", "accelerator": "knowledge base", "model": "knowledge base",
               "instance": "knowledge base", "precision": "knowledge base", "assumption": "knowledge base"}
