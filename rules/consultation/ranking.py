@@ -399,7 +399,8 @@ def _headline(recs: list[Recommendation], answers: Answers, workload: str, work:
         what = f"{top.unit.machines:,} × {top.unit.name} ({top.count:,} × {short})"
     capacity = {"rent": f" {PRICING_WORDS.get(top.instance.pricing, top.instance.pricing)}" if top.instance
                 else ""}.get(top.acquisition, "")
-    goal = _asked(answers, workload, top, work.requests_per_minute if work is not None else None)
+    goal = _asked(answers, workload, top, work.requests_per_minute if work is not None else None,
+                  work.tokens_b if work is not None else None)
     meets = goal.replace(" that meets", " and meets", 1).replace(" that serves", " and serves", 1)
     if top.acquisition == "free" or top.decision_cost.usd <= 0:
         return f"{verb} {what}: it costs nothing{meets}."
@@ -474,9 +475,11 @@ def fmt_tokens(tokens_b: float) -> str:
     return f"{billions_text(tokens_b)} tokens"
 
 
-def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: float | None = None) -> str:
+def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: float | None = None,
+           derived_tokens: float | None = None) -> str:
     """' that meets 1,000 req/min at p95 ≤ 5 s with failover' — the targets the plan was held to (a rate derived
-    from daily active users is named with them)."""
+    from daily active users is named with them; the tokens a run was sized for when none were given, or the
+    headline read "meets the run in 30 days")."""
     parts: list[str] = []
     eff = answers.effective()
     if workload == "inference":
@@ -497,7 +500,7 @@ def _asked(answers: Answers, workload: str, top: Recommendation, derived_rpm: fl
             parts.append(f"≥ {eff['inference.min_tokens_per_s_per_user']:g} tokens/s per user")
         tail = " with failover" if top.failover and eff.get("inference.failover") else ""
     else:
-        tokens = eff.get("training.tokens_b")
+        tokens = eff.get("training.tokens_b") or derived_tokens
         days = eff.get("training.deadline_days")
         run = fmt_tokens(tokens) if tokens else "the run"
         if days and top.training_days is not None:

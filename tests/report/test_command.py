@@ -141,3 +141,25 @@ def test_report_from_a_saved_result_writes_the_html_recommend_writes(answers: st
     assert "Every option ruled out, and why" in recommended
     assert main(["recommend", "--answers", str(path), "--format", "html", "--full", "-o", "-"]) == 0
     assert len(capsys.readouterr().out) > len(recommended)  # --full: every step of every rule-out's chain
+
+
+def test_a_full_rerender_of_a_cut_report_says_what_it_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 42's student: `report --from` a default JSON (cut to its 200 KB budget: each rule-out's chain to depth 1)
+    with --full printed 2,281 text lines where `recommend --full` prints 6,042, and said nothing. It says so now; a
+    report saved with --full re-renders whole and quietly, and the default rendering of a cut one is unchanged."""
+    from gpuadvisor.rules.consult import consult
+    from gpuadvisor.rules.inputs.answers import load_answers
+
+    student = consult(load_answers(Path(__file__).resolve().parents[2] / "examples" / "student-qlora-8b.toml"))
+    cut, whole = tmp_path / "cut.json", tmp_path / "whole.json"
+    cut.write_text(render(student, "json", today=TODAY), encoding="utf-8")
+    whole.write_text(render(student, "json", today=TODAY, full=True), encoding="utf-8")
+    assert main(["report", "--from", str(cut), "--format", "text", "--full"]) == 0
+    err = capsys.readouterr().err
+    assert f"{cut} was saved within its size budget: each rule-out keeps its chain to depth 1 only" in err
+    assert main(["report", "--from", str(whole), "--format", "text", "--full"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and out.out == render(student, "text", today=TODAY, full=True)
+    assert main(["report", "--from", str(cut), "--format", "text"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and out.out == render(student, "text", today=TODAY)

@@ -48,3 +48,13 @@ def test_a_figure_that_rounds_to_nothing_is_under_a_dollar_not_free() -> None:
     month = DecisionCostOut(usd=12_394.0, horizon="over 36 months", horizon_months=36.0, parts=[])
     # the monthly figure is the total's average, every part included: 12,394 / 36 = 344.28
     assert decision_words(month) == "$12,394 over 36 months ($344 a month)"
+
+def test_a_run_sized_by_default_names_its_tokens() -> None:
+    # issue 42's student (QLoRA of an 8B, no tokens given) read "it costs nothing and meets the run in 30 days": the
+    # headline names the 0.1B tokens a fine-tune is sized for by default (rules/inputs/workload.py), as "Asked" does
+    answers = Answers.model_validate({"workload": "finetune", "stage": "learning", "model": {"name": "llama-3.1-8b"},
+                                      "finetune": {"method": "qlora"}, "budget": {"monthly_usd": 20},
+                                      "current": {"gpu": "laptop"}})
+    result = consult(answers)
+    assert result.headline is not None and "the run in" not in result.headline
+    assert "meets 100M tokens in 30 days (it takes " in result.headline

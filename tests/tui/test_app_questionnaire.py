@@ -347,3 +347,24 @@ def test_training_tokens_take_a_suffix_as_the_flag_does() -> None:
         state.raw["training.tokens_b"] = wrong
         _, errors = state.validate()
         assert "training.tokens_b" in errors, wrong
+
+
+async def test_a_fine_tune_reads_its_own_defaults_and_whole_questions_at_80_columns(catalog: Catalog) -> None:
+    """The student (issue 42) at 80×24: the tokens' why-line said "Empty: 20 per parameter from scratch, 0.1
+    fine-tuning." and the review "Global batch (sequences p…" = "4M-16M tokens from scratch, 64 fine-tuning": an
+    empty entry now says what it means to a fine-tune, and a long question wraps in its cell instead of being cut."""
+    app = make_app(catalog)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(pilot)
+        await pilot.press("up", "enter", "ctrl+n", *"llama-3.1-8b", "ctrl+n", "ctrl+n")
+        assert wizard(pilot).step_id == "targets"
+        tokens = next(f for f in wizard(pilot).query(QuestionField) if f.question.key == "training.tokens_b")
+        why = str(tokens.query_one(".question-why", Static).render())
+        assert why.endswith("Empty: 0.1 (fine-tuning).") and "from scratch" not in why
+        for _ in range(3):  # budget, deployment, review
+            await pilot.press("ctrl+n")
+        assert wizard(pilot).step.review
+        table = wizard(pilot).query_one(ReviewTable)
+        answers = {str(table.get_row(r.key)[1].plain): table.get_row(r.key)[2].plain for r in table.ordered_rows}
+        assert answers["Global batch (sequences per step)"] == "64 (fine-tuning)  (default)"
+        assert not any(q.endswith("…") for q in answers)

@@ -158,7 +158,7 @@ async def test_what_if_reruns_and_marks_what_moved(catalog: Catalog) -> None:
         table = screen.query_one("#ranking", RankingTable)
         assert table.moved == moves(before, expected)
         banner = str(screen.query_one("#results-banner", Static).render())
-        assert banner.startswith("What-if: precision.context_tokens 8192 → 32768")
+        assert banner.startswith("What-if: Context length 8,192 → 32,768 tokens")
         for option, move in table.moved.items():
             assert table.get_row(option)[-1].plain.strip() == move
         # the recent list tells the what-if from the consultation it came from, and lists it under it: one entry per
@@ -166,7 +166,7 @@ async def test_what_if_reruns_and_marks_what_moved(catalog: Catalog) -> None:
         recent = settings.load_recent()
         assert len(recent) == 1 and recent[0].title.endswith(" · context 8,192")
         assert [w.title for w in recent[0].what_ifs] == [
-            recent[0].title.replace("8,192", "32,768") + " · what-if: precision.context_tokens 8192 → 32768"]
+            recent[0].title.replace("8,192", "32,768") + " · what-if: Context length 8,192 → 32,768 tokens"]
 
 
 async def test_what_if_rejects_an_invalid_change(catalog: Catalog) -> None:
@@ -286,7 +286,7 @@ async def test_what_if_asks_any_question_and_a_change_that_changes_nothing_runs_
         await settle(pilot)
         await wait_until(pilot, lambda: app.result is not before, tries=1500)
         assert app.answers is not None and app.answers.inference.requests_per_minute == 600
-        assert app.what_if == "inference.requests_per_minute none → 600"
+        assert app.what_if == "Requests per minute not set → 600 req/min"
 
 
 async def test_the_headline_is_whole_at_80x24(catalog: Catalog) -> None:
@@ -312,3 +312,17 @@ async def test_the_headline_is_whole_at_80x24(catalog: Catalog) -> None:
         assert needed == 5 and head.content_region.height == needed
         table = screen.query_one(RankingTable)
         assert table.size.height >= 5  # the ranking still shows its first options
+
+
+def test_a_what_if_note_names_the_question_in_its_unit() -> None:
+    """The student's what-if of 100M → 500M training tokens read "training.tokens_b none → 0.5": each change is now
+    under its question's name, a count as people write it, a number with its unit and thousands."""
+    from gpuadvisor.rules.inputs.answers import parse_answers
+    from gpuadvisor.tui.screens.whatif import change_note, changed_questions
+
+    base = {"workload": "finetune", "model": {"name": "llama-3.1-8b"}, "finetune": {"method": "qlora"}}
+    before = parse_answers(base)
+    after = parse_answers({**base, "training": {"tokens_b": 0.5, "deadline_days": 45},
+                           "budget": {"capex_usd": 2_000_000}})
+    assert change_note(before, after, changed_questions(before, after)) == (
+        "Training tokens not set → 500M, Deadline 30 → 45 days, Purchase budget not set → 2,000,000 USD")

@@ -113,7 +113,7 @@ async def test_answers_saved_from_a_what_if_are_listed_under_its_title(catalog: 
         await pilot.pause()
     saved = settings.load_recent()[0]
     assert saved.path == str(target.resolve())
-    assert recorded.endswith(" · context 32,768 · what-if: precision.context_tokens 4096 → 32768")
+    assert recorded.endswith(" · context 32,768 · what-if: Context length 4,096 → 32,768 tokens")
     assert saved.title == recorded
 
 

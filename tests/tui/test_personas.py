@@ -140,7 +140,7 @@ async def test_startup_engineer_serves_70b_tries_a_what_if_and_saves_html(catalo
         await pilot.pause()
         screen = await results(pilot)
         await wait_until(pilot, lambda: screen.result is not first, tries=1500)
-        assert screen.what_if is not None and "precision.context_tokens" in screen.what_if
+        assert screen.what_if == "Context length 4,096 → 16,384 tokens"  # the question and its unit
         assert screen.previous is first and screen.answers is not None
         assert screen.answers.precision.context_tokens == 16384
         assert screen.result is not None and screen.result.answers_effective["precision"]["context_tokens"] == 16384

@@ -32,7 +32,7 @@ STARTUP = {"workload": "inference", "stage": "production", "model": {"name": "ll
 
 
 def test_labels_are_unique_and_never_cut_mid_word(catalog: Catalog) -> None:
-    from gpuadvisor.tui.widgets.ranking_table import _brief, option_labels
+    from gpuadvisor.tui.widgets.ranking_table import brief_label, option_labels
 
     result = consult(parse_answers(STARTUP), catalog, top=20)
     recs = [*result.recommendations, *result.runners_up]
@@ -44,7 +44,7 @@ def test_labels_are_unique_and_never_cut_mid_word(catalog: Catalog) -> None:
             label = labels[r.option]
             assert len(label) <= width
             words = label.replace("…", " ").split()
-            whole = " ".join(_brief(r, lv) for lv in range(3)) + " " + " ".join(
+            whole = " ".join(brief_label(r, lv) for lv in range(3)) + " " + " ".join(
                 [str(r.count), "GPUs", "GPU", r.unit.name, "buy", r.instance.name if r.instance else "",
                  r.instance.pricing.replace("-", " ") if r.instance else "", f"#{r.rank}"])
             tokens = set(whole.replace("(", " ").replace(")", " ").replace(",", " ").split())
@@ -80,3 +80,14 @@ def test_the_asked_line_gives_way_by_whole_parts() -> None:
     import textwrap
 
     assert len(textwrap.wrap(short, 60)) <= 2
+
+
+def test_the_asked_line_keeps_the_training_counts_unit(catalog: Catalog) -> None:
+    """The student's what-if to 500M tokens read "Asked: Llama 3.1 8B, NF4 · context 4,096 · 500M · deadline …": the
+    rule dropping the context's " tokens" took the training count's too. Only the context's goes now."""
+    from gpuadvisor.tui.screens.results import asked_line
+
+    given = {"workload": "finetune", "stage": "learning", "model": {"name": "llama-3.1-8b"},
+             "finetune": {"method": "qlora"}, "training": {"tokens_b": 0.5}, "budget": {"monthly_usd": 20}}
+    parts = asked_line(consult(parse_answers(given), catalog)).split(" · ")
+    assert parts[:3] == ["Asked: Llama 3.1 8B, NF4", "context 4,096", "500M tokens"]

@@ -40,13 +40,17 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuadvisor.tui.report import default_filename, format_for_path, render, save_report
-    from gpuadvisor.tui.report.jsonfmt import load_report
+    from gpuadvisor.tui.report.jsonfmt import load_saved
 
-    result = load_report(Path(args.source))
+    result, cut = load_saved(Path(args.source))
+    contents = Contents.of(args)
+    if cut is not None and (contents.full or contents.why):  # printed 2,281 lines of recommend --full's 6,042, unsaid
+        print(f"gpuadvisor: {args.source} was saved within its size budget: each rule-out keeps its chain to depth "
+              f"{cut} only; `gpuadvisor recommend --full --format json` saves every step", file=sys.stderr)
     output: str | None = args.output
     fmt: str = args.format or (format_for_path(output) if output and output != "-" else None) or "md"
     to_stdout = output == "-" or (output is None and fmt != "html")
-    text = render(result, fmt, contents=Contents.of(args),
+    text = render(result, fmt, contents=contents,
                   columns=streams.terminal_columns() if to_stdout else None)
     if to_stdout:
         sys.stdout.write(text)

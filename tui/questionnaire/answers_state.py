@@ -272,6 +272,24 @@ def default_text(q: Question, raw: Mapping[str, Any] | None = None, native: str 
     return f"default: {_number_to_text(value)}"
 
 
+WORKLOAD_CLAUSES = {"training": " from scratch", "finetune": " fine-tuning"}
+"""How an "(empty: …)" text names the workload each of its clauses is for: `20 per parameter from scratch, 0.1
+fine-tuning`."""
+
+
+def empty_meaning(text: str, workload: object) -> str:
+    """What an empty entry means to this workload: of `20 per parameter from scratch, 0.1 fine-tuning` someone
+    fine-tuning reads `0.1 (fine-tuning)`, someone training `20 per parameter (from scratch)`; a text whose clauses
+    do not each name a workload, or a workload none names, is kept whole."""
+    clauses = text.split(", ")
+    tails = tuple(WORKLOAD_CLAUSES.values())
+    if len(clauses) < 2 or not all(c.endswith(tails) for c in clauses):
+        return text
+    tail = WORKLOAD_CLAUSES.get(str(workload))
+    mine = next((c for c in clauses if tail and c.endswith(tail)), None)
+    return text if mine is None or tail is None else f"{mine.removesuffix(tail)} ({tail.strip()})"
+
+
 @cache
 def _defaults() -> dict[str, Any]:
     from gpuadvisor.rules.inputs.answers import Answers

@@ -75,6 +75,12 @@ def _block(value: object) -> str:
 
 def parse_report(text: str, where: str) -> RecommendResult:
     """Validate a JSON report; errors name `where:LINE:COL` for bad JSON or the field path for a bad field."""
+    return parse_saved(text, where)[0]
+
+
+def parse_saved(text: str, where: str) -> tuple[RecommendResult, int | None]:
+    """`parse_report`, and the depth its rule-outs' chains were cut to when it was saved within BUDGET_BYTES (None:
+    every step kept): what a `--full` re-rendering of it cannot bring back."""
     try:
         doc = loads_json(text, where, finite=True)
     except json.JSONDecodeError as exc:
@@ -86,13 +92,15 @@ def parse_report(text: str, where: str) -> RecommendResult:
     if isinstance(version, int) and version > SCHEMA_VERSION:
         raise InputError(f"{where}: schema_version {version} was written by a newer gpuadvisor (this one reads "
                          f"{SCHEMA_VERSION}); upgrade gpuadvisor")
+    cut = doc.get(CUT)
+    depth = cut.get("ruled_out") if isinstance(cut, dict) else None
     try:
         expanded = expand(doc)
     except FormatError as exc:
         raise InputError(f"{where}: {exc}") from None
     _check_booleans(expanded, where)
     try:
-        return RecommendResult.model_validate(expanded)
+        return RecommendResult.model_validate(expanded), depth if isinstance(depth, int) else None
     except ValidationError as exc:
         raise InputError(describe(exc, where)) from None
 
@@ -141,4 +149,9 @@ def describe(exc: ValidationError, where: str) -> str:
 
 def load_report(path: Path) -> RecommendResult:
     """Read and validate a saved JSON report."""
-    return parse_report(read_text_file(path, what="report file", max_bytes=REPORT_MAX_BYTES), str(path))
+    return load_saved(path)[0]
+
+
+def load_saved(path: Path) -> tuple[RecommendResult, int | None]:
+    """Read and validate a saved JSON report, with the depth its rule-outs' chains were cut to (`parse_saved`)."""
+    return parse_saved(read_text_file(path, what="report file", max_bytes=REPORT_MAX_BYTES), str(path))

@@ -16,6 +16,7 @@ from gpuadvisor.tui import present
 from gpuadvisor.tui.present import split_short
 from gpuadvisor.tui.screens import STYLES
 from gpuadvisor.tui.widgets import format as fmt
+from gpuadvisor.tui.widgets.ranking_table import brief_label, differences, fit_words, short_title
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,9 @@ def figure_metric(key: str) -> Metric:
 def _where(r: Recommendation) -> str:
     if r.purchase:
         return "buy (on premises)"
-    if r.instance is not None:
-        return f"{r.instance.label} ({r.instance.pricing})"
+    if r.instance is not None:  # a term its label already says is not said twice ("Google Colab (free) (free)")
+        term = f"({r.instance.pricing})"
+        return r.instance.label if term in r.instance.label else f"{r.instance.label} {term}"
     return fmt.DASH
 
 
@@ -127,7 +129,7 @@ not how good it is. The Total each option is ranked by follows its parts. **Esca
         where = f"{self.phase} of the lifecycle · " if self.phase else ""
         yield Static(f"{where}Comparing {len(self.options)} options (★ best of a row)", id="compare-title",
                      markup=False)
-        yield DataTable[Text](id="compare", cursor_type="row", zebra_stripes=True, fixed_columns=1)
+        yield DataTable[Text](id="compare", cursor_type="row", zebra_stripes=True, fixed_columns=1, header_height=2)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -147,10 +149,9 @@ not how good it is. The Total each option is ranked by follows its parts. **Esca
         row = table.cursor_row
         table.clear(columns=True)
         table.add_column("", key="metric", width=label_width)
+        heads = headers(self.options, [*self.result.recommendations, *self.result.runners_up], width)
         for r in self.options:
-            table.add_column(Text(shorten(f"#{r.rank} {_brandless(r.accelerator.name)}", width), style="bold"),
-                             key=r.option,
-                             width=width)
+            table.add_column(Text(heads[r.option], style="bold"), key=r.option, width=width)
         for label, cells in rows:
             table.add_row(Text(label, style="bold"), *(Text(c, style="bold" if c.startswith("★") else "")
                                                        for c in cells), height=None)
@@ -171,12 +172,33 @@ OPTION_MAX = 52
 Edition`, 49) in one line."""
 
 
-def shorten(text: str, width: int) -> str:
-    """`text` in at most `width` columns, `…` marking a cut."""
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+def headers(options: list[Recommendation], ranking: list[Recommendation], width: int) -> dict[str, str]:
+    """Each compared option's column header, two lines of `width` columns fitted by whole words (`fit_words`, never
+    "#3 GeForce RTX 5…"): its rank and part, then how it comes (`buy`, `RunPod 3×1`) or, when other options of the
+    ranking read alike on the first line, what tells them apart (`differences`: count, term, server; the rank
+    last), so no two options of the ranking share a header; the Accelerator and Where rows name it whole."""
+    every = [*ranking, *(o for o in options if all(o.option != r.option for r in ranking))]
+    rank_room = max(len(f"#{r.rank} ") for r in every)
 
+    def part(r: Recommendation) -> str:
+        name = short_title(r).partition(" · ")[0]
+        return fit_words(name, width - rank_room) or name[: width - rank_room]
 
-def _brandless(name: str) -> str:
-    """`NVIDIA RTX PRO 6000 …` → `RTX PRO 6000 …` for the column header (the Accelerator row names it whole)."""
-    first, _, rest = name.partition(" ")
-    return rest if rest and first in ("NVIDIA", "AMD", "Intel", "Google", "Apple", "AWS") else name
+    groups: dict[str, list[Recommendation]] = {}
+    for r in every:
+        groups.setdefault(part(r), []).append(r)
+    second: dict[str, str] = {}
+    for group in groups.values():
+        if len(group) == 1:
+            how = (brief_label(group[0], lv).partition(" · ")[2] for lv in (0, 1))
+            second[group[0].option] = next((fit for h in how if (fit := fit_words(h, width))), "")
+            continue
+        diffs = differences(group)
+        if any(len(d) > width for d in diffs):
+            diffs = differences(group, brief=True)
+        for r, diff in zip(group, diffs, strict=True):
+            where = "buy" if r.purchase else "yours" if r.acquisition == "own" else \
+                r.instance.provider if r.instance is not None else ""
+            lead = "" if not where or diff.startswith(where) else where + (", " if diff else "")
+            second[r.option] = fit_words(lead + diff, width)
+    return {o.option: f"#{o.rank} {part(o)}\n{second[o.option]}" for o in options}

@@ -9,6 +9,7 @@ marked (▲/▼/new in the Δ column, in bold) and a banner says what changed.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -57,10 +58,10 @@ def asked_line(result: RecommendResult) -> str:
     text = "Asked: " + " · ".join(parts)
     for long, brief in ((" out tokens a request", " out a request"), (" requests a minute of ", " req/min ("),
                         (" in + ", " in/"), (" out tokens", " out)"),
-                        (" to generate", ""), (", context ", " · context "), (" tokens ·", " ·"),
-                        ("p95 latency", "p95"), (" requests in flight", " in flight")):
+                        (" to generate", ""), ("p95 latency", "p95"), (" requests in flight", " in flight")):
         text = text.replace(long, brief)
-    return text
+    # the context's unit goes (a window is in tokens), never a training count's: "500M" alone read as nothing
+    return re.sub(r", context ([\d,]+) tokens\b", r" · context \1", text)
 
 
 ASKED_LINES = 2

@@ -54,9 +54,40 @@ def _value(answers: Answers, key: str) -> Any:
 
 
 def change_note(before: Answers, after: Answers, keys: list[str]) -> str:
-    """`precision.weights bf16 → int4, precision.context_tokens 4096 → 32768`: short enough for one line; the values
-    as the consultation read them (2M typed is 2000000)."""
-    return ", ".join(f"{key} {_short(_value(before, key))} → {_short(_value(after, key))}" for key in keys)
+    """`Weights precision bf16 → int4, Context length 4,096 → 32,768 tokens`: each change under its question's name
+    and in its unit, short enough for one line (the student read "training.tokens_b none → 0.5" for 100M → 500M
+    tokens); the values as the consultation read them (2M typed is 2,000,000)."""
+    asked = {q.key: q for step in STEPS for q in step.questions}
+    parts = []
+    for key in keys:
+        q = asked.get(key)
+        old, new = _value(before, key), _value(after, key)
+        if q is None:
+            parts.append(f"{key} {_short(old)} → {_short(new)}")
+            continue
+        unit = f" {q.unit}" if q.unit and q.unit != "0–1" and not q.count and _given(new) else ""
+        parts.append(f"{q.label} {_shown(q, old)} → {_shown(q, new)}{unit}")
+    return ", ".join(parts)
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value != []
+
+
+def _shown(q: Question, value: Any) -> str:
+    """A value of the note: "not set" (the consultation's default applies), a count as people write it (500M), a
+    number with its thousands, a choice by its id."""
+    if not _given(value):
+        return "not set"
+    if q.count:
+        from gpuadvisor.tui.widgets.review import count_text
+
+        return count_text(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,g}"
+    return _short(value)
 
 
 def _flat(answers: Answers) -> dict[str, Any]:

@@ -84,7 +84,7 @@ def short_title(rec: Recommendation) -> str:
 _MEMORY_TOKEN = re.compile(r"\s+\d+\s?GB\b")
 
 
-def _brief(rec: Recommendation, level: int) -> str:
+def brief_label(rec: Recommendation, level: int) -> str:
     """The option's label at a level of detail: 0 the part and how it comes (`short_title`), 1 without the machines
     × accelerators, 2 the part without its memory size too (`H100 NVL · buy`)."""
     text = short_title(rec)
@@ -95,7 +95,7 @@ def _brief(rec: Recommendation, level: int) -> str:
     return text
 
 
-def _differences(group: Sequence[Recommendation], brief: bool = False) -> list[str]:
+def differences(group: Sequence[Recommendation], brief: bool = False) -> list[str]:
     """What tells options with one label apart, per option: how it comes (the provider, or buy), the GPU count, the
     rental's term, the machine (server), the instance's own name — each only when it differs within the group;
     `brief`: each in a word (`6×`, `2U`, `3-yr`)."""
@@ -129,10 +129,10 @@ def _differences(group: Sequence[Recommendation], brief: bool = False) -> list[s
 def option_labels(recs: Sequence[Recommendation], width: int) -> dict[str, str]:
     """Labels for the option column, unique across the ranking (two options both reading "H100 NVL 94GB · buy 2×1"
     say what differs: count, term, server) and fitted to `width` by rule, never cut mid-word: each at the most
-    detailed level of `_brief` that fits; options that would still read alike say in brackets what differs (in a
+    detailed level of `brief_label` that fits; options that would still read alike say in brackets what differs (in a
     word each when the column is narrow), their common part shortened by whole words to leave it room."""
     def detailed(r: Recommendation) -> str:
-        return next((t for lv in range(3) if len(t := _brief(r, lv)) <= width), _brief(r, 2))
+        return next((t for lv in range(3) if len(t := brief_label(r, lv)) <= width), brief_label(r, 2))
 
     base = {r.option: detailed(r) for r in recs}
     labels = {k: fit_words(v, width) or v[:width] for k, v in base.items()}
@@ -140,9 +140,9 @@ def option_labels(recs: Sequence[Recommendation], width: int) -> dict[str, str]:
     for r in recs:
         groups.setdefault(labels[r.option], []).append(r)
     for group in (g for g in groups.values() if len(g) > 1):
-        diffs = _differences(group)
+        diffs = differences(group)
         if any(width - len(d) - 3 < 6 for d in diffs):
-            diffs = _differences(group, brief=True)
+            diffs = differences(group, brief=True)
         for r, diff in zip(group, diffs, strict=True):
             room = width - len(diff) - 3
             head = fit_words(base[r.option], room) if room >= 4 else ""

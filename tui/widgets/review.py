@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from gpuadvisor.tui.questionnaire.answers_state import AnswerState, default_value
+from gpuadvisor.tui.questionnaire.answers_state import AnswerState, default_value, empty_meaning
 from gpuadvisor.tui.questionnaire.questions import TEXT_KINDS, Question, applicable_steps
 
 EMPTY = re.compile(r"\(empty: ([^)]*)\)")
@@ -45,7 +45,7 @@ def answer_text(q: Question, state: AnswerState, assumed: Mapping[str, str] | No
             return Text(f"{assumed[key]}  (default)", style="dim")
         empty = EMPTY.search(q.example)
         if value is None and empty:
-            return Text(f"{empty.group(1)}  (default)", style="dim")
+            return Text(f"{empty_meaning(empty.group(1), state.raw.get('workload'))}  (default)", style="dim")
     if q.choices and not isinstance(value, list):
         labels = {c.value: c.label for c in q.choices}
         shown = labels.get(value, str(value)) if isinstance(value, str | int) else str(value)
@@ -100,8 +100,8 @@ class ReviewTable(DataTable[Text]):
         raw = self._state.raw
         for step in applicable_steps(raw):
             for i, q in enumerate(step.visible(raw)):
-                label = q.label if len(q.label) <= QUESTION_WIDTH else q.label[:QUESTION_WIDTH - 1] + "…"
-                self.add_row(Text(step.short if i == 0 else "", style="bold"), Text(label),
+                # a long question wraps in its cell like a long answer ("Global batch (sequences p…" was cut)
+                self.add_row(Text(step.short if i == 0 else "", style="bold"), Text(q.label),
                              answer_text(q, self._state, self.assumed), key=f"{step.id}:{q.key}", height=None)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
