@@ -17,7 +17,7 @@ from typing import Any
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.schema import Accelerator, Architecture
 from gpuadvisor.rules.estimate.consult import catalog_factors, embedding_bytes, factor_bounds
-from gpuadvisor.rules.planning.search import TrainingSearch, TrainingTargets
+from gpuadvisor.rules.planning.search import TrainingSearch, TrainingTargets, goodput
 from gpuadvisor.rules.planning.serving import Which, engine_efficiency, family_keys, profile_for
 from gpuadvisor.rules.planning.topology import ScaleOut, Topology, accelerator_topology, device_for
 from gpuadvisor.rules.planning.units import Unit
@@ -203,7 +203,8 @@ def predict_training(row: Row, catalog: Catalog, factors: Factors) -> float:
         assert best is not None, f"no layout of {gpus} GPUs fits: {row.label}"
         tt, _ = search._time(acc, max(1, gpus // unit.node), gpus, best[2], False)
     if row.measures == "training_gpu_hours":
-        return tt.gpu_hours
+        # a card's hours are the run's wall clock × its GPUs: the time lost to interruptions included, as a plan's
+        return tt.gpu_hours / goodput(gpus, factors)
     if row.measures == "training_model_tflops_per_gpu":
         flops = 6.0 * float(search.params.active) + attention_flops_per_token(search.arch, search.t.seq)
         return tt.tokens_per_s / gpus * flops / 1e12
