@@ -1160,10 +1160,12 @@ class TrainingSearch:
             return NoFit(acc.id, f"{acc.name} in {unit.name}: no layout of {n} GPUs gives each data-parallel rank a "
                          f"micro-batch of the {self.global_batch:,}-sequence global batch")
         target = self.target_days()
+        missed = 0  # the largest count known to miss the target
         for _ in range(12):  # grow until the run leaves its schedule margin free, or more GPUs stop helping
             days = timed[4].days * timed[5]
             if days <= target or n >= cap:
                 break
+            missed = n
             found = self._layout_at(unit, math.ceil(n * days / target), flash, capacity, cap)
             if found is None:  # the deadline asks for more than the unit allows: try the most it allows
                 big_m, big_n = _largest(unit, min(cap, NO_CAP))
@@ -1175,9 +1177,33 @@ class TrainingSearch:
                 break  # the global batch no longer spreads over more GPUs: the step stops shrinking
             timed = bigger
             machines, n = found
+        if missed and timed[4].days * timed[5] <= target * (1.0 + 1e-9):
+            timed = self._fewest_meeting(acc, unit, missed, timed, flash, capacity, cap, with_notes)
         if _costs_nothing_more(unit):
             timed = self._every_gpu(acc, unit, timed, flash, capacity, cap, with_notes)
         return self._timed_plan(acc, unit, timed, n_mem == 1, flash, with_notes)
+
+    def _fewest_meeting(self, acc: Accelerator, unit: Unit, missed: int, found: _Timed, flash: bool,
+                        capacity: float, cap: int, with_notes: bool) -> _Timed:
+        """The fewest GPUs above `missed` (a count that misses the target days) that still meet them, by bisection
+        over the deployments between it and `found`'s count. The growth step scales the count by the days it
+        lacks, measured at a smaller deployment whose per-GPU rate is lower (heavier recomputation, more pipeline
+        stages), so it overshoots; fewer GPUs over longer cost less within the deadline, bought (fewer GPUs) or
+        rented (fewer GPU-hours: scaling efficiency falls as the count grows)."""
+        target = self.target_days() * (1.0 + 1e-9)
+        lo, hi, best = missed, found[1], found
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            at = self._layout_at(unit, mid, flash, capacity, cap)
+            if at is None or at[1] >= hi:  # nothing deployable from mid up to hi: only below mid is left
+                hi = mid
+                continue
+            timed = self._timed(acc, unit, at[0], at[1], flash, capacity, with_notes)
+            if timed is not None and timed[4].days * timed[5] <= target:
+                best, hi = timed, at[1]
+            else:
+                lo = at[1]
+        return best
 
     def _timed(self, acc: Accelerator, unit: Unit, machines: int, n: int, flash: bool, capacity: float,
                with_notes: bool) -> _Timed | None:
