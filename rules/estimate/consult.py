@@ -510,6 +510,17 @@ def _defaults(ctx: _Ctx, answers: Answers, resolved: Resolved, req: EstimateRequ
         ctx.defaults.append(f"utilization = {utilization:.2g} (owned hardware, the usage profile's busy share)")
 
 
+def _batch_default(search: TrainingSearch) -> str:
+    """The global batch a run takes when none is given, said as the assumption it is: a pretraining run of this
+    size's practice (`sizing.training.global_batch_tokens`), or a fine-tune's."""
+    t, batch = search.t, search.global_batch
+    if not t.pretraining:
+        return f"global batch = {batch:,} sequences (a fine-tune's, finetune_global_batch_sequences; --global-batch)"
+    return (f"global batch = {batch:,} sequences of {t.seq:,} tokens = {batch * t.seq / 2**20:.1f}M tokens (assumed: "
+            f"the practice default at {float(search.params.active) / 1e9:,.0f}B parameters, 4M tokens up to 30B "
+            "(Llama 2 7B-70B) growing to 16M at 405B (Llama 3); --global-batch or --global-batch-tokens to set)")
+
+
 def _model_out(resolved: Resolved, arch: Architecture) -> ModelOut:
     m = resolved.model
     source: Literal["knowledge-base", "config.json", "hugging-face", "synthesized"] = (
@@ -817,6 +828,8 @@ def _training(result: EstimateResult, req: EstimateRequest, catalog: Catalog, ac
     result.setup.context_parallel = par.cp
     result.setup.virtual_stages = par.vp
     result.setup.global_batch = search.global_batch
+    if req.global_batch is None and req.global_batch_tokens is None:
+        ctx.defaults.append(_batch_default(search))
     if tt.step is not None:
         result.setup.gradient_accumulation = tt.step.micro_batches
         result.training_step = _step_out(tt.step, _what_if(search, acc, unit, par, tt.step))

@@ -454,3 +454,21 @@ def test_one_request_in_flight_waits_for_nothing(capsys: pytest.CaptureFixture[s
     assert d["ttft_s"] == pytest.approx(d["ttft_idle_s"], rel=1e-3)
     assert lat["tpot_p50_s"] == pytest.approx(d["tpot_idle_s"], rel=1e-9)
     assert 3.345 < d["ttft_s"] < 3.345 * 1.25
+
+
+def test_a_training_estimate_says_the_global_batch_it_assumed(capsys: pytest.CaptureFixture[str]) -> None:
+    # No batch given: Llama 3.1 70B (69.50e9 active parameters: 70.55e9 less the 1.05e9 input embedding) pretrains on
+    # the practice default, 2^22 tokens grown by (69.50 / 30)^(ln 4 / ln 13.5) = 1.5644 to 6.56M tokens: 1,602
+    # sequences of 4,096 (6.3 × 2^20 tokens), said as an assumption with what it rests on.
+    d = run_json(capsys, "--model", "llama-3.1-70b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
+                 "--gpus", "256", "--tokens", "2T")
+    said = [x for x in d["defaults_applied"] if x.startswith("global batch = ")]
+    assert d["setup"]["global_batch"] == 1602
+    assert said == ["global batch = 1,602 sequences of 4,096 tokens = 6.3M tokens (assumed: the practice default "
+                    "at 70B parameters, 4M tokens up to 30B (Llama 2 7B-70B) growing to 16M at 405B (Llama 3); "
+                    "--global-batch or --global-batch-tokens to set)"]
+    # a batch the user gives is not an assumption
+    d = run_json(capsys, "--model", "llama-3.1-70b", "--workload", "training", "--gpu", "nvidia-h100-sxm5",
+                 "--gpus", "256", "--tokens", "2T", "--global-batch", "1024")
+    assert d["setup"]["global_batch"] == 1024
+    assert not [x for x in d["defaults_applied"] if x.startswith("global batch")]
