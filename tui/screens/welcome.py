@@ -36,6 +36,9 @@ STEPS = """\
 class WelcomeScreen(AdvisorScreenMixin, Screen[None]):
     """Start a new consultation, open saved answers or reopen a recent one."""
 
+    AUTO_FOCUS = "#new"
+    """Focused as the screen is composed: Textual's default ("*") focused the scrolling container first and on_mount
+    then moved focus to New, and each focus change recomposes the footer before the first paint."""
     BINDINGS = [
         Binding("n", "app.new_consultation", "New", id="welcome.new", tooltip="Start a new consultation"),
         Binding("o", "app.open_answers", "Open", id="welcome.open", tooltip="Open saved answers or a JSON report"),
