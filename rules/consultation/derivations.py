@@ -53,13 +53,13 @@ from gpuadvisor.rules.pricing.decision_cost import (
     PART_ORDER,
     SHORT_RESERVATION,
     DecisionCost,
-    break_even_utilization,
+    Ownership,
     lifetime_hours,
     owning,
     priced,
 )
 from gpuadvisor.rules.pricing.economics import Economics, PartAge, accelerator_age, economics, format_native
-from gpuadvisor.rules.pricing.price import Buy, Rent, Run, Window, for_life
+from gpuadvisor.rules.pricing.price import Buy, Rent, Run, Window, break_even_utilization, for_life
 from gpuadvisor.rules.pricing.price import price as price_of
 from gpuadvisor.rules.pricing.price_age import age_months, as_of_label, today
 from gpuadvisor.rules.pricing.purchases import purchase_bill
@@ -436,11 +436,22 @@ class Derivations:
                 extra.update({"usd_per_month": round(monthly, 2), "usage_hours": round(paid.billed_hours, 3),
                               "usd_per_million_tokens": _r(self._per_million(monthly, config, usage.hours_per_month,
                                                                              w))})
-                extra["pd_usd_per_month"] = split_cost(extra, config)
+                extra["pd_usd_per_month"] = self._split_rent(rent, price.usd_per_hour, config, usage, f)
             extra["over_monthly"] = w.monthly_usd is not None and monthly > w.monthly_usd
             label = (f"{extra['title']} {pricing} at ${price.usd_per_hour:,.2f}/h each (as of "
                      f"{as_of_label(price.as_of)}); {self._usage_words(usage, training, extra)}")
             self._conclude_option(ctx, config, a, w, extra, label, cost)
+
+    @staticmethod
+    def _split_rent(rent: Rent, usd_per_machine_hour: float, config: Fact, usage: Usage, f: Factors) -> float | None:
+        """A month of the disaggregated layout on the rented unit: the same rental, `pd_machines` of the machines,
+        priced as the colocated rental is (price)."""
+        pd = int(config.get("pd_machines") or 0)
+        if not pd:
+            return None
+        split = price_of(replace(rent, usd_per_hour=pd * usd_per_machine_hour),
+                         for_life(f, usage.utilization, usage.rented_hours_per_month()), f)
+        return round(split.option.usd_per_month, 2) if split is not None else None
 
     def _spot_wall(self, wall: float, machines: int, f: Factors, work: Workload, extra: dict[str, Any],
                    what: str) -> tuple[float, str]:
@@ -547,17 +558,12 @@ class Derivations:
             else:
                 util = usage.utilization
                 share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
-                paid = price_of(Buy(replace(owned, resale_share=share_left, host_resale_share=host_left),
-                                    f" after {f.hardware_lifetime_years:g} years "
-                                    f"({_resale_words(self.economics, age, f.hardware_lifetime_years)})"),
+                paid = price_of(self._sold_after_life(owned, age, f),
                                 Window(life_h, run_h, None, min(1.0, run_h / (life_h * util)) if util > 0 else 1.0), f)
         else:
             util = usage.utilization
             share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
-            paid = price_of(Buy(replace(owned, resale_share=share_left, host_resale_share=host_left),
-                                f" after {f.hardware_lifetime_years:g} years "
-                                f"({_resale_words(self.economics, age, f.hardware_lifetime_years)})"),
-                            for_life(f, util), f)
+            paid = price_of(self._sold_after_life(owned, age, f), for_life(f, util), f)
         assert paid is not None  # a purchase is always priced
         cost = paid.cost
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
@@ -566,7 +572,7 @@ class Derivations:
         shown = priced(cost, busy_hours)
         monthly = shown.usd_per_month
         rent = self.cheapest_rent.get(a.id)
-        be = break_even_utilization(owned, count, rent, factors=f) if rent else None
+        be = break_even_utilization(self._sold_after_life(owned, age, f), rent * count, f) if rent else None
         # the hardware's life at the usage profile's busy share, kept (no resale): what owning it costs (tco_usd)
         held = price_of(Buy(owned), for_life(f, util), f)
         assert held is not None
@@ -598,7 +604,7 @@ class Derivations:
         else:
             extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util, w))
             if config.get("pd_machines"):
-                extra.update(self._split_purchase(system, a, config, util, f))
+                extra.update(self._split_purchase(system, a, config, self._sold_after_life(owned, age, f), util, f))
         if be is not None:
             extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
         elif rent:
@@ -609,13 +615,24 @@ class Derivations:
                     not busy_note else "held for the run") + busy_note)
         self._conclude_option(ctx, config, a, w, extra, label, cost)
 
-    def _split_purchase(self, system: Any, a: Accelerator, config: Fact, util: float, f: Factors) -> dict[str, Any]:
-        """The disaggregated layout bought: `pd_machines` machines, joined by fabric (the KV cache crosses it), with
-        power and site as the colocated purchase."""
+    def _sold_after_life(self, owned: Ownership, age: PartAge, f: Factors) -> Buy:
+        """A purchase held for the hardware's life and then sold: its accelerators and hosts at the resale shares of
+        a part of its age after deployment.lifetime_years (economics.resale_shares)."""
+        years = f.hardware_lifetime_years
+        cards, hosts = self.economics.resale_shares(age, years)
+        return Buy(replace(owned, resale_share=cards, host_resale_share=hosts),
+                   f" after {years:g} years ({_resale_words(self.economics, age, years)})")
+
+    def _split_purchase(self, system: Any, a: Accelerator, config: Fact, colocated: Buy, util: float,
+                        f: Factors) -> dict[str, Any]:
+        """The disaggregated layout bought: `pd_machines` machines, joined by fabric (the KV cache crosses it),
+        priced as the colocated purchase is: its power, site and resale shares (the same parts of the same age)."""
         machines = int(config["pd_machines"])
         bill = purchase_bill(self.catalog, system, a, machines, machines * int(config["fill"]), joined=True)
         site_kw = 0.0 if system.desk_side else bill.power_w / 1000.0
-        owned = price_of(Buy(owning(bill, site_kw=site_kw)), for_life(f, util), f)
+        split = owning(bill, site_kw=site_kw, resale_share=colocated.ownership.resale_share,
+                       host_resale_share=colocated.ownership.host_resale_share)
+        owned = price_of(replace(colocated, ownership=split), for_life(f, util), f)
         assert owned is not None
         return {"pd_usd_per_month": round(owned.option.usd_per_month, 2), "pd_capex_usd": round(bill.capex_usd, 2)}
 
@@ -867,11 +884,3 @@ def _split_fields(split: Disaggregation | str | None) -> SplitFields:
         "pd_transfer_ms": _r(split.transfer.seconds * 1e3, 2), "pd_network": split.network,
         "pd_colocated_machines": split.colocated_machines,
     }
-
-
-def split_cost(option: Mapping[str, Any], config: Mapping[str, Any]) -> float | None:
-    """A month of the disaggregated layout on a rented unit: the same price per machine, `pd_machines` of them."""
-    monthly, machines, pd = option.get("usd_per_month"), config.get("machines"), config.get("pd_machines")
-    if monthly is None or not machines or not pd:
-        return None
-    return round(float(monthly) * int(pd) / int(machines), 2)

@@ -50,6 +50,7 @@ from gpuadvisor.rules.planning.planned import Planned
 from gpuadvisor.rules.planning.units import UnitTable, unit_table
 from gpuadvisor.rules.pricing.decision_cost import CostPart, DecisionCost
 from gpuadvisor.rules.pricing.price_age import as_of_label
+from gpuadvisor.rules.sizing.factors import changes_a_figure
 from gpuadvisor.rules.sizing.units import billions_text, usd_text
 
 RUNNERS_UP = 10
@@ -737,8 +738,12 @@ def _profile(idx: _Index, resolved: Resolved) -> ProfileOut:
 
 
 def _assumptions(catalog: Catalog) -> list[AssumptionOut]:
+    """The assumptions a consultation reads: every one of the knowledge base that can change a figure (an
+    engine-set default at 0 cannot: factors.changes_a_figure), so every screen and report lists the same ones."""
     out = []
     for a in sorted(catalog.assumptions.values(), key=lambda a: a.id):
+        if not changes_a_figure(a.id, a.value):
+            continue
         band = f" (range {a.low:g}–{a.high:g})" if a.low is not None and a.high is not None else ""
         out.append(AssumptionOut(id=a.id, title=a.title + band, value=a.value, unit=a.unit, low=a.low, high=a.high,
                                  source=", ".join(a.sources)))

@@ -63,13 +63,9 @@ from gpuadvisor.rules.planning.search import Plan, TrainingSearch, replica_link,
 from gpuadvisor.rules.planning.serving import engine_splits, resolve_engine
 from gpuadvisor.rules.planning.topology import device_for
 from gpuadvisor.rules.planning.units import Unit, bare_unit, own_unit, purchase_units
-from gpuadvisor.rules.pricing.decision_cost import (
-    break_even_utilization,
-    ownership_notes,
-    owning,
-)
+from gpuadvisor.rules.pricing.decision_cost import ownership_notes, owning
 from gpuadvisor.rules.pricing.economics import accelerator_age, economics
-from gpuadvisor.rules.pricing.price import Buy, Rent, Run, for_life, price
+from gpuadvisor.rules.pricing.price import Buy, Rent, Run, break_even_utilization, for_life, price
 from gpuadvisor.rules.pricing.price_age import as_of_label, today
 from gpuadvisor.rules.pricing.purchases import PurchaseBill, purchase_bill
 from gpuadvisor.rules.sizing.cost import serving_capacity, usd_per_million_tokens, whole_instances
@@ -988,7 +984,7 @@ def _costs(result: EstimateResult, catalog: Catalog, acc: Accelerator, par: Para
         usd_per_busy_hour=owned.usd_per_hour, usd_per_million_tokens=owned.usd_per_million_tokens(tokens_per_s),
         usd_per_run=run,
         break_even_utilization=None if cheapest_rent is None else break_even_utilization(
-            ownership, paid, cheapest_rent, factors=factors))
+            Buy(ownership), cheapest_rent * paid, factors))
 
 
 def _cheapest_purchase(catalog: Catalog, acc: Accelerator, gpus: int, *, group: int, joined: bool

@@ -231,19 +231,3 @@ def ownership_notes(factors: Factors) -> tuple[Note, ...]:
              "not included", source="S9 (002)"),
     )
 
-
-def break_even_utilization(o: Ownership, count: int, rent_usd_per_gpu_hour: float, *,
-                           factors: Factors) -> float | None:
-    """Utilization above which owning the purchase's `count` accelerators is cheaper than renting them (H15).
-
-    Owning one costs its share of the price ÷ (lifetime hours × u) + its power per busy hour; renting costs `rent`
-    per busy hour; they are equal at u* = price ÷ (lifetime hours × (rent − power)). None when renting is cheaper
-    than the power alone, or when u* > 1 (buying never pays off within the lifetime). Site and resale are left
-    out, as the published rule of thumb leaves them (H15)."""
-    price = (o.hardware_usd + o.network_usd) / count
-    power = power_usd_per_hour(o.power_w / count, 1, pue=factors.pue, usd_per_kwh=factors.power_usd_per_kwh)
-    margin = rent_usd_per_gpu_hour - power
-    if margin <= 0:
-        return None
-    u = price / (lifetime_hours(factors) * margin)
-    return u if u <= 1.0 else None

@@ -189,3 +189,20 @@ def _own(own: Own, use: Use, factors: Factors) -> Priced:
     hours = use.wall_hours if isinstance(use, Run) else use.busy_hours
     cost = DecisionCost("one run", None, (CostPart("power", per_hour * hours, f"{own.what} × {hours:,.1f} h"),))
     return Priced(priced(cost, hours), hours)
+
+
+def break_even_utilization(buy: Buy, rent_usd_per_hour: float, factors: Factors) -> float | None:
+    """Utilization above which owning `buy` over the hardware's life costs less than renting the same accelerators
+    at `rent_usd_per_hour` (all of them together) for its busy hours (H15), from the parts `price` charges: owning
+    at u costs C(0) + u × P, with C(0) = price − resale + site over the life (no busy hour) and P the power of every
+    hour of it; renting costs u × R, R the rate over every hour; u* = C(0) ÷ (R − P). None when renting costs less
+    than the power alone, or when u* > 1 (buying never pays off within the life)."""
+    idle = price(buy, for_life(factors, 0.0), factors)
+    busy = price(buy, for_life(factors, 1.0), factors)
+    rent = price(Rent(rent_usd_per_hour, "on-demand", "break-even"), for_life(factors, 1.0), factors)
+    assert idle is not None and busy is not None and rent is not None  # a service is always priced
+    margin = rent.cost.total - busy.cost.usd("power")
+    if margin <= 0:
+        return None
+    u = max(0.0, idle.cost.total / margin)
+    return u if u <= 1.0 else None

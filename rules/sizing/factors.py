@@ -25,6 +25,18 @@ class Note:
     source: str | None = None
 
 
+ENGINE_SET = ("activation_reserve_gb", "activation_reserve_per_gpu_gb", "activation_reserve_wide_gb")
+"""Factors an engine's own profile sets (engines.toml `static_memory`: SGLang's reserve, planning.serving): at their
+0 default they change no figure, and where an engine sets them its figure is said in the option's method note
+(method.activation_reserve)."""
+
+
+def changes_a_figure(assumption_id: str, value: float | str) -> bool:
+    """Whether an assumption at `value` can change a figure: an engine-set factor at 0 does not (its default only
+    says "no reserve"), so a consultation does not record it as read (issue 40)."""
+    return not (assumption_id in ENGINE_SET and not value)
+
+
 @dataclass(frozen=True)
 class Factors:
     """Efficiency/overhead factors; field names are the assumption ids in assumptions.toml."""

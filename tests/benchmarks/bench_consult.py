@@ -3,7 +3,7 @@
 The ten-times knowledge base adds nine variants of every accelerator and instance with memory, bandwidth, TFLOPS
 and prices scaled per copy, so every copy is sized and priced on its own (nothing can be deduplicated).
 
-    python tests/benchmarks/bench_consult.py [--runs 15]
+    python tests/benchmarks/bench_consult.py [--runs 15] [--process-only]
 """
 
 from __future__ import annotations
@@ -96,7 +96,15 @@ def median_ms(advisor: Advisor, answers: dict[str, object], runs: int) -> tuple[
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--process-only", action="store_true", help="only the start-up figures (fresh processes)")
     args = parser.parse_args()
+    if not args.process_only:
+        in_process(args.runs)
+    process()
+
+
+def in_process(runs: int) -> None:
+    """The in-process consultation medians, on the shipped and the tenfold knowledge base."""
     shipped = load_catalog(user_dir=None)
     big = tenfold(shipped)
     small_adv = Advisor(shipped, include_user_packs=False)
@@ -104,10 +112,14 @@ def main() -> None:
     print(f"knowledge base: {len(shipped.accelerators)} accelerators / {len(shipped.instances)} instances; "
           f"10x: {len(big.accelerators)} / {len(big.instances)}")
     for name, answers in CASES.items():
-        small, small_cpu = median_ms(small_adv, answers, args.runs)
-        large, large_cpu = median_ms(big_adv, answers, max(5, args.runs // 3))
+        small, small_cpu = median_ms(small_adv, answers, runs)
+        large, large_cpu = median_ms(big_adv, answers, max(5, runs // 3))
         print(f"{name:15s} shipped {small:7.1f} ms (target 50, ratio {small / 50:.2f}; CPU {small_cpu:.1f} ms)   "
               f"10x {large:7.1f} ms (target 300, ratio {large / 300:.2f}; CPU {large_cpu:.1f} ms)")
+
+
+def process() -> None:
+    """`recommend` as a user runs it: whole fresh processes against bare Python and the engines' bare import."""
     # A user's install has bytecode (pip compiles it, or the first run writes it); PYTHONDONTWRITEBYTECODE=1 (set
     # in some sandboxes and CI images) would time compiling ~90 modules from source on every run instead.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -126,6 +138,47 @@ def main() -> None:
     ew, ec = statistics.median(engine_walls), statistics.median(engine_cpus)
     print(f"bare import of pydantic + durable-rules: {ew * 1000:.0f} ms wall, {ec * 1000:.0f} ms CPU; recommend is "
           f"{w / ew:.1f}x wall, {c / ec:.1f}x CPU (target 4x)")
+    phases(cmd[cmd.index("recommend") + 1:], env)
+
+
+PHASES = """
+import gc, time
+gc.disable()  # as tui.cli does for a one-shot command
+T = time.process_time
+t0 = T()
+import pydantic, durable.engine, durable_rules_engine
+t1 = T()
+from gpuadvisor.tui.cli import build_parser
+args = build_parser(only="recommend").parse_args(["recommend", *ARGV])
+import gpuadvisor.knowledge.loader, gpuadvisor.rules.consult
+from gpuadvisor.tui.commands import recommend
+t2 = T()
+catalog = gpuadvisor.knowledge.loader.load_catalog()
+t3 = T()
+advisor = gpuadvisor.rules.consult.get_advisor(catalog)
+t4 = T()
+result = advisor.consult(recommend.answers_from(args), top=args.top)
+t5 = T()
+from gpuadvisor.tui.report import render
+render(result, "json", contents=recommend.Contents.of(args), columns=None)
+t6 = T()
+print(t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)
+"""
+"""One `recommend` run in a fresh interpreter, phase by phase (CPU seconds): where start-up goes."""
+PHASE_NAMES = ("engines' import", "our imports + parser", "catalog", "rule packs + engine", "consultation",
+               "json report")
+
+
+def phases(argv: list[str], env: dict[str, str], runs: int = 7) -> None:
+    """Print the median CPU milliseconds of each phase of `recommend` (fresh processes, bytecode cached)."""
+    code = PHASES.replace("ARGV", repr(argv))
+    rows = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, env=env, text=True)
+        rows.append([float(x) for x in done.stdout.split()])
+    medians = [statistics.median(col) * 1000 for col in zip(*rows, strict=True)]
+    print(f"recommend by phase, CPU ms (median of {runs} fresh processes): " +
+          " · ".join(f"{name} {ms:.0f}" for name, ms in zip(PHASE_NAMES, medians, strict=True)))
 
 
 def _process_times(cmd: list[str], env: dict[str, str], runs: int = 7) -> tuple[list[float], list[float]]:

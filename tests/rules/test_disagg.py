@@ -18,6 +18,8 @@ from gpuadvisor.rules.planning.search import Disaggregation, InferenceSearch, Pl
 from gpuadvisor.rules.planning.serving import engine_efficiency, engine_memory
 from gpuadvisor.rules.planning.topology import device_for
 from gpuadvisor.rules.planning.units import unit_table
+from gpuadvisor.rules.pricing.economics import accelerator_age, economics
+from gpuadvisor.rules.pricing.price_age import today
 from gpuadvisor.rules.sizing.disagg import decode_batch, decode_pool, kv_transfer, prefill_pool
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.params import count_parameters
@@ -274,3 +276,39 @@ def test_a_prefill_pool_beyond_the_search_bound_is_said_not_crashed(advisor: Adv
     assert prefill_pool(1.0, 1, 1e9, None, 0.0) is None  # 1e9 busy replicas: beyond the bound
     result = advisor.consult(parse_answers({"inference": {"requests_per_minute": 1853511.0}}))
     assert result.feasible and result.recommendations
+
+
+def test_a_bought_split_is_priced_as_its_colocated_purchase(advisor: Advisor, catalog: Catalog) -> None:
+    # LARGE on premises: 1,313 HGX H100 servers colocated, 136 prefill + 83 decode = 219 split. Each server: 8 ×
+    # H100 SXM5 80GB (catalog price) and its host, 10.2 kW; the split is joined by fabric (pd_capex_usd − 219 servers).
+    # It is priced as the colocated purchase (issue 40): price + fabric − resale (the same shares: H100s at their age
+    # after 3 years, hosts and network at scrap) + site (kW × $184.06 a month × 36) + power (kW × 1.3 PUE × $0.12/kWh
+    # × 26,280 h × the usage profile's 0.5 busy share, 13,140 h), over 36 months. Before, the resale was left out.
+    answers = {**LARGE, "deployment": {"where": "on_prem"}}
+    result = advisor.consult(parse_answers(answers), top=30)
+    h100 = next(r for r in [*result.recommendations, *result.runners_up]
+                if r.purchase and r.accelerator.id == "nvidia-h100-sxm5")
+    d = h100.disaggregated
+    assert d is not None and d.offered and d.capex_usd is not None and d.usd_per_month is not None
+    assert (h100.unit.machines, d.machines) == (1313, 219)
+    acc = catalog.accelerators["nvidia-h100-sxm5"]
+    assert acc.purchase_price_usd is not None
+    cards = 219 * 8 * acc.purchase_price_usd.value  # 219 × 8 × $30,000 = $52,560,000
+    assert cards == 52_560_000
+    assert h100.cost.capex_usd is not None
+    servers = 219 * (h100.cost.capex_usd - (h100.cost.fabric_usd or 0.0)) / 1313  # $285,000 a server
+    assert servers == pytest.approx(219 * 285_000)
+    fabric = d.capex_usd - servers
+    share, host_share = economics(catalog).resale_shares(accelerator_age(acc, today(), h100.cost.price_kind), 3.0)
+    resale = cards * share + (servers - cards + fabric) * host_share
+    kw = 219 * 10.2
+    assert h100.cost.power_kw == pytest.approx(1313 * 10.2)
+    site = kw * 184.06 * 36
+    power = kw * 1.3 * 0.12 * 26_280 * 0.5
+    assert d.usd_per_month == pytest.approx((servers + fabric - resale + site + power) / 36, abs=0.01)
+    # the colocated figure carries the same shares of its own parts
+    colocated = -sum(p.usd for p in h100.decision_cost.parts if p.part == "resale")
+    assert colocated == pytest.approx(1313 * 8 * 30_000 * share + (h100.cost.capex_usd - 1313 * 8 * 30_000)
+                                      * host_share, rel=1e-9)
+    # before (issue 40) the split left its resale out: the month cost resale ÷ 36 more than this
+    assert resale / 36 > 100_000

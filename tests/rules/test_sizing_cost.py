@@ -6,13 +6,12 @@ import pytest
 
 from gpuadvisor.rules.pricing.decision_cost import (
     Ownership,
-    break_even_utilization,
     price_owned,
     priced,
     rental_run,
     rental_serving,
 )
-from gpuadvisor.rules.pricing.price import Rent, Run, price
+from gpuadvisor.rules.pricing.price import Buy, Rent, Run, break_even_utilization, for_life, price
 from gpuadvisor.rules.sizing.cost import serving_capacity, usd_per_million_tokens, whole_instances
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors
 
@@ -76,7 +75,7 @@ def test_break_even_utilization_a100() -> None:
     # 002 Q6: A100 80GB $12,000 vs $5.12/GPU-h on demand. Power 0.4 kW × 1.3 × $0.12 = $0.0624/h;
     # u* = 12,000 ÷ (26,280 h × (5.12 − 0.0624)) = 0.0903. GPU-only: host servers, networking and staff (which
     # bring 002's rule of thumb to 30-40%) are not in this figure.
-    u = break_even_utilization(_card(12_000, 400), 1, 5.12, factors=DEFAULT_FACTORS)
+    u = break_even_utilization(Buy(_card(12_000, 400)), 5.12, DEFAULT_FACTORS)
     assert u is not None
     assert u == pytest.approx(12_000 / (26_280 * (5.12 - 0.0624)))
     assert u == pytest.approx(0.0903, abs=1e-4)
@@ -84,12 +83,33 @@ def test_break_even_utilization_a100() -> None:
     o = price_owned(_card(12_000, 400), utilization=u, factors=DEFAULT_FACTORS)
     assert o.usd_per_hour == pytest.approx(5.12)
     # eight of them bought together break even where one does
-    assert break_even_utilization(_card(96_000, 3_200), 8, 5.12, factors=DEFAULT_FACTORS) == pytest.approx(u)
+    assert break_even_utilization(Buy(_card(96_000, 3_200)), 8 * 5.12, DEFAULT_FACTORS) == pytest.approx(u)
 
 
 def test_break_even_none_when_renting_is_cheaper_than_power_or_never_pays() -> None:
-    assert break_even_utilization(_card(12_000, 400), 1, 0.05, factors=DEFAULT_FACTORS) is None  # below power
-    assert break_even_utilization(_card(1_000_000, 400), 1, 1.0, factors=DEFAULT_FACTORS) is None  # > 100 %
+    assert break_even_utilization(Buy(_card(12_000, 400)), 0.05, DEFAULT_FACTORS) is None  # below power
+    assert break_even_utilization(Buy(_card(1_000_000, 400)), 1.0, DEFAULT_FACTORS) is None  # > 100 %
+
+
+def test_break_even_counts_site_and_resale_as_the_ranking_does() -> None:
+    # An 8 × A100 server as a consultation buys it: $96,000 of cards + $40,000 host, 6.5 kW in a server room at
+    # $184.06 per kW a month, sold after 3 years with the cards at 25 % and the host at 5 % (H15 against 002 Q6's
+    # $5.12/GPU-h on demand, 8 GPUs = $40.96/h). Over 26,280 h (36 months):
+    #   owning at u = 136,000 − (24,000 + 2,000) + 6.5 × 184.06 × 36 (= 43,070.04) + u × 6.5 × 1.3 × 0.12 × 26,280
+    #               = 153,070.04 + u × 26,647.92;  renting = u × 40.96 × 26,280 = u × 1,076,428.80
+    #   u* = 153,070.04 ÷ (1,076,428.80 − 26,647.92) = 153,070.04 ÷ 1,049,780.88 = 0.14581
+    # (price alone, as before issue 40: 136,000 ÷ 1,049,780.88 = 0.12955)
+    server = Ownership(hardware_usd=136_000, network_usd=0.0, power_w=6_500, site_kw=6.5, accelerators_usd=96_000,
+                       resale_share=0.25, host_resale_share=0.05)
+    u = break_even_utilization(Buy(server), 8 * 5.12, DEFAULT_FACTORS)
+    assert u == pytest.approx(153_070.04 / 1_049_780.88)
+    assert u == pytest.approx(0.14581, abs=1e-5)
+    # at u* the ranked figure of owning equals renting the same hours, priced by price()
+    owned = price(Buy(server), for_life(DEFAULT_FACTORS, u), DEFAULT_FACTORS)
+    rented = price(Rent(8 * 5.12, "on-demand", "8 × A100"), for_life(DEFAULT_FACTORS, u, 730 * u), DEFAULT_FACTORS)
+    assert owned is not None and rented is not None
+    assert owned.cost.total == pytest.approx(rented.cost.total)
+    assert owned.cost.total == pytest.approx(1_076_428.80 * u)
 
 
 def test_rejects_nonsense() -> None:

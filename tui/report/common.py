@@ -599,17 +599,10 @@ def sections(full: bool, phase: bool) -> Sections:
     return Sections() if full or not phase else Sections(runners_up=False, details=1, shared=False)
 
 
-ENGINE_SET_ASSUMPTIONS = ("activation_reserve_",)
-"""Defaults an engine's own profile replaces (engines.toml static_memory: SGLang's reserve): at their 0 default they
-add nothing, and where an engine sets them its figure is said in the option's method note, so the default is not
-listed as read."""
-
-
 def assumptions_used(results: Sequence[RecommendResult]) -> list[Any]:
     """The assumptions any of these consultations reads (a lifecycle's phases: listed once for the whole)."""
     first = results[0].assumptions if results else []
-    return [a for a in first if any(assumption_applies(a.id, r) for r in results)
-            and not (a.id.startswith(ENGINE_SET_ASSUMPTIONS) and not a.value)]
+    return [a for a in first if any(assumption_applies(a.id, r) for r in results)]
 
 
 def count_of(n: int, one: str, many: str) -> str:

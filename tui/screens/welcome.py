@@ -36,6 +36,9 @@ STEPS = """\
 class WelcomeScreen(AdvisorScreenMixin, Screen[None]):
     """Start a new consultation, open saved answers or reopen a recent one."""
 
+    AUTO_FOCUS = "#new"
+    """Focused as the screen is composed: Textual's default ("*") focused the scrolling container first and on_mount
+    then moved focus to New, and each focus change recomposes the footer before the first paint."""
     BINDINGS = [
         Binding("n", "app.new_consultation", "New", id="welcome.new", tooltip="Start a new consultation"),
         Binding("o", "app.open_answers", "Open", id="welcome.open", tooltip="Open saved answers or a JSON report"),
@@ -101,13 +104,16 @@ and explains each result down to the source documents.
         from gpuadvisor.tui.draft import draft_summary
 
         raw = load_draft()
-        self._has_draft = raw is not None
+        had_draft, self._has_draft = self._has_draft, raw is not None
         self.query_one("#resume", Button).display = raw is not None
         status = self.query_one("#draft-status", Static)
         status.display = raw is not None
         if raw is not None:
             status.update(f"Not run yet, kept as a draft: {draft_summary(raw)} (u resumes it).")
-        self.refresh_bindings()
+        if self._has_draft != had_draft:
+            # the footer's Resume entry comes or goes (check_action); each refresh recomposes the footer, and at
+            # start-up this ran twice (on_mount, on_screen_resume) before the first paint for no change
+            self.refresh_bindings()
 
     def on_screen_resume(self) -> None:
         self.draft_changed()
