@@ -75,4 +75,5 @@ def test_every_pricing_term_is_said_once_in_the_headline() -> None:
                                       "deployment": {"where": "cloud", "reservations": False}})
     headline = consult(answers).headline
     assert headline is not None
-    assert headline.startswith("Rent 3 × RunPod L40S (per GPU) (3 × NVIDIA L40S) on demand: the cheapest plan "), headline
+    head = "Rent 3 × RunPod L40S (per GPU) (3 × NVIDIA L40S) on demand: the cheapest plan "
+    assert headline.startswith(head), headline
