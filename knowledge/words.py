@@ -16,6 +16,18 @@ def plural(word: str) -> str:
     return word + ("es" if word.endswith(SIBILANT_ENDINGS) else "s")
 
 
+def singular(word: str) -> str:
+    """The singular of a regular plural (`sequences` → `sequence`, `switches` → `switch`): a unit a count is in."""
+    if word.endswith("es") and word[:-2].endswith(SIBILANT_ENDINGS):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def in_number(count: float, word: str) -> str:
+    """A plural noun (a unit: `sequences`, `tokens`) in the number `count` takes: `sequence` for exactly one."""
+    return singular(word) if count == 1 else word
+
+
 def counted(count: float, word: str, many: str | None = None) -> str:
     """`count` and `word` in the number the count takes; `many` for an irregular plural. Whole counts get thousands
     separators, others their shortest form ('2.5')."""

@@ -272,6 +272,22 @@ def default_text(q: Question, raw: Mapping[str, Any] | None = None, native: str 
     return f"default: {_number_to_text(value)}"
 
 
+def empty_entry(q: Question, raw: Mapping[str, Any] | None = None, native: str | None = None) -> str:
+    """What an empty entry of a number field means, for its why-line: the default the placeholder shows
+    (`default_text`, both from `default_value`) with why the answers so far imply it, else what the example's
+    "(empty: …)" says for this workload. Issue 42: "Peak concurrent requests" read "default: 32" in the box and
+    "Empty: the batch size" under it."""
+    _, sep, rest = q.example.partition(" (empty: ")
+    value = default_value(q.key, raw, native)
+    if value is not None and q.kind in {"int", "float"}:
+        from gpuadvisor.rules.inputs.answers import IMPLIED_WHY, contextual_defaults
+
+        implied = q.key in contextual_defaults(dict(raw or {}), native)
+        why = IMPLIED_WHY.get(q.key) if implied else None
+        return _number_to_text(value) + (f" ({why})" if why else "") if sep or implied else ""
+    return empty_meaning(rest.removesuffix(")"), (raw or {}).get("workload")) if sep else ""
+
+
 WORKLOAD_CLAUSES = {"training": " from scratch", "finetune": " fine-tuning"}
 """How an "(empty: …)" text names the workload each of its clauses is for: `20 per parameter from scratch, 0.1
 fine-tuning`."""
