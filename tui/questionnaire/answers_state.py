@@ -273,18 +273,18 @@ def default_text(q: Question, raw: Mapping[str, Any] | None = None, native: str 
 
 
 def empty_entry(q: Question, raw: Mapping[str, Any] | None = None, native: str | None = None) -> str:
-    """What an empty entry of a number field means, for its why-line: the default the placeholder shows
-    (`default_text`, both from `default_value`) with why the answers so far imply it, else what the example's
-    "(empty: …)" says for this workload. Issue 42: "Peak concurrent requests" read "default: 32" in the box and
-    "Empty: the batch size" under it."""
-    _, sep, rest = q.example.partition(" (empty: ")
-    value = default_value(q.key, raw, native)
-    if value is not None and q.kind in {"int", "float"}:
-        from gpuadvisor.rules.inputs.answers import IMPLIED_WHY, contextual_defaults
+    """What an empty entry of a field means, for its why-line, from the source its box's placeholder has
+    (`default_text` → `default_value`): a default the answers so far imply (rules/inputs/answers.py
+    contextual_defaults) with why they imply it, else the example's "(empty: …)" for this workload, which describes
+    the field's own default. Issue 42: production serving's "Peak concurrent requests" read "default: 32" in the box
+    and "Empty: the batch size" under it."""
+    from gpuadvisor.rules.inputs.answers import IMPLIED_WHY, contextual_defaults
 
-        implied = q.key in contextual_defaults(dict(raw or {}), native)
-        why = IMPLIED_WHY.get(q.key) if implied else None
-        return _number_to_text(value) + (f" ({why})" if why else "") if sep or implied else ""
+    _, sep, rest = q.example.partition(" (empty: ")
+    implied = contextual_defaults(dict(raw or {}), native)
+    if q.kind in {"int", "float"} and implied.get(q.key) is not None:
+        why = IMPLIED_WHY.get(q.key)
+        return _number_to_text(implied[q.key]) + (f" ({why})" if why else "")
     return empty_meaning(rest.removesuffix(")"), (raw or {}).get("workload")) if sep else ""
 
 
