@@ -18,7 +18,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
@@ -176,6 +176,20 @@ class GpuAdvisorApp(App[None]):
     # --- start ------------------------------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
         return WelcomeScreen()
+
+    def on_key(self, event: events.Key) -> None:
+        """A key that was on its way through the screen below when a form opened over it (w on the results) was
+        typed for the form: the app had sent it to the ranking table before the binding opened the form, and it
+        reaches the app once the form is on top. It goes to the form's queue, replayed to its first field once that
+        has focus (issue 42: "2000" typed at once on a busy machine was lost; Apply ran "requests/min 1000 →
+        none")."""
+        from gpuadvisor.tui.screens.whatif import WhatIfScreen
+
+        form = self.screen
+        if isinstance(form, WhatIfScreen) and form.taking_focus:
+            form.type_ahead(event.key, event.character)
+            event.stop()
+            event.prevent_default()
 
     def on_mount(self) -> None:
         self._theme_ready = True

@@ -371,10 +371,12 @@ def _own_first(cons: Consultation, idx: _Index, headline: str) -> str:
     return f"Your own {cards} does not hold this job by its memory (finding OWN.unknown), so: {rest}"
 
 
-PRICING_WORDS = {"on-demand": "on on-demand capacity", "spot": "on spot capacity",
+PRICING_WORDS = {"on-demand": "on demand", "spot": "on spot capacity",
                  "reserved-1y": "on a 1-year reservation", "reserved-3y": "on a 3-year reservation",
                  "capacity-block": "on a short-term reserved cluster"}
-"""How a rental is paid for, in the headline's words."""
+"""How a rental is paid for, in the headline's words: an adverbial phrase after the plan ("Rent … on demand"), so a
+pricing term that is itself a compound adjective ("on-demand") is said as the phrase it comes from, never prefixed
+with "on" a second time (issue 42: "on on-demand capacity")."""
 
 
 def _headline(recs: list[Recommendation], answers: Answers, workload: str, work: Workload | None = None,

@@ -680,6 +680,10 @@ class PortingFact(_Fact):
     weeks_format: float
     """The high end of the estimate: serving or training in a format the part has no tensor cores for."""
     usd_format: float
+    words: str
+    """The port in a finding's words: weeks × rate = dollars, without the assumptions' ids (those are in `text`)."""
+    words_format: str
+    """The same at the high end of the estimate."""
 
 
 class RuledOutFact(_Fact):

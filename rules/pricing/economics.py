@@ -32,6 +32,7 @@ from typing import Any
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.engine_names import canonical_engine
 from gpuadvisor.knowledge.schema import Accelerator, UsedPrice, parse_as_of
+from gpuadvisor.knowledge.words import counted
 from gpuadvisor.rules.engine import Callback, RuleContext
 from gpuadvisor.rules.inputs.workload import workload_of
 
@@ -310,13 +311,18 @@ class EconomicsRules:
                 high, high_from = weeks, weeks_from
             usd = round(weeks * rate, 2)
             usd_format = round(high * rate, 2)
+            # `words` and `words_format` are the findings' sentences; `text` is the WHY's, with the assumptions'
+            # ids and the other format's figure (issue 42: internal ids and caveats go to the detail, not the top)
             ctx.conclude({
                 "kind": "porting", "ref": f"port:{stack}", "stack": stack, "stack_name": STACK_NAMES[stack],
                 "weeks": weeks, "usd_per_week": rate, "usd": usd, "weeks_format": high, "usd_format": usd_format,
-                "text": f"A {framework} team moving to {STACK_NAMES[stack]} to {doing}: {weeks:g} engineer-weeks "
-                        f"({weeks_from}) × ${rate:,.0f} a week ({rate_from}) = ${usd:,.0f}; in a weights format the "
-                        f"part has no tensor cores for (kernels to bring up): {high:g} engineer-weeks ({high_from}) "
-                        f"= ${usd_format:,.0f}",
+                "words": f"{counted(weeks, 'engineer-week')} of porting × ${rate:,.0f} a week = ${usd:,.0f}",
+                "words_format": f"{counted(high, 'engineer-week')} of porting (the high end of the estimate: "
+                                f"kernels to bring up) × ${rate:,.0f} a week = ${usd_format:,.0f}",
+                "text": f"A {framework} team moving to {STACK_NAMES[stack]} to {doing}: "
+                        f"{counted(weeks, 'engineer-week')} ({weeks_from}) × ${rate:,.0f} a week ({rate_from}) "
+                        f"= ${usd:,.0f}; in a weights format the part has no tensor cores for (kernels to bring up): "
+                        f"{counted(high, 'engineer-week')} ({high_from}) = ${usd_format:,.0f}",
             })
 
     def served_stack(self, ctx: RuleContext, work: Mapping[str, Any]) -> str | None:

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 from gpuadvisor.knowledge.schema import Fabric
+from gpuadvisor.knowledge.words import counted
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,7 @@ class FabricBill:
 
 
 def _n(count: int, word: str) -> str:
-    plural = word + ("es" if word.endswith("ch") else "s")
-    return f"{count:,} {word if count == 1 else plural}"
+    return counted(count, word)
 
 
 def fat_tree(endpoints: int, radix: int) -> tuple[int, int, int]:

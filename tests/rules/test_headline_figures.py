@@ -3,6 +3,8 @@ the run rounds to $0 and the cheapest paid plan leaves no ratio to state (CI sto
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpuadvisor.rules.consult import consult
@@ -58,3 +60,20 @@ def test_a_run_sized_by_default_names_its_tokens() -> None:
     result = consult(answers)
     assert result.headline is not None and "the run in" not in result.headline
     assert "meets 100M tokens in 30 days (it takes " in result.headline
+
+
+def test_every_pricing_term_is_said_once_in_the_headline() -> None:
+    # issue 42: "Rent … on on-demand capacity": the term's compound adjective after the preposition "on". No pricing
+    # phrase repeats a word, whole or inside a hyphenated compound
+    from gpuadvisor.rules.consultation.ranking import PRICING_WORDS
+
+    for term, words in PRICING_WORDS.items():
+        parts = [w.lower() for w in re.split(r"[\s-]+", words)]
+        assert all(a != b for a, b in zip(parts, parts[1:], strict=False)), (term, words)
+    answers = Answers.model_validate({"workload": "inference", "stage": "production",
+                                      "model": {"name": "llama-3.1-8b"}, "inference": {"requests_per_minute": 1000},
+                                      "deployment": {"where": "cloud", "reservations": False}})
+    headline = consult(answers).headline
+    assert headline is not None
+    head = "Rent 3 × RunPod L40S (per GPU) (3 × NVIDIA L40S) on demand: the cheapest plan "
+    assert headline.startswith(head), headline

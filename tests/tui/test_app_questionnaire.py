@@ -242,7 +242,7 @@ async def test_review_lists_answers_and_edits_a_step(catalog: Catalog) -> None:
         table = wizard(pilot).query_one(ReviewTable)
         answers = {str(table.get_row(r.key)[1].plain): table.get_row(r.key)[2].plain for r in table.ordered_rows}
         assert answers["Context length"] == "8192 tokens"
-        assert answers["Batch size"] == "1 sequences  (default)"
+        assert answers["Batch size"] == "1 sequence  (default)"  # issue 42: the count was "1 sequences"
         assert answers["Model"] == "llama-3.1-8b"
         table.move_cursor(row=[str(r.key.value) for r in table.ordered_rows].index("precision:precision.batch_size"))
         await pilot.press("enter")

@@ -272,6 +272,22 @@ def default_text(q: Question, raw: Mapping[str, Any] | None = None, native: str 
     return f"default: {_number_to_text(value)}"
 
 
+def empty_entry(q: Question, raw: Mapping[str, Any] | None = None, native: str | None = None) -> str:
+    """What an empty entry of a field means, for its why-line, from the source its box's placeholder has
+    (`default_text` → `default_value`): a default the answers so far imply (rules/inputs/answers.py
+    contextual_defaults) with why they imply it, else the example's "(empty: …)" for this workload, which describes
+    the field's own default. Issue 42: production serving's "Peak concurrent requests" read "default: 32" in the box
+    and "Empty: the batch size" under it."""
+    from gpuadvisor.rules.inputs.answers import IMPLIED_WHY, contextual_defaults
+
+    _, sep, rest = q.example.partition(" (empty: ")
+    implied = contextual_defaults(dict(raw or {}), native)
+    if q.kind in {"int", "float"} and implied.get(q.key) is not None:
+        why = IMPLIED_WHY.get(q.key)
+        return _number_to_text(implied[q.key]) + (f" ({why})" if why else "")
+    return empty_meaning(rest.removesuffix(")"), (raw or {}).get("workload")) if sep else ""
+
+
 WORKLOAD_CLAUSES = {"training": " from scratch", "finetune": " fine-tuning"}
 """How an "(empty: …)" text names the workload each of its clauses is for: `20 per parameter from scratch, 0.1
 fine-tuning`."""

@@ -505,7 +505,8 @@ def is_moe(result: RecommendResult) -> bool:
 def assumption_applies(assumption_id: str, result: RecommendResult) -> bool:
     """Whether the options shown read this assumption: no serving or mixture-of-experts figures for a QLoRA job, no
     training figures for serving, resale and power only when an option shown is bought, the port of a vendor only
-    when one of its options is shown, the usage hours of the stated stage only."""
+    when one of its options shown pays a port (a learner's pays none: rule H10.port), the usage hours of the
+    stated stage only."""
     work = workload(result)
     shown = [*result.recommendations, *result.runners_up]
     if assumption_id.startswith(SERVING_ASSUMPTIONS):
@@ -528,7 +529,8 @@ def assumption_applies(assumption_id: str, result: RecommendResult) -> bool:
             return any(f"_{k}_" in assumption_id for k in classes)
         return True
     if assumption_id.startswith("port_weeks_") or assumption_id == "ml_engineer_loaded_usd_per_week":
-        stacks = {PORT_SUFFIX[r.accelerator.vendor] for r in shown if r.accelerator.vendor in PORT_SUFFIX}
+        stacks = {PORT_SUFFIX[r.accelerator.vendor] for r in shown if r.accelerator.vendor in PORT_SUFFIX
+                  and any(p.part == "engineering" for p in r.decision_cost.parts)}
         return any(assumption_id.endswith(f"_{s}") for s in stacks) if assumption_id.startswith("port_") \
             else bool(stacks)
     stage = STAGE_ASSUMPTIONS.get(assumption_id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -141,6 +141,52 @@ answers as they were runs nothing. **Escape** cancels.
         self.phase = phase
         self.shared = shared
         self.first_step = step
+        self._typed_ahead: list[tuple[str, str | None]] | None = []
+        """Keys that reached the form before its first field had focus, replayed to it once it has (None after):
+        on a busy machine the form takes a second or two to appear, and a tester's "2000" typed at once was lost
+        (issue 42)."""
+
+    @property
+    def taking_focus(self) -> bool:
+        """The form is open but its first field has not taken focus yet: keys typed now are kept for it."""
+        return self._typed_ahead is not None
+
+    def type_ahead(self, key: str, character: str | None) -> None:
+        """A key typed for the form before it could take it: kept while the form takes focus, else sent on."""
+        if self._typed_ahead is not None:
+            self._typed_ahead.append((key, character))
+        else:
+            self._send(key, character)
+
+    def _send(self, key: str, character: str | None) -> None:
+        """A key sent to the app as the terminal sends it: from the app, so it bubbles back up to the app's
+        bindings (a key sent from this screen stops bubbling at it, and `end` or `ctrl+u` would do nothing)."""
+        event = events.Key(key, character)
+        event.set_sender(self.app)
+        self.app.post_message(event)
+
+    def on_key(self, event: events.Key) -> None:
+        """While the form is still taking focus, keep what is typed (the field gets it then), in order."""
+        if self._typed_ahead is not None:
+            self.type_ahead(event.key, event.character)
+            event.stop()
+            event.prevent_default()
+
+    def _replay_typed_ahead(self) -> None:
+        """Send the keys kept while the form opened to the app again, now that a field has focus."""
+        keys, self._typed_ahead = self._typed_ahead or [], None
+        if keys:
+            self.run_worker(self._type(keys), group="type-ahead")
+
+    async def _type(self, keys: list[tuple[str, str | None]]) -> None:
+        """One key at a time, each handled before the next, as Textual's own key simulation does: a field takes a
+        character at once but a binding (`ctrl+u`) only when the key has bubbled back to the app, so keys sent
+        together would run the digits before the `ctrl+u` typed ahead of them (the field then ends empty)."""
+        from textual._wait import wait_for_idle  # what Pilot.press waits with between keys
+
+        for key, character in keys:
+            self._send(key, character)
+            await wait_for_idle(0)
 
     def asks(self, q: Question) -> bool:
         """Every question, or on a lifecycle only those its phases share."""
@@ -187,6 +233,7 @@ answers as they were runs nothing. **Escape** cancels.
     def on_mount(self) -> None:
         self._show_applicable()
         self._focus_tab()
+        self.call_after_refresh(self._replay_typed_ahead)  # after the focus the line above asks for is given
 
     def _focus_tab(self) -> None:
         tabs = self.query_one("#whatif-steps", TabbedContent)

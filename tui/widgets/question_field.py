@@ -21,7 +21,7 @@ from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Label, OptionList, RadioSet, Select, Static
 from textual.widgets.option_list import Option
 
-from gpuadvisor.tui.questionnaire.answers_state import default_text, default_value, empty_meaning
+from gpuadvisor.tui.questionnaire.answers_state import default_text, default_value, empty_entry
 from gpuadvisor.tui.questionnaire.questions import Question
 from gpuadvisor.tui.widgets.toggles import ChoiceButton, MultiChoice, Tick
 
@@ -94,8 +94,7 @@ class QuestionField(Vertical):
     def _why_line(self) -> str:
         """`why: …`, and what an empty entry means when the example says it (the placeholder keeps only the
         example: a long one was cut mid-phrase in the input, "(empty: 20 per parameter from" at 80 columns)."""
-        _, empty = split_example(self.question.example) if self.question.kind != "model" else ("", "")
-        empty = empty_meaning(empty, self._raw.get("workload"))
+        empty = empty_entry(self.question, self._raw, self._native) if self.question.kind != "model" else ""
         return f"why: {self._why}" + (f" Empty: {empty}." if empty else "")
 
     def _control(self) -> Widget:

@@ -10,6 +10,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
+from gpuadvisor.knowledge.words import in_number
+from gpuadvisor.tui.present import pct
 from gpuadvisor.tui.questionnaire.answers_state import AnswerState, default_value, empty_meaning
 from gpuadvisor.tui.questionnaire.questions import TEXT_KINDS, Question, applicable_steps
 
@@ -42,7 +44,8 @@ def answer_text(q: Question, state: AnswerState, assumed: Mapping[str, str] | No
             return Text(f"{state.detected[q.key]}  (detected)", style="dim")
         key = "model.name" if q.key == "model" else q.key
         if assumed and key in assumed and (value is None or "(" in assumed[key]):
-            return Text(f"{assumed[key]}  (default)", style="dim")
+            figure, sep, why = assumed[key].partition(" (")
+            return Text(f"{number_text(q, _number(figure))}{sep}{why}  (default)", style="dim")
         empty = EMPTY.search(q.example)
         if value is None and empty:
             return Text(f"{empty_meaning(empty.group(1), state.raw.get('workload'))}  (default)", style="dim")
@@ -59,11 +62,42 @@ def answer_text(q: Question, state: AnswerState, assumed: Mapping[str, str] | No
     elif q.count:
         shown = count_text(value)
     else:
-        number = f"{value:g}" if isinstance(value, float) else str(value)
-        shown = f"{number} {q.unit}".strip() if q.unit and q.unit not in {"0–1"} else number
+        shown = number_text(q, value)
     if given:
         return Text(shown)
     return Text(f"{shown}  (default)" if value is not None else "— (none)", style="dim")
+
+
+SHARE_UNIT = "0–1"
+"""The unit of a share (utilization): shown as a percentage, as every screen shows a share."""
+COUNT_UNIT = re.compile(r"[a-z]+s")
+"""A unit that is a plural noun (`sequences`, `tokens`): said in the number its count takes."""
+
+
+def number_text(q: Question, value: object) -> str:
+    """A number answer as a person reads it: a share as a percentage (`2.7%`, never `0.0274`), a count in a noun
+    unit in the number it takes (`1 sequence`, `8 sequences`), else the number and its unit. An entry as typed
+    (`2,048`) keeps its digits; an assumed figure with words is shown as it is."""
+    typed = value.strip() if isinstance(value, str) else None
+    if typed is not None:
+        value = _number(typed.replace(",", ""))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return typed if typed is not None else str(value)
+    if q.unit == SHARE_UNIT:
+        return pct(value)
+    number = typed if typed is not None else f"{value:g}" if isinstance(value, float) else str(value)
+    if not q.unit:
+        return number
+    unit = in_number(value, q.unit) if COUNT_UNIT.fullmatch(q.unit) else q.unit
+    return f"{number} {unit}"
+
+
+def _number(text: str) -> object:
+    """A figure as the consultation wrote it (`0.0274`, `1`), a number when it is one, else the text."""
+    try:
+        return int(text) if text.lstrip("-").isdigit() else float(text)
+    except ValueError:
+        return text
 
 
 def count_text(value: object) -> str:
