@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gpuadvisor.rules.sizing.cost import PartName
 from gpuadvisor.rules.sizing.units import GB
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ class MemoryBreakdown(Out):
 class CostPartOut(Out):
     """One part of what an option costs its owner over the horizon (rules/pricing/decision_cost.py)."""
 
-    part: Literal["rental", "hardware", "network", "power", "site", "resale", "engineering"]
+    part: PartName
     usd: float = Field(description="dollars over the horizon (resale: negative, what the purchase sells for)")
     label: str = Field(description="how the figure was computed")
     rule: str = Field(description="the rule that concluded it: S9 (pricing) or a pack rule such as H10.port")

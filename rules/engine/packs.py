@@ -77,6 +77,7 @@ from gpuadvisor.rules.engine.model import DEFAULT_STRATUM, Callback, Example, Ru
 from gpuadvisor.rules.engine.safety import MAX_STRATUM, RULE_ID, engine_definition
 from gpuadvisor.rules.engine.templates import Template, parse_template
 from gpuadvisor.rules.engine.values import FIELD_NAME, RESERVED_KEYS, check_scalar
+from gpuadvisor.rules.sizing.cost import COST_PARTS
 
 TOP_KEYS = ("pack", "description", "rule")
 RULE_KEYS = ("id", "heuristic", "title", "explain", "stratum", "source", "when", "then", "example")
@@ -91,7 +92,6 @@ ACTION_KEYS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     "call": (frozenset({"call"}), frozenset({"message"})),
 }
 THEN_KEYS = ("action", "severity", "target", "part", "usd", "message", "fact", "call")
-COST_PARTS = ("rental", "hardware", "network", "power", "site", "resale", "engineering")
 """The parts of a decision's cost (rules/pricing/decision_cost.py) an add_cost rule may add to."""
 REMOVED_ACTIONS = {"adjust_score": "adjust_score was removed: options are ranked by what they cost in dollars, not "
                                    "by points; add a priced cost (add_cost), a constraint (rule_out) or advice "

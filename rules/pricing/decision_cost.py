@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 from gpuadvisor.rules.pricing.purchases import PurchaseBill
-from gpuadvisor.rules.sizing.cost import power_usd_per_hour, usd_per_million_tokens
+from gpuadvisor.rules.sizing.cost import COST_PARTS, PartName, power_usd_per_hour, usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH, HOURS_PER_YEAR
 
-PartName = Literal["rental", "hardware", "network", "power", "site", "resale", "engineering"]
-PART_ORDER: tuple[PartName, ...] = ("rental", "hardware", "network", "power", "site", "resale", "engineering")
+PART_ORDER = COST_PARTS
 
 
 @dataclass(frozen=True)

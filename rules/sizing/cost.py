@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from gpuadvisor.rules.sizing.factors import DEFAULT_FACTORS, Factors, Note
 from gpuadvisor.rules.sizing.units import SECONDS_PER_HOUR
+
+PartName = Literal["rental", "hardware", "network", "power", "site", "resale", "engineering"]
+COST_PARTS: tuple[PartName, ...] = ("rental", "hardware", "network", "power", "site", "resale", "engineering")
+"""The parts a decision cost is summed from, in the order they are shown (rules/pricing/decision_cost.py): declared
+once here, on the ground floor, for the pricing, the packs' `add_cost` (rules/engine/packs.py) and the published
+result (rules/consultation/result.py)."""
 
 
 def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:

@@ -167,8 +167,9 @@ def test_porting_is_priced_from_the_answers_or_ruled_out(advisor: Advisor) -> No
                           top=100)
     ported = [x for x in [*own.recommendations, *own.runners_up] if "engineering" in _parts(x)]
     assert ported and all(_parts(x)["engineering"] == pytest.approx(18_000) for x in ported)
-    assert any("6 engineer-weeks (framework.port_weeks) × $3,000 a week (framework.engineer_usd_per_week)"
-               in p.label for x in ported for p in x.decision_cost.parts)
+    # the figures are the team's (6 × $3,000), said in words; the answer ids are in the WHY (issue 42)
+    assert any("6 engineer-weeks of porting × $3,000 a week = $18,000" in p.label
+               for x in ported for p in x.decision_cost.parts)
     # porting is out: those options are ruled out by the constraint, never priced
     out = advisor.consult(parse_answers({**answers, "framework": {"porting": False}}), top=100)
     assert not [x for x in [*out.recommendations, *out.runners_up] if "engineering" in _parts(x)]
