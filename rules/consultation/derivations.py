@@ -50,7 +50,6 @@ from gpuadvisor.rules.planning.topology import SCALE_UP_KINDS, Link
 from gpuadvisor.rules.planning.units import Unit, own_unit, unit_table
 from gpuadvisor.rules.pricing.decision_cost import (
     COMMITMENTS,
-    PART_ORDER,
     SHORT_RESERVATION,
     DecisionCost,
     Ownership,
@@ -63,7 +62,7 @@ from gpuadvisor.rules.pricing.price import Buy, Rent, Run, Window, break_even_ut
 from gpuadvisor.rules.pricing.price import price as price_of
 from gpuadvisor.rules.pricing.price_age import age_months, as_of_label, today
 from gpuadvisor.rules.pricing.purchases import purchase_bill
-from gpuadvisor.rules.sizing.cost import usd_per_million_tokens
+from gpuadvisor.rules.sizing.cost import COST_PARTS, usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.kvcache import (
     attention_kind,
@@ -532,6 +531,8 @@ class Derivations:
         busy_note = ""
         rest = bill.capex_usd - bill.accelerators_usd
         kept: dict[str, Any] = {}
+        sold = self._sold_after_life(owned, age, f)  # held for the hardware's life, then sold
+        share_left = sold.ownership.resale_share
         if training:
             run_h = float(config.get("training_days") or 0) * 24
             if w.utilization_given is None and w.hours_per_month_given is None:
@@ -557,13 +558,11 @@ class Derivations:
                                   "keep the machines busy)")
             else:
                 util = usage.utilization
-                share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
-                paid = price_of(self._sold_after_life(owned, age, f),
-                                Window(life_h, run_h, None, min(1.0, run_h / (life_h * util)) if util > 0 else 1.0), f)
+                paid = price_of(sold, Window(life_h, run_h, None, min(1.0, run_h / (life_h * util)) if util > 0
+                                             else 1.0), f)
         else:
             util = usage.utilization
-            share_left, host_left = self.economics.resale_shares(age, f.hardware_lifetime_years)
-            paid = price_of(self._sold_after_life(owned, age, f), for_life(f, util), f)
+            paid = price_of(sold, for_life(f, util), f)
         assert paid is not None  # a purchase is always priced
         cost = paid.cost
         busy_hours = (float(config.get("training_days") or 0) * 24 if training else life_h * util) or 1.0
@@ -572,7 +571,7 @@ class Derivations:
         shown = priced(cost, busy_hours)
         monthly = shown.usd_per_month
         rent = self.cheapest_rent.get(a.id)
-        be = break_even_utilization(self._sold_after_life(owned, age, f), rent * count, f) if rent else None
+        be = break_even_utilization(sold, rent * count, f) if rent else None
         # the hardware's life at the usage profile's busy share, kept (no resale): what owning it costs (tco_usd)
         held = price_of(Buy(owned), for_life(f, util), f)
         assert held is not None
@@ -604,7 +603,7 @@ class Derivations:
         else:
             extra["usd_per_million_tokens"] = _r(self._per_million(monthly, config, HOURS_PER_MONTH * util, w))
             if config.get("pd_machines"):
-                extra.update(self._split_purchase(system, a, config, self._sold_after_life(owned, age, f), util, f))
+                extra.update(self._split_purchase(system, a, config, sold, util, f))
         if be is not None:
             extra.update({"break_even_utilization": round(be, 4), "buy_pays_off": util >= be})
         elif rent:
@@ -808,7 +807,7 @@ def option_fact(config: Fact, a: Accelerator, work: Workload, key: str, extra: M
     if cost is not None:
         fact["decision_usd"] = round(cost.total, 2)
         fact["horizon_months"] = cost.months
-        for part in PART_ORDER:
+        for part in COST_PARTS:
             if any(p.part == part for p in cost.parts):
                 fact[f"cost_{part}_usd"] = round(cost.usd(part), 2)
     if text is None:

@@ -19,11 +19,9 @@ import math
 from dataclasses import dataclass
 
 from gpuadvisor.rules.pricing.purchases import PurchaseBill
-from gpuadvisor.rules.sizing.cost import COST_PARTS, PartName, power_usd_per_hour, usd_per_million_tokens
+from gpuadvisor.rules.sizing.cost import PartName, power_usd_per_hour, usd_per_million_tokens
 from gpuadvisor.rules.sizing.factors import Factors, Note
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH, HOURS_PER_YEAR
-
-PART_ORDER = COST_PARTS
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from gpuadvisor.rules.engine.actions import CONCLUSION_FIELDS
 from gpuadvisor.rules.inputs import fact_kinds
 from gpuadvisor.rules.inputs.fact_kinds import FACT_KINDS, OptionFact, field_names
 from gpuadvisor.rules.lifecycle.answers import parse_any
-from gpuadvisor.rules.pricing.decision_cost import PART_ORDER
+from gpuadvisor.rules.sizing.cost import COST_PARTS
 from tests.rules.test_consult_golden import CASES
 
 OWN_CASES = Path(__file__).parent.parent / "data" / "expert_cases.toml"
@@ -96,4 +96,4 @@ def test_the_packs_vocabulary_is_the_declaration() -> None:
 
 
 def test_every_decision_cost_part_has_its_option_field() -> None:
-    assert {f"cost_{part}_usd" for part in PART_ORDER} <= set(OptionFact.__annotations__)
+    assert {f"cost_{part}_usd" for part in COST_PARTS} <= set(OptionFact.__annotations__)
