@@ -8,7 +8,6 @@ import pytest
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.errors import InputError
 from gpuadvisor.knowledge.hardware_probe import Detection, Device
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.inputs.answers import Answers, parse_answers, put_dotted
 from gpuadvisor.rules.inputs.current_gpu import apply_detection
 from gpuadvisor.rules.inputs.effective import effective_answers
@@ -62,11 +61,6 @@ def test_a_feasibility_change_merges_its_tables() -> None:
     assert merged is not None and merged.budget.monthly_usd == 800.0 and merged.budget.capex_usd == 9000.0
     assert merged.stage == "prototyping"
     assert _merged(a, {"budget": {"monthly_usd": -1.0}}) is None  # an invalid change is no suggestion
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 def test_resolution_says_what_it_chose_and_why(catalog: Catalog) -> None:

@@ -13,15 +13,9 @@ import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
 from gpuadvisor.knowledge.engine_names import ENGINE_CHOICES
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.estimate.consult import catalog_factors
 from gpuadvisor.rules.sizing.params import count_parameters
 from tests.calibration_model import ARCHS, CAL, CHECKED, ROWS, Row, bounds, predict, profile_id
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 def test_table_covers_every_measure_engine_and_enough_hardware(catalog: Catalog) -> None:

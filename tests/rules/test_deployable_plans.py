@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.consult import Advisor
 from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.rules.planning.topology import peak_tflops
@@ -23,16 +22,6 @@ SERVE_70B_ON_PREM = {"workload": "inference", "stage": "production", "model": {"
                      "deployment": {"where": "on_prem"}}
 SERVE_DEEPSEEK_PRODUCTION = {"workload": "inference", "stage": "production", "model": {"name": "deepseek-v3"},
                              "inference": {"requests_per_minute": 300, "concurrent_requests": 64}}
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
-
-
-@pytest.fixture(scope="module")
-def advisor(catalog: Catalog) -> Advisor:
-    return Advisor(catalog, include_user_packs=False)
 
 
 def _result(advisor: Advisor, answers: dict[str, Any]) -> dict[str, Any]:

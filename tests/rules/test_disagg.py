@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.consult import Advisor
 from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.rules.planning.search import Disaggregation, InferenceSearch, Plan, ServingTargets
@@ -86,11 +85,6 @@ def test_decode_pool_covers_the_tokens_and_the_requests_in_flight() -> None:
 
 
 # --- the planner: Llama 3.1 70B FP8 on AWS p5 (8 × H100 SXM), 8k prompts --------------------------------------
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 def _search(catalog: Catalog, rpm: float, prompt: int, out: int, min_tps: float | None,
@@ -188,11 +182,6 @@ LARGE = {"workload": "inference", "stage": "production", "model": {"name": "llam
 SMALL = {"workload": "inference", "stage": "production", "model": {"name": "llama-3.1-8b"},
          "inference": {"requests_per_minute": 60, "input_tokens": 500, "output_tokens": 200},
          "deployment": {"where": "cloud", "providers": ["aws"]}}
-
-
-@pytest.fixture(scope="module")
-def advisor(catalog: Catalog) -> Advisor:
-    return Advisor(catalog, include_user_packs=False)
 
 
 def test_the_split_is_offered_with_its_pools_and_cost(advisor: Advisor) -> None:

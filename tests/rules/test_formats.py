@@ -6,17 +6,11 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.consult import Advisor
 from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.rules.inputs.formats import Formats
 from gpuadvisor.rules.inputs.resolve import resolve
 from gpuadvisor.rules.inputs.workload import Workload
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 def _formats(catalog: Catalog, data: dict[str, object]) -> Formats:

@@ -21,7 +21,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import Architecture
 from gpuadvisor.rules.engine.gcpause import paused_gc
 from gpuadvisor.rules.engine.messages import id_prefixes, read_activation, to_json
@@ -67,11 +66,6 @@ from gpuadvisor.rules.sizing.units import GB, TFLOPS
 
 MODELS = ("llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b", "deepseek-v3", "gpt2")
 DEVICES = (Device(3350.0, 989.0, 450.0, "nvlink"), Device(1008.0, 165.2, 31.5, "pcie"), Device(819.0, None))
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 def _model(catalog: Catalog, name: str) -> tuple[Architecture, ParameterCount]:

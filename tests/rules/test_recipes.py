@@ -9,21 +9,10 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.consult import Advisor
 from gpuadvisor.rules.consultation.result import Recommendation, RecommendResult
 from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.rules.planning.recipes import recipe_split
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
-
-
-@pytest.fixture(scope="module")
-def advisor(catalog: Catalog) -> Advisor:
-    return Advisor(catalog, include_user_packs=False)
 
 
 @pytest.mark.parametrize(("model", "weights", "part", "gpus"), [

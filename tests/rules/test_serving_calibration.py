@@ -21,11 +21,6 @@ from tests.serving_calibration_model import ROWS, error, load_latency, predict
 OFFLINE = [r for r in ROWS if r.scenario == "Offline"]
 
 
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
-
-
 def test_each_row_names_the_tensorrt_llm_runtime_its_submitter_ran() -> None:
     # NVIDIA's MLPerf harnesses: C++ executor on built engines for Llama 2 70B, Llama 3.1 8B/405B and Mixtral,
     # the PyTorch backend (trtllm-serve endpoint) for DeepSeek-R1; the perf overview's trtllm-bench --backend pytorch

@@ -32,11 +32,6 @@ LLAMA_3_8B = Architecture(vocab_size=128256, hidden_size=4096, intermediate_size
                           num_attention_heads=32, num_key_value_heads=8)
 
 
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
-
-
 @pytest.mark.parametrize("gpu,engine", [
     ("nvidia-rtx-4090", "llama.cpp"), ("nvidia-rtx-6000-ada", "llama.cpp"), ("apple-m3-max", "mlx"),
     ("nvidia-h100-sxm5", "vllm"), ("amd-mi300x", "vllm"), ("nvidia-a10g", "vllm"),

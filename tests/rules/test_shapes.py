@@ -10,18 +10,12 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.consult import Advisor
 from gpuadvisor.rules.inputs.answers import parse_answers
 from gpuadvisor.rules.planning.units import rental_units
 
 GEMMA_JAX_GCP = {"workload": "inference", "model": {"name": "gemma-3-27b"}, "inference": {"concurrent_requests": 16},
                  "framework": {"name": "jax"}, "deployment": {"where": "cloud", "providers": ["gcp"]}}
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 @pytest.mark.parametrize(("family", "per_chip"), [("v6e", 2.70), ("v5e", 1.20)])

@@ -9,21 +9,10 @@ from typing import Any
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.knowledge.schema import SoftwareSupport
 from gpuadvisor.rules.consult import Advisor
 from gpuadvisor.rules.consultation.facts import accelerator_fact
 from gpuadvisor.rules.inputs.answers import parse_answers
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
-
-
-@pytest.fixture(scope="module")
-def advisor(catalog: Catalog) -> Advisor:
-    return Advisor(catalog, include_user_packs=False)
 
 
 def _result(advisor: Advisor, answers: dict[str, Any]) -> dict[str, Any]:

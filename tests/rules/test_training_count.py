@@ -10,7 +10,6 @@ from dataclasses import replace
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.estimate.consult import catalog_factors
 from gpuadvisor.rules.planning.search import Plan, TrainingSearch, TrainingTargets
 from gpuadvisor.rules.planning.units import unit_table
@@ -18,11 +17,6 @@ from gpuadvisor.rules.sizing.params import count_parameters
 
 TARGETS = TrainingTargets(tokens=2e12, flops_factor="full", seq=8192, micro_batch=1, deadline_days=90.0,
                           optimizer="adamw", zero_stage=None, lora_rank=16, max_gpus=None)
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 def _plan(catalog: Catalog, t: TrainingTargets) -> Plan:

@@ -7,17 +7,11 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.estimate.consult import catalog_factors
 from gpuadvisor.rules.planning.topology import accelerator_topology
 from gpuadvisor.rules.planning.training_plan import stack_efficiency, training_device
 from gpuadvisor.rules.sizing.factors import Factors
 from gpuadvisor.rules.sizing.training import TrainingFormat, attention_cost
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 @pytest.fixture(scope="module")

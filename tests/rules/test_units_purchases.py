@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.planning.units import (
     card_class,
     fabric_for,
@@ -19,11 +18,6 @@ from gpuadvisor.rules.planning.units import (
     unit_table,
 )
 from gpuadvisor.rules.pricing.purchases import purchase_bill
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 def test_a_pcie_card_is_bought_in_a_server_and_priced_with_its_host(catalog: Catalog) -> None:

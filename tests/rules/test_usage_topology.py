@@ -7,15 +7,9 @@ import math
 import pytest
 
 from gpuadvisor.knowledge.catalog import Catalog
-from gpuadvisor.knowledge.loader import load_catalog
 from gpuadvisor.rules.inputs.usage import DEFAULTS, usage_profile, usage_values
 from gpuadvisor.rules.planning import topology
 from gpuadvisor.rules.sizing.units import HOURS_PER_MONTH
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return load_catalog(user_dir=None)
 
 
 def test_defaults_equal_the_assumptions(catalog: Catalog) -> None:
